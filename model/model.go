@@ -1,0 +1,140 @@
+// Package model defines how agentrt talks to language models: the Provider
+// interface adapters implement, the request and response shapes, and
+// classified provider errors. Adapters live in subpackages (model/replay
+// today); the coordinator in package loop normalizes a Response into a
+// turn output.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// Provider sends one model request. Implementations are safe for
+// concurrent use by many runs.
+type Provider interface {
+	// Generate returns the model's complete response to req. It returns a
+	// *Error for classified provider failures; ctx cancellation must stop
+	// the request promptly.
+	Generate(ctx context.Context, req *Request) (*Response, error)
+	// Info names the provider kind and model, for events.
+	Info() Info
+}
+
+// Info names a provider kind (openai_chat, openai_responses,
+// anthropic_messages, openai_compatible, replay) and a model.
+type Info struct {
+	Kind  string
+	Model string
+}
+
+// Request is one model call: instructions, the conversation so far and the
+// tools the model may call. Providers must not modify it.
+type Request struct {
+	SessionID string
+	TurnID    string
+	// Instructions is the agent's system prompt.
+	Instructions string
+	// Messages is the thread's conversation in order. Messages with
+	// RoleSystem after the first are runtime reminders.
+	Messages []runtype.Message
+	Tools    []ToolDefinition
+}
+
+// ToolDefinition is a tool as a model sees it.
+type ToolDefinition struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+}
+
+// FinishReason is the normalized reason a response ended.
+type FinishReason string
+
+// Finish reasons.
+const (
+	FinishStop          FinishReason = "stop"
+	FinishToolCalls     FinishReason = "tool_calls"
+	FinishLength        FinishReason = "length"
+	FinishContentFilter FinishReason = "content_filter"
+	FinishError         FinishReason = "error"
+)
+
+// Response is a model's answer, before the coordinator normalizes it.
+type Response struct {
+	Text string
+	// ToolCalls are requested calls. Arguments is the text the model
+	// produced, which may be malformed; an empty ID is filled in by the
+	// coordinator.
+	ToolCalls    []runtype.MessageToolCall
+	FinishReason FinishReason
+	Usage        runtype.Usage
+	// Raw is the provider's raw response body, kept as a blob for
+	// debugging and replay. It may be nil.
+	Raw []byte
+}
+
+// ErrorKind classifies provider failures.
+type ErrorKind string
+
+// Error kinds. Which are retryable is decided by Error.Retryable.
+const (
+	ErrRateLimit       ErrorKind = "rate_limit"
+	ErrOverloaded      ErrorKind = "overloaded"
+	ErrServer          ErrorKind = "server"
+	ErrTimeout         ErrorKind = "timeout"
+	ErrNetwork         ErrorKind = "network"
+	ErrAuth            ErrorKind = "auth"
+	ErrInvalidRequest  ErrorKind = "invalid_request"
+	ErrContextLength   ErrorKind = "context_length_exceeded"
+	ErrContentFilter   ErrorKind = "content_filter"
+	ErrScriptExhausted ErrorKind = "script_exhausted"
+)
+
+// Error is a classified provider failure.
+type Error struct {
+	Kind    ErrorKind
+	Message string
+	// RetryAfter is the provider's requested wait (Retry-After headers),
+	// zero when it gave none.
+	RetryAfter time.Duration
+	// StatusCode is the HTTP status, when there was one.
+	StatusCode int
+	Err        error
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" && e.Err != nil {
+		return fmt.Sprintf("model %s: %v", e.Kind, e.Err)
+	}
+	return fmt.Sprintf("model %s: %s", e.Kind, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether repeating the same request may succeed.
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrNetwork:
+		return true
+	}
+	return false
+}
+
+// AsError returns err as a *Error, classifying unknown errors: context
+// deadlines become timeouts, anything else a network error.
+func AsError(err error) *Error {
+	var me *Error
+	if errors.As(err, &me) {
+		return me
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: ErrTimeout, Message: err.Error(), Err: err}
+	}
+	return &Error{Kind: ErrNetwork, Message: err.Error(), Err: err}
+}

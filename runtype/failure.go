@@ -1,0 +1,35 @@
+package runtype
+
+// FailureKind classifies why a run, model call or tool call failed. It is
+// persisted and appears as a reason code in events.
+type FailureKind string
+
+// Failure kinds. Reason codes of run termination are stable strings that
+// operators and tests branch on.
+const (
+	FailureNoCompletion     FailureKind = "no_completion"     // require_completion and the model kept replying
+	FailureMaxToolHops      FailureKind = "max_tool_hops"     // the hop limit was reached
+	FailureModel            FailureKind = "model_error"       // the provider failed and retries were exhausted
+	FailureScriptExhausted  FailureKind = "script_exhausted"  // the replay provider ran out of responses
+	FailureInterrupted      FailureKind = "interrupted"       // interrupt_turn or shutdown
+	FailureStore            FailureKind = "store_error"       // a fact could not be made durable
+	FailureInvalidArguments FailureKind = "invalid_arguments" // tool input failed to parse or validate
+	FailureUnknownTool      FailureKind = "unknown_tool"      // the model asked for a tool it was not given
+	FailureToolError        FailureKind = "tool_error"        // the tool ran and reported an error
+	FailureTimeout          FailureKind = "timeout"           // a deadline passed
+	FailurePanic            FailureKind = "panic"             // a tool panicked; recovered
+	FailureInternal         FailureKind = "internal"          // a bug in agentrt
+)
+
+// Failure is a persisted failure: a kind callers branch on, a message for
+// people and whether retrying the same thing may succeed.
+//
+// Persisted: stored as JSON in run and tool call records and in event
+// payloads.
+type Failure struct {
+	Kind      FailureKind `json:"kind"`
+	Message   string      `json:"message"`
+	Retryable bool        `json:"retryable,omitempty"`
+}
+
+func (f *Failure) Error() string { return string(f.Kind) + ": " + f.Message }

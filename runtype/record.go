@@ -1,0 +1,199 @@
+package runtype
+
+import "time"
+
+// Owner says whose a record is. Every durable record carries one; stores
+// filter every read by TenantID so tenants never see each other's work.
+type Owner struct {
+	TenantID    string `json:"tenantId"`
+	PrincipalID string `json:"principalId"`
+}
+
+// Session is a durable, user-visible work container. It owns threads.
+type Session struct {
+	ID string
+	Owner
+	Agent     string // the agent the session was created for
+	Title     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Thread is one ordered execution context (a conversation) in a session.
+type Thread struct {
+	ID        string
+	SessionID string
+	Owner
+	CreatedAt time.Time
+}
+
+// Turn is one submitted input cycle: what operators call a request. Its id
+// is the request id. A caller may give an idempotency key; submitting the
+// same key again returns the same turn.
+type Turn struct {
+	ID        string
+	SessionID string
+	ThreadID  string
+	Owner
+	Agent          string
+	IdempotencyKey string // empty when the caller gave none
+	Input          string
+	Status         TaskStatus
+	StatusReason   string   // reason code for the current status, e.g. no_completion
+	Result         string   // the final answer or completion result
+	Failure        *Failure // set when Status is failed
+	TaskID         string
+	RunID          string // the current (latest) run
+	TraceID        string
+	Usage          Usage
+	CreatedAt      time.Time
+	StartedAt      time.Time // zero until a run starts
+	EndedAt        time.Time // zero until terminal or parked
+}
+
+// Task is the unit of work a turn asks for: objective, lifecycle, attempts.
+// Today every turn has exactly one task.
+type Task struct {
+	ID        string
+	SessionID string
+	ThreadID  string
+	TurnID    string
+	Owner
+	Objective    string
+	Status       TaskStatus
+	StatusReason string
+	CurrentRunID string
+	Result       string
+	Failure      *Failure
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	StartedAt    time.Time
+	EndedAt      time.Time
+}
+
+// Run is one execution attempt of a task. Attempts are numbered from 1 and
+// are never overwritten; a retry creates a new run.
+type Run struct {
+	ID        string
+	TaskID    string
+	TurnID    string
+	SessionID string
+	ThreadID  string
+	Owner
+	Attempt   int
+	Status    TaskStatus
+	Failure   *Failure
+	Hops      int // model calls made
+	ToolHops  int // model calls that requested tools and had them executed
+	Usage     Usage
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+// Usage counts model tokens.
+//
+// Persisted: JSON in run records and model.completed payloads.
+type Usage struct {
+	InputTokens       int64 `json:"inputTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
+	OutputTokens      int64 `json:"outputTokens"`
+}
+
+// Add returns u plus v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens + v.InputTokens,
+		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		OutputTokens:      u.OutputTokens + v.OutputTokens,
+	}
+}
+
+// Role is the author of a conversation message.
+type Role string
+
+// Conversation roles, as model providers know them.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a thread's conversation, in the order the model
+// sees it. Seq orders messages within a thread, from 1, without gaps.
+type Message struct {
+	ThreadID  string
+	Seq       int64
+	SessionID string
+	TurnID    string
+	RunID     string
+	Owner
+	Role Role
+	// Content is the text; for a tool message it is the result the model
+	// sees (possibly truncated; the full output is behind the tool call's
+	// OutputRef).
+	Content string
+	// ToolCalls are the calls an assistant message requested.
+	ToolCalls []MessageToolCall
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string
+	// IsError marks a tool message that reports a failed or refused call.
+	IsError   bool
+	CreatedAt time.Time
+}
+
+// MessageToolCall is one tool call requested in an assistant message.
+//
+// Persisted: JSON array in message records.
+type MessageToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the argument text exactly as the model produced it. It is
+	// usually a JSON object but may be malformed; the loop validates it.
+	Arguments string `json:"arguments"`
+}
+
+// ToolCallStatus is the lifecycle of one tool invocation.
+type ToolCallStatus string
+
+// Tool call statuses. A call is started (with its idempotency key) before
+// it runs and completed or failed after.
+const (
+	ToolCallStarted   ToolCallStatus = "started"
+	ToolCallCompleted ToolCallStatus = "completed"
+	ToolCallFailed    ToolCallStatus = "failed"
+)
+
+// ToolCall is the durable record of one tool invocation.
+type ToolCall struct {
+	ID        string
+	RunID     string
+	TurnID    string
+	SessionID string
+	ThreadID  string
+	Owner
+	StepID          string
+	Hop             int
+	Name            string
+	Arguments       string // as the model produced it, bounded by the loop
+	ArgumentsSHA256 string // of the canonical (re-encoded) arguments when they parse
+	IdempotencyKey  string
+	Status          ToolCallStatus
+	Decision        string // permission decision: allow, deny, ask
+	ResultPreview   string
+	OutputRef       string // sha256:… blob with the full output, when it was too large for the preview
+	OutputBytes     int64
+	Failure         *Failure
+	StartedAt       time.Time
+	EndedAt         time.Time
+}
+
+// Blob is content-addressed bytes: tool outputs, raw provider responses,
+// artifacts. Ref is "sha256:" and the lowercase hex digest of Data.
+type Blob struct {
+	Ref string
+	Owner
+	MediaType string
+	Data      []byte
+	CreatedAt time.Time
+}

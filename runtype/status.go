@@ -1,0 +1,101 @@
+package runtype
+
+// TaskStatus is the Agent Runtime standard's normalized task status. Turns,
+// tasks and runs (attempts) all use it; the read models translate it to the
+// thread statuses the snapshot schema allows.
+type TaskStatus string
+
+// The statuses agentrt uses today. The standard defines more (draft,
+// paused, retrying, lost, …); they are added when a capability produces them.
+const (
+	StatusAccepted          TaskStatus = "accepted"
+	StatusQueued            TaskStatus = "queued"
+	StatusPreparing         TaskStatus = "preparing"
+	StatusRunning           TaskStatus = "running"
+	StatusWaitingInput      TaskStatus = "waiting_input"
+	StatusWaitingPermission TaskStatus = "waiting_permission"
+	StatusBlocked           TaskStatus = "blocked"
+	StatusCancelled         TaskStatus = "cancelled"
+	StatusTimedOut          TaskStatus = "timed_out"
+	StatusFailed            TaskStatus = "failed"
+	StatusLost              TaskStatus = "lost"
+	StatusCompleted         TaskStatus = "completed"
+	StatusUnknown           TaskStatus = "unknown"
+)
+
+// Terminal reports whether no further work happens without a new request.
+func (s TaskStatus) Terminal() bool {
+	switch s {
+	case StatusCompleted, StatusFailed, StatusCancelled, StatusTimedOut, StatusLost:
+		return true
+	}
+	return false
+}
+
+// Parked reports whether the work waits for something outside the runtime
+// (a person, a permission) and holds no worker meanwhile.
+func (s TaskStatus) Parked() bool {
+	return s == StatusWaitingInput || s == StatusWaitingPermission
+}
+
+// ThreadStatus is the status the snapshot schema allows for a thread.
+type ThreadStatus string
+
+// Thread statuses from the standard's snapshot schema.
+const (
+	ThreadIdle      ThreadStatus = "idle"
+	ThreadQueued    ThreadStatus = "queued"
+	ThreadRunning   ThreadStatus = "running"
+	ThreadBlocked   ThreadStatus = "blocked"
+	ThreadCompleted ThreadStatus = "completed"
+	ThreadFailed    ThreadStatus = "failed"
+	ThreadCancelled ThreadStatus = "cancelled"
+	ThreadStale     ThreadStatus = "stale"
+	ThreadUnknown   ThreadStatus = "unknown"
+)
+
+// ThreadStatusOf maps the status of a thread's latest turn to the thread
+// status. Parked turns make the thread blocked: it cannot progress without
+// an outside decision.
+func ThreadStatusOf(latest TaskStatus) ThreadStatus {
+	switch latest {
+	case "":
+		return ThreadIdle
+	case StatusAccepted, StatusQueued:
+		return ThreadQueued
+	case StatusPreparing, StatusRunning:
+		return ThreadRunning
+	case StatusWaitingInput, StatusWaitingPermission, StatusBlocked:
+		return ThreadBlocked
+	case StatusCompleted:
+		return ThreadCompleted
+	case StatusFailed, StatusTimedOut, StatusLost:
+		return ThreadFailed
+	case StatusCancelled:
+		return ThreadCancelled
+	}
+	return ThreadUnknown
+}
+
+// AttemptStatus is the snapshot schema's statusValue for a task attempt.
+func AttemptStatus(s TaskStatus) string {
+	switch s {
+	case StatusAccepted, StatusQueued:
+		return "queued"
+	case StatusPreparing:
+		return "preparing"
+	case StatusRunning:
+		return "running"
+	case StatusWaitingInput, StatusWaitingPermission, StatusBlocked:
+		return "blocked"
+	case StatusCompleted:
+		return "completed"
+	case StatusFailed, StatusTimedOut:
+		return "failed"
+	case StatusCancelled:
+		return "cancelled"
+	case StatusLost:
+		return "stale"
+	}
+	return "unknown"
+}

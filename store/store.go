@@ -1,0 +1,261 @@
+// Package store defines how agentrt keeps its durable facts: the Store
+// interface that drivers implement, the parameter structs of its methods,
+// the sentinel errors drivers translate native errors into, and the Writer
+// that group-commits concurrent runs' appends.
+//
+// # Drivers
+//
+// store/sqlitestore is the embedded default; store/memstore keeps
+// everything in memory (tests, benchmarks, embedding without persistence).
+// Both pass store/storetest, the one conformance suite. Callers never
+// type-switch on a driver; differences show through Info.
+//
+// # Writes
+//
+// All writes go through Batch: the facts of one step (events and the
+// records they change) commit together or not at all. Writer batches many
+// runs' Batches into one transaction; see Writer for the durability
+// contract.
+//
+// # Tenancy
+//
+// Every record carries a runtype.Owner. Every read takes a TenantID and
+// never returns another tenant's records.
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// Sentinel errors. Drivers wrap native errors so that callers can branch
+// with errors.Is and never see driver error codes.
+var (
+	// ErrNotFound: no record with that key exists for that tenant.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a write broke a uniqueness rule (an idempotency key, a
+	// message or event sequence already taken).
+	ErrConflict = errors.New("conflict")
+	// ErrSchemaTooNew: the database was migrated by a newer agentrt.
+	ErrSchemaTooNew = errors.New("database schema is newer than this agentrt")
+	// ErrClosed: the store or writer was closed.
+	ErrClosed = errors.New("store closed")
+)
+
+// Store is a durable home for sessions, threads, turns, tasks, runs,
+// messages, tool calls, blobs and the event log.
+//
+// Implementations are safe for concurrent use. Reads never block on an
+// in-progress write transaction longer than the driver's documented limits.
+type Store interface {
+	Reader
+
+	// Begin starts a write transaction. Only one is expected at a time (the
+	// Writer is the only writer); drivers may serialize.
+	Begin(ctx context.Context) (Tx, error)
+
+	// Migrate brings the schema to this driver's latest version. It
+	// returns ErrSchemaTooNew if the database is ahead of the driver.
+	Migrate(ctx context.Context) error
+
+	// Info describes the driver.
+	Info() Info
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Info describes a driver's capabilities.
+type Info struct {
+	// Driver is a short name: "sqlite", "memory", "postgres".
+	Driver string
+	// Durable reports whether a committed Batch survives a process crash.
+	Durable bool
+	// Version is the underlying database's version, for diagnostics.
+	Version string
+	// SchemaVersion is the migration the database is at.
+	SchemaVersion int
+}
+
+// Tx is a write transaction. Reads through a Tx see its own writes.
+type Tx interface {
+	Reader
+
+	// Apply writes b. It is all or nothing: when Apply returns an error,
+	// the transaction is as it was before the call and may continue with
+	// other batches. Events must already carry their Sequence; Apply sets
+	// their Cursor.
+	Apply(ctx context.Context, b *Batch) error
+
+	// EventLastSequence returns the highest event sequence of a session,
+	// or 0 when it has none.
+	EventLastSequence(ctx context.Context, p *EventLastSequenceParams) (int64, error)
+
+	Commit() error
+	Rollback() error
+}
+
+// Batch is a set of writes that commit together: the events of one step
+// and the records they change. Records are written whole: Sessions,
+// Threads, Messages and Blobs are inserted (Blobs are ignored when the ref
+// exists); Turns, Tasks, Runs and ToolCalls are inserted or replaced by ID.
+//
+// A Turn with an IdempotencyKey that another turn of the same tenant holds
+// is a conflict (ErrConflict). So is a Message whose (ThreadID, Seq) or an
+// Event whose (SessionID, Sequence) is taken.
+type Batch struct {
+	Sessions  []*runtype.Session
+	Threads   []*runtype.Thread
+	Turns     []*runtype.Turn
+	Tasks     []*runtype.Task
+	Runs      []*runtype.Run
+	Messages  []*runtype.Message
+	ToolCalls []*runtype.ToolCall
+	Blobs     []*runtype.Blob
+	Events    []*event.Event
+}
+
+// Reader is the read half of a Store. Every method filters by tenant.
+type Reader interface {
+	SessionGet(ctx context.Context, p *SessionGetParams) (*runtype.Session, error)
+	SessionList(ctx context.Context, p *SessionListParams) ([]*runtype.Session, error)
+
+	ThreadGet(ctx context.Context, p *ThreadGetParams) (*runtype.Thread, error)
+	ThreadList(ctx context.Context, p *ThreadListParams) ([]*runtype.Thread, error)
+
+	TurnGet(ctx context.Context, p *TurnGetParams) (*runtype.Turn, error)
+	TurnGetByIdempotencyKey(ctx context.Context, p *TurnGetByIdempotencyKeyParams) (*runtype.Turn, error)
+	TurnList(ctx context.Context, p *TurnListParams) ([]*runtype.Turn, error)
+
+	TaskGet(ctx context.Context, p *TaskGetParams) (*runtype.Task, error)
+	TaskList(ctx context.Context, p *TaskListParams) ([]*runtype.Task, error)
+
+	RunList(ctx context.Context, p *RunListParams) ([]*runtype.Run, error)
+
+	MessageList(ctx context.Context, p *MessageListParams) ([]*runtype.Message, error)
+
+	ToolCallList(ctx context.Context, p *ToolCallListParams) ([]*runtype.ToolCall, error)
+
+	BlobGet(ctx context.Context, p *BlobGetParams) (*runtype.Blob, error)
+
+	// EventListAfter returns up to Limit events with Cursor > AfterCursor
+	// that match Filter, in cursor order.
+	EventListAfter(ctx context.Context, p *EventListAfterParams) ([]*event.Event, error)
+	// EventLastCursor returns the highest cursor in the log (0 when empty).
+	EventLastCursor(ctx context.Context) (int64, error)
+}
+
+// DefaultListLimit applies when a list's Limit is zero; MaxListLimit caps it.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// ClampLimit applies DefaultListLimit and MaxListLimit to a caller's limit.
+func ClampLimit(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultListLimit
+	case n > MaxListLimit:
+		return MaxListLimit
+	}
+	return n
+}
+
+type SessionGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// SessionListParams lists sessions newest first. BeforeID pages: only
+// sessions with an ID less than it are returned.
+type SessionListParams struct {
+	TenantID string
+	BeforeID string
+	Limit    int
+}
+
+type ThreadGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// ThreadListParams lists a session's threads oldest first.
+type ThreadListParams struct {
+	TenantID  string
+	SessionID string
+}
+
+type TurnGetParams struct {
+	TenantID string
+	ID       string
+}
+
+type TurnGetByIdempotencyKeyParams struct {
+	TenantID       string
+	IdempotencyKey string
+}
+
+// TurnListParams lists turns newest first, optionally of one session or
+// thread and in one status. BeforeID pages as in SessionListParams.
+type TurnListParams struct {
+	TenantID  string
+	SessionID string
+	ThreadID  string
+	Status    runtype.TaskStatus
+	BeforeID  string
+	Limit     int
+}
+
+type TaskGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// TaskListParams lists a session's tasks oldest first.
+type TaskListParams struct {
+	TenantID  string
+	SessionID string
+}
+
+// RunListParams lists runs oldest first, of one task or of a whole session.
+type RunListParams struct {
+	TenantID  string
+	SessionID string
+	TaskID    string
+}
+
+// MessageListParams lists a thread's messages with Seq > AfterSeq in order.
+// Limit zero means all of them.
+type MessageListParams struct {
+	TenantID string
+	ThreadID string
+	AfterSeq int64
+	Limit    int
+}
+
+// ToolCallListParams lists tool calls in start order, of one turn or of a
+// whole session.
+type ToolCallListParams struct {
+	TenantID  string
+	SessionID string
+	TurnID    string
+}
+
+type BlobGetParams struct {
+	TenantID string
+	Ref      string
+}
+
+type EventListAfterParams struct {
+	Filter      event.Filter
+	AfterCursor int64
+	Limit       int
+}
+
+type EventLastSequenceParams struct {
+	SessionID string
+}
