@@ -16,6 +16,8 @@ const (
 	FailureInvalidArguments FailureKind = "invalid_arguments" // tool input failed to parse or validate
 	FailureUnknownTool      FailureKind = "unknown_tool"      // the model asked for a tool it was not given
 	FailureToolError        FailureKind = "tool_error"        // the tool ran and reported an error
+	FailurePermissionDenied FailureKind = "permission_denied" // the policy evaluator denied the call
+	FailureNotExecuted      FailureKind = "not_executed"      // the run ended before the call's turn came
 	FailureTimeout          FailureKind = "timeout"           // a deadline passed
 	FailurePanic            FailureKind = "panic"             // a tool panicked; recovered
 	FailureInternal         FailureKind = "internal"          // a bug in agentrt

@@ -15,6 +15,7 @@ const (
 	StatusWaitingInput      TaskStatus = "waiting_input"
 	StatusWaitingPermission TaskStatus = "waiting_permission"
 	StatusBlocked           TaskStatus = "blocked"
+	StatusCancelling        TaskStatus = "cancelling"
 	StatusCancelled         TaskStatus = "cancelled"
 	StatusTimedOut          TaskStatus = "timed_out"
 	StatusFailed            TaskStatus = "failed"
@@ -63,7 +64,7 @@ func ThreadStatusOf(latest TaskStatus) ThreadStatus {
 		return ThreadIdle
 	case StatusAccepted, StatusQueued:
 		return ThreadQueued
-	case StatusPreparing, StatusRunning:
+	case StatusPreparing, StatusRunning, StatusCancelling:
 		return ThreadRunning
 	case StatusWaitingInput, StatusWaitingPermission, StatusBlocked:
 		return ThreadBlocked
@@ -84,7 +85,7 @@ func AttemptStatus(s TaskStatus) string {
 		return "queued"
 	case StatusPreparing:
 		return "preparing"
-	case StatusRunning:
+	case StatusRunning, StatusCancelling:
 		return "running"
 	case StatusWaitingInput, StatusWaitingPermission, StatusBlocked:
 		return "blocked"

@@ -104,8 +104,10 @@ type Tx interface {
 // exists); Turns, Tasks, Runs and ToolCalls are inserted or replaced by ID.
 //
 // A Turn with an IdempotencyKey that another turn of the same tenant holds
-// is a conflict (ErrConflict). So is a Message whose (ThreadID, Seq) or an
-// Event whose (SessionID, Sequence) is taken.
+// is a conflict (ErrConflict). So is a Message whose (ThreadID, Seq) is
+// taken, and an Event whose Sequence is not above the last of its session
+// (taken, or lower): sequences rise with cursors within a session, which is
+// what lets readers follow a session in cursor order.
 type Batch struct {
 	Sessions  []*runtype.Session
 	Threads   []*runtype.Thread

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -56,6 +57,8 @@ type Writer struct {
 	stop chan struct{}  // closed by Stop
 	done chan struct{}  // closed when the loop has exited
 
+	writes, enqueued, commits atomic.Int64 // counters for Stats
+
 	mu       sync.Mutex       // serializes inline commits and guards seq
 	seq      map[string]int64 // guarded by mu (inline) or owned by the loop: last sequence per session
 	stopOnce sync.Once
@@ -97,6 +100,13 @@ func (w *Writer) Start() {
 // ErrClosed and waits for the loop to exit or ctx to end.
 func (w *Writer) Stop(ctx context.Context) error {
 	w.stopOnce.Do(func() { close(w.stop) })
+	if w.inline {
+		// Wait for a commit in progress; submit checks stop under mu, so no
+		// commit starts after this.
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return nil
+	}
 	select {
 	case <-w.done:
 		return nil
@@ -110,6 +120,7 @@ func (w *Writer) Stop(ctx context.Context) error {
 // for the outcome, because returning early would leave the caller unsure
 // whether the facts exist.
 func (w *Writer) Write(ctx context.Context, b *Batch) error {
+	w.writes.Add(1)
 	r := &writeReq{b: b, done: make(chan error, 1)}
 	if err := w.submit(ctx, r); err != nil {
 		return err
@@ -122,6 +133,7 @@ func (w *Writer) Write(ctx context.Context, b *Batch) error {
 // Pending reports the outcome. Batches from one goroutine commit in the
 // order they were handed over.
 func (w *Writer) Enqueue(b *Batch) *Pending {
+	w.enqueued.Add(1)
 	r := &writeReq{b: b, lazy: true, done: make(chan error, 1)}
 	if err := w.submit(context.Background(), r); err != nil {
 		r.done <- err
@@ -152,14 +164,14 @@ func (p *Pending) Wait(ctx context.Context) error {
 
 func (w *Writer) submit(ctx context.Context, r *writeReq) error {
 	if w.inline {
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		select {
 		case <-w.stop:
 			return ErrClosed
 		default:
 		}
-		w.mu.Lock()
 		w.commit([]*writeReq{r})
-		w.mu.Unlock()
 		return nil
 	}
 	select {
@@ -270,6 +282,7 @@ func (w *Writer) commit(group []*writeReq) {
 		}
 	}
 	if applied > 0 {
+		w.commits.Add(1)
 		err = tx.Commit()
 	} else {
 		err = tx.Rollback()
@@ -298,26 +311,20 @@ func (w *Writer) commit(group []*writeReq) {
 }
 
 // apply assigns sequences to b's events and applies b. On failure the
-// sequence cache is restored, because the transaction is as before.
+// sequences of b's sessions are dropped from the cache rather than restored:
+// the next batch of those sessions reads them again through tx, which sees
+// exactly what the transaction holds. A restored value could be stale (an
+// event sequence conflict means something else wrote to the session), and a
+// stale cache entry would make every later batch of the session conflict.
 func (w *Writer) apply(ctx context.Context, tx Tx, b *Batch) error {
-	type saved struct {
-		session string
-		last    int64
-		cached  bool
-	}
-	var undo []saved
-	restore := func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			if u := undo[i]; u.cached {
-				w.seq[u.session] = u.last
-			} else {
-				delete(w.seq, u.session)
-			}
+	forget := func() {
+		for _, e := range b.Events {
+			delete(w.seq, e.SessionID)
 		}
 	}
 	for _, e := range b.Events {
 		if e.SessionID == "" {
-			restore()
+			forget()
 			return fmt.Errorf("applying batch: %s event without session id", e.Type)
 		}
 		last, cached := w.seq[e.SessionID]
@@ -325,17 +332,31 @@ func (w *Writer) apply(ctx context.Context, tx Tx, b *Batch) error {
 			var err error
 			last, err = tx.EventLastSequence(ctx, &EventLastSequenceParams{SessionID: e.SessionID})
 			if err != nil {
-				restore()
+				forget()
 				return fmt.Errorf("reading last event sequence: %w", err)
 			}
 		}
-		undo = append(undo, saved{e.SessionID, last, cached})
 		w.seq[e.SessionID] = last + 1
 		e.Sequence = last + 1
 	}
 	if err := tx.Apply(ctx, b); err != nil {
-		restore()
+		forget()
 		return err
 	}
 	return nil
+}
+
+// WriterStats counts a Writer's work since it was created.
+type WriterStats struct {
+	// Writes and Enqueued count batches given to Write and Enqueue.
+	Writes   int64 `json:"writes"`
+	Enqueued int64 `json:"enqueued"`
+	// Commits counts transactions; (Writes+Enqueued)/Commits is the
+	// group-commit factor.
+	Commits int64 `json:"commits"`
+}
+
+// Stats returns the writer's counters.
+func (w *Writer) Stats() WriterStats {
+	return WriterStats{Writes: w.writes.Load(), Enqueued: w.enqueued.Load(), Commits: w.commits.Load()}
 }

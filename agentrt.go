@@ -1,0 +1,406 @@
+package agentrt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/loop"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/store/memstore"
+	"github.com/agentrt/agentrt/store/sqlitestore"
+	"github.com/agentrt/agentrt/tool"
+	"github.com/agentrt/agentrt/tool/builtin"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound: no session, thread or turn with that id for the tenant.
+	ErrNotFound = store.ErrNotFound
+	// ErrConflict: an idempotency key was reused for a different request,
+	// or an id belongs to something else.
+	ErrConflict = store.ErrConflict
+	// ErrStopped: the runtime is stopping or was not started.
+	ErrStopped = errors.New("runtime is not running")
+	// ErrInterrupted is the cancellation cause of interrupted turns.
+	ErrInterrupted = loop.ErrInterrupted
+	// ErrStop is the cancellation cause of turns cut off by StopAndCancel.
+	ErrStop = loop.ErrStop
+)
+
+// InvalidError reports a request that cannot be accepted as given. The API
+// maps it to 400.
+type InvalidError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InvalidError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Field, e.Reason) }
+
+func invalid(field, format string, args ...any) error {
+	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Default owner of work submitted without one (the embedded, single-user
+// case).
+const (
+	DefaultTenant    = "default"
+	DefaultPrincipal = "local"
+)
+
+// MaxInputBytes bounds a turn's input text.
+const MaxInputBytes = 1 << 20
+
+// Agent configures one agent.
+type Agent struct {
+	Instructions string
+	Provider     model.Provider
+	// Tools names the tools the agent may call: built-ins (read_file,
+	// list_dir, write_file, complete_task) and Config.Tools.
+	Tools []string
+	// RequireCompletion makes complete_task the only way to complete; it is
+	// added to the agent's tools automatically.
+	RequireCompletion bool
+	// MaxToolHops bounds model hops that run tools; default 8.
+	MaxToolHops int
+	// Workspace is a directory the file tools are confined to and command
+	// tools run in. Empty means none.
+	Workspace string
+}
+
+// Config configures a Runtime.
+type Config struct {
+	// DataDir holds the SQLite database (agentrt.db) and the runtime id.
+	// When both DataDir and Store are empty the runtime keeps everything in
+	// memory.
+	DataDir string
+	// Store, when set, is used instead of opening one in DataDir. The
+	// runtime does not close a store it did not open.
+	Store store.Store
+	// Agents by name.
+	Agents map[string]*Agent
+	// Tools are registered besides the built-ins.
+	Tools []tool.Tool
+	// Policy decides every tool call; default policy.DefaultEvaluator.
+	Policy policy.Evaluator
+	// Logger receives structured logs; default discards.
+	Logger *slog.Logger
+	// MaxConcurrentRuns bounds runs executing at once; more wait queued.
+	// Default 64.
+	MaxConcurrentRuns int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// ModelRetries overrides how often a retryable model failure is retried
+	// within a hop (default 2; negative: never).
+	ModelRetries int
+	// RetrySleep overrides the wait between model retries (tests).
+	RetrySleep func(ctx context.Context, d time.Duration) error
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Policy == nil {
+		c.Policy = policy.DefaultEvaluator{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxConcurrentRuns <= 0 {
+		c.MaxConcurrentRuns = 64
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if len(c.Agents) == 0 {
+		return errors.New("config: no agents")
+	}
+	for name, a := range c.Agents {
+		if err := runtype.ValidateCallerID("agent name", name); err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if a == nil || a.Provider == nil {
+			return fmt.Errorf("config: agent %q has no model provider", name)
+		}
+		if a.MaxToolHops < 0 {
+			return fmt.Errorf("config: agent %q: max tool hops must not be negative", name)
+		}
+	}
+	return nil
+}
+
+// Runtime runs agents: it accepts turns, executes them on the coordinator
+// and serves their durable facts. Create it with New, then Start; Stop
+// when done. All methods are safe for concurrent use.
+type Runtime struct {
+	cfg       Config
+	store     store.Store
+	ownsStore bool
+	writer    *store.Writer
+	bus       *event.Bus
+	registry  *tool.Registry
+	coord     *loop.Coordinator
+	agents    map[string]*loop.Agent
+	ids       *runtype.IDGen
+	runtimeID string
+	sem       chan struct{}
+	startedAt time.Time
+
+	baseCtx   context.Context
+	cancelAll context.CancelCauseFunc
+	wg        sync.WaitGroup // running turn goroutines
+
+	mu      sync.Mutex
+	state   lifecycle              // guarded by mu
+	active  map[string]*activeTurn // guarded by mu: turns accepted and not yet ended, by id
+	threads map[string]*threadLine // guarded by mu: per-thread run queues
+}
+
+type lifecycle int
+
+const (
+	stateNew lifecycle = iota
+	stateRunning
+	stateStopping
+	stateStopped
+)
+
+// New builds a Runtime from cfg. It opens (but does not migrate) the store.
+func New(cfg Config) (*Runtime, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	rt := &Runtime{
+		cfg:     cfg,
+		bus:     &event.Bus{},
+		ids:     runtype.NewIDGen(cfg.Now),
+		sem:     make(chan struct{}, cfg.MaxConcurrentRuns),
+		active:  make(map[string]*activeTurn),
+		threads: make(map[string]*threadLine),
+	}
+	rt.registry = tool.NewRegistry()
+	if err := builtin.Register(rt.registry); err != nil {
+		return nil, fmt.Errorf("registering built-in tools: %w", err)
+	}
+	for _, t := range cfg.Tools {
+		if err := rt.registry.Register(t); err != nil {
+			return nil, fmt.Errorf("registering tool: %w", err)
+		}
+	}
+	rt.agents = make(map[string]*loop.Agent, len(cfg.Agents))
+	for name, a := range cfg.Agents {
+		la, err := rt.agent(name, a)
+		if err != nil {
+			rt.closeAgents()
+			return nil, err
+		}
+		rt.agents[name] = la
+	}
+	if err := rt.openStore(); err != nil {
+		rt.closeAgents()
+		return nil, err
+	}
+	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify})
+	coord, err := loop.New(loop.Config{
+		RuntimeID:    rt.runtimeID,
+		Writer:       rt.writer,
+		Registry:     rt.registry,
+		Policy:       cfg.Policy,
+		IDs:          rt.ids,
+		Logger:       cfg.Logger,
+		Now:          cfg.Now,
+		Sleep:        cfg.RetrySleep,
+		ModelRetries: cfg.ModelRetries,
+	})
+	if err != nil {
+		rt.closeAgents()
+		return nil, err
+	}
+	rt.coord = coord
+	return rt, nil
+}
+
+func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
+	tools, err := rt.registry.Inventory(a.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: %w", name, err)
+	}
+	la := &loop.Agent{
+		Name:              name,
+		Instructions:      a.Instructions,
+		Provider:          a.Provider,
+		Tools:             tools,
+		RequireCompletion: a.RequireCompletion,
+		MaxToolHops:       a.MaxToolHops,
+	}
+	if a.Workspace != "" {
+		dir, err := filepath.Abs(a.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: resolving workspace: %w", name, err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: opening workspace: %w", name, err)
+		}
+		la.Workspace, la.WorkspaceDir = root, dir
+	}
+	return la, nil
+}
+
+func (rt *Runtime) closeAgents() {
+	for _, a := range rt.agents {
+		if a.Workspace != nil {
+			a.Workspace.Close()
+		}
+	}
+}
+
+// openStore opens the configured store and settles the runtime id: stable
+// across restarts when there is a data directory.
+func (rt *Runtime) openStore() error {
+	switch {
+	case rt.cfg.Store != nil:
+		rt.store = rt.cfg.Store
+	case rt.cfg.DataDir != "":
+		if err := os.MkdirAll(rt.cfg.DataDir, 0o700); err != nil {
+			return fmt.Errorf("creating data dir: %w", err)
+		}
+		s, err := sqlitestore.Open(context.Background(), filepath.Join(rt.cfg.DataDir, "agentrt.db"), sqlitestore.Options{})
+		if err != nil {
+			return fmt.Errorf("opening store: %w", err)
+		}
+		rt.store, rt.ownsStore = s, true
+	default:
+		rt.store, rt.ownsStore = memstore.New(), true
+	}
+	rt.runtimeID = rt.ids.New(runtype.PrefixRuntime)
+	if rt.cfg.DataDir != "" {
+		id, err := stableRuntimeID(rt.cfg.DataDir, rt.runtimeID)
+		if err != nil {
+			if rt.ownsStore {
+				rt.store.Close()
+			}
+			return err
+		}
+		rt.runtimeID = id
+	}
+	return nil
+}
+
+func stableRuntimeID(dir, fresh string) (string, error) {
+	path := filepath.Join(dir, "runtime-id")
+	b, err := os.ReadFile(path)
+	if err == nil && len(b) > 0 {
+		return string(b), nil
+	}
+	if err := os.WriteFile(path, []byte(fresh), 0o600); err != nil {
+		return "", fmt.Errorf("writing runtime id: %w", err)
+	}
+	return fresh, nil
+}
+
+// Start migrates the store and starts accepting turns.
+func (rt *Runtime) Start(ctx context.Context) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.state != stateNew {
+		return errors.New("runtime already started")
+	}
+	if err := rt.store.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrating store: %w", err)
+	}
+	rt.writer.Start()
+	rt.baseCtx, rt.cancelAll = context.WithCancelCause(context.Background())
+	rt.startedAt = rt.cfg.Now()
+	rt.state = stateRunning
+	return nil
+}
+
+// Stop stops accepting turns and waits for running turns to end. If ctx
+// ends first, running turns are cancelled (they end cancelled with reason
+// runtime_stopped) and Stop waits for that to be recorded. Then the writer
+// flushes and the store closes.
+func (rt *Runtime) Stop(ctx context.Context) error {
+	return rt.stop(ctx, false)
+}
+
+// StopAndCancel is Stop that cancels running turns at once.
+func (rt *Runtime) StopAndCancel(ctx context.Context) error {
+	return rt.stop(ctx, true)
+}
+
+func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
+	rt.mu.Lock()
+	switch rt.state {
+	case stateNew:
+		rt.state = stateStopped
+		rt.mu.Unlock()
+		rt.closeAgents()
+		if rt.ownsStore {
+			return rt.store.Close()
+		}
+		return nil
+	case stateStopping, stateStopped:
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.state = stateStopping
+	rt.mu.Unlock()
+
+	if cancelNow {
+		rt.cancelAll(ErrStop)
+	}
+	done := make(chan struct{})
+	go func() { rt.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		rt.cancelAll(ErrStop)
+		<-done // cancelled runs record their end promptly
+	}
+	rt.cancelAll(ErrStop)
+	werr := rt.writer.Stop(context.WithoutCancel(ctx))
+	rt.closeAgents()
+	var cerr error
+	if rt.ownsStore {
+		cerr = rt.store.Close()
+	}
+	rt.mu.Lock()
+	rt.state = stateStopped
+	rt.mu.Unlock()
+	return errors.Join(werr, cerr)
+}
+
+// RuntimeID identifies this runtime installation in events.
+func (rt *Runtime) RuntimeID() string { return rt.runtimeID }
+
+// AgentNames returns the configured agents' names.
+func (rt *Runtime) AgentNames() []string {
+	names := make([]string, 0, len(rt.agents))
+	for n := range rt.agents {
+		names = append(names, n)
+	}
+	return names
+}
+
+// Version is the module version agentrt was built from.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

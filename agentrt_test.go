@@ -1,0 +1,535 @@
+package agentrt_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/internal/spectest"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/model/replay"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type testBundle struct {
+	rt  *agentrt.Runtime
+	dir string
+}
+
+type setupOpts struct {
+	script  string // replay YAML for agent "support"
+	sqlite  bool
+	policy  policy.Evaluator
+	require bool
+	tools   []tool.Tool
+	names   []string
+}
+
+// setup starts a runtime with one agent, "support", playing a replay script.
+func setup(t *testing.T, o setupOpts) *testBundle {
+	t.Helper()
+	s, err := replay.Parse("test.replay.yaml", []byte(o.script))
+	if err != nil {
+		t.Fatalf("parsing script: %v", err)
+	}
+	b := &testBundle{}
+	cfg := agentrt.Config{
+		Agents: map[string]*agentrt.Agent{"support": {
+			Instructions: "help", Provider: replay.New(s), Tools: append([]string{"read_file"}, o.names...),
+			RequireCompletion: o.require,
+		}},
+		Tools:  o.tools,
+		Policy: o.policy,
+	}
+	if o.sqlite {
+		b.dir = t.TempDir()
+		cfg.DataDir = b.dir
+	}
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Stop(context.Background()); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	b.rt = rt
+	return b
+}
+
+// submit submits a turn and waits for it to end.
+func (b *testBundle) submit(t *testing.T, p *agentrt.SubmitTurnParams) (*agentrt.SubmitTurnResult, *runtype.Turn) {
+	t.Helper()
+	if p.Agent == "" && p.SessionID == "" {
+		p.Agent = "support"
+	}
+	res, err := b.rt.SubmitTurn(context.Background(), p)
+	if err != nil {
+		t.Fatalf("SubmitTurn: %v", err)
+	}
+	turn, err := b.rt.WaitTurn(context.Background(), p.Owner, res.TurnID)
+	if err != nil {
+		t.Fatalf("WaitTurn: %v", err)
+	}
+	return res, turn
+}
+
+// sessionEvents reads a session's events, validating every one against the
+// standard's schema and checking the sequence has no gaps.
+func (b *testBundle) sessionEvents(t *testing.T, owner runtype.Owner, sessionID string) []*event.Event {
+	t.Helper()
+	sub, err := b.rt.Subscribe(context.Background(), &agentrt.SubscribeParams{Owner: owner, SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var evs []*event.Event
+	for {
+		e, err := sub.TryNext(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			break
+		}
+		evs = append(evs, e)
+	}
+	for i, e := range evs {
+		if e.Sequence != int64(i+1) {
+			t.Errorf("event %d (%s) has sequence %d, want %d", i, e.Type, e.Sequence, i+1)
+		}
+		raw, err := e.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spectest.Event(t, raw)
+	}
+	return evs
+}
+
+const supportScript = `
+responses:
+  - text: "Looking."
+    tool_calls: [{name: read_file, input: {path: "missing.md"}}]
+  - tool_calls: [{name: complete_task, input: {result: "done"}}]
+`
+
+// TestScenarios runs the loop's scenarios through the whole runtime on both
+// stores and validates every event each one emits against the standard.
+func TestScenarios(t *testing.T) {
+	t.Parallel()
+	scenarios := []struct {
+		name       string
+		script     string
+		require    bool
+		wantStatus runtype.TaskStatus
+		wantReason string
+		wantTypes  []event.Type // must appear
+	}{
+		{"completes through complete_task", supportScript, true, runtype.StatusCompleted, "",
+			[]event.Type{event.SessionCreated, event.ThreadStarted, event.TurnSubmitted, event.TaskCreated, event.PermissionEvaluated, event.ToolFailed, event.TurnCompleted}},
+		{"reply completes", "responses: [{text: hi}]", false, runtype.StatusCompleted, "", []event.Type{event.ModelCompleted, event.TurnCompleted}},
+		{"no completion", "responses: [{text: hi}, {text: again}]", true, runtype.StatusFailed, "no_completion", []event.Type{event.RuntimeWarning, event.TurnFailed}},
+		{"malformed tool arguments", `responses: [{tool_calls: [{name: read_file, raw_input: '{"path": 1'}]}, {tool_calls: [{name: complete_task, input: {result: ok}}]}]`,
+			true, runtype.StatusCompleted, "", []event.Type{event.ToolFailed}},
+		{"unknown tool", `responses: [{tool_calls: [{name: rm_rf}]}, {tool_calls: [{name: complete_task, input: {result: ok}}]}]`,
+			true, runtype.StatusCompleted, "", []event.Type{event.ToolFailed}},
+		{"rate limit then success", `responses: [{error: {kind: rate_limit, retry_after_ms: 1}}, {text: ok}]`,
+			false, runtype.StatusCompleted, "", []event.Type{event.ModelFailed}},
+		{"script exhausted", `responses: [{tool_calls: [{name: read_file, input: {path: x}}]}]`,
+			false, runtype.StatusFailed, "script_exhausted", []event.Type{event.TaskAttemptFailed, event.TaskFailed}},
+	}
+	for _, store := range []string{"memory", "sqlite"} {
+		for _, sc := range scenarios {
+			t.Run(store+"/"+sc.name, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t, setupOpts{script: sc.script, sqlite: store == "sqlite", require: sc.require})
+				res, turn := b.submit(t, &agentrt.SubmitTurnParams{Input: "hello"})
+				if turn.Status != sc.wantStatus || turn.StatusReason != sc.wantReason {
+					t.Errorf("turn = %s (%s), want %s (%s)", turn.Status, turn.StatusReason, sc.wantStatus, sc.wantReason)
+				}
+				evs := b.sessionEvents(t, runtype.Owner{}, res.SessionID)
+				seen := map[event.Type]bool{}
+				for _, e := range evs {
+					seen[e.Type] = true
+				}
+				for _, want := range sc.wantTypes {
+					if !seen[want] {
+						t.Errorf("no %s event", want)
+					}
+				}
+				snap, err := b.rt.GetSession(context.Background(), runtype.Owner{}, res.SessionID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				spectest.Snapshot(t, snap)
+				read, err := b.rt.GetThreadRead(context.Background(), runtype.Owner{}, res.SessionID, res.ThreadID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				spectest.Snapshot(t, read)
+			})
+		}
+	}
+}
+
+func TestSubmitIsIdempotent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: "responses: [{text: hi}]"})
+	ctx := context.Background()
+	p := &agentrt.SubmitTurnParams{Agent: "support", Input: "hello", IdempotencyKey: "req-1"}
+	first, err := b.rt.SubmitTurn(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	results := make([]*agentrt.SubmitTurnResult, 8)
+	for i := range results {
+		wg.Go(func() {
+			r, err := b.rt.SubmitTurn(ctx, p)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			results[i] = r
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r == nil || r.TurnID != first.TurnID || r.Created {
+			t.Errorf("replayed submission = %+v, want turn %s not created", r, first.TurnID)
+		}
+	}
+	reqs, err := b.rt.ListRequests(ctx, &agentrt.ListRequestsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 1 {
+		t.Errorf("requests = %d, want 1", len(reqs))
+	}
+	_, err = b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "something else", IdempotencyKey: "req-1"})
+	if !errors.Is(err, agentrt.ErrConflict) {
+		t.Errorf("reusing a key for a different input: err = %v, want ErrConflict", err)
+	}
+}
+
+func TestSubmitRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: "responses: [{text: hi}]"})
+	tests := []struct {
+		name  string
+		p     agentrt.SubmitTurnParams
+		field string
+	}{
+		{"empty input", agentrt.SubmitTurnParams{Agent: "support", Input: "  "}, "input"},
+		{"huge input", agentrt.SubmitTurnParams{Agent: "support", Input: strings.Repeat("x", agentrt.MaxInputBytes+1)}, "input"},
+		{"bad utf-8", agentrt.SubmitTurnParams{Agent: "support", Input: "\xff\xfe"}, "input"},
+		{"unknown agent", agentrt.SubmitTurnParams{Agent: "nobody", Input: "hi"}, "agent"},
+		{"no agent for a new session", agentrt.SubmitTurnParams{Input: "hi"}, "agent"},
+		{"bad session id", agentrt.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "has space"}, "sessionId"},
+		{"bad idempotency key", agentrt.SubmitTurnParams{Agent: "support", Input: "hi", IdempotencyKey: strings.Repeat("k", 200)}, "idempotencyKey"},
+		{"thread of a new session", agentrt.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "new-one", ThreadID: "thr_x"}, "threadId"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := b.rt.SubmitTurn(context.Background(), &tt.p)
+			var inv *agentrt.InvalidError
+			if !errors.As(err, &inv) || inv.Field != tt.field {
+				t.Errorf("err = %v, want InvalidError for %s", err, tt.field)
+			}
+		})
+	}
+	reqs, err := b.rt.ListRequests(context.Background(), &agentrt.ListRequestsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 0 {
+		t.Errorf("rejected submissions left %d requests behind", len(reqs))
+	}
+}
+
+// TestThreadRunsTurnsInOrder: turns on one thread run one after another,
+// and each sees the conversation so far.
+func TestThreadRunsTurnsInOrder(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	rt, err := agentrt.New(agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: rec}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop(ctx)
+	var turns []string
+	for i := range 3 {
+		res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", SessionID: "ses-order", Input: fmt.Sprintf("msg %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, res.TurnID)
+	}
+	for _, id := range turns {
+		if turn, err := rt.WaitTurn(ctx, runtype.Owner{}, id); err != nil || turn.Status != runtype.StatusCompleted {
+			t.Fatalf("turn %s: %v %v", id, turn, err)
+		}
+	}
+	want := [][]string{
+		{"user:msg 0"},
+		{"user:msg 0", "assistant:reply to msg 0", "user:msg 1"},
+		{"user:msg 0", "assistant:reply to msg 0", "user:msg 1", "assistant:reply to msg 1", "user:msg 2"},
+	}
+	if diff := cmp.Diff(want, rec.seen()); diff != "" {
+		t.Errorf("conversations the model saw (-want +got):\n%s", diff)
+	}
+}
+
+// recorder answers every request with "reply to <last user message>".
+type recorder struct {
+	mu   sync.Mutex
+	reqs [][]string
+}
+
+func (r *recorder) Info() model.Info { return model.Info{Kind: "replay", Model: "recorder"} }
+
+func (r *recorder) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	var conv []string
+	var last string
+	for _, m := range req.Messages {
+		conv = append(conv, string(m.Role)+":"+m.Content)
+		if m.Role == runtype.RoleUser {
+			last = m.Content
+		}
+	}
+	r.mu.Lock()
+	r.reqs = append(r.reqs, conv)
+	r.mu.Unlock()
+	return &model.Response{Text: "reply to " + last}, nil
+}
+
+func (r *recorder) seen() [][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reqs
+}
+
+// TestTenantsAreIsolated: one tenant never sees another's sessions,
+// requests or events.
+func TestTenantsAreIsolated(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: "responses: [{text: hi}]"})
+	acme := runtype.Owner{TenantID: "acme", PrincipalID: "alice"}
+	other := runtype.Owner{TenantID: "globex", PrincipalID: "bob"}
+	res, _ := b.submit(t, &agentrt.SubmitTurnParams{Owner: acme, Agent: "support", Input: "secret plan"})
+	ctx := context.Background()
+	if _, err := b.rt.GetSession(ctx, other, res.SessionID); !errors.Is(err, agentrt.ErrNotFound) {
+		t.Errorf("other tenant reading the session: err = %v, want ErrNotFound", err)
+	}
+	reqs, err := b.rt.ListRequests(ctx, &agentrt.ListRequestsParams{Owner: other})
+	if err != nil || len(reqs) != 0 {
+		t.Errorf("other tenant lists %d requests (err %v), want 0", len(reqs), err)
+	}
+	if evs := b.sessionEvents(t, other, res.SessionID); len(evs) != 0 {
+		t.Errorf("other tenant sees %d events", len(evs))
+	}
+	if evs := b.sessionEvents(t, acme, res.SessionID); len(evs) == 0 {
+		t.Error("the owning tenant sees no events")
+	}
+	if _, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: other, Agent: "support", Input: "hi", SessionID: res.SessionID}); !errors.Is(err, agentrt.ErrConflict) {
+		t.Errorf("other tenant submitting into the session: err = %v, want ErrConflict", err)
+	}
+}
+
+// TestInterrupt cancels a running turn through the runtime.
+func TestInterrupt(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	block := tool.Func("block", "Blocks until cancelled.", tool.Annotations{}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	b := setup(t, setupOpts{script: "responses: [{tool_calls: [{name: block}]}]", tools: []tool.Tool{block}, names: []string{"block"}})
+	ctx := context.Background()
+	res, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	status, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, res.TurnID)
+	if err != nil || status != runtype.StatusCancelling {
+		t.Fatalf("InterruptTurn = %s, %v; want cancelling", status, err)
+	}
+	turn, err := b.rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Status != runtype.StatusCancelled || turn.StatusReason != "interrupted" {
+		t.Errorf("turn = %s (%s), want cancelled (interrupted)", turn.Status, turn.StatusReason)
+	}
+	// Interrupting an ended turn is a no-op reporting its status.
+	if status, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, res.TurnID); err != nil || status != runtype.StatusCancelled {
+		t.Errorf("second InterruptTurn = %s, %v", status, err)
+	}
+	if _, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, "turn_nope"); !errors.Is(err, agentrt.ErrNotFound) {
+		t.Errorf("interrupting an unknown turn: %v, want ErrNotFound", err)
+	}
+	b.sessionEvents(t, runtype.Owner{}, res.SessionID)
+}
+
+// TestStopAndCancel cuts running turns off and records why.
+func TestStopAndCancel(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	block := tool.Func("block", "Blocks until cancelled.", tool.Annotations{}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	dir := t.TempDir()
+	s, err := replay.Parse("s.yaml", []byte("responses: [{tool_calls: [{name: block}]}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := agentrt.Config{DataDir: dir, Tools: []tool.Tool{block},
+		Agents: map[string]*agentrt.Agent{"a": {Provider: replay.New(s), Tools: []string{"block"}}}}
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := rt.StopAndCancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "late"}); !errors.Is(err, agentrt.ErrStopped) {
+		t.Errorf("submitting after stop: %v, want ErrStopped", err)
+	}
+	// Reopen the data dir: the cancellation is durable.
+	rt2, err := agentrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer rt2.Stop(ctx)
+	turn, err := rt2.WaitTurn(ctx, runtype.Owner{}, res.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Status != runtype.StatusCancelled || turn.StatusReason != "runtime_stopped" {
+		t.Errorf("turn after restart = %s (%s), want cancelled (runtime_stopped)", turn.Status, turn.StatusReason)
+	}
+	if rt2.RuntimeID() != rt.RuntimeID() {
+		t.Errorf("runtime id changed across restarts: %s → %s", rt.RuntimeID(), rt2.RuntimeID())
+	}
+}
+
+func TestSubscribeResumes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: "responses: [{text: hi}, {text: again}]", sqlite: true})
+	ctx := context.Background()
+	res, _ := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "one"})
+	all := b.sessionEvents(t, runtype.Owner{}, res.SessionID)
+	mid := all[len(all)/2]
+	sub, err := b.rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID, AfterCursor: mid.Cursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// A second turn commits while the subscription is live: Next returns the
+	// rest of the first turn, then the new turn's events as they commit.
+	res2, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: res.SessionID, Input: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.EventID)
+		if e.TurnID == res2.TurnID && (e.Type == event.TurnCompleted || e.Type == event.TurnFailed) {
+			if e.Type != event.TurnCompleted {
+				t.Errorf("second turn ended %s (%s)", e.Type, e.StatusReason)
+			}
+			break
+		}
+	}
+	var want []string
+	for _, e := range b.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		if e.Cursor > mid.Cursor {
+			want = append(want, e.EventID)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resumed stream (-want +got):\n%s", diff)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: "responses: [{text: hi}]", sqlite: true})
+	h := b.rt.Health(context.Background())
+	if h.Status != "ok" || h.Store.Driver != "sqlite" || !h.Store.Durable || h.RuntimeID == "" {
+		t.Errorf("health = %+v", h)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "agentrt.db")); err != nil {
+		t.Errorf("no database in the data dir: %v", err)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	s, _ := replay.Parse("s.yaml", []byte("responses: [{text: hi}]"))
+	p := replay.New(s)
+	tests := []struct {
+		name string
+		cfg  agentrt.Config
+		want string
+	}{
+		{"no agents", agentrt.Config{}, "no agents"},
+		{"no provider", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {}}}, "no model provider"},
+		{"unknown tool", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p, Tools: []string{"nope"}}}}, "nope"},
+		{"missing workspace", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p, Workspace: "/does/not/exist"}}}, "workspace"},
+		{"bad agent name", agentrt.Config{Agents: map[string]*agentrt.Agent{"a b": {Provider: p}}}, "agent name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := agentrt.New(tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,339 @@
+// Package bench implements the agent-loop benchmark workload
+// (../shared/bench/WORKLOAD.md, v1) on the real runtime: the same
+// coordinator, policy evaluation, events and store as agentrt serve, with a
+// stateless scripted model and an echo tool. `agentrt bench loop` runs it
+// and prints one RESULT line.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/tool"
+)
+
+// Options are the workload's parameters.
+type Options struct {
+	Variant string // mem, sqlite or pg
+	S       int    // sessions measured
+	T       int    // tool calls per session
+	C       int    // sessions in flight
+	W       int    // warm-up sessions
+	// Dir is the parent of the fresh temporary directory of the sqlite
+	// variant (default: the system's).
+	Dir string
+	// DSN is the PostgreSQL connection string of the pg variant.
+	DSN string
+	// ProcessStart is when the process started, for setup_s.
+	ProcessStart time.Time
+}
+
+// Result is the RESULT line's JSON.
+type Result struct {
+	Peer                  string            `json:"peer"`
+	Variant               string            `json:"variant"`
+	S                     int               `json:"S"`
+	T                     int               `json:"T"`
+	C                     int               `json:"C"`
+	W                     int               `json:"W"`
+	Steps                 int               `json:"steps"`
+	WallS                 float64           `json:"wall_s"`
+	StepsPerS             float64           `json:"steps_per_s"`
+	WallUsPerStep         float64           `json:"wall_us_per_step"`
+	CPUUsPerStep          float64           `json:"cpu_us_per_step"`
+	SetupS                float64           `json:"setup_s"`
+	MaxRSSMB              float64           `json:"maxrss_mb"`
+	EventsPerSession      float64           `json:"events_per_session"`
+	StoreWritesPerSession float64           `json:"store_writes_per_session"`
+	CommitsPerSession     float64           `json:"commits_per_session"`
+	DBBytes               int64             `json:"db_bytes,omitempty"`
+	Versions              map[string]string `json:"versions"`
+}
+
+// ErrVariantUnsupported is returned for variants this build cannot run.
+var ErrVariantUnsupported = errors.New("variant not supported")
+
+func (o *Options) validate() error {
+	switch o.Variant {
+	case "mem", "sqlite":
+	case "pg":
+		return fmt.Errorf("%w: pg needs the PostgreSQL store, which agentrt does not have yet", ErrVariantUnsupported)
+	default:
+		return fmt.Errorf("%w: %q (want mem, sqlite or pg)", ErrVariantUnsupported, o.Variant)
+	}
+	if o.S < 1 || o.T < 0 || o.C < 1 || o.W < 0 {
+		return fmt.Errorf("invalid parameters: need s ≥ 1, t ≥ 0, c ≥ 1, w ≥ 0")
+	}
+	return nil
+}
+
+// Loop runs the workload and verifies it.
+func Loop(ctx context.Context, o Options) (*Result, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.ProcessStart.IsZero() {
+		o.ProcessStart = time.Now()
+	}
+	cfg := agentrt.Config{
+		Agents: map[string]*agentrt.Agent{"bench": {
+			Provider:    &scriptedModel{t: o.T},
+			Tools:       []string{"echo"},
+			MaxToolHops: o.T + 1,
+		}},
+		Tools:             []tool.Tool{&echoTool{}},
+		MaxConcurrentRuns: o.C,
+	}
+	sm := cfg.Agents["bench"].Provider.(*scriptedModel)
+	echo := cfg.Tools[0].(*echoTool)
+	var dbPath string
+	if o.Variant == "sqlite" {
+		dir, err := os.MkdirTemp(o.Dir, "agentrt-bench-")
+		if err != nil {
+			return nil, fmt.Errorf("creating temp dir: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		cfg.DataDir = dir
+		dbPath = filepath.Join(dir, "agentrt.db")
+	}
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.Start(ctx); err != nil {
+		rt.Stop(ctx)
+		return nil, err
+	}
+	defer rt.Stop(context.WithoutCancel(ctx))
+
+	// Warm-up: sessions S .. S+W-1, same configuration, not measured.
+	if err := runSessions(ctx, rt, o.S, o.S+o.W, o.C, o.T); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	sm.calls.Store(0)
+	echo.calls.Store(0)
+	h0 := rt.Health(ctx)
+	cpu0 := cpuTime()
+	t0 := time.Now()
+	setup := t0.Sub(o.ProcessStart)
+
+	if err := runSessions(ctx, rt, 0, o.S, o.C, o.T); err != nil {
+		return nil, err
+	}
+
+	wall := time.Since(t0)
+	cpu := cpuTime() - cpu0
+	h1 := rt.Health(ctx)
+	if got, want := sm.calls.Load(), int64(o.S*(o.T+1)); got != want {
+		return nil, fmt.Errorf("verification: the model was called %d times, want %d", got, want)
+	}
+	if got, want := echo.calls.Load(), int64(o.S*o.T); got != want {
+		return nil, fmt.Errorf("verification: the tool was called %d times, want %d", got, want)
+	}
+
+	steps := o.S * (2*o.T + 1)
+	s := float64(o.S)
+	res := &Result{
+		Peer: "agentrt", Variant: o.Variant, S: o.S, T: o.T, C: o.C, W: o.W, Steps: steps,
+		WallS:                 wall.Seconds(),
+		StepsPerS:             float64(steps) / wall.Seconds(),
+		WallUsPerStep:         float64(wall.Microseconds()) / float64(steps),
+		CPUUsPerStep:          float64(cpu.Microseconds()) / float64(steps),
+		SetupS:                setup.Seconds(),
+		MaxRSSMB:              maxRSSMB(),
+		EventsPerSession:      float64(h1.Store.LastCursor-h0.Store.LastCursor) / s,
+		StoreWritesPerSession: float64(h1.Store.Writer.Writes+h1.Store.Writer.Enqueued-h0.Store.Writer.Writes-h0.Store.Writer.Enqueued) / s,
+		CommitsPerSession:     float64(h1.Store.Writer.Commits-h0.Store.Writer.Commits) / s,
+		Versions:              versions(),
+	}
+	if dbPath != "" {
+		for _, suffix := range []string{"", "-wal"} {
+			if fi, err := os.Stat(dbPath + suffix); err == nil {
+				res.DBBytes += fi.Size()
+			}
+		}
+	}
+	return res, nil
+}
+
+// runSessions runs sessions [from, to) on c workers taking indexes from a
+// shared counter, and verifies each session's final output.
+func runSessions(ctx context.Context, rt *agentrt.Runtime, from, to, c, t int) error {
+	var (
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		first   error
+	)
+	next.Store(int64(from))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range c {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= to {
+					return
+				}
+				if err := runSession(ctx, rt, i, t); err != nil {
+					errOnce.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+func runSession(ctx context.Context, rt *agentrt.Runtime, i, t int) error {
+	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{
+		Agent:     "bench",
+		Input:     fmt.Sprintf("session %d: call echo %d times, then answer", i, t),
+		SessionID: "s-" + strconv.Itoa(i),
+		Source:    "embed",
+	})
+	if err != nil {
+		return fmt.Errorf("session %d: submitting: %w", i, err)
+	}
+	turn, err := rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID)
+	if err != nil {
+		return fmt.Errorf("session %d: waiting: %w", i, err)
+	}
+	want := fmt.Sprintf("final: session=%d tool_calls=%d", i, t)
+	if turn.Status != runtype.StatusCompleted || turn.Result != want {
+		return fmt.Errorf("verification: session %d ended %s (%s) with %q, want completed with %q", i, turn.Status, turn.StatusReason, turn.Result, want)
+	}
+	return nil
+}
+
+// ToolText is the workload's tool argument: "session={i} turn={k} "
+// padded with x to exactly 200 bytes.
+func ToolText(i, k int) string {
+	s := fmt.Sprintf("session=%d turn=%d ", i, k)
+	if len(s) >= 200 {
+		return s[:200]
+	}
+	return s + strings.Repeat("x", 200-len(s))
+}
+
+// scriptedModel is the workload's model: a pure function of (i, k, T),
+// where i comes from the first user message and k counts tool results.
+type scriptedModel struct {
+	t     int
+	calls atomic.Int64
+}
+
+func (m *scriptedModel) Info() model.Info { return model.Info{Kind: "replay", Model: "bench-scripted"} }
+
+func (m *scriptedModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	m.calls.Add(1)
+	i, k := -1, 0
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case runtype.RoleUser:
+			if i < 0 {
+				i = sessionIndex(msg.Content)
+			}
+		case runtype.RoleTool:
+			k++
+		}
+	}
+	if i < 0 {
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "no session index in the first user message"}
+	}
+	if k < m.t {
+		return &model.Response{
+			ToolCalls: []runtype.MessageToolCall{{
+				ID:        "call_" + strconv.Itoa(i) + "_" + strconv.Itoa(k),
+				Name:      "echo",
+				Arguments: `{"text":"` + ToolText(i, k) + `"}`,
+			}},
+			FinishReason: model.FinishToolCalls,
+		}, nil
+	}
+	return &model.Response{Text: "final: session=" + strconv.Itoa(i) + " tool_calls=" + strconv.Itoa(m.t), FinishReason: model.FinishStop}, nil
+}
+
+// sessionIndex parses i from "session {i}: …", or returns -1.
+func sessionIndex(s string) int {
+	rest, ok := strings.CutPrefix(s, "session ")
+	if !ok {
+		return -1
+	}
+	digits, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(digits)
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+// echoTool returns its input text unchanged.
+type echoTool struct {
+	calls atomic.Int64
+}
+
+var echoSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
+
+func (e *echoTool) Spec() tool.Spec {
+	return tool.Spec{Name: "echo", Description: "Returns its input unchanged.", InputSchema: echoSchema, Source: "go",
+		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true}}
+}
+
+func (e *echoTool) Call(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	e.calls.Add(1)
+	var in struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return nil, fmt.Errorf("decoding echo input: %w", err)
+	}
+	return &tool.Result{Content: in.Text}, nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func maxRSSMB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // Linux reports KiB
+}
+
+func versions() map[string]string {
+	v := map[string]string{"agentrt": agentrt.Version(), "go": runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "modernc.org/sqlite" {
+				v["modernc.org/sqlite"] = d.Version
+			}
+		}
+	}
+	return v
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt/bench"
+)
+
+// processStart approximates when the process started, for setup_s.
+var processStart = time.Now()
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run benchmarks",
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "loop -variant mem|sqlite|pg -s 1000 -t 5 -c 1 -w 20 [-dir PARENT_TMP] [-dsn DSN]",
+		Short: "Run the agent-loop benchmark workload and print one RESULT line",
+		Long: `Run the agent-loop workload (WORKLOAD.md v1) on the real runtime: S sessions, each one
+user message, T echo tool calls and a final answer from a stateless scripted model,
+C sessions in flight, after W warm-up sessions. Prints exactly one line:
+RESULT {"peer":"agentrt","variant":…,"steps_per_s":…,"cpu_us_per_step":…}
+and exits non-zero when verification fails.`,
+		// The workload contract uses single-dash long flags (-variant), which
+		// the standard library's flag package parses; cobra's would not.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs := flag.NewFlagSet("bench loop", flag.ContinueOnError)
+			fs.SetOutput(cmd.ErrOrStderr())
+			o := bench.Options{ProcessStart: processStart}
+			fs.StringVar(&o.Variant, "variant", "mem", "mem, sqlite or pg")
+			fs.IntVar(&o.S, "s", 1000, "sessions measured")
+			fs.IntVar(&o.T, "t", 5, "tool calls per session")
+			fs.IntVar(&o.C, "c", 1, "sessions in flight")
+			fs.IntVar(&o.W, "w", 20, "warm-up sessions")
+			fs.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+			fs.StringVar(&o.DSN, "dsn", "", "PostgreSQL DSN for the pg variant")
+			if err := fs.Parse(args); err != nil {
+				if errors.Is(err, flag.ErrHelp) {
+					return nil
+				}
+				return usageErr("%v", err)
+			}
+			if fs.NArg() > 0 {
+				return usageErr("unexpected arguments: %v", fs.Args())
+			}
+			res, err := bench.Loop(cmd.Context(), o)
+			if err != nil {
+				if errors.Is(err, bench.ErrVariantUnsupported) {
+					return usageErr("%v", err)
+				}
+				return &exitError{code: ExitFailed, err: err}
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "RESULT %s\n", b)
+			return nil
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,87 @@
+// Package cli implements the agentrt command line: run (an agent turn
+// in-process, with a readable timeline or JSON Lines), serve (the HTTP
+// daemon), bench (the agent-loop benchmark) and version. cmd/agentrt only
+// calls Main.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt"
+)
+
+// Exit codes of agentrt commands.
+const (
+	ExitOK     = 0 // completed
+	ExitFailed = 1 // the turn failed or was cancelled; or an operational error
+	ExitUsage  = 2 // bad flags, arguments or configuration
+	ExitParked = 3 // the turn waits for a permission decision or input
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "agentrt:", strings.TrimSpace(ee.err.Error()))
+		}
+		return ee.code
+	}
+	// cobra's own errors: unknown command or flag.
+	fmt.Fprintln(stderr, "agentrt:", err)
+	return ExitUsage
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentrt",
+		Short:         "agentrt runs governed, durable AI agents",
+		Long:          "agentrt runs LLM agent loops (model and tools) and records every step as a durable,\ninspectable Agent Runtime event. See docs/cli.md.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newRunCmd(), newServeCmd(), newBenchCmd(), newVersionCmd())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see %s --help)", err, c.CommandPath())
+	})
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the agentrt version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "agentrt %s\n", agentrt.Version())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+type runFlags struct {
+	config  string
+	agent   string
+	json    bool
+	dataDir string
+	session string
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run --config FILE --agent NAME [flags] INPUT",
+		Short: "Run one turn of an agent in-process and show its timeline",
+		Long: `Run one turn of an agent in this process, on the store in the config's data_dir,
+and print a readable timeline of the run (or, with --json, its events as JSON Lines).
+INPUT is the user's message; "-" reads it from standard input.
+
+Exit codes: 0 completed, 1 failed or cancelled, 2 usage or configuration error,
+3 parked (waiting for a permission decision or input).`,
+		Example: `  agentrt run --config examples/support/agentrt.yaml --agent support "Where is order 1042?"
+  agentrt run --config agentrt.yaml --agent support --json "Where is order 1042?" | jq .type`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTurn(cmd, &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "agentrt.yaml", "the agentrt.yaml to load")
+	fl.StringVar(&f.agent, "agent", "", "the agent to run (default: the only agent in the config)")
+	fl.BoolVar(&f.json, "json", false, "print the events as JSON Lines instead of a timeline")
+	fl.StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
+	fl.StringVar(&f.session, "session", "", "continue this session (or create it with this id)")
+	return cmd
+}
+
+func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
+	input, err := readInput(cmd.InOrStdin(), args)
+	if err != nil {
+		return err
+	}
+	cfg, file, err := agentrt.LoadConfig(f.config)
+	if err != nil {
+		return configErr(err)
+	}
+	if f.dataDir != "" {
+		abs, err := filepath.Abs(f.dataDir)
+		if err != nil {
+			return usageErr("resolving --data-dir: %v", err)
+		}
+		cfg.DataDir = abs
+	}
+	agent := f.agent
+	if agent == "" {
+		names := file.AgentNames()
+		if len(names) != 1 {
+			return usageErr("--agent is required: %s defines %s", f.config, strings.Join(names, ", "))
+		}
+		agent = names[0]
+	}
+	if _, ok := cfg.Agents[agent]; !ok {
+		return usageErr("unknown agent %q: %s defines %s", agent, f.config, strings.Join(file.AgentNames(), ", "))
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		return configErr(err)
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := rt.Start(ctx); err != nil {
+		rt.Stop(context.Background())
+		return &exitError{code: ExitFailed, err: err}
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		rt.StopAndCancel(stopCtx)
+	}()
+
+	from, err := rt.LastCursor(ctx)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: agent, Input: input, SessionID: f.session, Source: "cli"})
+	if err != nil {
+		var inv *agentrt.InvalidError
+		if errors.As(err, &inv) {
+			return usageErr("%v", err)
+		}
+		return &exitError{code: ExitFailed, err: err}
+	}
+	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID, TurnID: res.TurnID, AfterCursor: from})
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	defer sub.Close()
+
+	// The first interrupt asks the runtime to cancel the turn, which then
+	// ends (and is recorded) as cancelled; a second one exits at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(cmd.ErrOrStderr(), "agentrt: interrupting the turn (press Ctrl-C again to quit at once)")
+		rt.InterruptTurn(context.Background(), runtype.Owner{}, res.TurnID)
+		if _, ok := <-sigs; ok {
+			os.Exit(ExitFailed)
+		}
+	}()
+
+	out := cmd.OutOrStdout()
+	var p *timeline
+	if !f.json {
+		p = newTimeline(out, agent, res)
+	}
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			return &exitError{code: ExitFailed, err: fmt.Errorf("following the turn: %w", err)}
+		}
+		if f.json {
+			b, err := e.JSON()
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			out.Write(append(b, '\n'))
+		} else {
+			p.event(e)
+		}
+		if e.TurnID == res.TurnID && endsTurn(e.Type) {
+			break
+		}
+	}
+	turn, err := rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	return exitFor(turn)
+}
+
+// endsTurn reports whether an event is the last one of a turn's run.
+func endsTurn(t event.Type) bool {
+	return t == event.TurnCompleted || t == event.TurnFailed || t == event.TaskWaiting
+}
+
+func exitFor(t *runtype.Turn) error {
+	switch {
+	case t.Status == runtype.StatusCompleted:
+		return nil
+	case t.Status.Parked():
+		return &exitError{code: ExitParked, err: errors.New("")}
+	default:
+		return &exitError{code: ExitFailed, err: errors.New("")}
+	}
+}
+
+func readInput(stdin io.Reader, args []string) (string, error) {
+	if len(args) == 0 {
+		return "", usageErr(`missing INPUT: give the user's message as an argument, or "-" to read it from standard input`)
+	}
+	if len(args) == 1 && args[0] == "-" {
+		b, err := io.ReadAll(io.LimitReader(stdin, agentrt.MaxInputBytes+1))
+		if err != nil {
+			return "", usageErr("reading standard input: %v", err)
+		}
+		return string(b), nil
+	}
+	return strings.Join(args, " "), nil
+}
+
+// configErr reports configuration problems with exit code 2.
+func configErr(err error) error {
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "\n  ")
+	return &exitError{code: ExitUsage, err: fmt.Errorf("invalid configuration:\n  %s", msg)}
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+)
+
+// timeline prints a run's events as a readable, line-oriented story: one
+// block per model hop, one line per policy decision and tool call, and a
+// closing line with the outcome.
+type timeline struct {
+	w     io.Writer
+	start time.Time
+	args  map[string]string // tool call id → arguments preview
+	calls int
+}
+
+func newTimeline(w io.Writer, agent string, res *agentrt.SubmitTurnResult) *timeline {
+	fmt.Fprintf(w, "request %s  agent %s  session %s\n", res.TurnID, agent, res.SessionID)
+	return &timeline{w: w, args: make(map[string]string)}
+}
+
+const (
+	indent  = "        " // as wide as "hop 12  "
+	maxLine = 110
+)
+
+func (t *timeline) event(e *event.Event) {
+	switch p := e.Payload.(type) {
+	case *event.TurnPayload:
+		t.turn(e, p)
+	case *event.ModelCompletedPayload:
+		line := fmt.Sprintf("hop %-3d %-8s%s → %s", p.Hop, "model", providerName(p.Provider), p.Status)
+		if len(p.RequestedTools) > 0 {
+			names := make([]string, len(p.RequestedTools))
+			for i, rt := range p.RequestedTools {
+				names[i] = rt.Name
+			}
+			line += ": " + strings.Join(names, ", ")
+		}
+		if p.Usage.InputTokens+p.Usage.OutputTokens > 0 {
+			line += fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)
+		}
+		fmt.Fprintln(t.w, line)
+		if p.AssistantMessage != "" {
+			fmt.Fprintf(t.w, "%s%-8s\"%s\"\n", indent, "", oneLine(p.AssistantMessage, maxLine))
+		}
+	case *event.ModelFailedPayload:
+		then := "giving up"
+		if p.WillRetry {
+			then = "retrying"
+		}
+		fmt.Fprintf(t.w, "hop %-3d %-8sfailed (%s): %s; %s\n", p.Hop, "model", p.Kind, oneLine(p.Message, maxLine), then)
+	case *event.PermissionPayload:
+		if d := e.PermissionDecision; d != nil {
+			fmt.Fprintf(t.w, "%s%-8s%s %s (%s: %s)\n", indent, "policy", d.Decision, d.ToolName, d.Source, d.ReasonCode)
+		}
+	case *event.ToolStartedPayload:
+		t.args[e.ToolCallID] = p.ArgumentsPreview
+	case *event.ToolResultPayload:
+		t.calls++
+		mark := "→"
+		if p.IsError {
+			mark = "✗"
+		}
+		args := oneLine(t.args[e.ToolCallID], 60)
+		delete(t.args, e.ToolCallID)
+		fmt.Fprintf(t.w, "%s%-8s%s %s %s %s · %s\n", indent, "tool", p.Name, args, mark,
+			oneLine(p.Preview, maxLine-len(args)-len(p.Name)), duration(p.DurationMs))
+	case *event.ActionPayload:
+		if e.Type == event.ActionRequired {
+			fmt.Fprintf(t.w, "%s%-8s%s (%s)\n", indent, "action", oneLine(p.Prompt, maxLine), e.ActionID)
+		}
+	case *event.DiagnosticPayload:
+		fmt.Fprintf(t.w, "%s%-8s%s\n", indent, "runtime", oneLine(p.Message, maxLine))
+	case *event.TaskPayload:
+		if e.Type == event.TaskWaiting {
+			fmt.Fprintf(t.w, "⏸ %s (%s): the turn is parked until someone decides\n", p.Status, p.Reason)
+		}
+	}
+}
+
+func (t *timeline) turn(e *event.Event, p *event.TurnPayload) {
+	switch e.Type {
+	case event.TurnStarted:
+		t.start = e.Timestamp
+	case event.TurnCompleted:
+		fmt.Fprintf(t.w, "✔ completed in %s · %d hops · %d tool calls%s\n", t.elapsed(e), p.Hops, t.calls, tokens(p))
+		if p.ResultPreview != "" {
+			fmt.Fprintf(t.w, "  result: %s\n", p.ResultPreview)
+		}
+	case event.TurnFailed:
+		msg := ""
+		if p.Failure != nil {
+			msg = ": " + p.Failure.Message
+		}
+		fmt.Fprintf(t.w, "✘ %s (%s)%s · %d hops · %d tool calls\n", p.Status, p.Reason, msg, p.Hops, t.calls)
+	}
+}
+
+func (t *timeline) elapsed(e *event.Event) time.Duration {
+	if t.start.IsZero() {
+		return 0
+	}
+	return e.Timestamp.Sub(t.start).Round(time.Millisecond)
+}
+
+func duration(ms int64) string {
+	if ms < 1 {
+		return "<1ms"
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+func tokens(p *event.TurnPayload) string {
+	if p.Usage == nil || p.Usage.InputTokens+p.Usage.OutputTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)
+}
+
+func providerName(p event.ProviderRef) string {
+	if p.Model == "" {
+		return p.Kind
+	}
+	return p.Kind + "/" + p.Model
+}
+
+// oneLine flattens s to one line of at most max runes.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if max < 10 {
+		max = 10
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}

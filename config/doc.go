@@ -1,0 +1,47 @@
+// Package config loads and validates agentrt.yaml, the one file that holds
+// the runtime's settings, its agents and the command tools they may call.
+//
+// # File format
+//
+// A complete file looks like this:
+//
+//	data_dir: .agentrt                 # SQLite file, blobs and API token (default ".agentrt")
+//	server:
+//	  listen: 127.0.0.1:7420           # default 127.0.0.1:7420
+//	agents:
+//	  support:
+//	    instructions: "You triage support requests. Finish with complete_task."
+//	    model: {provider: replay, script: support.replay.yaml}
+//	    tools: [lookup_order, read_file]
+//	    require_completion: true       # default false
+//	    max_tool_hops: 8               # default 8, 1..1000
+//	    workspace: workspace           # optional directory for file and command tools
+//	tools:
+//	  lookup_order:
+//	    description: Look up an order by id.
+//	    input_schema: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
+//	    command: [./tools/lookup_order.sh]
+//	    timeout: 10s                   # Go duration; default: the tool layer's
+//	    env: {REGION: eu}
+//	    annotations: {read_only: true, idempotent: true, destructive: false}
+//
+// Keys may be added in later versions; the keys above keep their meaning.
+// Top-level keys starting with "x-" are ignored, so they can hold YAML
+// anchors that agents and tools merge with "<<: *name".
+//
+// # Paths
+//
+// Relative paths resolve against the folder holding the file and come out
+// absolute and cleaned: data_dir, an agent's workspace and model.script,
+// and a tool's command[0] when it contains a path separator. A bare command
+// name such as "jq" is kept as written and looked up in PATH when the tool
+// runs. Parse checks that the files and directories named exist, and that
+// command files are executable.
+//
+// # Errors
+//
+// Parse reports every problem it finds, not only the first, as [Errors]:
+// one [Error] per problem, each printed as "file:line:column: message" and
+// sorted by position. Unknown keys come with a "did you mean" suggestion
+// when a known key is close.
+package config

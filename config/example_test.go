@@ -1,0 +1,48 @@
+package config_test
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/agentrt/agentrt/config"
+)
+
+func ExampleLoad() {
+	f, err := config.Load("testdata/agentrt.yaml", config.Options{
+		Builtins: []string{"read_file", "list_dir", "write_file", "complete_task"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, name := range f.AgentNames() {
+		a := f.Agents[name]
+		fmt.Printf("%s: %s %s, tools %v, %d hops\n", name, a.Model.Provider, filepath.Base(a.Model.Script), a.Tools, a.MaxToolHops)
+	}
+	fmt.Println(filepath.Base(f.Tools["lookup_order"].Command[0]), f.Tools["lookup_order"].Timeout)
+	// Output:
+	// support: replay support.replay.yaml, tools [lookup_order open_ticket read_file], 8 hops
+	// triage: replay support.replay.yaml, tools [], 8 hops
+	// lookup_order.sh 10s
+}
+
+func ExampleParse_errors() {
+	src := `agents:
+  support:
+    model: {provider: openai, model: gpt-5}
+    tools: [lookup_ordr]
+    max_hops: 8
+tools:
+  lookup_order:
+    input_schema: {type: object}
+    command: [jq]
+    timeout: 10
+`
+	_, err := config.Parse("agentrt.yaml", []byte(src), ".", config.Options{})
+	fmt.Println(err)
+	// Output:
+	// agentrt.yaml:3:23: provider openai is not supported yet in agent "support" (supported: replay)
+	// agentrt.yaml:4:13: agent "support" lists tool "lookup_ordr", which is neither declared under tools nor a builtin; did you mean lookup_order?
+	// agentrt.yaml:5:5: unknown key "max_hops" in agent "support"; did you mean max_tool_hops?
+	// agentrt.yaml:10:14: timeout in tool "lookup_order" must be a duration such as 10s or 1m30s, got integer 10
+}

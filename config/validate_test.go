@@ -1,0 +1,498 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// okAgent is a valid agents section for cases about other sections.
+const okAgent = `agents:
+  a:
+    model: {provider: replay, script: support.replay.yaml}
+`
+
+// TestParseErrors is the golden list of error messages: each input, parsed
+// as agentrt.yaml in a fixture directory, yields exactly these lines.
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		// Documents.
+		{
+			name: "EmptyFile",
+			yaml: "",
+			want: []string{
+				"agentrt.yaml:1:1: empty document; expected a mapping with at least an agents key",
+			},
+		},
+		{
+			name: "OnlyComments",
+			yaml: "# nothing here\n",
+			want: []string{
+				"agentrt.yaml:1:1: empty document; expected a mapping with at least an agents key",
+			},
+		},
+		{
+			name: "TopLevelList",
+			yaml: "- a\n- b\n",
+			want: []string{
+				"agentrt.yaml:1:1: top level must be a mapping, got a list",
+			},
+		},
+		{
+			name: "TopLevelScalar",
+			yaml: "hello\n",
+			want: []string{
+				`agentrt.yaml:1:1: top level must be a mapping, got string "hello"`,
+			},
+		},
+		{
+			name: "TwoDocuments",
+			yaml: okAgent + "---\n" + okAgent,
+			want: []string{
+				"agentrt.yaml:4:1: more than one YAML document; the config is a single document",
+			},
+		},
+		{
+			name: "SyntaxErrorUnclosedFlow",
+			yaml: "agents:\n  a: {model: [1, 2\n",
+			want: []string{
+				"agentrt.yaml:2:14: syntax error: sequence end token ']' not found",
+			},
+		},
+		{
+			name: "SyntaxErrorIndentation",
+			yaml: "agents:\n  a:\n    model: x\n   tools: []\n",
+			want: []string{
+				"agentrt.yaml:4:4: syntax error: value is not allowed in this context",
+			},
+		},
+		{
+			name: "DuplicateKey",
+			yaml: okAgent + "agents: {}\n",
+			want: []string{
+				`agentrt.yaml:4:1: duplicate key "agents" (first defined at line 1, column 1)`,
+			},
+		},
+		{
+			name: "NoAgentsKey",
+			yaml: "data_dir: data\n",
+			want: []string{
+				"agentrt.yaml:1:1: no agents defined; add at least one under agents",
+			},
+		},
+		{
+			name: "AgentsEmptyMapping",
+			yaml: "data_dir: data\nagents: {}\n",
+			want: []string{
+				"agentrt.yaml:2:1: no agents defined; add at least one under agents",
+			},
+		},
+		{
+			name: "AgentsNull",
+			yaml: "agents:\n",
+			want: []string{
+				"agentrt.yaml:1:1: no agents defined; add at least one under agents",
+			},
+		},
+		{
+			name: "AgentsList",
+			yaml: "agents: [a, b]\n",
+			want: []string{
+				"agentrt.yaml:1:9: agents must be a mapping, got a list",
+			},
+		},
+
+		// Unknown keys.
+		{
+			name: "UnknownTopLevelKey",
+			yaml: okAgent + "agent: {}\nlisten: x\n",
+			want: []string{
+				`agentrt.yaml:4:1: unknown top-level key "agent"; did you mean agents?`,
+				`agentrt.yaml:5:1: unknown top-level key "listen"`,
+			},
+		},
+		{
+			name: "UnknownAgentKeySuggestsByWords",
+			yaml: okAgent + "    max_hops: 8\n",
+			want: []string{
+				`agentrt.yaml:4:5: unknown key "max_hops" in agent "a"; did you mean max_tool_hops?`,
+			},
+		},
+		{
+			name: "UnknownAgentKeySuggestsByDistance",
+			yaml: okAgent + "    max_tool_hop: 8\n    Tools: []\n    colour: red\n",
+			want: []string{
+				`agentrt.yaml:4:5: unknown key "max_tool_hop" in agent "a"; did you mean max_tool_hops?`,
+				`agentrt.yaml:5:5: unknown key "Tools" in agent "a"; did you mean tools?`,
+				`agentrt.yaml:6:5: unknown key "colour" in agent "a"`,
+			},
+		},
+		{
+			name: "UnknownKeysInNestedMappings",
+			yaml: "server: {listen: \"127.0.0.1:1\", port: 1}\n" +
+				"agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml, scirpt: x}\n" +
+				"tools:\n  t:\n    input_schema: {type: object}\n    command: [jq]\n    annotation: {}\n" +
+				"    annotations: {readonly: true, idempotnet: true, safe: true}\n",
+			want: []string{
+				`agentrt.yaml:1:33: unknown key "port" in server`,
+				`agentrt.yaml:4:60: unknown key "scirpt" in model of agent "a"; did you mean script?`,
+				`agentrt.yaml:9:5: unknown key "annotation" in tool "t"; did you mean annotations?`,
+				`agentrt.yaml:10:19: unknown key "readonly" in annotations of tool "t"; did you mean read_only?`,
+				`agentrt.yaml:10:35: unknown key "idempotnet" in annotations of tool "t"; did you mean idempotent?`,
+				`agentrt.yaml:10:53: unknown key "safe" in annotations of tool "t"`,
+			},
+		},
+		{
+			name: "ExtensionKeysAreIgnored",
+			yaml: "x-defaults: {anything: [1, 2]}\n" + okAgent,
+			want: nil,
+		},
+
+		// Types.
+		{
+			name: "WrongScalarTypes",
+			yaml: "agents:\n  a:\n    instructions: {text: hi}\n    model: {provider: replay, script: support.replay.yaml}\n" +
+				"    require_completion: yes\n    max_tool_hops: eight\n",
+			want: []string{
+				`agentrt.yaml:3:19: instructions in agent "a" must be a string, got a mapping`,
+				`agentrt.yaml:5:25: require_completion in agent "a" must be true or false, got string "yes"`,
+				`agentrt.yaml:6:20: max_tool_hops in agent "a" must be an integer, got string "eight"`,
+			},
+		},
+		{
+			name: "MaxToolHopsFloatAndHuge",
+			yaml: "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n    max_tool_hops: 8.0\n" +
+				"  b:\n    model: {provider: replay, script: support.replay.yaml}\n    max_tool_hops: 99999999999999999999\n",
+			want: []string{
+				`agentrt.yaml:4:20: max_tool_hops in agent "a" must be an integer, got number 8.0`,
+				`agentrt.yaml:7:20: max_tool_hops in agent "b" must be an integer, got number 99999999999999999999`,
+			},
+		},
+		{
+			name: "MaxToolHopsRange",
+			yaml: "agents:\n" +
+				"  a: {model: {provider: replay, script: support.replay.yaml}, max_tool_hops: 0}\n" +
+				"  b: {model: {provider: replay, script: support.replay.yaml}, max_tool_hops: 1001}\n" +
+				"  c: {model: {provider: replay, script: support.replay.yaml}, max_tool_hops: -3}\n",
+			want: []string{
+				`agentrt.yaml:2:78: max_tool_hops in agent "a" must be between 1 and 1000, got 0`,
+				`agentrt.yaml:3:78: max_tool_hops in agent "b" must be between 1 and 1000, got 1001`,
+				`agentrt.yaml:4:78: max_tool_hops in agent "c" must be between 1 and 1000, got -3`,
+			},
+		},
+		{
+			name: "AgentNotMapping",
+			yaml: "agents:\n  a: just a string\n  b: [x]\n",
+			want: []string{
+				`agentrt.yaml:2:6: agent "a" must be a mapping, got string "just a string"`,
+				`agentrt.yaml:3:6: agent "b" must be a mapping, got a list`,
+			},
+		},
+		{
+			name: "AgentNullNeedsModel",
+			yaml: "agents:\n  a:\n",
+			want: []string{
+				`agentrt.yaml:2:3: model is required in agent "a"`,
+			},
+		},
+		{
+			name: "ToolsListWrongShapes",
+			yaml: "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n    tools: read_file\n" +
+				"  b:\n    model: {provider: replay, script: support.replay.yaml}\n    tools: [read_file, {name: x}, ~]\n",
+			want: []string{
+				`agentrt.yaml:4:12: tools in agent "a" must be a list of tool names, got string "read_file"`,
+				`agentrt.yaml:7:24: tools in agent "b" must list tool names, got a mapping`,
+				`agentrt.yaml:7:35: tools in agent "b" must list tool names, got null`,
+			},
+		},
+		{
+			name: "ServerNotMappingAndBadListen",
+			yaml: okAgent + "server: 7420\n",
+			want: []string{
+				"agentrt.yaml:4:9: server must be a mapping, got integer 7420",
+			},
+		},
+		{
+			name: "BadListen",
+			yaml: okAgent + "server:\n  listen: localhost\n",
+			want: []string{
+				`agentrt.yaml:5:11: server.listen must be host:port such as 127.0.0.1:7420, got "localhost"`,
+			},
+		},
+		{
+			name: "DataDirWrongTypes",
+			yaml: okAgent + "data_dir: [a]\n",
+			want: []string{
+				"agentrt.yaml:4:11: data_dir must be a string, got a list",
+			},
+		},
+
+		// Models.
+		{
+			name: "ModelMissing",
+			yaml: "agents:\n  a:\n    instructions: hi\n",
+			want: []string{
+				`agentrt.yaml:2:3: model is required in agent "a"`,
+			},
+		},
+		{
+			name: "ModelNotMapping",
+			yaml: "agents:\n  a:\n    model: replay\n",
+			want: []string{
+				`agentrt.yaml:3:12: model in agent "a" must be a mapping, got string "replay"`,
+			},
+		},
+		{
+			name: "ProviderMissing",
+			yaml: "agents:\n  a:\n    model: {script: support.replay.yaml}\n",
+			want: []string{
+				`agentrt.yaml:3:5: model.provider is required in agent "a"`,
+			},
+		},
+		{
+			name: "ProvidersNotSupportedYet",
+			yaml: "agents:\n" +
+				"  a: {model: {provider: openai, model: gpt-5}}\n" +
+				"  b: {model: {provider: anthropic, model: claude}}\n" +
+				"  c: {model: {provider: openai_compatible}}\n",
+			want: []string{
+				`agentrt.yaml:2:25: provider openai is not supported yet in agent "a" (supported: replay)`,
+				`agentrt.yaml:3:25: provider anthropic is not supported yet in agent "b" (supported: replay)`,
+				`agentrt.yaml:4:25: provider openai_compatible is not supported yet in agent "c" (supported: replay)`,
+			},
+		},
+		{
+			name: "UnknownProvider",
+			yaml: "agents:\n  a: {model: {provider: replya, script: support.replay.yaml}}\n  b: {model: {provider: gemini}}\n",
+			want: []string{
+				`agentrt.yaml:2:25: unknown model provider "replya" in agent "a"; did you mean replay?`,
+				`agentrt.yaml:3:25: unknown model provider "gemini" in agent "b" (supported: replay)`,
+			},
+		},
+		{
+			name: "ReplayWithoutScript",
+			yaml: "agents:\n  a:\n    model:\n      provider: replay\n",
+			want: []string{
+				`agentrt.yaml:3:5: model.script is required in agent "a" for provider replay`,
+			},
+		},
+		{
+			name: "ReplayScriptMissingOrDirectory",
+			yaml: "agents:\n  a: {model: {provider: replay, script: nope.yaml}}\n  b: {model: {provider: replay, script: ws}}\n",
+			want: []string{
+				`agentrt.yaml:2:41: model.script "nope.yaml" in agent "a" does not exist (resolved to $DIR/nope.yaml)`,
+				`agentrt.yaml:3:41: model.script "ws" in agent "b" is a directory, not a file`,
+			},
+		},
+
+		// Names.
+		{
+			name: "BadNames",
+			yaml: "agents:\n  \"has space\":\n    model: {provider: replay, script: support.replay.yaml}\n" +
+				"  " + strings.Repeat("a", 65) + ":\n    model: {provider: replay, script: support.replay.yaml}\n" +
+				"tools:\n  bad.name:\n    input_schema: {type: object}\n    command: [jq]\n",
+			want: []string{
+				`agentrt.yaml:2:3: invalid agent name "has space": use 1 to 64 letters, digits, '_' or '-'`,
+				`agentrt.yaml:4:3: invalid agent name "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": use 1 to 64 letters, digits, '_' or '-'`,
+				`agentrt.yaml:7:3: invalid tool name "bad.name": use 1 to 64 letters, digits, '_' or '-'`,
+			},
+		},
+
+		// Tool references.
+		{
+			name: "AgentListsUnknownTools",
+			yaml: "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n" +
+				"    tools: [lookup_ordr, read_fil, read_file, complete_task, frobnicate]\n" +
+				"tools:\n  lookup_order:\n    input_schema: {type: object}\n    command: [jq]\n",
+			want: []string{
+				`agentrt.yaml:4:13: agent "a" lists tool "lookup_ordr", which is neither declared under tools nor a builtin; did you mean lookup_order?`,
+				`agentrt.yaml:4:26: agent "a" lists tool "read_fil", which is neither declared under tools nor a builtin; did you mean read_file?`,
+				`agentrt.yaml:4:62: agent "a" lists tool "frobnicate", which is neither declared under tools nor a builtin`,
+			},
+		},
+		{
+			name: "AgentListsToolTwice",
+			yaml: okAgent + "    tools: [read_file, list_dir, read_file]\n",
+			want: []string{
+				`agentrt.yaml:4:34: tool "read_file" is listed twice in agent "a"`,
+			},
+		},
+		{
+			name: "ToolShadowsBuiltin",
+			yaml: okAgent + "tools:\n  read_file:\n    input_schema: {type: object}\n    command: [cat]\n",
+			want: []string{
+				`agentrt.yaml:5:3: tool "read_file" has the same name as a builtin tool; rename it`,
+			},
+		},
+
+		// Tools.
+		{
+			name: "ToolsNotMapping",
+			yaml: okAgent + "tools: [a]\n",
+			want: []string{
+				"agentrt.yaml:4:8: tools must be a mapping, got a list",
+			},
+		},
+		{
+			name: "ToolMissingCommandAndSchema",
+			yaml: okAgent + "tools:\n  t:\n    description: does nothing\n  u:\n",
+			want: []string{
+				`agentrt.yaml:5:3: command is required in tool "t"`,
+				`agentrt.yaml:5:3: input_schema is required in tool "t"`,
+				`agentrt.yaml:7:3: command is required in tool "u"`,
+				`agentrt.yaml:7:3: input_schema is required in tool "u"`,
+			},
+		},
+		{
+			name: "CommandShapes",
+			yaml: okAgent + "tools:\n" +
+				"  empty: {input_schema: {type: object}, command: []}\n" +
+				"  scalar: {input_schema: {type: object}, command: ./tools/run.sh --flag}\n" +
+				"  blank: {input_schema: {type: object}, command: [\"\", x]}\n" +
+				"  nested: {input_schema: {type: object}, command: [jq, [x]]}\n",
+			want: []string{
+				`agentrt.yaml:5:50: command in tool "empty" must not be empty`,
+				`agentrt.yaml:6:51: command in tool "scalar" must be a list such as [./tools/run.sh, --flag], got string "./tools/run.sh --flag"`,
+				`agentrt.yaml:7:51: command[0] in tool "blank" must not be empty`,
+				`agentrt.yaml:8:56: command[1] in tool "nested" must be a string, got a list`,
+			},
+		},
+		{
+			name: "CommandFiles",
+			yaml: okAgent + "tools:\n" +
+				"  missing: {input_schema: {type: object}, command: [./tools/missing.sh]}\n" +
+				"  plain: {input_schema: {type: object}, command: [./tools/plain.sh]}\n" +
+				"  dir: {input_schema: {type: object}, command: [./tools]}\n",
+			want: []string{
+				`agentrt.yaml:5:53: command "./tools/missing.sh" in tool "missing" does not exist (resolved to $DIR/tools/missing.sh)`,
+				`agentrt.yaml:6:51: command "./tools/plain.sh" in tool "plain" is not executable (chmod +x $DIR/tools/plain.sh)`,
+				`agentrt.yaml:7:49: command "./tools" in tool "dir" is a directory, not a file`,
+			},
+		},
+		{
+			name: "InputSchemaShapes",
+			yaml: okAgent + "tools:\n" +
+				"  string: {command: [jq], input_schema: {type: string}}\n" +
+				"  notype: {command: [jq], input_schema: {properties: {}}}\n" +
+				"  scalar: {command: [jq], input_schema: object}\n" +
+				"  props: {command: [jq], input_schema: {type: object, properties: [a], required: a}}\n" +
+				"  inf: {command: [jq], input_schema: {type: object, maximum: .inf}}\n",
+			want: []string{
+				`agentrt.yaml:5:48: input_schema in tool "string" must have type: object, got string "string"`,
+				`agentrt.yaml:6:27: input_schema in tool "notype" must have type: object`,
+				`agentrt.yaml:7:41: input_schema in tool "scalar" must be a mapping holding a JSON Schema, got string "object"`,
+				`agentrt.yaml:8:67: input_schema.properties in tool "props" must be a mapping, got a list`,
+				`agentrt.yaml:8:82: input_schema.required in tool "props" must be a list of property names, got string "a"`,
+				`agentrt.yaml:9:62: input_schema in tool "inf": number .inf cannot be represented in JSON`,
+			},
+		},
+		{
+			name: "Timeouts",
+			yaml: okAgent + "tools:\n" +
+				"  words: {command: [jq], input_schema: {type: object}, timeout: 10 seconds}\n" +
+				"  bare: {command: [jq], input_schema: {type: object}, timeout: 10}\n" +
+				"  zero: {command: [jq], input_schema: {type: object}, timeout: 0s}\n" +
+				"  negative: {command: [jq], input_schema: {type: object}, timeout: -5s}\n",
+			want: []string{
+				`agentrt.yaml:5:65: timeout in tool "words" must be a duration such as 10s or 1m30s, got string "10 seconds"`,
+				`agentrt.yaml:6:64: timeout in tool "bare" must be a duration such as 10s or 1m30s, got integer 10`,
+				`agentrt.yaml:7:64: timeout in tool "zero" must be positive, got string "0s"`,
+				`agentrt.yaml:8:68: timeout in tool "negative" must be positive, got string "-5s"`,
+			},
+		},
+		{
+			name: "EnvShapes",
+			yaml: okAgent + "tools:\n" +
+				"  t:\n    command: [jq]\n    input_schema: {type: object}\n" +
+				"    env: {GOOD: 1, BAD-NAME: x, NESTED: {a: b}}\n" +
+				"  u: {command: [jq], input_schema: {type: object}, env: [A=b]}\n",
+			want: []string{
+				`agentrt.yaml:8:20: env key "BAD-NAME" in tool "t" is not a valid variable name`,
+				`agentrt.yaml:8:41: env NESTED in tool "t" must be a string, got a mapping`,
+				`agentrt.yaml:9:57: env in tool "u" must be a mapping, got a list`,
+			},
+		},
+		{
+			name: "Annotations",
+			yaml: okAgent + "tools:\n" +
+				"  t:\n    command: [jq]\n    input_schema: {type: object}\n" +
+				"    annotations: {read_only: true, destructive: true, idempotent: sure}\n",
+			want: []string{
+				`agentrt.yaml:8:5: annotations in tool "t" cannot be both read_only and destructive`,
+				`agentrt.yaml:8:67: annotations.idempotent in tool "t" must be true or false, got string "sure"`,
+			},
+		},
+
+		// Paths.
+		{
+			name: "WorkspaceMissingOrFile",
+			yaml: "agents:\n" +
+				"  a: {model: {provider: replay, script: support.replay.yaml}, workspace: nope}\n" +
+				"  b: {model: {provider: replay, script: support.replay.yaml}, workspace: notes.txt}\n" +
+				"  c: {model: {provider: replay, script: support.replay.yaml}, workspace: \"\"}\n",
+			want: []string{
+				`agentrt.yaml:2:74: workspace "nope" in agent "a" does not exist (resolved to $DIR/nope)`,
+				`agentrt.yaml:3:74: workspace "notes.txt" in agent "b" is not a directory`,
+				`agentrt.yaml:4:74: workspace in agent "c" must not be empty`,
+			},
+		},
+		{
+			name: "DataDirIsFile",
+			yaml: okAgent + "data_dir: notes.txt\n",
+			want: []string{
+				`agentrt.yaml:4:11: data_dir "notes.txt" is not a directory`,
+			},
+		},
+
+		// Anchors.
+		{
+			name: "UnknownAlias",
+			yaml: "agents:\n  a:\n    model: *base\n",
+			want: []string{
+				"agentrt.yaml:3:12: unknown alias *base",
+			},
+		},
+		{
+			name: "MistakeInMergedAnchorReportedPerAgent",
+			yaml: "x-base: &base\n  model: {provider: replay, script: support.replay.yaml}\n  max_hops: 3\n" +
+				"agents:\n  a: {<<: *base}\n  b: {<<: *base}\n",
+			want: []string{
+				`agentrt.yaml:3:3: unknown key "max_hops" in agent "a"; did you mean max_tool_hops?`,
+				`agentrt.yaml:3:3: unknown key "max_hops" in agent "b"; did you mean max_tool_hops?`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := fixture(t)
+			f, err := Parse("agentrt.yaml", []byte(tt.yaml), dir, Options{Builtins: builtins})
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Parse: unexpected error:\n%v", err)
+				}
+				if f == nil {
+					t.Fatal("Parse returned neither a file nor an error")
+				}
+				return
+			}
+			if f != nil {
+				t.Errorf("Parse returned a file along with errors")
+			}
+			if err == nil {
+				t.Fatal("Parse: no error")
+			}
+			got := errorLines(t, err, dir)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("errors mismatch (-want +got):\n%s\ngot:\n%s", diff, "\t\""+strings.Join(got, "\",\n\t\"")+"\",")
+			}
+		})
+	}
+}

@@ -1,0 +1,377 @@
+// Package httpapi serves a Runtime over HTTP: the control plane as JSON
+// endpoints, the event log as a resumable Server-Sent Events stream, health
+// probes and an OpenAPI document. Routes use the standard library's
+// ServeMux patterns; every /v1 route requires the bearer token.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// MaxBodyBytes bounds request bodies.
+const MaxBodyBytes = 2 << 20
+
+// TokenFile is the name of the API token file in the data directory.
+const TokenFile = "api-token"
+
+// Config configures a Server.
+type Config struct {
+	// Token is the bearer token every /v1 request must present. Required.
+	Token string
+	// Owner is whose work authenticated requests act as. Default
+	// agentrt.DefaultTenant and principal "operator".
+	Owner  runtype.Owner
+	Logger *slog.Logger
+	// Heartbeat is the interval of SSE keep-alive comments. Default 15s.
+	Heartbeat time.Duration
+}
+
+// Server is the HTTP face of a Runtime.
+type Server struct {
+	rt      *agentrt.Runtime
+	cfg     Config
+	handler http.Handler
+}
+
+// New returns a Server for rt.
+func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
+	if len(cfg.Token) < 16 {
+		return nil, errors.New("httpapi: a bearer token of at least 16 characters is required")
+	}
+	if cfg.Owner.TenantID == "" {
+		cfg.Owner.TenantID = agentrt.DefaultTenant
+	}
+	if cfg.Owner.PrincipalID == "" {
+		cfg.Owner.PrincipalID = "operator"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	s := &Server{rt: rt, cfg: cfg}
+	mux := http.NewServeMux()
+	for _, r := range s.routes() {
+		h := r.handler
+		if r.auth {
+			h = s.authenticate(h)
+		}
+		mux.Handle(r.pattern, h)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	s.handler = mux
+	return s, nil
+}
+
+// Handler returns the server's root handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+type route struct {
+	pattern string // "METHOD /path"
+	auth    bool
+	handler http.HandlerFunc
+}
+
+// routes lists every endpoint; the OpenAPI document describes exactly these
+// (a test holds them together).
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /healthz", false, s.healthz},
+		{"GET /readyz", false, s.readyz},
+		{"GET /v1/health", true, s.health},
+		{"GET /v1/openapi.json", true, s.openapi},
+		{"POST /v1/turns", true, s.submitTurn},
+		{"POST /v1/turns/{turnId}/interrupt", true, s.interruptTurn},
+		{"GET /v1/requests", true, s.listRequests},
+		{"GET /v1/requests/{turnId}", true, s.getRequest},
+		{"GET /v1/sessions", true, s.listSessions},
+		{"GET /v1/sessions/{sessionId}", true, s.getSession},
+		{"GET /v1/sessions/{sessionId}/threads/{threadId}", true, s.getThreadRead},
+		{"GET /v1/events", true, s.events},
+	}
+}
+
+func (s *Server) authenticate(next http.HandlerFunc) http.HandlerFunc {
+	want := []byte("Bearer " + s.cfg.Token)
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
+			reason := "missing bearer token"
+			if len(got) > 0 {
+				reason = "wrong bearer token"
+			}
+			writeError(w, http.StatusUnauthorized, "unauthorized", reason)
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	h := s.rt.Health(r.Context())
+	code := http.StatusOK
+	if h.Status != "ok" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"status": h.Status, "problems": h.Problems})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	h := s.rt.Health(r.Context())
+	code := http.StatusOK
+	if h.Status != "ok" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, h)
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openapiJSON)
+}
+
+// SubmitTurnRequest is the body of POST /v1/turns.
+type SubmitTurnRequest struct {
+	Agent          string `json:"agent"`
+	Input          string `json:"input"`
+	SessionID      string `json:"sessionId,omitempty"`
+	ThreadID       string `json:"threadId,omitempty"`
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+}
+
+func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
+	var req SubmitTurnRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if h := r.Header.Get("Idempotency-Key"); h != "" {
+		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
+			writeError(w, http.StatusBadRequest, "invalid_request", "the Idempotency-Key header and the idempotencyKey field differ")
+			return
+		}
+		req.IdempotencyKey = h
+	}
+	res, err := s.rt.SubmitTurn(r.Context(), &agentrt.SubmitTurnParams{
+		Owner: s.cfg.Owner, Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
+		ThreadID: req.ThreadID, IdempotencyKey: req.IdempotencyKey, Source: "api",
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	code := http.StatusAccepted
+	if !res.Created {
+		code = http.StatusOK
+	}
+	w.Header().Set("Location", "/v1/requests/"+res.TurnID)
+	writeJSON(w, code, res)
+}
+
+func (s *Server) interruptTurn(w http.ResponseWriter, r *http.Request) {
+	status, err := s.rt.InterruptTurn(r.Context(), s.cfg.Owner, r.PathValue("turnId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"turnId": r.PathValue("turnId"), "status": status})
+}
+
+func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, ok := intParam(w, q.Get("limit"), "limit")
+	if !ok {
+		return
+	}
+	reqs, err := s.rt.ListRequests(r.Context(), &agentrt.ListRequestsParams{
+		Owner: s.cfg.Owner, SessionID: q.Get("sessionId"), Status: runtype.TaskStatus(q.Get("status")),
+		BeforeID: q.Get("before"), Limit: limit,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"requests": reqs})
+}
+
+func (s *Server) getRequest(w http.ResponseWriter, r *http.Request) {
+	req, err := s.rt.GetRequest(r.Context(), s.cfg.Owner, r.PathValue("turnId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, req)
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, ok := intParam(w, q.Get("limit"), "limit")
+	if !ok {
+		return
+	}
+	ss, err := s.rt.ListSessions(r.Context(), &agentrt.ListSessionsParams{Owner: s.cfg.Owner, BeforeID: q.Get("before"), Limit: limit})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": ss})
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.rt.GetSession(r.Context(), s.cfg.Owner, r.PathValue("sessionId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, snap)
+}
+
+func (s *Server) getThreadRead(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.rt.GetThreadRead(r.Context(), s.cfg.Owner, r.PathValue("sessionId"), r.PathValue("threadId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, snap)
+}
+
+// decodeBody decodes a JSON object body strictly, answering 4xx itself
+// when it cannot.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json, not "+ct)
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+		case errors.Is(err, io.EOF):
+			writeError(w, http.StatusBadRequest, "invalid_json", "the body is empty; want a JSON object")
+		default:
+			writeError(w, http.StatusBadRequest, "invalid_json", "decoding the body: "+err.Error())
+		}
+		return false
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
+		return false
+	}
+	return true
+}
+
+func intParam(w http.ResponseWriter, v, name string) (int, bool) {
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("%s must be a non-negative integer, not %q", name, v))
+		return 0, false
+	}
+	return n, true
+}
+
+// writeErr maps runtime errors to statuses.
+func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+	var inv *agentrt.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+	case errors.Is(err, agentrt.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, agentrt.ErrConflict):
+		writeError(w, http.StatusConflict, "conflict", err.Error())
+	case errors.Is(err, agentrt.ErrStopped):
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody reads the answer.
+	default:
+		s.cfg.Logger.Error("serving request", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "internal error; see the server log")
+	}
+}
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, kind, msg string) {
+	var b ErrorBody
+	b.Error.Code, b.Error.Message = kind, msg
+	writeJSON(w, code, b)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// LoadOrCreateToken reads the API token from dataDir, creating a random one
+// (file mode 0600) on first use. created reports whether it was new.
+func LoadOrCreateToken(dataDir string) (token string, created bool, err error) {
+	path := filepath.Join(dataDir, TokenFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		t := strings.TrimSpace(string(b))
+		if len(t) < 16 {
+			return "", false, fmt.Errorf("reading API token: %s holds fewer than 16 characters", path)
+		}
+		return t, false, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", false, fmt.Errorf("reading API token: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", false, fmt.Errorf("creating data dir: %w", err)
+	}
+	raw := make([]byte, 24)
+	rand.Read(raw)
+	token = "art_" + hex.EncodeToString(raw)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", false, fmt.Errorf("creating API token: %w", err)
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("writing API token: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", false, fmt.Errorf("writing API token: %w", err)
+	}
+	return token, true, nil
+}

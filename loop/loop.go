@@ -1,0 +1,202 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/tool"
+)
+
+// Cancellation causes. Cancel a run's context with one of them (through
+// context.WithCancelCause) to end it cancelled with a matching reason.
+var (
+	// ErrInterrupted: a caller asked to interrupt the turn.
+	ErrInterrupted = errors.New("turn interrupted")
+	// ErrStop: the runtime is shutting down and cancelled running work.
+	ErrStop = errors.New("runtime stopping")
+)
+
+// DefaultMaxToolHops applies when an Agent's MaxToolHops is zero.
+const DefaultMaxToolHops = 8
+
+// Agent is everything a run needs to know about who acts.
+type Agent struct {
+	Name         string
+	Instructions string
+	Provider     model.Provider
+	// Tools is the agent's inventory. The coordinator adds complete_task
+	// from the registry when RequireCompletion is set and it is missing.
+	Tools             []tool.Tool
+	RequireCompletion bool
+	MaxToolHops       int
+	// Workspace is the agent's workspace root for file tools; WorkspaceDir
+	// its path. Both are empty when the agent has none.
+	Workspace    *os.Root
+	WorkspaceDir string
+}
+
+// Config holds a Coordinator's dependencies.
+type Config struct {
+	RuntimeID string
+	Writer    *store.Writer
+	// Registry validates tool input against the tools' schemas.
+	Registry *tool.Registry
+	Policy   policy.Evaluator
+	IDs      *runtype.IDGen
+	Logger   *slog.Logger
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// Sleep waits between model retries; it returns early with ctx's
+	// cause. Defaults to a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// ModelRetries is how many times a retryable model failure is retried
+	// in one hop. Default 2; negative means none.
+	ModelRetries int
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Policy == nil {
+		c.Policy = policy.DefaultEvaluator{}
+	}
+	if c.IDs == nil {
+		c.IDs = runtype.NewIDGen(c.Now)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleep
+	}
+	if c.ModelRetries == 0 {
+		c.ModelRetries = 2
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.Writer == nil {
+		return errors.New("loop config: Writer is required")
+	}
+	if c.Registry == nil {
+		return errors.New("loop config: Registry is required")
+	}
+	return nil
+}
+
+// Coordinator runs turns. It is safe for concurrent use by many runs.
+type Coordinator struct {
+	cfg Config
+}
+
+// New returns a Coordinator.
+func New(cfg Config) (*Coordinator, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Coordinator{cfg: cfg}, nil
+}
+
+// Job is one turn to run. The coordinator copies Turn and Task and never
+// modifies them; the Outcome says how the run ended.
+type Job struct {
+	Agent *Agent
+	Turn  *runtype.Turn
+	Task  *runtype.Task
+	// History is the thread's conversation before this turn, in order.
+	History []runtype.Message
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	Status  runtype.TaskStatus
+	Reason  string
+	Result  string
+	Failure *runtype.Failure
+	Run     runtype.Run
+}
+
+// Run executes job's turn to its end (terminal or parked) and returns the
+// outcome. It returns an error only when facts could not be made durable;
+// the turn's state is then whatever the store last committed.
+func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
+	r, err := c.newRun(job)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.execute(ctx)
+	if err != nil {
+		c.cfg.Logger.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "run ended without durable outcome",
+			slog.String("sessionId", job.Turn.SessionID), slog.String("turnId", job.Turn.ID), slog.Any("err", err))
+	}
+	return out, err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// retryDelay is capped exponential backoff with jitter, or the provider's
+// Retry-After when it gave one.
+func retryDelay(attempt int, retryAfter time.Duration) time.Duration {
+	const (
+		base     = 500 * time.Millisecond
+		maxDelay = 10 * time.Second
+		maxAfter = 60 * time.Second
+	)
+	if retryAfter > 0 {
+		return min(retryAfter, maxAfter)
+	}
+	d := min(base<<(attempt-1), maxDelay)
+	return d/2 + rand.N(d/2+1)
+}
+
+// cancelReason maps a cancelled context's cause to a status reason.
+func cancelReason(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), ErrStop) {
+		return "runtime_stopped"
+	}
+	return string(runtype.FailureInterrupted)
+}
+
+// failuref builds a persisted failure.
+func failuref(kind runtype.FailureKind, format string, args ...any) *runtype.Failure {
+	return &runtype.Failure{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// summarize lists an inventory for tool.catalog.resolved.
+func summarize(tools []tool.Tool) []event.ToolSummary {
+	out := make([]event.ToolSummary, len(tools))
+	for i, t := range tools {
+		s := t.Spec()
+		out[i] = event.ToolSummary{
+			Name:        s.Name,
+			Source:      s.Source,
+			ReadOnly:    s.Annotations.ReadOnly,
+			Destructive: s.Annotations.Destructive,
+			Idempotent:  s.Annotations.Idempotent,
+		}
+	}
+	return out
+}

@@ -1,0 +1,433 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/tool"
+)
+
+// reminder is the grace-hop message for agents that require completion.
+const reminder = "Reminder from the runtime: this task is not finished until you call the " +
+	tool.CompleteTaskName + " tool with the result. Continue with your tools, or call " +
+	tool.CompleteTaskName + " now."
+
+// run is the state of one run. It is used by one goroutine.
+type run struct {
+	c     *Coordinator
+	cfg   *Config
+	agent *Agent
+
+	tools    map[string]tool.Tool
+	toolDefs []model.ToolDefinition
+	catalog  []event.ToolSummary
+
+	// The records this run owns. Batches get copies: the writer reads
+	// them concurrently with the next step.
+	turn runtype.Turn
+	task runtype.Task
+	rec  runtype.Run
+	job  *Job
+
+	messages []runtype.Message
+	usedIDs  map[string]struct{} // tool call ids already in the thread
+	turnSpan string
+	toolHops int
+	grace    bool // a reminder was given and the model has not called tools since
+	pending  []*store.Pending
+}
+
+func (c *Coordinator) newRun(job *Job) (*run, error) {
+	a := job.Agent
+	r := &run{
+		c:        c,
+		cfg:      &c.cfg,
+		agent:    a,
+		job:      job,
+		turn:     *job.Turn,
+		task:     *job.Task,
+		tools:    make(map[string]tool.Tool, len(a.Tools)+1),
+		messages: append(make([]runtype.Message, 0, len(job.History)+16), job.History...),
+		usedIDs:  make(map[string]struct{}),
+		turnSpan: c.cfg.IDs.SpanID(),
+	}
+	inventory := a.Tools
+	if a.RequireCompletion && !hasTool(inventory, tool.CompleteTaskName) {
+		t, ok := c.cfg.Registry.Lookup(tool.CompleteTaskName)
+		if !ok {
+			return nil, fmt.Errorf("agent %q requires completion but no %s tool is registered", a.Name, tool.CompleteTaskName)
+		}
+		inventory = append(inventory[:len(inventory):len(inventory)], t)
+	}
+	r.toolDefs = make([]model.ToolDefinition, 0, len(inventory))
+	for _, t := range inventory {
+		s := t.Spec()
+		r.tools[s.Name] = t
+		r.toolDefs = append(r.toolDefs, model.ToolDefinition{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema})
+	}
+	r.catalog = summarize(inventory)
+	for _, m := range job.History {
+		for _, tc := range m.ToolCalls {
+			r.usedIDs[tc.ID] = struct{}{}
+		}
+	}
+	return r, nil
+}
+
+func hasTool(tools []tool.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Spec().Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) maxToolHops() int {
+	if r.agent.MaxToolHops > 0 {
+		return r.agent.MaxToolHops
+	}
+	return DefaultMaxToolHops
+}
+
+// execute runs the turn to its end.
+func (r *run) execute(ctx context.Context) (*Outcome, error) {
+	r.enqueue(r.startBatch())
+	for {
+		if ctx.Err() != nil {
+			return r.cancel(ctx, &store.Batch{})
+		}
+		out, err := r.hop(ctx)
+		if err != nil {
+			return r.storeFailed(ctx, err)
+		}
+		if out != nil {
+			return out, nil
+		}
+	}
+}
+
+func (r *run) startBatch() *store.Batch {
+	now := r.cfg.Now().UTC()
+	r.rec = runtype.Run{
+		ID:        r.cfg.IDs.New(runtype.PrefixRun),
+		TaskID:    r.task.ID,
+		TurnID:    r.turn.ID,
+		SessionID: r.turn.SessionID,
+		ThreadID:  r.turn.ThreadID,
+		Owner:     r.turn.Owner,
+		Attempt:   1,
+		Status:    runtype.StatusRunning,
+		StartedAt: now,
+	}
+	r.turn.Status, r.turn.StartedAt, r.turn.RunID = runtype.StatusRunning, now, r.rec.ID
+	r.task.Status, r.task.StartedAt, r.task.UpdatedAt, r.task.CurrentRunID = runtype.StatusRunning, now, now, r.rec.ID
+	b := &store.Batch{}
+	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
+	r.addRecords(b)
+	b.Events = append(b.Events,
+		r.event(event.TurnStarted, "", "", &event.TurnPayload{Status: runtype.StatusRunning, Agent: r.agent.Name}),
+		r.event(event.TaskStarted, "", "", &event.TaskPayload{Status: runtype.StatusRunning, Objective: r.task.Objective}),
+		r.event(event.TaskAttemptStarted, "", "", &event.AttemptPayload{Attempt: r.rec.Attempt, Status: runtype.StatusRunning}),
+		r.event(event.ToolCatalogResolved, "", "", &event.ToolCatalogPayload{Tools: r.catalog}),
+	)
+	return b
+}
+
+// hop makes one model call and runs the tools it requests. It returns a
+// non-nil Outcome when the run ended, and an error when a write failed.
+func (r *run) hop(ctx context.Context) (*Outcome, error) {
+	r.rec.Hops++
+	stepID, span := r.cfg.IDs.New(runtype.PrefixStep), r.cfg.IDs.SpanID()
+	start := r.cfg.Now()
+	resp, err := r.generate(ctx, stepID, span)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.cancel(ctx, &store.Batch{})
+		}
+		me := model.AsError(err)
+		kind := runtype.FailureModel
+		if me.Kind == model.ErrScriptExhausted {
+			kind = runtype.FailureScriptExhausted
+		}
+		return r.finish(ctx, &store.Batch{}, runtype.StatusFailed, string(kind), "",
+			&runtype.Failure{Kind: kind, Message: me.Error(), Retryable: me.Retryable()})
+	}
+	r.rec.Usage = r.rec.Usage.Add(resp.Usage)
+	r.turn.Usage = r.rec.Usage
+
+	calls := r.assignCallIDs(resp.ToolCalls)
+	b := &store.Batch{}
+	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{
+		Role: runtype.RoleAssistant, Content: resp.Text, ToolCalls: calls,
+	}))
+	completed := r.modelCompleted(resp, calls, stepID, span, start)
+	if len(resp.Raw) > 0 {
+		blob := r.blob(resp.Raw, "application/json")
+		b.Blobs = append(b.Blobs, blob)
+		completed.Refs = map[string]string{"rawResponse": blob.Ref}
+	}
+	b.Events = append(b.Events, completed)
+
+	if len(calls) == 0 {
+		if !r.agent.RequireCompletion {
+			return r.finish(ctx, b, runtype.StatusCompleted, "", resp.Text, nil)
+		}
+		if r.grace {
+			return r.finish(ctx, b, runtype.StatusFailed, string(runtype.FailureNoCompletion), "",
+				failuref(runtype.FailureNoCompletion, "the model replied twice without calling %s", tool.CompleteTaskName))
+		}
+		r.grace = true
+		b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleSystem, Content: reminder}))
+		b.Events = append(b.Events, r.stepEvent(event.RuntimeWarning, stepID, span, "", &event.DiagnosticPayload{
+			Code:    "completion_reminder",
+			Message: "the model replied without calling " + tool.CompleteTaskName + "; it gets one more hop with a reminder",
+		}))
+		return nil, r.write(b)
+	}
+	if r.toolHops >= r.maxToolHops() {
+		return r.finish(ctx, b, runtype.StatusFailed, string(runtype.FailureMaxToolHops), "",
+			failuref(runtype.FailureMaxToolHops, "the model requested tools after %d tool hops, the agent's limit", r.toolHops))
+	}
+	if err := r.write(b); err != nil {
+		return nil, err
+	}
+	r.toolHops++
+	r.rec.ToolHops = r.toolHops
+	r.grace = false
+	return r.runTools(ctx, calls)
+}
+
+// generate calls the model, retrying retryable failures.
+func (r *run) generate(ctx context.Context, stepID, span string) (*model.Response, error) {
+	info := r.agent.Provider.Info()
+	ref := event.ProviderRef{Kind: info.Kind, Model: info.Model}
+	req := &model.Request{
+		SessionID:    r.turn.SessionID,
+		TurnID:       r.turn.ID,
+		Instructions: r.agent.Instructions,
+		Messages:     r.messages,
+		Tools:        r.toolDefs,
+	}
+	for attempt := 1; ; attempt++ {
+		r.enqueue(&store.Batch{Events: []*event.Event{r.stepEvent(event.ModelRequested, stepID, span, "", &event.ModelRequestedPayload{
+			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
+		})}})
+		resp, err := r.agent.Provider.Generate(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		me := model.AsError(err)
+		willRetry := me.Retryable() && attempt <= r.cfg.ModelRetries
+		r.enqueue(&store.Batch{Events: []*event.Event{r.stepEvent(event.ModelFailed, stepID, span, "", &event.ModelFailedPayload{
+			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, Kind: string(me.Kind), Message: me.Error(),
+			Retryable: me.Retryable(), RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: willRetry,
+		})}})
+		if !willRetry {
+			return nil, me
+		}
+		if err := r.cfg.Sleep(ctx, retryDelay(attempt, me.RetryAfter)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (r *run) modelCompleted(resp *model.Response, calls []runtype.MessageToolCall, stepID, span string, start time.Time) *event.Event {
+	p := &event.ModelCompletedPayload{
+		Status:       "reply",
+		FinishReason: string(resp.FinishReason),
+		Usage:        resp.Usage,
+		Hop:          r.rec.Hops,
+		LatencyMs:    r.cfg.Now().Sub(start).Milliseconds(),
+	}
+	info := r.agent.Provider.Info()
+	p.Provider = event.ProviderRef{Kind: info.Kind, Model: info.Model}
+	p.AssistantMessage, _ = event.Preview(resp.Text, event.PreviewBytes)
+	if len(calls) > 0 {
+		p.Status = "tool_request"
+		p.RequestedTools = make([]event.RequestedTool, len(calls))
+		for i, c := range calls {
+			p.RequestedTools[i] = event.RequestedTool{ToolCallID: c.ID, Name: c.Name}
+			if c.Name == tool.CompleteTaskName {
+				p.Status = "complete"
+			}
+		}
+	}
+	if p.FinishReason == "" {
+		p.FinishReason = string(model.FinishStop)
+		if len(calls) > 0 {
+			p.FinishReason = string(model.FinishToolCalls)
+		}
+	}
+	return r.stepEvent(event.ModelCompleted, stepID, span, "", p)
+}
+
+// assignCallIDs gives every call an id unique in the thread, keeping the
+// provider's id when it is usable.
+func (r *run) assignCallIDs(calls []runtype.MessageToolCall) []runtype.MessageToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]runtype.MessageToolCall, len(calls))
+	for i, c := range calls {
+		if _, dup := r.usedIDs[c.ID]; dup || runtype.ValidateCallerID("tool call id", c.ID) != nil {
+			c.ID = r.cfg.IDs.New(runtype.PrefixToolCall)
+		}
+		r.usedIDs[c.ID] = struct{}{}
+		out[i] = c
+	}
+	return out
+}
+
+// finish ends the run with a terminal status, adding the terminal facts to
+// b and committing it. Writes survive ctx's cancellation.
+func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskStatus, reason, result string, failure *runtype.Failure) (*Outcome, error) {
+	now := r.cfg.Now().UTC()
+	r.turn.Status, r.turn.StatusReason, r.turn.Result, r.turn.Failure, r.turn.EndedAt = status, reason, result, failure, now
+	r.task.Status, r.task.StatusReason, r.task.Result, r.task.Failure, r.task.EndedAt, r.task.UpdatedAt = status, reason, result, failure, now, now
+	r.rec.Status, r.rec.Failure, r.rec.EndedAt = status, failure, now
+	r.addRecords(b)
+
+	preview, _ := event.Preview(result, event.PreviewBytes)
+	attempt := &event.AttemptPayload{Attempt: r.rec.Attempt, Status: status, Failure: failure}
+	taskP := &event.TaskPayload{Status: status, Reason: reason, ResultPreview: preview, Failure: failure}
+	usage := r.turn.Usage
+	turnP := &event.TurnPayload{
+		Status: status, Agent: r.agent.Name, Reason: reason, ResultPreview: preview, Failure: failure,
+		Usage: &usage, Hops: r.rec.Hops, DurationMs: now.Sub(r.turn.StartedAt).Milliseconds(),
+	}
+	var attemptT, taskT, turnT event.Type
+	switch status {
+	case runtype.StatusCompleted:
+		attemptT, taskT, turnT = event.TaskAttemptCompleted, event.TaskCompleted, event.TurnCompleted
+	case runtype.StatusCancelled:
+		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskCancelled, event.TurnFailed
+	default:
+		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskFailed, event.TurnFailed
+		if failure != nil {
+			attempt.FailureCategory, attempt.Retryable = string(failure.Kind), failure.Retryable
+		}
+	}
+	b.Events = append(b.Events,
+		r.event(attemptT, "", "", attempt),
+		r.event(taskT, reason, status, taskP),
+		r.event(turnT, reason, status, turnP),
+	)
+	err := r.write(b)
+	return r.outcome(), err
+}
+
+// park ends the run's activity until an outside decision arrives. b
+// already holds the action facts.
+func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason string) (*Outcome, error) {
+	now := r.cfg.Now().UTC()
+	r.turn.Status, r.turn.StatusReason, r.turn.EndedAt = status, reason, now
+	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = status, reason, now
+	r.rec.Status = status
+	r.addRecords(b)
+	b.Events = append(b.Events, r.event(event.TaskWaiting, reason, status, &event.TaskPayload{Status: status, Reason: reason}))
+	err := r.write(b)
+	return r.outcome(), err
+}
+
+func (r *run) cancel(ctx context.Context, b *store.Batch) (*Outcome, error) {
+	reason := cancelReason(ctx)
+	msg := "the turn was interrupted"
+	if reason != string(runtype.FailureInterrupted) {
+		msg = "the runtime stopped while the turn was running"
+	}
+	return r.finish(ctx, b, runtype.StatusCancelled, reason, "", failuref(runtype.FailureInterrupted, "%s", msg))
+}
+
+// storeFailed tries to record that the run failed because a write failed.
+// It returns the original error either way.
+func (r *run) storeFailed(ctx context.Context, err error) (*Outcome, error) {
+	r.pending = r.pending[:0]
+	out, _ := r.finish(ctx, &store.Batch{}, runtype.StatusFailed, string(runtype.FailureStore), "",
+		failuref(runtype.FailureStore, "making a step durable: %v", err))
+	return out, err
+}
+
+func (r *run) outcome() *Outcome {
+	return &Outcome{Status: r.turn.Status, Reason: r.turn.StatusReason, Result: r.turn.Result, Failure: r.turn.Failure, Run: r.rec}
+}
+
+// addRecords adds copies of the turn, task and run records to b.
+func (r *run) addRecords(b *store.Batch) {
+	turn, task, rec := r.turn, r.task, r.rec
+	b.Turns = append(b.Turns, &turn)
+	b.Tasks = append(b.Tasks, &task)
+	b.Runs = append(b.Runs, &rec)
+}
+
+// appendMessage adds m to the conversation with the thread's next
+// sequence number and returns a copy for a batch.
+func (r *run) appendMessage(m runtype.Message) *runtype.Message {
+	var last int64
+	if n := len(r.messages); n > 0 {
+		last = r.messages[n-1].Seq
+	}
+	m.Seq = last + 1
+	m.ThreadID, m.SessionID, m.TurnID, m.RunID = r.turn.ThreadID, r.turn.SessionID, r.turn.ID, r.rec.ID
+	m.Owner = r.turn.Owner
+	m.CreatedAt = r.cfg.Now().UTC()
+	r.messages = append(r.messages, m)
+	return &m
+}
+
+// write commits b and waits; lazily enqueued batches before it are then
+// committed too (the writer keeps each goroutine's order).
+func (r *run) write(b *store.Batch) error {
+	err := r.cfg.Writer.Write(context.Background(), b)
+	for _, p := range r.pending {
+		if perr := p.Wait(context.Background()); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	r.pending = r.pending[:0]
+	return err
+}
+
+// enqueue hands b to the writer without waiting: it commits with the
+// run's next write.
+func (r *run) enqueue(b *store.Batch) {
+	r.pending = append(r.pending, r.cfg.Writer.Enqueue(b))
+}
+
+// event builds a turn-level event.
+func (r *run) event(t event.Type, reason string, status runtype.TaskStatus, p event.Payload) *event.Event {
+	e := r.stepEvent(t, "", r.turnSpan, "", p)
+	e.StatusReason, e.Status = reason, string(status)
+	return e
+}
+
+// stepEvent builds an event of one step (stepID may be empty).
+func (r *run) stepEvent(t event.Type, stepID, span, toolCallID string, p event.Payload) *event.Event {
+	return &event.Event{
+		Type:          t,
+		EventID:       r.cfg.IDs.New(runtype.PrefixEvent),
+		Timestamp:     r.cfg.Now().UTC(),
+		SchemaVersion: event.SchemaVersion,
+		RuntimeID:     r.cfg.RuntimeID,
+		SessionID:     r.turn.SessionID,
+		ThreadID:      r.turn.ThreadID,
+		TurnID:        r.turn.ID,
+		TaskID:        r.task.ID,
+		RunID:         r.rec.ID,
+		AttemptID:     r.rec.ID,
+		StepID:        stepID,
+		ToolCallID:    toolCallID,
+		TraceID:       r.turn.TraceID,
+		SpanID:        span,
+		Payload:       p,
+		TenantID:      r.turn.TenantID,
+	}
+}

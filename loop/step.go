@@ -1,0 +1,284 @@
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/tool"
+)
+
+// Bounds on what one tool call puts in front of the model and into records.
+const (
+	// maxModelResult bounds the tool result text the model sees; the full
+	// output stays in a blob.
+	maxModelResult = 128 << 10
+	// maxRecordedArguments bounds the arguments kept in a tool call record
+	// (the assistant message keeps them whole).
+	maxRecordedArguments = 64 << 10
+	// maxArguments bounds arguments the loop accepts at all.
+	maxArguments = 1 << 20
+)
+
+type stepKind int
+
+const (
+	stepDone      stepKind = iota // the call has a result; go on
+	stepCompleted                 // complete_task succeeded: the run is complete
+	stepParked                    // the call needs a decision from outside
+)
+
+// runTools executes the calls of one hop in order, committing each result
+// before the next call.
+func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall) (*Outcome, error) {
+	for i, call := range calls {
+		if ctx.Err() != nil {
+			b := &store.Batch{}
+			r.skip(b, calls[i:], "the turn was interrupted")
+			return r.cancel(ctx, b)
+		}
+		b, kind, result := r.callTool(ctx, call)
+		switch {
+		case kind == stepParked:
+			return r.park(b, runtype.StatusWaitingPermission, "permission_required")
+		case ctx.Err() != nil:
+			r.skip(b, calls[i+1:], "the turn was interrupted")
+			return r.cancel(ctx, b)
+		case kind == stepCompleted:
+			r.skip(b, calls[i+1:], tool.CompleteTaskName+" ended the task")
+			return r.finish(ctx, b, runtype.StatusCompleted, "", result, nil)
+		}
+		if err := r.write(b); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// step is one tool call in progress.
+type step struct {
+	r      *run
+	tc     *runtype.ToolCall
+	stepID string
+	span   string
+	start  time.Time
+}
+
+// callTool takes one call through lookup, validation, permission and
+// execution, and returns the batch holding its result.
+func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.Batch, stepKind, string) {
+	s := r.newStep(mc)
+	t, ok := r.tools[mc.Name]
+	if !ok {
+		return s.refused(nil, failuref(runtype.FailureUnknownTool, "unknown tool %q; this agent's tools are: %s",
+			mc.Name, strings.Join(slices.Sorted(maps.Keys(r.tools)), ", "))), stepDone, ""
+	}
+	input := json.RawMessage(mc.Arguments)
+	if len(strings.TrimSpace(mc.Arguments)) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if len(input) > maxArguments {
+		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "invalid input for %s: arguments are %d bytes, more than the limit of %d",
+			mc.Name, len(input), maxArguments)), stepDone, ""
+	}
+	if err := r.cfg.Registry.Validate(mc.Name, input); err != nil {
+		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "%v", err)), stepDone, ""
+	}
+
+	spec := t.Spec()
+	dec, err := r.cfg.Policy.Evaluate(ctx, &policy.Request{
+		Owner: r.turn.Owner, Agent: r.agent.Name, SessionID: r.turn.SessionID, TurnID: r.turn.ID,
+		ToolName: mc.Name, Input: input, ArgumentsSHA256: s.tc.ArgumentsSHA256,
+		ReadOnly: spec.Annotations.ReadOnly, Destructive: spec.Annotations.Destructive,
+	})
+	if err != nil {
+		// Fail closed: a policy that cannot decide denies.
+		dec = policy.Decision{Outcome: policy.Deny, Source: policy.SourceHost, ReasonCode: "policy_error",
+			Message: fmt.Sprintf("the policy evaluator failed: %v", err)}
+	}
+	perm := s.event(event.PermissionEvaluated, &event.PermissionPayload{ToolName: mc.Name, Hop: s.tc.Hop})
+	perm.PermissionDecision = &event.PermissionDecision{
+		Decision: string(dec.Outcome), Source: string(dec.Source), RuleIDs: dec.RuleIDs, ReasonCode: dec.ReasonCode,
+		Message: dec.Message, ToolName: mc.Name, ArgumentsSHA256: s.tc.ArgumentsSHA256,
+	}
+	s.tc.Decision = string(dec.Outcome)
+	switch dec.Outcome {
+	case policy.Allow:
+	case policy.Ask:
+		act := s.event(event.ActionRequired, &event.ActionPayload{
+			ActionType: "tool_permission", ToolName: mc.Name, Decisions: []string{"approve", "deny"},
+			Prompt: fmt.Sprintf("Allow %s to run? %s", mc.Name, dec.Message),
+		})
+		act.ActionID = r.cfg.IDs.New(runtype.PrefixAction)
+		return &store.Batch{Events: []*event.Event{perm, act}}, stepParked, ""
+	default:
+		return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s",
+			dec.Source, dec.ReasonCode, dec.Message)), stepDone, ""
+	}
+
+	s.tc.Status = runtype.ToolCallStarted
+	argsPreview, _ := event.Preview(mc.Arguments, event.PreviewBytes)
+	started := s.event(event.ToolStarted, &event.ToolStartedPayload{
+		Name: mc.Name, Hop: s.tc.Hop, ArgumentsPreview: argsPreview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
+		IdempotencyKey: s.tc.IdempotencyKey, ReadOnly: spec.Annotations.ReadOnly,
+		Destructive: spec.Annotations.Destructive, Idempotent: spec.Annotations.Idempotent,
+	})
+	startedRec := *s.tc
+	r.enqueue(&store.Batch{Events: []*event.Event{perm, started}, ToolCalls: []*runtype.ToolCall{&startedRec}})
+
+	content, isError, failure := r.invoke(ctx, t, spec, &tool.Call{
+		ID: mc.ID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
+		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
+		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
+	})
+	b := s.result(nil, content, isError, failure)
+	if mc.Name == tool.CompleteTaskName && !isError {
+		var in struct {
+			Result string `json:"result"`
+		}
+		if err := json.Unmarshal(input, &in); err == nil {
+			return b, stepCompleted, in.Result
+		}
+	}
+	return b, stepDone, ""
+}
+
+func (r *run) newStep(mc runtype.MessageToolCall) *step {
+	args, _ := event.Preview(mc.Arguments, maxRecordedArguments)
+	stepID := r.cfg.IDs.New(runtype.PrefixStep)
+	return &step{
+		r:      r,
+		stepID: stepID,
+		span:   r.cfg.IDs.SpanID(),
+		start:  r.cfg.Now(),
+		tc: &runtype.ToolCall{
+			ID: mc.ID, RunID: r.rec.ID, TurnID: r.turn.ID, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
+			Owner: r.turn.Owner, StepID: stepID, Hop: r.rec.Hops, Name: mc.Name, Arguments: args,
+			ArgumentsSHA256: tool.ArgumentsSHA256(json.RawMessage(mc.Arguments)),
+			IdempotencyKey:  r.turn.SessionID + "/" + mc.ID,
+			StartedAt:       r.cfg.Now().UTC(),
+		},
+	}
+}
+
+// invoke runs the tool with its timeout and turns every way it can fail
+// into a result the model sees.
+func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *tool.Call) (content string, isError bool, failure *runtype.Failure) {
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = tool.DefaultTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			r.cfg.Logger.Error("tool panicked", "tool", spec.Name, "panic", p, "stack", string(debug.Stack()))
+			failure = failuref(runtype.FailurePanic, "%s panicked: %v", spec.Name, p)
+			content, isError = "error: "+failure.Message, true
+		}
+	}()
+	res, err := t.Call(cctx, call)
+	switch {
+	case ctx.Err() != nil:
+		failure = failuref(runtype.FailureInterrupted, "%s was interrupted: %s", spec.Name, cancelReason(ctx))
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		failure = failuref(runtype.FailureTimeout, "%s timed out after %s", spec.Name, timeout)
+	case err != nil:
+		failure = failuref(runtype.FailureToolError, "%v", err)
+	case res == nil:
+		return "", false, nil
+	case res.IsError:
+		msg, _ := event.Preview(res.Content, 512)
+		return res.Content, true, failuref(runtype.FailureToolError, "%s", msg)
+	default:
+		return res.Content, false, nil
+	}
+	return "error: " + failure.Message, true, failure
+}
+
+// refused records a call that never ran: its result is the failure.
+func (s *step) refused(pre *event.Event, f *runtype.Failure) *store.Batch {
+	return s.result(pre, "error: "+f.Message, true, f)
+}
+
+// result builds the batch that records the call's result: the tool call
+// record, the tool message and tool.result or tool.failed. Output larger
+// than a preview goes to a blob referenced by outputRef.
+func (s *step) result(pre *event.Event, content string, isError bool, f *runtype.Failure) *store.Batch {
+	r, tc := s.r, s.tc
+	b := &store.Batch{}
+	if pre != nil {
+		b.Events = append(b.Events, pre)
+	}
+	end := r.cfg.Now()
+	tc.EndedAt = end.UTC()
+	tc.Status, tc.Failure = runtype.ToolCallCompleted, f
+	if isError {
+		tc.Status = runtype.ToolCallFailed
+	}
+	tc.OutputBytes = int64(len(content))
+	var truncated bool
+	tc.ResultPreview, truncated = event.Preview(content, event.PreviewBytes)
+	if truncated {
+		blob := r.blob([]byte(content), "text/plain; charset=utf-8")
+		b.Blobs = append(b.Blobs, blob)
+		tc.OutputRef = blob.Ref
+	}
+	seen := content
+	if len(seen) > maxModelResult {
+		seen, _ = event.Preview(seen, maxModelResult)
+		seen += fmt.Sprintf("\n[output truncated: %d bytes in all; the full output is stored as %s]", len(content), tc.OutputRef)
+	}
+	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{
+		Role: runtype.RoleTool, Content: seen, ToolCallID: tc.ID, IsError: isError,
+	}))
+	typ := event.ToolResult
+	if isError {
+		typ = event.ToolFailed
+	}
+	ev := s.event(typ, &event.ToolResultPayload{
+		Name: tc.Name, IsError: isError, Preview: tc.ResultPreview, Bytes: tc.OutputBytes,
+		Truncated: truncated, DurationMs: end.Sub(s.start).Milliseconds(), Failure: f,
+	})
+	ev.OutputRef = tc.OutputRef
+	b.Events = append(b.Events, ev)
+	b.ToolCalls = append(b.ToolCalls, tc)
+	return b
+}
+
+func (s *step) event(t event.Type, p event.Payload) *event.Event {
+	return s.r.stepEvent(t, s.stepID, s.span, s.tc.ID, p)
+}
+
+// skip records calls the run will not execute, so that every requested call
+// has a result in the conversation.
+func (r *run) skip(b *store.Batch, calls []runtype.MessageToolCall, why string) {
+	for _, mc := range calls {
+		s := r.newStep(mc)
+		sb := s.refused(nil, failuref(runtype.FailureNotExecuted, "not executed: %s", why))
+		b.Events = append(b.Events, sb.Events...)
+		b.Messages = append(b.Messages, sb.Messages...)
+		b.ToolCalls = append(b.ToolCalls, sb.ToolCalls...)
+	}
+}
+
+// blob makes a content-addressed blob owned by the turn's tenant.
+func (r *run) blob(data []byte, mediaType string) *runtype.Blob {
+	sum := sha256.Sum256(data)
+	return &runtype.Blob{
+		Ref: "sha256:" + hex.EncodeToString(sum[:]), Owner: r.turn.Owner, MediaType: mediaType,
+		Data: data, CreatedAt: r.cfg.Now().UTC(),
+	}
+}

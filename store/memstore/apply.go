@@ -1,0 +1,383 @@
+package memstore
+
+import (
+	"fmt"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// validate checks every uniqueness rule of b against the store and within
+// b, in the order the batch would be applied, without changing anything.
+func (d *data) validate(b *store.Batch) error {
+	for _, s := range b.Sessions {
+		if _, ok := d.sessions[s.ID]; ok {
+			return fmt.Errorf("inserting session %s: %w", s.ID, store.ErrConflict)
+		}
+	}
+	if i := firstDup(b.Sessions, func(s *runtype.Session) string { return s.ID }); i >= 0 {
+		return fmt.Errorf("inserting session %s: %w", b.Sessions[i].ID, store.ErrConflict)
+	}
+	for _, t := range b.Threads {
+		if _, ok := d.threads[t.ID]; ok {
+			return fmt.Errorf("inserting thread %s: %w", t.ID, store.ErrConflict)
+		}
+	}
+	if i := firstDup(b.Threads, func(t *runtype.Thread) string { return t.ID }); i >= 0 {
+		return fmt.Errorf("inserting thread %s: %w", b.Threads[i].ID, store.ErrConflict)
+	}
+	if err := d.validateTurnKeys(b.Turns); err != nil {
+		return err
+	}
+	for _, m := range b.Messages {
+		if _, ok := seqIndex(d.messages[m.ThreadID], m.Seq); ok {
+			return fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, store.ErrConflict)
+		}
+	}
+	if i := firstDup(b.Messages, func(m *runtype.Message) seqKey { return seqKey{m.ThreadID, m.Seq} }); i >= 0 {
+		m := b.Messages[i]
+		return fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, store.ErrConflict)
+	}
+	if err := d.validateSequences(b.Events); err != nil {
+		return err
+	}
+	return nil
+}
+
+type seqKey struct {
+	parent string
+	seq    int64
+}
+
+// validateTurnKeys checks that no turn takes an idempotency key another
+// turn of its tenant holds, counting the replacements earlier in the batch.
+func (d *data) validateTurnKeys(turns []*runtype.Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	current := make(map[string]string, len(turns)) // turn ID → its tenant key after the batch so far ("" for none)
+	holder := make(map[string]string, len(turns))  // tenant key → turn ID, for keys the batch took
+	owner := func(tk string) string {
+		if id, ok := holder[tk]; ok {
+			return id
+		}
+		if id, ok := d.turnKeys[tk]; ok {
+			if k, replaced := current[id]; replaced && k != tk {
+				return "" // the batch moved that turn to another key
+			}
+			return id
+		}
+		return ""
+	}
+	for _, t := range turns {
+		tk := ""
+		if t.IdempotencyKey != "" {
+			tk = tenantKey(t.TenantID, t.IdempotencyKey)
+			if id := owner(tk); id != "" && id != t.ID {
+				return fmt.Errorf("inserting turn %s: idempotency key %q is held by turn %s: %w", t.ID, t.IdempotencyKey, id, store.ErrConflict)
+			}
+		}
+		if old, ok := current[t.ID]; ok && old != "" && holder[old] == t.ID {
+			delete(holder, old)
+		}
+		current[t.ID] = tk
+		if tk != "" {
+			holder[tk] = t.ID
+		}
+	}
+	return nil
+}
+
+// validateSequences checks that each event's sequence rises above the last
+// of its session, counting the batch's earlier events: then sequences are
+// unique and, within a session, in cursor order.
+func (d *data) validateSequences(events []*event.Event) error {
+	var lasts map[string]int64 // for long batches; short ones look back
+	if len(events) > 16 {
+		lasts = make(map[string]int64)
+	}
+	for i, e := range events {
+		var last int64
+		if se := d.eventsBySession[e.SessionID]; se != nil {
+			last = se.last
+		}
+		if lasts != nil {
+			if l, ok := lasts[e.SessionID]; ok {
+				last = l
+			}
+			lasts[e.SessionID] = max(last, e.Sequence)
+		} else {
+			for _, prev := range events[:i] {
+				if prev.SessionID == e.SessionID {
+					last = max(last, prev.Sequence)
+				}
+			}
+		}
+		if e.Sequence <= last {
+			return fmt.Errorf("inserting event %d of session %s: sequence is not above the session's last, %d: %w",
+				e.Sequence, e.SessionID, last, store.ErrConflict)
+		}
+	}
+	return nil
+}
+
+// firstDup returns the index of the first item whose key an earlier item
+// has, or -1.
+func firstDup[T any, K comparable](items []T, key func(T) K) int {
+	if len(items) < 2 {
+		return -1
+	}
+	if len(items) <= 16 {
+		for i := 1; i < len(items); i++ {
+			k := key(items[i])
+			for j := range i {
+				if key(items[j]) == k {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	seen := make(map[K]struct{}, len(items))
+	for i, it := range items {
+		k := key(it)
+		if _, ok := seen[k]; ok {
+			return i
+		}
+		seen[k] = struct{}{}
+	}
+	return -1
+}
+
+// undoKind says which write an undo entry reverses.
+type undoKind uint8
+
+const (
+	undoSession undoKind = iota
+	undoThread
+	undoTurn
+	undoTask
+	undoRun
+	undoMessage
+	undoToolCall
+	undoBlob
+	undoEvents
+)
+
+// undo is one entry of a Tx's undo log: what reverses one write. Entries
+// are values, so that keeping the log costs no allocation per write.
+type undo struct {
+	kind   undoKind
+	id     string // the record's ID; a message's thread; a blob's tenant
+	id2    string // a tool call's session; a blob's ref
+	seq    int64  // a message's Seq
+	prev   any    // the record replaced (*runtype.Turn, *runtype.Task, …), or nil when it was new
+	events []*event.Event
+}
+
+// apply writes a validated batch and appends to log what reverses it.
+func (d *data) apply(b *store.Batch, log []undo) []undo {
+	for _, s := range b.Sessions {
+		c := copySession(s)
+		d.sessions[c.ID] = c
+		insertSorted(d.sessionsByTenant, c.TenantID, c.ID)
+		log = append(log, undo{kind: undoSession, id: c.ID})
+	}
+	for _, t := range b.Threads {
+		c := copyThread(t)
+		d.threads[c.ID] = c
+		d.threadsBySession[c.SessionID] = append(d.threadsBySession[c.SessionID], c)
+		log = append(log, undo{kind: undoThread, id: c.ID})
+	}
+	for _, t := range b.Turns {
+		c := copyTurn(t)
+		u := undo{kind: undoTurn, id: c.ID}
+		if prev := d.putTurn(c); prev != nil {
+			u.prev = prev
+		}
+		log = append(log, u)
+	}
+	for _, t := range b.Tasks {
+		v := *t
+		v.Failure = copyFailure(t.Failure)
+		u := undo{kind: undoTask, id: v.ID}
+		if prev := d.tasks.put(v.ID, v, &d.ord); prev != nil {
+			u.prev = prev
+		}
+		log = append(log, u)
+	}
+	for _, r := range b.Runs {
+		v := *r
+		v.Failure = copyFailure(r.Failure)
+		u := undo{kind: undoRun, id: v.ID}
+		if prev := d.runs.put(v.ID, v, &d.ord); prev != nil {
+			u.prev = prev
+		}
+		log = append(log, u)
+	}
+	for _, m := range b.Messages {
+		c := copyMessage(m)
+		msgs := d.messages[c.ThreadID]
+		if n := len(msgs); n == 0 || msgs[n-1].Seq < c.Seq {
+			d.messages[c.ThreadID] = append(msgs, c)
+		} else {
+			i, _ := seqIndex(msgs, c.Seq)
+			d.messages[c.ThreadID] = insertAt(msgs, i, c)
+		}
+		log = append(log, undo{kind: undoMessage, id: c.ThreadID, seq: c.Seq})
+	}
+	for _, tc := range b.ToolCalls {
+		v := *tc
+		v.Failure = copyFailure(tc.Failure)
+		u := undo{kind: undoToolCall, id: v.ID, id2: v.SessionID}
+		if prev := d.calls.put(v, &d.ord); prev != nil {
+			u.prev = prev
+		}
+		log = append(log, u)
+	}
+	for _, bl := range b.Blobs {
+		k := blobKey{bl.TenantID, bl.Ref}
+		if _, ok := d.blobs[k]; ok {
+			continue // content-addressed: the stored blob is the same
+		}
+		d.blobs[k] = copyBlob(bl)
+		log = append(log, undo{kind: undoBlob, id: bl.TenantID, id2: bl.Ref})
+	}
+	if len(b.Events) > 0 {
+		d.appendEvents(b.Events)
+		log = append(log, undo{kind: undoEvents, events: b.Events})
+	}
+	return log
+}
+
+// revert reverses one write. Entries are reverted newest first, so what an
+// entry appended is at the end of its lists.
+func (d *data) revert(u *undo) {
+	switch u.kind {
+	case undoSession:
+		s := d.sessions[u.id]
+		delete(d.sessions, u.id)
+		removeSorted(d.sessionsByTenant, s.TenantID, s.ID)
+	case undoThread:
+		t := d.threads[u.id]
+		delete(d.threads, u.id)
+		if s := d.threadsBySession[t.SessionID]; len(s) > 1 {
+			d.threadsBySession[t.SessionID] = s[:len(s)-1]
+		} else {
+			delete(d.threadsBySession, t.SessionID)
+		}
+	case undoTurn:
+		if prev, ok := u.prev.(*runtype.Turn); ok {
+			d.putTurn(prev)
+		} else {
+			d.dropTurn(d.turns[u.id])
+		}
+	case undoTask:
+		prev, _ := u.prev.(*runtype.Task)
+		d.tasks.restore(u.id, prev)
+	case undoRun:
+		prev, _ := u.prev.(*runtype.Run)
+		d.runs.restore(u.id, prev)
+	case undoMessage:
+		msgs := d.messages[u.id]
+		i, _ := seqIndex(msgs, u.seq)
+		if msgs = deleteAt(msgs, i); len(msgs) == 0 {
+			delete(d.messages, u.id)
+		} else {
+			d.messages[u.id] = msgs
+		}
+	case undoToolCall:
+		prev, _ := u.prev.(*runtype.ToolCall)
+		d.calls.restore(u.id2, u.id, prev)
+	case undoBlob:
+		delete(d.blobs, blobKey{u.id, u.id2})
+	case undoEvents:
+		d.dropEvents(u.events)
+	}
+}
+
+// putTurn stores t (owned by the store) and returns the turn it replaced.
+func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
+	prev := d.turns[t.ID]
+	if prev == nil || prev.TenantID != t.TenantID {
+		if prev != nil {
+			removeSorted(d.turnsByTenant, prev.TenantID, prev.ID)
+		}
+		insertSorted(d.turnsByTenant, t.TenantID, t.ID)
+	}
+	if prev != nil {
+		d.dropTurnKey(prev)
+	}
+	d.turns[t.ID] = t
+	if t.IdempotencyKey != "" {
+		d.turnKeys[tenantKey(t.TenantID, t.IdempotencyKey)] = t.ID
+	}
+	return prev
+}
+
+// dropTurn removes a turn that putTurn inserted.
+func (d *data) dropTurn(t *runtype.Turn) {
+	removeSorted(d.turnsByTenant, t.TenantID, t.ID)
+	d.dropTurnKey(t)
+	delete(d.turns, t.ID)
+}
+
+func (d *data) dropTurnKey(t *runtype.Turn) {
+	if t.IdempotencyKey != "" {
+		if tk := tenantKey(t.TenantID, t.IdempotencyKey); d.turnKeys[tk] == t.ID {
+			delete(d.turnKeys, tk)
+		}
+	}
+}
+
+// appendEvents adds events to the log, setting their cursors.
+func (d *data) appendEvents(events []*event.Event) {
+	for _, e := range events {
+		se := d.eventsBySession[e.SessionID]
+		if se == nil {
+			se = &sessionEvents{}
+			d.eventsBySession[e.SessionID] = se
+		}
+		e.Cursor = d.nextCursor
+		d.nextCursor++
+		d.events = append(d.events, e)
+		se.list = append(se.list, e)
+		se.last = e.Sequence
+	}
+}
+
+// dropEvents removes events that appendEvents added last, newest first,
+// and clears their cursors. Cursors are not handed out again: a rolled
+// back event might still be referenced by its caller.
+func (d *data) dropEvents(events []*event.Event) {
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		d.events[len(d.events)-1] = nil
+		d.events = d.events[:len(d.events)-1]
+		se := d.eventsBySession[e.SessionID]
+		se.list[len(se.list)-1] = nil
+		se.list = se.list[:len(se.list)-1]
+		if n := len(se.list); n > 0 {
+			se.last = se.list[n-1].Sequence // sequences rise within a session
+		} else {
+			delete(d.eventsBySession, e.SessionID)
+		}
+		e.Cursor = 0
+	}
+}
+
+func insertAt[T any](s []T, i int, v T) []T {
+	var zero T
+	s = append(s, zero)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
+}
+
+func deleteAt[T any](s []T, i int) []T {
+	copy(s[i:], s[i+1:])
+	var zero T
+	s[len(s)-1] = zero
+	return s[:len(s)-1]
+}

@@ -1,0 +1,244 @@
+// Package memstore is an in-memory store.Store: maps and slices behind one
+// read-write lock, nothing on disk. It is for tests, benchmarks and
+// embedding without persistence; nothing survives the process.
+//
+// # Limits
+//
+// A Tx holds the write lock from Begin until Commit or Rollback, so there
+// is one transaction at a time and reads through the Store wait while one
+// is open. Reading through the Store from the goroutine that holds an open
+// Tx therefore deadlocks; read through the Tx instead.
+//
+// Records are copied on the way in and on the way out, so callers may
+// modify what they pass and what they get. Events are kept and returned as
+// the callers' pointers: they are immutable once committed (see
+// event.Event.JSON), and not encoding them is what keeps the store's share
+// of a step small.
+package memstore
+
+import (
+	"context"
+	"sync"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// Store is an in-memory store.Store. It is safe for concurrent use.
+type Store struct {
+	reader
+
+	mu     sync.RWMutex
+	closed bool   // guarded by mu
+	d      *data  // guarded by mu
+	logBuf []undo // guarded by mu: the undo log's memory, reused by each Tx
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty Store.
+func New() *Store {
+	s := &Store{d: newData()}
+	s.reader = reader{s: s}
+	return s
+}
+
+// Info reports the memory driver: not durable, no schema.
+func (s *Store) Info() store.Info {
+	return store.Info{Driver: "memory", Durable: false}
+}
+
+// Migrate does nothing: an in-memory store has no schema.
+func (s *Store) Migrate(context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// Close drops the store's contents. Later calls return store.ErrClosed. It
+// waits for an open Tx to end.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.d = newData()
+	return nil
+}
+
+// Begin takes the write lock and returns a Tx holding it until Commit or
+// Rollback. It waits while another Tx is open.
+func (s *Store) Begin(context.Context) (store.Tx, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, store.ErrClosed
+	}
+	tx := &Tx{s: s, log: s.logBuf}
+	tx.reader = reader{s: s, tx: tx}
+	return tx, nil
+}
+
+// reader implements store.Reader for both Store (taking the read lock) and
+// Tx (which holds the write lock already).
+type reader struct {
+	s  *Store
+	tx *Tx // nil for the Store
+}
+
+func (r reader) enter() error {
+	if r.tx != nil {
+		return r.tx.check()
+	}
+	r.s.mu.RLock()
+	if r.s.closed {
+		r.s.mu.RUnlock()
+		return store.ErrClosed
+	}
+	return nil
+}
+
+func (r reader) exit() {
+	if r.tx == nil {
+		r.s.mu.RUnlock()
+	}
+}
+
+// SessionGet returns the tenant's session with the given ID.
+func (r reader) SessionGet(_ context.Context, p *store.SessionGetParams) (*runtype.Session, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.sessionGet(p)
+}
+
+// SessionList lists the tenant's sessions newest (highest ID) first.
+func (r reader) SessionList(_ context.Context, p *store.SessionListParams) ([]*runtype.Session, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.sessionList(p), nil
+}
+
+// ThreadGet returns the tenant's thread with the given ID.
+func (r reader) ThreadGet(_ context.Context, p *store.ThreadGetParams) (*runtype.Thread, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.threadGet(p)
+}
+
+// ThreadList lists a session's threads in insertion order.
+func (r reader) ThreadList(_ context.Context, p *store.ThreadListParams) ([]*runtype.Thread, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.threadList(p), nil
+}
+
+// TurnGet returns the tenant's turn with the given ID.
+func (r reader) TurnGet(_ context.Context, p *store.TurnGetParams) (*runtype.Turn, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.turnGet(p)
+}
+
+// TurnGetByIdempotencyKey returns the tenant's turn holding the key.
+func (r reader) TurnGetByIdempotencyKey(_ context.Context, p *store.TurnGetByIdempotencyKeyParams) (*runtype.Turn, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.turnGetByKey(p)
+}
+
+// TurnList lists the tenant's turns newest (highest ID) first.
+func (r reader) TurnList(_ context.Context, p *store.TurnListParams) ([]*runtype.Turn, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.turnList(p), nil
+}
+
+// TaskGet returns the tenant's task with the given ID.
+func (r reader) TaskGet(_ context.Context, p *store.TaskGetParams) (*runtype.Task, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.taskGet(p)
+}
+
+// TaskList lists a session's tasks in first-insertion order.
+func (r reader) TaskList(_ context.Context, p *store.TaskListParams) ([]*runtype.Task, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.taskList(p), nil
+}
+
+// RunList lists runs in first-insertion order.
+func (r reader) RunList(_ context.Context, p *store.RunListParams) ([]*runtype.Run, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.runList(p), nil
+}
+
+// MessageList lists a thread's messages in Seq order.
+func (r reader) MessageList(_ context.Context, p *store.MessageListParams) ([]*runtype.Message, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.messageList(p), nil
+}
+
+// ToolCallList lists tool calls in first-insertion (start) order.
+func (r reader) ToolCallList(_ context.Context, p *store.ToolCallListParams) ([]*runtype.ToolCall, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.toolCallList(p), nil
+}
+
+// BlobGet returns the tenant's blob with the given ref.
+func (r reader) BlobGet(_ context.Context, p *store.BlobGetParams) (*runtype.Blob, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.blobGet(p)
+}
+
+// EventListAfter returns matching events after a cursor, in cursor order.
+// The events are the committed pointers, not copies.
+func (r reader) EventListAfter(_ context.Context, p *store.EventListAfterParams) ([]*event.Event, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.eventListAfter(p), nil
+}
+
+// EventLastCursor returns the highest cursor in the log.
+func (r reader) EventLastCursor(context.Context) (int64, error) {
+	if err := r.enter(); err != nil {
+		return 0, err
+	}
+	defer r.exit()
+	return r.s.d.eventLastCursor(), nil
+}

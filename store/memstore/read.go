@@ -1,0 +1,200 @@
+package memstore
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+func (d *data) sessionGet(p *store.SessionGetParams) (*runtype.Session, error) {
+	s := d.sessions[p.ID]
+	if s == nil || s.TenantID != p.TenantID {
+		return nil, fmt.Errorf("getting session %s: %w", p.ID, store.ErrNotFound)
+	}
+	return copySession(s), nil
+}
+
+func (d *data) sessionList(p *store.SessionListParams) []*runtype.Session {
+	ids := d.sessionsByTenant[p.TenantID]
+	end := len(ids)
+	if p.BeforeID != "" {
+		end, _ = slices.BinarySearch(ids, p.BeforeID)
+	}
+	limit := store.ClampLimit(p.Limit)
+	out := make([]*runtype.Session, 0, min(limit, end))
+	for i := end - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, copySession(d.sessions[ids[i]]))
+	}
+	return out
+}
+
+func (d *data) threadGet(p *store.ThreadGetParams) (*runtype.Thread, error) {
+	t := d.threads[p.ID]
+	if t == nil || t.TenantID != p.TenantID {
+		return nil, fmt.Errorf("getting thread %s: %w", p.ID, store.ErrNotFound)
+	}
+	return copyThread(t), nil
+}
+
+func (d *data) threadList(p *store.ThreadListParams) []*runtype.Thread {
+	var out []*runtype.Thread
+	for _, t := range d.threadsBySession[p.SessionID] {
+		if t.TenantID == p.TenantID {
+			out = append(out, copyThread(t))
+		}
+	}
+	return out
+}
+
+func (d *data) turnGet(p *store.TurnGetParams) (*runtype.Turn, error) {
+	t := d.turns[p.ID]
+	if t == nil || t.TenantID != p.TenantID {
+		return nil, fmt.Errorf("getting turn %s: %w", p.ID, store.ErrNotFound)
+	}
+	return copyTurn(t), nil
+}
+
+func (d *data) turnGetByKey(p *store.TurnGetByIdempotencyKeyParams) (*runtype.Turn, error) {
+	if p.IdempotencyKey != "" {
+		if id, ok := d.turnKeys[tenantKey(p.TenantID, p.IdempotencyKey)]; ok {
+			return copyTurn(d.turns[id]), nil
+		}
+	}
+	return nil, fmt.Errorf("getting turn by idempotency key %q: %w", p.IdempotencyKey, store.ErrNotFound)
+}
+
+func (d *data) turnList(p *store.TurnListParams) []*runtype.Turn {
+	ids := d.turnsByTenant[p.TenantID]
+	end := len(ids)
+	if p.BeforeID != "" {
+		end, _ = slices.BinarySearch(ids, p.BeforeID)
+	}
+	limit := store.ClampLimit(p.Limit)
+	var out []*runtype.Turn
+	for i := end - 1; i >= 0 && len(out) < limit; i-- {
+		t := d.turns[ids[i]]
+		if (p.SessionID == "" || t.SessionID == p.SessionID) &&
+			(p.ThreadID == "" || t.ThreadID == p.ThreadID) &&
+			(p.Status == "" || t.Status == p.Status) {
+			out = append(out, copyTurn(t))
+		}
+	}
+	return out
+}
+
+func (d *data) taskGet(p *store.TaskGetParams) (*runtype.Task, error) {
+	r := d.tasks.rows[p.ID]
+	if r == nil || r.v.TenantID != p.TenantID {
+		return nil, fmt.Errorf("getting task %s: %w", p.ID, store.ErrNotFound)
+	}
+	return copyTask(&r.v), nil
+}
+
+func (d *data) taskList(p *store.TaskListParams) []*runtype.Task {
+	var out []*runtype.Task
+	for _, r := range d.tasks.idx[0][p.SessionID] {
+		if r.v.TenantID == p.TenantID {
+			out = append(out, copyTask(&r.v))
+		}
+	}
+	return out
+}
+
+func (d *data) runList(p *store.RunListParams) []*runtype.Run {
+	var rows []*row[runtype.Run]
+	switch {
+	case p.TaskID != "":
+		rows = d.runs.list(1, p.TaskID)
+	default:
+		rows = d.runs.list(0, p.SessionID)
+	}
+	var out []*runtype.Run
+	for _, r := range rows {
+		if r.v.TenantID == p.TenantID &&
+			(p.SessionID == "" || r.v.SessionID == p.SessionID) &&
+			(p.TaskID == "" || r.v.TaskID == p.TaskID) {
+			out = append(out, copyRun(&r.v))
+		}
+	}
+	return out
+}
+
+func (d *data) messageList(p *store.MessageListParams) []*runtype.Message {
+	msgs := d.messages[p.ThreadID]
+	i := sort.Search(len(msgs), func(i int) bool { return msgs[i].Seq > p.AfterSeq })
+	var out []*runtype.Message
+	for ; i < len(msgs) && (p.Limit <= 0 || len(out) < p.Limit); i++ {
+		if m := msgs[i]; m.TenantID == p.TenantID {
+			out = append(out, copyMessage(m))
+		}
+	}
+	return out
+}
+
+func (d *data) toolCallList(p *store.ToolCallListParams) []*runtype.ToolCall {
+	session := p.SessionID
+	if session == "" && p.TurnID != "" {
+		session = d.turnSession(p.TurnID)
+	}
+	rows := d.calls.list(session)
+	var out []*runtype.ToolCall
+	for _, r := range rows {
+		if r.v.TenantID == p.TenantID &&
+			(p.SessionID == "" || r.v.SessionID == p.SessionID) &&
+			(p.TurnID == "" || r.v.TurnID == p.TurnID) {
+			out = append(out, copyToolCall(&r.v))
+		}
+	}
+	return out
+}
+
+func (d *data) blobGet(p *store.BlobGetParams) (*runtype.Blob, error) {
+	b := d.blobs[blobKey{p.TenantID, p.Ref}]
+	if b == nil {
+		return nil, fmt.Errorf("getting blob %s: %w", p.Ref, store.ErrNotFound)
+	}
+	return copyBlob(b), nil
+}
+
+func (d *data) eventListAfter(p *store.EventListAfterParams) []*event.Event {
+	session := p.Filter.SessionID
+	if session == "" && p.Filter.TurnID != "" {
+		session = d.turnSession(p.Filter.TurnID)
+	}
+	src := d.events
+	if session != "" {
+		src = nil
+		if se := d.eventsBySession[session]; se != nil {
+			src = se.list
+		}
+	}
+	i := sort.Search(len(src), func(i int) bool { return src[i].Cursor > p.AfterCursor })
+	limit := store.ClampLimit(p.Limit)
+	out := make([]*event.Event, 0, min(limit, len(src)-i))
+	for ; i < len(src) && len(out) < limit; i++ {
+		if e := src[i]; p.Filter.Match(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// turnSession returns the session of a recorded turn, or "". Every record
+// and event of a turn belongs to the turn's session.
+func (d *data) turnSession(turnID string) string {
+	if t := d.turns[turnID]; t != nil {
+		return t.SessionID
+	}
+	return ""
+}
+
+func (d *data) eventLastCursor() int64 {
+	if n := len(d.events); n > 0 {
+		return d.events[n-1].Cursor
+	}
+	return 0
+}

@@ -1,0 +1,9 @@
+DROP TABLE events;
+DROP TABLE blobs;
+DROP TABLE tool_calls;
+DROP TABLE messages;
+DROP TABLE runs;
+DROP TABLE tasks;
+DROP TABLE turns;
+DROP TABLE threads;
+DROP TABLE sessions;

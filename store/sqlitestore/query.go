@@ -1,0 +1,302 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// queryID names one SQL statement. Statements are prepared once per handle
+// (see stmtSet) and bound to a transaction once per Tx.
+type queryID int
+
+// Statements whose WHERE clause has optional filters come in variants, one
+// per combination: a variant's id is the base id plus a bit mask of the
+// filters present, so that each variant is a plain, indexable statement.
+const (
+	qInsertSession queryID = iota
+	qInsertThread
+	qUpsertTurn
+	qUpsertTask
+	qUpsertRun
+	qUpdateRun
+	qInsertMessage
+	qUpsertToolCall
+	qInsertBlob
+	qInsertEvent       // maxEventRows variants: one to maxEventRows rows
+	qEventLastSequence = qInsertEvent + maxEventRows
+	qSessionGet        = qEventLastSequence + 1
+	qSessionList       = qSessionGet + 1 // 2 variants: sessionBefore
+)
+
+// maxEventRows is the most events one INSERT writes; a step has three.
+const maxEventRows = 4
+
+const (
+	qThreadGet       = qSessionList + 2
+	qThreadList      = qThreadGet + 1
+	qTurnGet         = qThreadList + 1
+	qTurnGetByKey    = qTurnGet + 1
+	qTurnList        = qTurnGetByKey + 1 // 16 variants: turnSession | turnThread | turnStatus | turnBefore
+	qTaskGet         = qTurnList + 16
+	qTaskList        = qTaskGet + 1
+	qRunList         = qTaskList + 1 // 4 variants: runSession | runTask
+	qMessageList     = qRunList + 4
+	qToolCallList    = qMessageList + 1 // 4 variants: callSession | callTurn
+	qBlobGet         = qToolCallList + 4
+	qTurnSession     = qBlobGet + 1
+	qEventListAfter  = qTurnSession + 1 // 16 variants: eventTenant | eventSession | eventTurn | eventAfter
+	qEventLastCursor = qEventListAfter + 16
+	numQueries       = qEventLastCursor + 1
+)
+
+// Filter bits of the statement variants.
+const (
+	sessionBefore = 1
+
+	turnSession = 1
+	turnThread  = 2
+	turnStatus  = 4
+	turnBefore  = 8
+
+	runSession = 1
+	runTask    = 2
+
+	callSession = 1
+	callTurn    = 2
+
+	eventTenant  = 1
+	eventSession = 2
+	eventTurn    = 4
+	eventAfter   = 8 // with eventSession: AfterCursor is not 0
+)
+
+const (
+	sessionCols = `id, tenant_id, principal_id, agent, title, created_at, updated_at`
+	threadCols  = `id, session_id, tenant_id, principal_id, created_at`
+	turnCols    = `id, session_id, thread_id, tenant_id, principal_id, agent, idempotency_key, input, status,
+		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at`
+	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
+		current_run_id, result, failure, created_at, updated_at, started_at, ended_at`
+	runCols = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
+		hops, tool_hops, usage, started_at, ended_at`
+	messageCols = `thread_id, seq, session_id, turn_id, run_id, tenant_id, principal_id, role, content,
+		tool_calls, tool_call_id, is_error, created_at`
+	toolCallCols = `session_id, id, run_id, turn_id, thread_id, tenant_id, principal_id, step_id, hop, name,
+		arguments, arguments_sha256, idempotency_key, status, decision, result_preview, output_ref,
+		output_bytes, failure, started_at, ended_at`
+	blobCols = `tenant_id, ref, principal_id, media_type, data, created_at`
+)
+
+// queries holds the text of every statement, by queryID.
+var queries = buildQueries()
+
+func buildQueries() [numQueries]string {
+	var q [numQueries]string
+	q[qInsertSession] = insertSQL("sessions", sessionCols, "")
+	q[qInsertThread] = insertSQL("threads", threadCols, "")
+	q[qUpsertTurn] = insertSQL("turns", turnCols, "id")
+	q[qUpsertTask] = insertSQL("tasks", taskCols, "id")
+	q[qUpsertRun] = insertSQL("runs", runCols, "id")
+	// A run is rewritten after every step. Assigning its indexed columns,
+	// even to the values they have, rewrites their index entries: two more
+	// pages to the WAL per step. So the usual rewrite is an UPDATE that
+	// leaves them alone, and the upsert handles the rest.
+	q[qUpdateRun] = `UPDATE runs SET turn_id = ?, thread_id = ?, tenant_id = ?, principal_id = ?, attempt = ?, status = ?,
+		failure = ?, hops = ?, tool_hops = ?, usage = ?, started_at = ?, ended_at = ?
+		WHERE id = ? AND task_id = ? AND session_id = ?`
+	q[qInsertMessage] = insertSQL("messages", messageCols, "")
+	q[qUpsertToolCall] = insertSQL("tool_calls", toolCallCols, "session_id, id")
+	q[qInsertBlob] = insertSQL("blobs", blobCols, "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
+	for n := 1; n <= maxEventRows; n++ {
+		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (tenant_id, session_id, sequence, turn_id, type, data) VALUES (?, ?, ?, ?, ?, ?)` +
+			strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
+	}
+	q[qEventLastSequence] = `SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_id = ?`
+
+	q[qSessionGet] = `SELECT ` + sessionCols + ` FROM sessions WHERE id = ? AND tenant_id = ?`
+	for m := range 2 {
+		w := `SELECT ` + sessionCols + ` FROM sessions WHERE tenant_id = ?`
+		if m&sessionBefore != 0 {
+			w += ` AND id < ?`
+		}
+		q[qSessionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
+	}
+	q[qThreadGet] = `SELECT ` + threadCols + ` FROM threads WHERE id = ? AND tenant_id = ?`
+	q[qThreadList] = `SELECT ` + threadCols + ` FROM threads WHERE session_id = ? AND tenant_id = ? ORDER BY rowid`
+	q[qTurnGet] = `SELECT ` + turnCols + ` FROM turns WHERE id = ? AND tenant_id = ?`
+	q[qTurnGetByKey] = `SELECT ` + turnCols + ` FROM turns WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
+	for m := range 16 {
+		w := `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_tenant WHERE tenant_id = ?`
+		if m&turnSession != 0 {
+			w = `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_session WHERE tenant_id = ? AND session_id = ?`
+		}
+		if m&turnThread != 0 {
+			w += ` AND thread_id = ?`
+		}
+		if m&turnStatus != 0 {
+			w += ` AND status = ?`
+		}
+		if m&turnBefore != 0 {
+			w += ` AND id < ?`
+		}
+		q[qTurnList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
+	}
+	q[qTaskGet] = `SELECT ` + taskCols + ` FROM tasks WHERE id = ? AND tenant_id = ?`
+	q[qTaskList] = `SELECT ` + taskCols + ` FROM tasks WHERE session_id = ? AND tenant_id = ? ORDER BY rowid`
+	for m := range 4 {
+		w := `SELECT ` + runCols + ` FROM runs WHERE tenant_id = ?`
+		if m&runSession != 0 {
+			w += ` AND session_id = ?`
+		}
+		if m&runTask != 0 {
+			w += ` AND task_id = ?`
+		}
+		q[qRunList+queryID(m)] = w + ` ORDER BY rowid`
+	}
+	q[qMessageList] = `SELECT ` + messageCols + ` FROM messages WHERE thread_id = ? AND seq > ? AND tenant_id = ? ORDER BY seq LIMIT ?`
+	for m := range 4 {
+		w := `SELECT ` + toolCallCols + ` FROM tool_calls WHERE tenant_id = ?`
+		if m&callSession != 0 {
+			w += ` AND session_id = ?`
+		}
+		if m&callTurn != 0 {
+			w += ` AND turn_id = ?`
+		}
+		q[qToolCallList+queryID(m)] = w + ` ORDER BY rowid`
+	}
+	q[qBlobGet] = `SELECT ` + blobCols + ` FROM blobs WHERE tenant_id = ? AND ref = ?`
+	q[qTurnSession] = `SELECT session_id FROM turns WHERE id = ?`
+	for m := range 16 {
+		w := `SELECT cursor, tenant_id, data FROM events WHERE `
+		order := ` ORDER BY cursor LIMIT ?`
+		switch {
+		case m&eventSession == 0:
+			w += `cursor > ?`
+		case m&eventAfter == 0:
+			w += `session_id = ?`
+			order = ` ORDER BY sequence LIMIT ?`
+		default:
+			// In a session, the events after a cursor are those above the
+			// sequence of the last event at or before it (sequences rise
+			// with cursors; see Tx.checkSequences). Walking the index back
+			// from the session's end finds that event after reading only
+			// the newer ones, which is what a follower asks for.
+			w += `session_id = ? AND sequence > COALESCE((SELECT sequence FROM events
+				WHERE session_id = ? AND cursor <= ? ORDER BY sequence DESC LIMIT 1), 0)`
+			order = ` ORDER BY sequence LIMIT ?`
+		}
+		if m&eventTenant != 0 {
+			w += ` AND tenant_id = ?`
+		}
+		if m&eventTurn != 0 {
+			w += ` AND turn_id = ?`
+		}
+		q[qEventListAfter+queryID(m)] = w + order
+	}
+	q[qEventLastCursor] = `SELECT COALESCE(MAX(cursor), 0) FROM events`
+	return q
+}
+
+// insertSQL returns an INSERT of cols into table; with conflict columns it
+// is an upsert that replaces every other column.
+func insertSQL(table, cols, conflict string) string {
+	names := strings.Split(cols, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES (?%s)", table, strings.Join(names, ", "), strings.Repeat(", ?", len(names)-1))
+	if conflict == "" {
+		return b.String()
+	}
+	keys := strings.Split(conflict, ",")
+	for i := range keys {
+		keys[i] = strings.TrimSpace(keys[i])
+	}
+	fmt.Fprintf(&b, " ON CONFLICT (%s) DO UPDATE SET ", conflict)
+	first := true
+	for _, n := range names {
+		if isKey(n, keys) {
+			continue
+		}
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		fmt.Fprintf(&b, "%s = excluded.%s", n, n)
+	}
+	return b.String()
+}
+
+func isKey(name string, keys []string) bool {
+	for _, k := range keys {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// stmtSet prepares statements on one handle, each at most once.
+type stmtSet struct {
+	db *sql.DB
+
+	mu    sync.Mutex // serializes preparation
+	stmts [numQueries]atomic.Pointer[sql.Stmt]
+	all   atomic.Bool // every statement is prepared
+}
+
+// get returns q prepared on the set's handle, preparing it if needed.
+// Failures are not remembered: a statement prepared before Migrate fails,
+// and must succeed after it.
+func (ss *stmtSet) get(ctx context.Context, q queryID) (*sql.Stmt, error) {
+	if st := ss.stmts[q].Load(); st != nil {
+		return st, nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if st := ss.stmts[q].Load(); st != nil {
+		return st, nil
+	}
+	st, err := ss.db.PrepareContext(ctx, queries[q])
+	if err != nil {
+		return nil, fmt.Errorf("preparing statement %d: %w", q, err)
+	}
+	ss.stmts[q].Store(st)
+	return st, nil
+}
+
+// prepareAll prepares every statement. The write handle needs this before
+// its first transaction: with one connection, preparing on the handle while
+// a transaction holds the connection would wait forever.
+func (ss *stmtSet) prepareAll(ctx context.Context) error {
+	if ss.all.Load() {
+		return nil
+	}
+	for q := range numQueries {
+		if _, err := ss.get(ctx, q); err != nil {
+			return err
+		}
+	}
+	ss.all.Store(true)
+	return nil
+}
+
+func (ss *stmtSet) close() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var first error
+	for i := range ss.stmts {
+		if st := ss.stmts[i].Swap(nil); st != nil {
+			if err := st.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	ss.all.Store(false)
+	return first
+}

@@ -1,0 +1,477 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// querier runs a read statement: on the read pool for the Store, on the
+// transaction for a Tx (which must see its own writes).
+type querier interface {
+	query(ctx context.Context, q queryID, args ...any) (*sql.Rows, error)
+}
+
+// reader implements store.Reader on a querier.
+type reader struct{ q querier }
+
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// get returns the one row q selects, or store.ErrNotFound.
+func get[T any](ctx context.Context, r reader, scan func(scanner) (*T, error), q queryID, args ...any) (*T, error) {
+	rows, err := r.q.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, store.ErrNotFound
+	}
+	v, err := scan(rows)
+	if err != nil {
+		return nil, err
+	}
+	return v, rows.Close()
+}
+
+// list returns every row q selects.
+func list[T any](ctx context.Context, r reader, scan func(scanner) (*T, error), q queryID, args ...any) ([]*T, error) {
+	rows, err := r.q.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// scanOne scans the single row of an aggregate query.
+func scanOne(rows *sql.Rows, scan func(scanner) error) error {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := scan(rows); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// SessionGet returns the tenant's session with the given ID.
+func (r reader) SessionGet(ctx context.Context, p *store.SessionGetParams) (*runtype.Session, error) {
+	s, err := get(ctx, r, scanSession, qSessionGet, p.ID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("getting session %s: %w", p.ID, err)
+	}
+	return s, nil
+}
+
+// SessionList lists the tenant's sessions newest (highest ID) first.
+func (r reader) SessionList(ctx context.Context, p *store.SessionListParams) ([]*runtype.Session, error) {
+	q, args := qSessionList, []any{p.TenantID}
+	if p.BeforeID != "" {
+		q, args = q+sessionBefore, append(args, p.BeforeID)
+	}
+	ss, err := list(ctx, r, scanSession, q, append(args, store.ClampLimit(p.Limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	return ss, nil
+}
+
+// ThreadGet returns the tenant's thread with the given ID.
+func (r reader) ThreadGet(ctx context.Context, p *store.ThreadGetParams) (*runtype.Thread, error) {
+	t, err := get(ctx, r, scanThread, qThreadGet, p.ID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("getting thread %s: %w", p.ID, err)
+	}
+	return t, nil
+}
+
+// ThreadList lists a session's threads in insertion order.
+func (r reader) ThreadList(ctx context.Context, p *store.ThreadListParams) ([]*runtype.Thread, error) {
+	ts, err := list(ctx, r, scanThread, qThreadList, p.SessionID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("listing threads of session %s: %w", p.SessionID, err)
+	}
+	return ts, nil
+}
+
+// TurnGet returns the tenant's turn with the given ID.
+func (r reader) TurnGet(ctx context.Context, p *store.TurnGetParams) (*runtype.Turn, error) {
+	t, err := get(ctx, r, scanTurn, qTurnGet, p.ID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("getting turn %s: %w", p.ID, err)
+	}
+	return t, nil
+}
+
+// TurnGetByIdempotencyKey returns the tenant's turn holding the key.
+func (r reader) TurnGetByIdempotencyKey(ctx context.Context, p *store.TurnGetByIdempotencyKeyParams) (*runtype.Turn, error) {
+	if p.IdempotencyKey == "" {
+		return nil, fmt.Errorf("getting turn by empty idempotency key: %w", store.ErrNotFound)
+	}
+	t, err := get(ctx, r, scanTurn, qTurnGetByKey, p.TenantID, p.IdempotencyKey)
+	if err != nil {
+		return nil, fmt.Errorf("getting turn by idempotency key %q: %w", p.IdempotencyKey, err)
+	}
+	return t, nil
+}
+
+// TurnList lists the tenant's turns newest (highest ID) first.
+func (r reader) TurnList(ctx context.Context, p *store.TurnListParams) ([]*runtype.Turn, error) {
+	q, args := qTurnList, []any{p.TenantID}
+	if p.SessionID != "" {
+		q, args = q+turnSession, append(args, p.SessionID)
+	}
+	if p.ThreadID != "" {
+		q, args = q+turnThread, append(args, p.ThreadID)
+	}
+	if p.Status != "" {
+		q, args = q+turnStatus, append(args, string(p.Status))
+	}
+	if p.BeforeID != "" {
+		q, args = q+turnBefore, append(args, p.BeforeID)
+	}
+	ts, err := list(ctx, r, scanTurn, q, append(args, store.ClampLimit(p.Limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("listing turns: %w", err)
+	}
+	return ts, nil
+}
+
+// TaskGet returns the tenant's task with the given ID.
+func (r reader) TaskGet(ctx context.Context, p *store.TaskGetParams) (*runtype.Task, error) {
+	t, err := get(ctx, r, scanTask, qTaskGet, p.ID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("getting task %s: %w", p.ID, err)
+	}
+	return t, nil
+}
+
+// TaskList lists a session's tasks in first-insertion order.
+func (r reader) TaskList(ctx context.Context, p *store.TaskListParams) ([]*runtype.Task, error) {
+	ts, err := list(ctx, r, scanTask, qTaskList, p.SessionID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("listing tasks of session %s: %w", p.SessionID, err)
+	}
+	return ts, nil
+}
+
+// RunList lists runs in first-insertion order.
+func (r reader) RunList(ctx context.Context, p *store.RunListParams) ([]*runtype.Run, error) {
+	q, args := qRunList, []any{p.TenantID}
+	if p.SessionID != "" {
+		q, args = q+runSession, append(args, p.SessionID)
+	}
+	if p.TaskID != "" {
+		q, args = q+runTask, append(args, p.TaskID)
+	}
+	rs, err := list(ctx, r, scanRun, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	return rs, nil
+}
+
+// MessageList lists a thread's messages in Seq order.
+func (r reader) MessageList(ctx context.Context, p *store.MessageListParams) ([]*runtype.Message, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = -1 // no limit
+	}
+	ms, err := list(ctx, r, scanMessage, qMessageList, p.ThreadID, p.AfterSeq, p.TenantID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing messages of thread %s: %w", p.ThreadID, err)
+	}
+	return ms, nil
+}
+
+// ToolCallList lists tool calls in first-insertion (start) order.
+func (r reader) ToolCallList(ctx context.Context, p *store.ToolCallListParams) ([]*runtype.ToolCall, error) {
+	session := p.SessionID
+	if session == "" && p.TurnID != "" {
+		var err error
+		if session, err = r.turnSession(ctx, p.TurnID); err != nil {
+			return nil, fmt.Errorf("listing tool calls: %w", err)
+		}
+	}
+	q, args := qToolCallList, []any{p.TenantID}
+	if session != "" {
+		q, args = q+callSession, append(args, session)
+	}
+	if p.TurnID != "" {
+		q, args = q+callTurn, append(args, p.TurnID)
+	}
+	cs, err := list(ctx, r, scanToolCall, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing tool calls: %w", err)
+	}
+	return cs, nil
+}
+
+// turnSession returns the session of a turn, or "" when there is no such
+// turn. Lists by turn use it to read through the session's index; every
+// record and event of a turn belongs to the turn's session.
+func (r reader) turnSession(ctx context.Context, turnID string) (string, error) {
+	rows, err := r.q.query(ctx, qTurnSession, turnID)
+	if err != nil {
+		return "", fmt.Errorf("finding the session of turn %s: %w", turnID, err)
+	}
+	var session string
+	err = scanOne(rows, func(sc scanner) error { return sc.Scan(&session) })
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("finding the session of turn %s: %w", turnID, err)
+	}
+	return session, nil
+}
+
+// BlobGet returns the tenant's blob with the given ref.
+func (r reader) BlobGet(ctx context.Context, p *store.BlobGetParams) (*runtype.Blob, error) {
+	b, err := get(ctx, r, scanBlob, qBlobGet, p.TenantID, p.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("getting blob %s: %w", p.Ref, err)
+	}
+	return b, nil
+}
+
+// EventListAfter returns matching events after a cursor, in cursor order.
+func (r reader) EventListAfter(ctx context.Context, p *store.EventListAfterParams) ([]*event.Event, error) {
+	f := p.Filter
+	session := f.SessionID
+	if session == "" && f.TurnID != "" {
+		var err error
+		if session, err = r.turnSession(ctx, f.TurnID); err != nil {
+			return nil, fmt.Errorf("listing events: %w", err)
+		}
+	}
+	var (
+		q    = qEventListAfter
+		args []any
+	)
+	switch {
+	case session == "":
+		args = append(args, p.AfterCursor)
+	case p.AfterCursor == 0:
+		q, args = q+eventSession, append(args, session)
+	default:
+		q, args = q+eventSession+eventAfter, append(args, session, session, p.AfterCursor)
+	}
+	if f.TenantID != "" {
+		q, args = q+eventTenant, append(args, f.TenantID)
+	}
+	if f.TurnID != "" {
+		q, args = q+eventTurn, append(args, f.TurnID)
+	}
+	limit := store.ClampLimit(p.Limit)
+	rows, err := r.q.query(ctx, q, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	defer rows.Close()
+	out := make([]*event.Event, 0, min(limit, 64))
+	for rows.Next() {
+		var (
+			cursor int64
+			tenant string
+			data   sql.RawBytes
+		)
+		if err := rows.Scan(&cursor, &tenant, &data); err != nil {
+			return nil, fmt.Errorf("listing events: %w", err)
+		}
+		e, err := event.Decode(data) // copies data
+		if err != nil {
+			return nil, fmt.Errorf("listing events: event %d: %w", cursor, err)
+		}
+		e.Cursor, e.TenantID = cursor, tenant
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	return out, nil
+}
+
+// EventLastCursor returns the highest cursor in the log.
+func (r reader) EventLastCursor(ctx context.Context) (int64, error) {
+	rows, err := r.q.query(ctx, qEventLastCursor)
+	if err != nil {
+		return 0, fmt.Errorf("reading last event cursor: %w", err)
+	}
+	var cursor int64
+	if err := scanOne(rows, func(sc scanner) error { return sc.Scan(&cursor) }); err != nil {
+		return 0, fmt.Errorf("reading last event cursor: %w", err)
+	}
+	return cursor, nil
+}
+
+func scanSession(sc scanner) (*runtype.Session, error) {
+	var (
+		s                runtype.Session
+		created, updated int64
+	)
+	if err := sc.Scan(&s.ID, &s.TenantID, &s.PrincipalID, &s.Agent, &s.Title, &created, &updated); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &s, nil
+}
+
+func scanThread(sc scanner) (*runtype.Thread, error) {
+	var (
+		t       runtype.Thread
+		created int64
+	)
+	if err := sc.Scan(&t.ID, &t.SessionID, &t.TenantID, &t.PrincipalID, &created); err != nil {
+		return nil, err
+	}
+	t.CreatedAt = fromNanos(created)
+	return &t, nil
+}
+
+func scanTurn(sc scanner) (*runtype.Turn, error) {
+	var (
+		t                       runtype.Turn
+		status, usage           string
+		failure                 sql.NullString
+		created, started, ended int64
+	)
+	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TenantID, &t.PrincipalID, &t.Agent, &t.IdempotencyKey,
+		&t.Input, &status, &t.StatusReason, &t.Result, &failure, &t.TaskID, &t.RunID, &t.TraceID, &usage,
+		&created, &started, &ended); err != nil {
+		return nil, err
+	}
+	t.Status = runtype.TaskStatus(status)
+	t.CreatedAt, t.StartedAt, t.EndedAt = fromNanos(created), fromNanos(started), fromNanos(ended)
+	var err error
+	if t.Failure, err = decodeFailure(failure); err != nil {
+		return nil, err
+	}
+	if t.Usage, err = decodeUsage(usage); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func scanTask(sc scanner) (*runtype.Task, error) {
+	var (
+		t                                runtype.Task
+		status                           string
+		failure                          sql.NullString
+		created, updated, started, ended int64
+	)
+	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TurnID, &t.TenantID, &t.PrincipalID, &t.Objective,
+		&status, &t.StatusReason, &t.CurrentRunID, &t.Result, &failure, &created, &updated, &started,
+		&ended); err != nil {
+		return nil, err
+	}
+	t.Status = runtype.TaskStatus(status)
+	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
+	t.StartedAt, t.EndedAt = fromNanos(started), fromNanos(ended)
+	var err error
+	if t.Failure, err = decodeFailure(failure); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func scanRun(sc scanner) (*runtype.Run, error) {
+	var (
+		r                       runtype.Run
+		status, usage           string
+		failure                 sql.NullString
+		attempt, hops, toolHops int64
+		started, ended          int64
+	)
+	if err := sc.Scan(&r.ID, &r.TaskID, &r.TurnID, &r.SessionID, &r.ThreadID, &r.TenantID, &r.PrincipalID,
+		&attempt, &status, &failure, &hops, &toolHops, &usage, &started, &ended); err != nil {
+		return nil, err
+	}
+	r.Attempt, r.Hops, r.ToolHops = int(attempt), int(hops), int(toolHops)
+	r.Status = runtype.TaskStatus(status)
+	r.StartedAt, r.EndedAt = fromNanos(started), fromNanos(ended)
+	var err error
+	if r.Failure, err = decodeFailure(failure); err != nil {
+		return nil, err
+	}
+	if r.Usage, err = decodeUsage(usage); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func scanMessage(sc scanner) (*runtype.Message, error) {
+	var (
+		m                runtype.Message
+		role             string
+		calls            sql.NullString
+		isError, created int64
+	)
+	if err := sc.Scan(&m.ThreadID, &m.Seq, &m.SessionID, &m.TurnID, &m.RunID, &m.TenantID, &m.PrincipalID, &role,
+		&m.Content, &calls, &m.ToolCallID, &isError, &created); err != nil {
+		return nil, err
+	}
+	m.Role, m.IsError, m.CreatedAt = runtype.Role(role), isError != 0, fromNanos(created)
+	var err error
+	if m.ToolCalls, err = decodeToolCalls(calls); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func scanToolCall(sc scanner) (*runtype.ToolCall, error) {
+	var (
+		c              runtype.ToolCall
+		status         string
+		failure        sql.NullString
+		hop            int64
+		started, ended int64
+	)
+	if err := sc.Scan(&c.SessionID, &c.ID, &c.RunID, &c.TurnID, &c.ThreadID, &c.TenantID, &c.PrincipalID, &c.StepID,
+		&hop, &c.Name, &c.Arguments, &c.ArgumentsSHA256, &c.IdempotencyKey, &status, &c.Decision,
+		&c.ResultPreview, &c.OutputRef, &c.OutputBytes, &failure, &started, &ended); err != nil {
+		return nil, err
+	}
+	c.Hop, c.Status = int(hop), runtype.ToolCallStatus(status)
+	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
+	var err error
+	if c.Failure, err = decodeFailure(failure); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func scanBlob(sc scanner) (*runtype.Blob, error) {
+	var (
+		b       runtype.Blob
+		created int64
+	)
+	if err := sc.Scan(&b.TenantID, &b.Ref, &b.PrincipalID, &b.MediaType, &b.Data, &created); err != nil {
+		return nil, err
+	}
+	b.CreatedAt = fromNanos(created)
+	return &b, nil
+}

@@ -1,0 +1,258 @@
+// Package sqlitestore is the embedded store.Store: one SQLite database file
+// through modernc.org/sqlite (pure Go, no cgo).
+//
+// # Limits
+//
+// SQLite allows one writer at a time. The store keeps exactly one write
+// connection, and every transaction takes the write lock when it begins
+// (BEGIN IMMEDIATE), so transactions run one after another; store.Writer
+// group-commits many runs' batches into each of them, which is what makes
+// durable throughput independent of the fsync rate. The database runs in
+// WAL mode: reads go through a separate pool of read-only connections and
+// see the last committed state; readers never block the writer and the
+// writer never blocks readers. The WAL is checkpointed into the database
+// file by the committing connection once it holds about 40 MB.
+//
+// One process writes a file at a time: a second one waits up to the busy
+// timeout for the lock, and the store caches each session's last event
+// sequence, so writes from two processes to one session can conflict
+// (each conflict refreshes the cache).
+//
+// Durability follows the synchronous pragma: FULL (the default) syncs the
+// WAL on every commit, so a committed batch survives power loss; NORMAL
+// survives a crash of the process but may lose the last commits on power
+// loss, for cheaper commits.
+//
+// # Cost
+//
+// A step's batch costs one INSERT per row (events four to a statement),
+// no savepoint (see Tx), and the WAL pages its rows touch: each index keyed
+// by session or thread adds a page per session per commit, so the schema
+// has no index a Reader method does not need.
+//
+// # Schema
+//
+// The driver owns its schema as embedded, numbered migrations
+// (migration/NNN_name.up.sql and .down.sql) recorded in the
+// agentrt_schema_migrations table. Migrate applies what is missing and
+// refuses a database migrated by a newer agentrt (store.ErrSchemaTooNew).
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/agentrt/agentrt/store"
+)
+
+// Options configures Open.
+type Options struct {
+	// Synchronous is the write connection's synchronous pragma: "FULL"
+	// (default) or "NORMAL". See the package doc.
+	Synchronous string
+	// BusyTimeout bounds how long a connection waits for a lock another
+	// process holds. Default 5s.
+	BusyTimeout time.Duration
+	// ReadConns caps the read pool. Default GOMAXPROCS, at least 4.
+	ReadConns int
+}
+
+// WithDefaults returns o with zero fields set to their defaults.
+func (o Options) WithDefaults() Options {
+	if o.Synchronous == "" {
+		o.Synchronous = "FULL"
+	}
+	o.Synchronous = strings.ToUpper(o.Synchronous)
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = max(4, runtime.GOMAXPROCS(0))
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch o.Synchronous {
+	case "FULL", "NORMAL":
+	default:
+		return fmt.Errorf("invalid synchronous %q: want FULL or NORMAL", o.Synchronous)
+	}
+	return nil
+}
+
+// Store is a store.Store on one SQLite database. It is safe for concurrent
+// use.
+type Store struct {
+	reader
+
+	write  *sql.DB // one connection
+	read   *sql.DB
+	owns   bool    // Close closes write and read
+	w, r   stmtSet // statements prepared on write and read
+	closed atomic.Bool
+
+	infoMu sync.Mutex
+	info   store.Info // guarded by infoMu
+
+	// lastSeq caches the highest committed event sequence of sessions, so
+	// that Apply checks that sequences rise, and EventLastSequence answers,
+	// without a query. Only the transaction holding the write connection
+	// uses it, so transactions take turns like they do for the connection.
+	lastSeq map[string]int64
+}
+
+// maxSeqCache bounds lastSeq; beyond it the cache is dropped and refilled
+// from the database on demand.
+const maxSeqCache = 50_000
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database file at path with a write
+// handle of one connection and a read pool, both in WAL mode. It does not
+// migrate; call Migrate. Close closes both handles.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	opts = opts.WithDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("opening sqlite store: %w", err)
+	}
+	if path == "" || strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("opening sqlite store: invalid path %q", path)
+	}
+	busy := strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)
+	// temp_store(memory): statement journals stay off the disk.
+	// wal_autocheckpoint(10000): checkpoint every ~40 MB of WAL rather than
+	// every 4 MB; pages a step rewrites (index leaves, table tails) are then
+	// copied to the database once per many commits instead of once per few.
+	write, err := sql.Open("sqlite", path+"?_busy_timeout="+busy+
+		"&_journal_mode=WAL&_synchronous="+opts.Synchronous+"&_txlock=immediate"+
+		"&_pragma=temp_store(memory)&_pragma=wal_autocheckpoint(10000)")
+	if err != nil {
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	write.SetConnMaxIdleTime(0)
+	// Open the write connection first: it switches the file to WAL, which
+	// the read-only connections cannot do.
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite", path+"?_busy_timeout="+busy+"&_query_only=1")
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(opts.ReadConns)
+	read.SetMaxIdleConns(opts.ReadConns)
+	if err := read.PingContext(ctx); err != nil {
+		write.Close()
+		read.Close()
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	s := New(write, read)
+	s.owns = true
+	if err := s.refreshInfo(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// New returns a Store on handles the caller opened and keeps: write must
+// allow one connection (SetMaxOpenConns(1)) and begin transactions with
+// BEGIN IMMEDIATE (the "_txlock=immediate" DSN parameter); read may be a
+// pool on the same file, or write itself. Close does not close them.
+// Info reports versions once Migrate has run.
+func New(write, read *sql.DB) *Store {
+	s := &Store{write: write, read: read}
+	s.w.db, s.r.db = write, read
+	s.reader = reader{q: storeQuerier{s}}
+	s.info = store.Info{Driver: "sqlite", Durable: true}
+	return s
+}
+
+// Info describes the driver: durable, with the SQLite library version and
+// the schema version last seen.
+func (s *Store) Info() store.Info {
+	s.infoMu.Lock()
+	defer s.infoMu.Unlock()
+	return s.info
+}
+
+func (s *Store) refreshInfo(ctx context.Context) error {
+	var version string
+	if err := s.read.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&version); err != nil {
+		return fmt.Errorf("reading sqlite version: %w", err)
+	}
+	schema, err := schemaVersion(ctx, s.read)
+	if err != nil {
+		return err
+	}
+	s.infoMu.Lock()
+	s.info.Version, s.info.SchemaVersion = version, schema
+	s.infoMu.Unlock()
+	return nil
+}
+
+// Close closes the prepared statements and, for a Store from Open, the
+// database handles. Later calls return store.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	err := errors.Join(s.w.close(), s.r.close())
+	if s.owns {
+		err = errors.Join(err, s.write.Close(), s.read.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("closing sqlite store: %w", err)
+	}
+	return nil
+}
+
+// Begin starts a write transaction, waiting for the previous one to end.
+func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := s.w.prepareAll(ctx); err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", err)
+	}
+	sqlTx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", err)
+	}
+	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache {
+		s.lastSeq = make(map[string]int64)
+	}
+	tx := &Tx{s: s, beginCtx: ctx, tx: sqlTx}
+	tx.reader = reader{q: tx}
+	return tx, nil
+}
+
+// storeQuerier runs reads on the read pool.
+type storeQuerier struct{ s *Store }
+
+func (q storeQuerier) query(ctx context.Context, id queryID, args ...any) (*sql.Rows, error) {
+	if q.s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	st, err := q.s.r.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}

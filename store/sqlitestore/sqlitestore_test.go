@@ -1,0 +1,158 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/store/sqlitestore"
+	"github.com/agentrt/agentrt/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// open opens (and migrates) the store in file path and closes it at
+// cleanup.
+func open(tb testing.TB, path string, opts sqlitestore.Options) *sqlitestore.Store {
+	tb.Helper()
+	ctx := context.Background()
+	s, err := sqlitestore.Open(ctx, path, opts)
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	if err := s.Migrate(ctx); err != nil {
+		tb.Fatalf("Migrate: %v", err)
+	}
+	return s
+}
+
+func newStore(tb testing.TB) store.Store {
+	return open(tb, filepath.Join(tb.TempDir(), "agentrt.db"), sqlitestore.Options{})
+}
+
+func TestStore(t *testing.T) {
+	t.Parallel()
+	storetest.Exercise(t.Context(), t, func(t *testing.T) store.Store { return newStore(t) })
+}
+
+func BenchmarkApply(b *testing.B) {
+	storetest.BenchmarkApply(b, func(b *testing.B) store.Store { return newStore(b) })
+}
+
+func BenchmarkWrite(b *testing.B) {
+	storetest.BenchmarkWrite(b, func(b *testing.B) store.Store { return newStore(b) })
+}
+
+func TestDataSurvivesReopen(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentrt.db")
+	s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	owner := runtype.Owner{TenantID: "t", PrincipalID: "p"}
+	sess := &runtype.Session{ID: "ses_1", Owner: owner, Agent: "a"}
+	e := &event.Event{Type: event.SessionCreated, EventID: "evt_1", SchemaVersion: event.SchemaVersion, SessionID: "ses_1", Payload: &event.SessionPayload{Agent: "a"}, TenantID: "t"}
+	w := store.NewWriter(s, store.WriterConfig{})
+	w.Start()
+	if err := w.Write(ctx, &store.Batch{Sessions: []*runtype.Session{sess}, Events: []*event.Event{e}}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if err := w.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	s = open(t, path, sqlitestore.Options{})
+	if _, err := s.SessionGet(ctx, &store.SessionGetParams{TenantID: "t", ID: "ses_1"}); err != nil {
+		t.Errorf("SessionGet after reopen: %v", err)
+	}
+	evs, err := s.EventListAfter(ctx, &store.EventListAfterParams{})
+	if err != nil || len(evs) != 1 || evs[0].EventID != "evt_1" || evs[0].Cursor != e.Cursor || evs[0].Sequence != 1 {
+		t.Errorf("EventListAfter after reopen = %v, %v; want evt_1 at cursor %d, sequence 1", evs, err, e.Cursor)
+	}
+	if got := s.Info(); got.SchemaVersion != 1 || got.Driver != "sqlite" || !got.Durable || got.Version == "" {
+		t.Errorf("Info after reopen = %+v", got)
+	}
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newStore(t).(*sqlitestore.Store)
+	before := s.Info().SchemaVersion
+	for range 3 {
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("Migrate again: %v", err)
+		}
+	}
+	if after := s.Info().SchemaVersion; before != 1 || after != before {
+		t.Errorf("SchemaVersion = %d after the first Migrate and %d after more; want 1 and 1", before, after)
+	}
+	// A migrated, used store migrates again without losing anything.
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Sessions: []*runtype.Session{{ID: "ses_1", Owner: runtype.Owner{TenantID: "t"}}}}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	if _, err := s.SessionGet(ctx, &store.SessionGetParams{TenantID: "t", ID: "ses_1"}); err != nil {
+		t.Errorf("SessionGet after Migrate: %v", err)
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentrt.db")
+	open(t, path, sqlitestore.Options{})
+
+	// A newer agentrt migrated the file further.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatalf("sql.Open: %v", err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `INSERT INTO agentrt_schema_migrations (version, name, applied_at) VALUES (2, 'from_the_future', 0)`); err != nil {
+		t.Fatalf("marking the schema newer: %v", err)
+	}
+
+	s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("Migrate on a newer schema = %v, want store.ErrSchemaTooNew", err)
+	}
+	if got := s.Info().SchemaVersion; got != 2 {
+		t.Errorf("Info().SchemaVersion = %d, want 2", got)
+	}
+}

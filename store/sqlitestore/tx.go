@@ -1,0 +1,404 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/store"
+)
+
+// errTxAborted is returned by a Tx that could not be restored after a
+// failed batch; nothing of it commits.
+var errTxAborted = errors.New("transaction aborted")
+
+// Tx is a write transaction on the store's write connection.
+//
+// # All or nothing without savepoints
+//
+// A batch is written with one statement per row (events up to
+// maxEventRows to a statement) and no savepoint: a savepoint costs two
+// statements and a copy of every page the batch touches, about a tenth of
+// a step's cost. Instead, Apply checks
+// event sequences before writing, writes the rows that can conflict first
+// (so that a conflict usually fails the batch's first statement, which
+// SQLite undoes by itself), and otherwise rolls the transaction back and
+// replays the batches applied before. Replaying gives the events the same
+// cursors again, because the rollback also restores the AUTOINCREMENT
+// counter. (If another transaction of the same Store got the connection in
+// between, the replay is checked like new writes, and a failure aborts the
+// transaction: Commit then fails and nothing of it is kept.)
+type Tx struct {
+	reader
+
+	s        *Store
+	beginCtx context.Context // the context Begin was given; bounds the SQL transaction, as database/sql does
+	tx       *sql.Tx
+	stmts    [numQueries]*sql.Stmt // the store's statements bound to tx, on first use
+	seqs     map[string]int64      // last event sequence of the sessions this transaction wrote
+	applied  []*store.Batch        // the batches applied, for replay
+	err      error                 // why the transaction was aborted
+}
+
+var _ store.Tx = (*Tx)(nil)
+
+// stmt returns statement q bound to the transaction. Begin prepared every
+// statement on the write handle, so binding reuses the connection's
+// prepared statement.
+func (t *Tx) stmt(ctx context.Context, q queryID) (*sql.Stmt, error) {
+	if st := t.stmts[q]; st != nil {
+		return st, nil
+	}
+	base := t.s.w.stmts[q].Load()
+	if base == nil {
+		// The store was closed under the transaction.
+		return nil, store.ErrClosed
+	}
+	st := t.tx.StmtContext(ctx, base)
+	t.stmts[q] = st
+	return st, nil
+}
+
+func (t *Tx) query(ctx context.Context, q queryID, args ...any) (*sql.Rows, error) {
+	if t.err != nil {
+		return nil, t.aborted()
+	}
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (t *Tx) exec(ctx context.Context, q queryID, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// aborted reports an aborted transaction. The cause is not wrapped: it is
+// some earlier batch's failure, not the caller's.
+func (t *Tx) aborted() error {
+	return fmt.Errorf("%w after a failed batch could not be undone (%v)", errTxAborted, t.err)
+}
+
+// Apply writes b. It is all or nothing; see Tx.
+func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
+	if t.err != nil {
+		return t.aborted()
+	}
+	if b == nil {
+		return nil
+	}
+	// Everything that can fail without touching the database is done
+	// first: encoding the events and checking their sequences.
+	var dataBuf [8][]byte
+	data := dataBuf[:0]
+	for _, e := range b.Events {
+		d, err := eventData(e)
+		if err != nil {
+			return fmt.Errorf("inserting event: %w", err)
+		}
+		data = append(data, d)
+	}
+	var seqBuf [8]sessionSeq
+	seqs, err := t.checkSequences(ctx, b.Events, seqBuf[:0])
+	if err != nil {
+		return err
+	}
+	var cursorBuf [8]int64
+	cursors := cursorBuf[:0]
+	for _, e := range b.Events {
+		cursors = append(cursors, e.Cursor)
+	}
+
+	wrote, err := t.apply(ctx, b, data)
+	if err != nil {
+		for i, e := range b.Events {
+			e.Cursor = cursors[i]
+		}
+		if wrote {
+			if rerr := t.replay(ctx); rerr != nil {
+				t.err = rerr
+				return errors.Join(err, fmt.Errorf("undoing the batch: %w", rerr))
+			}
+		}
+		return err
+	}
+	t.applied = append(t.applied, b)
+	t.noteSequences(seqs)
+	return nil
+}
+
+// replay rolls the SQL transaction back and applies the batches that had
+// succeeded again, leaving the transaction as it was before the failed
+// batch.
+func (t *Tx) replay(ctx context.Context) error {
+	if err := t.tx.Rollback(); err != nil {
+		return fmt.Errorf("rolling back: %w", err)
+	}
+	t.stmts = [numQueries]*sql.Stmt{}
+	tx, err := t.s.write.BeginTx(t.beginCtx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	t.tx, t.seqs = tx, nil
+	for _, b := range t.applied {
+		data := make([][]byte, len(b.Events))
+		for i, e := range b.Events {
+			if data[i], err = eventData(e); err != nil {
+				return fmt.Errorf("replaying: %w", err)
+			}
+		}
+		// Between the rollback and the new transaction another one may
+		// have committed, so the sequences are checked again.
+		seqs, err := t.checkSequences(ctx, b.Events, nil)
+		if err != nil {
+			return fmt.Errorf("replaying: %w", err)
+		}
+		if _, err := t.apply(ctx, b, data); err != nil {
+			return fmt.Errorf("replaying: %w", err)
+		}
+		t.noteSequences(seqs)
+	}
+	return nil
+}
+
+// apply runs one INSERT per row, the rows that can conflict first. It
+// reports whether any statement succeeded (and so whether a failure left
+// rows behind).
+func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bool, err error) {
+	for _, s := range b.Sessions {
+		if _, err := t.exec(ctx, qInsertSession,
+			s.ID, s.TenantID, s.PrincipalID, s.Agent, s.Title, nanos(s.CreatedAt), nanos(s.UpdatedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("inserting session %s: %w", s.ID, translate(err))
+		}
+		wrote = true
+	}
+	for _, th := range b.Threads {
+		if _, err := t.exec(ctx, qInsertThread,
+			th.ID, th.SessionID, th.TenantID, th.PrincipalID, nanos(th.CreatedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("inserting thread %s: %w", th.ID, translate(err))
+		}
+		wrote = true
+	}
+	for _, u := range b.Turns {
+		if _, err := t.exec(ctx, qUpsertTurn,
+			u.ID, u.SessionID, u.ThreadID, u.TenantID, u.PrincipalID, u.Agent, u.IdempotencyKey, u.Input,
+			string(u.Status), u.StatusReason, u.Result, encodeFailure(u.Failure), u.TaskID, u.RunID, u.TraceID,
+			encodeUsage(u.Usage), nanos(u.CreatedAt), nanos(u.StartedAt), nanos(u.EndedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("writing turn %s: %w", u.ID, translate(err))
+		}
+		wrote = true
+	}
+	for _, m := range b.Messages {
+		if _, err := t.exec(ctx, qInsertMessage,
+			m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.TenantID, m.PrincipalID, string(m.Role),
+			m.Content, encodeToolCalls(m.ToolCalls), m.ToolCallID, m.IsError, nanos(m.CreatedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, translate(err))
+		}
+		wrote = true
+	}
+	// The rows below do not conflict: upserts, insert-or-ignore, and events
+	// whose sequences were checked.
+	for _, k := range b.Tasks {
+		if _, err := t.exec(ctx, qUpsertTask,
+			k.ID, k.SessionID, k.ThreadID, k.TurnID, k.TenantID, k.PrincipalID, k.Objective, string(k.Status),
+			k.StatusReason, k.CurrentRunID, k.Result, encodeFailure(k.Failure), nanos(k.CreatedAt),
+			nanos(k.UpdatedAt), nanos(k.StartedAt), nanos(k.EndedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("writing task %s: %w", k.ID, translate(err))
+		}
+		wrote = true
+	}
+	for _, r := range b.Runs {
+		failure, usage := encodeFailure(r.Failure), encodeUsage(r.Usage)
+		res, err := t.exec(ctx, qUpdateRun,
+			r.TurnID, r.ThreadID, r.TenantID, r.PrincipalID, int64(r.Attempt), string(r.Status), failure,
+			int64(r.Hops), int64(r.ToolHops), usage, nanos(r.StartedAt), nanos(r.EndedAt),
+			r.ID, r.TaskID, r.SessionID,
+		)
+		var n int64
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		if err == nil && n == 0 {
+			_, err = t.exec(ctx, qUpsertRun,
+				r.ID, r.TaskID, r.TurnID, r.SessionID, r.ThreadID, r.TenantID, r.PrincipalID, int64(r.Attempt),
+				string(r.Status), failure, int64(r.Hops), int64(r.ToolHops), usage, nanos(r.StartedAt), nanos(r.EndedAt),
+			)
+		}
+		if err != nil {
+			return wrote, fmt.Errorf("writing run %s: %w", r.ID, translate(err))
+		}
+		wrote = true
+	}
+	for _, c := range b.ToolCalls {
+		if _, err := t.exec(ctx, qUpsertToolCall,
+			c.SessionID, c.ID, c.RunID, c.TurnID, c.ThreadID, c.TenantID, c.PrincipalID, c.StepID, int64(c.Hop),
+			c.Name, c.Arguments, c.ArgumentsSHA256, c.IdempotencyKey, string(c.Status), c.Decision,
+			c.ResultPreview, c.OutputRef, c.OutputBytes, encodeFailure(c.Failure), nanos(c.StartedAt),
+			nanos(c.EndedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("writing tool call %s: %w", c.ID, translate(err))
+		}
+		wrote = true
+	}
+	for _, bl := range b.Blobs {
+		blob := bl.Data
+		if blob == nil {
+			blob = []byte{} // NOT NULL: an empty blob is still a blob
+		}
+		if _, err := t.exec(ctx, qInsertBlob,
+			bl.TenantID, bl.Ref, bl.PrincipalID, bl.MediaType, blob, nanos(bl.CreatedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("inserting blob %s: %w", bl.Ref, translate(err))
+		}
+		wrote = true
+	}
+	// Events go maxEventRows to a statement. One statement's rows get
+	// consecutive cursors: AUTOINCREMENT gives each row one more than the
+	// largest before it, and the transaction holds the write lock.
+	var argBuf [6 * maxEventRows]any
+	for start := 0; start < len(b.Events); start += maxEventRows {
+		events := b.Events[start:min(start+maxEventRows, len(b.Events))]
+		args := argBuf[:0]
+		for i, e := range events {
+			args = append(args, e.TenantID, e.SessionID, e.Sequence, e.TurnID, string(e.Type), data[start+i])
+		}
+		res, err := t.exec(ctx, qInsertEvent+queryID(len(events)-1), args...)
+		if err != nil {
+			// The cached last sequences let a taken one through: another
+			// process wrote to the file. Read them again next time.
+			for _, e := range events {
+				delete(t.s.lastSeq, e.SessionID)
+			}
+			e := events[0]
+			return wrote, fmt.Errorf("inserting events %d… of session %s: %w", e.Sequence, e.SessionID, translate(err))
+		}
+		wrote = true
+		last, err := res.LastInsertId()
+		if err != nil {
+			return wrote, fmt.Errorf("inserting events: reading cursor: %w", err)
+		}
+		for i, e := range events {
+			e.Cursor = last - int64(len(events)-1-i)
+		}
+	}
+	return wrote, nil
+}
+
+type sessionSeq struct {
+	session string
+	seq     int64
+}
+
+// checkSequences checks that each event's sequence rises above the last
+// of its session, counting the events before it, and returns the sessions'
+// new last sequences. Rising sequences are unique and keep, within a
+// session, sequence order equal to cursor order, which the reads by session
+// rely on. The check is done here rather than by a trigger, which would
+// cost more than a map lookup per row.
+func (t *Tx) checkSequences(ctx context.Context, events []*event.Event, seqs []sessionSeq) ([]sessionSeq, error) {
+next:
+	for _, e := range events {
+		for i := range seqs {
+			if seqs[i].session == e.SessionID {
+				if e.Sequence <= seqs[i].seq {
+					return nil, sequenceConflict(e, seqs[i].seq)
+				}
+				seqs[i].seq = e.Sequence
+				continue next
+			}
+		}
+		last, err := t.lastSequence(ctx, e.SessionID)
+		if err != nil {
+			return nil, fmt.Errorf("inserting event %d of session %s: %w", e.Sequence, e.SessionID, err)
+		}
+		if e.Sequence <= last {
+			return nil, sequenceConflict(e, last)
+		}
+		seqs = append(seqs, sessionSeq{e.SessionID, e.Sequence})
+	}
+	return seqs, nil
+}
+
+func sequenceConflict(e *event.Event, last int64) error {
+	return fmt.Errorf("inserting event %d of session %s: the session is at sequence %d: %w", e.Sequence, e.SessionID, last, store.ErrConflict)
+}
+
+// noteSequences records the last sequences of an applied batch.
+func (t *Tx) noteSequences(seqs []sessionSeq) {
+	if len(seqs) == 0 {
+		return
+	}
+	if t.seqs == nil {
+		t.seqs = make(map[string]int64, len(seqs))
+	}
+	for _, s := range seqs {
+		t.seqs[s.session] = s.seq
+	}
+}
+
+// lastSequence returns the last event sequence of a session as this
+// transaction sees it.
+func (t *Tx) lastSequence(ctx context.Context, session string) (int64, error) {
+	if seq, ok := t.seqs[session]; ok {
+		return seq, nil
+	}
+	if seq, ok := t.s.lastSeq[session]; ok {
+		return seq, nil
+	}
+	rows, err := t.query(ctx, qEventLastSequence, session)
+	if err != nil {
+		return 0, fmt.Errorf("reading last event sequence: %w", err)
+	}
+	var seq int64
+	if err := scanOne(rows, func(sc scanner) error { return sc.Scan(&seq) }); err != nil {
+		return 0, fmt.Errorf("reading last event sequence: %w", err)
+	}
+	// The transaction has not written to the session, so this is the
+	// committed value.
+	t.s.lastSeq[session] = seq
+	return seq, nil
+}
+
+// EventLastSequence returns the highest event sequence of a session.
+func (t *Tx) EventLastSequence(ctx context.Context, p *store.EventLastSequenceParams) (int64, error) {
+	if t.err != nil {
+		return 0, t.aborted()
+	}
+	return t.lastSequence(ctx, p.SessionID)
+}
+
+// Commit makes the transaction durable (per the synchronous pragma). An
+// aborted transaction rolls back and Commit reports why.
+func (t *Tx) Commit() error {
+	if t.err != nil {
+		_ = t.tx.Rollback() // may already be rolled back
+		return fmt.Errorf("committing transaction: %w", t.aborted())
+	}
+	if err := t.tx.Commit(); err != nil {
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	for session, seq := range t.seqs {
+		t.s.lastSeq[session] = seq
+	}
+	return nil
+}
+
+// Rollback discards the transaction.
+func (t *Tx) Rollback() error {
+	if err := t.tx.Rollback(); err != nil && t.err == nil {
+		return fmt.Errorf("rolling back transaction: %w", err)
+	}
+	return nil
+}

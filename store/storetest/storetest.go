@@ -1,0 +1,381 @@
+// Package storetest is the conformance suite every store.Store driver
+// passes. A driver's test calls Exercise with a function that opens a new,
+// empty, migrated store on a real database:
+//
+//	func TestStore(t *testing.T) {
+//		t.Parallel()
+//		storetest.Exercise(t.Context(), t, func(t *testing.T) store.Store { … })
+//	}
+//
+// The suite is split by area (sessions, turns, messages, tool calls, blobs,
+// events, transactions, tenancy, the Writer); a change to a driver extends
+// the suite rather than only that driver's tests.
+//
+// # What the suite pins down beyond store.go
+//
+// Lists documented as "oldest first" (threads, tasks, runs) and tool calls
+// "in start order" come back in the order the records were first written; a
+// replaced record keeps its place. Inserting a session or thread whose ID
+// exists is a conflict, like the other uniqueness rules. Optional list
+// filters (TurnList's, RunList's and ToolCallList's) are ANDed; zero ones
+// match everything. Lists by turn work whether or not the turn is recorded
+// (a driver may look the turn's session up). Times round-trip to the
+// nanosecond (compared with time.Time.Equal, so drivers may return them in
+// UTC), and the zero time stays zero. Events read back encode to exactly
+// the bytes that were written, and an Apply that fails leaves its events'
+// Cursor zero.
+package storetest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// Exercise runs the conformance suite. newStore must return a new, empty,
+// migrated store that it closes in t.Cleanup; the suite calls it once per
+// subtest, from parallel subtests. ctx bounds every store call.
+func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Helper()
+	areas := []struct {
+		name string
+		run  func(context.Context, *testing.T, func(*testing.T) store.Store)
+	}{
+		{"Session", exerciseSession},
+		{"Thread", exerciseThread},
+		{"Turn", exerciseTurn},
+		{"Task", exerciseTask},
+		{"Run", exerciseRun},
+		{"Message", exerciseMessage},
+		{"ToolCall", exerciseToolCall},
+		{"Blob", exerciseBlob},
+		{"Event", exerciseEvent},
+		{"Tx", exerciseTx},
+		{"Tenancy", exerciseTenancy},
+		{"Writer", exerciseWriter},
+	}
+	for _, a := range areas {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			a.run(ctx, t, newStore)
+		})
+	}
+}
+
+// Tenants used by the suite.
+const (
+	tenantA = "tenant_a"
+	tenantB = "tenant_b"
+)
+
+// testBundle is what one subtest works with: its own store and an id and
+// clock source.
+type testBundle struct {
+	ctx   context.Context
+	store store.Store
+	ids   *runtype.IDGen
+	clock atomic.Int64 // nanoseconds after base
+}
+
+// base is the suite's clock start: a zone other than UTC and a nanosecond
+// part, so that time round trips are checked in full.
+var base = time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.FixedZone("UTC+2", 2*60*60))
+
+func setup(ctx context.Context, t *testing.T, newStore func(*testing.T) store.Store) *testBundle {
+	t.Helper()
+	return &testBundle{ctx: ctx, store: newStore(t), ids: runtype.NewIDGen(nil)}
+}
+
+// now returns a time later than any it returned before.
+func (tb *testBundle) now() time.Time {
+	return base.Add(time.Duration(tb.clock.Add(int64(time.Millisecond) + 7)))
+}
+
+// apply writes batches in one transaction and commits it.
+func (tb *testBundle) apply(t *testing.T, batches ...*store.Batch) {
+	t.Helper()
+	tx, err := tb.store.Begin(tb.ctx)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	for i, b := range batches {
+		if err := tx.Apply(tb.ctx, b); err != nil {
+			_ = tx.Rollback()
+			t.Fatalf("Apply(batch %d): %v", i, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+}
+
+// applyErr applies b alone in a transaction, commits what the transaction
+// holds (nothing, if b failed) and returns Apply's error.
+func (tb *testBundle) applyErr(t *testing.T, b *store.Batch) error {
+	t.Helper()
+	tx, err := tb.store.Begin(tb.ctx)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	applyErr := tx.Apply(tb.ctx, b)
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	return applyErr
+}
+
+// wantConflict applies b and expects store.ErrConflict.
+func (tb *testBundle) wantConflict(t *testing.T, b *store.Batch) {
+	t.Helper()
+	if err := tb.applyErr(t, b); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("Apply error = %v, want store.ErrConflict", err)
+	}
+}
+
+// cmpOpts compare records and events as the suite defines equality.
+var cmpOpts = []cmp.Option{
+	cmpopts.EquateApproxTime(0),
+	cmpopts.EquateEmpty(),
+	cmpopts.IgnoreUnexported(event.Event{}),
+}
+
+func diff(want, got any) string { return cmp.Diff(want, got, cmpOpts...) }
+
+// wantNotFound fails unless err is store.ErrNotFound.
+func wantNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("%s error = %v, want store.ErrNotFound", what, err)
+	}
+}
+
+// Fixtures. Every field is set, so that round trips check every column.
+
+func (tb *testBundle) session(tenant string) *runtype.Session {
+	now := tb.now()
+	return &runtype.Session{
+		ID:        tb.ids.New(runtype.PrefixSession),
+		Owner:     runtype.Owner{TenantID: tenant, PrincipalID: "user_" + tenant},
+		Agent:     "triage",
+		Title:     "Printer on fire \"again\" — ünïcödé",
+		CreatedAt: now,
+		UpdatedAt: now.Add(time.Second),
+	}
+}
+
+func (tb *testBundle) thread(s *runtype.Session) *runtype.Thread {
+	return &runtype.Thread{ID: tb.ids.New(runtype.PrefixThread), SessionID: s.ID, Owner: s.Owner, CreatedAt: tb.now()}
+}
+
+func (tb *testBundle) turn(th *runtype.Thread) *runtype.Turn {
+	now := tb.now()
+	return &runtype.Turn{
+		ID:             tb.ids.New(runtype.PrefixTurn),
+		SessionID:      th.SessionID,
+		ThreadID:       th.ID,
+		Owner:          th.Owner,
+		Agent:          "triage",
+		IdempotencyKey: "key-" + tb.ids.New(""),
+		Input:          "the printer\nis on fire\t\"help\"",
+		Status:         runtype.StatusFailed,
+		StatusReason:   string(runtype.FailureMaxToolHops),
+		Result:         "partial result",
+		Failure:        &runtype.Failure{Kind: runtype.FailureMaxToolHops, Message: "too many <hops> & \"quotes\"", Retryable: true},
+		TaskID:         tb.ids.New(runtype.PrefixTask),
+		RunID:          tb.ids.New(runtype.PrefixRun),
+		TraceID:        tb.ids.TraceID(),
+		Usage:          runtype.Usage{InputTokens: 1200, CachedInputTokens: 300, OutputTokens: 45},
+		CreatedAt:      now,
+		StartedAt:      now.Add(time.Millisecond),
+		EndedAt:        now.Add(time.Second),
+	}
+}
+
+func (tb *testBundle) task(u *runtype.Turn) *runtype.Task {
+	now := tb.now()
+	return &runtype.Task{
+		ID:           tb.ids.New(runtype.PrefixTask),
+		SessionID:    u.SessionID,
+		ThreadID:     u.ThreadID,
+		TurnID:       u.ID,
+		Owner:        u.Owner,
+		Objective:    "put out the fire",
+		Status:       runtype.StatusRunning,
+		StatusReason: "started",
+		CurrentRunID: tb.ids.New(runtype.PrefixRun),
+		Result:       "",
+		Failure:      &runtype.Failure{Kind: runtype.FailureTimeout, Message: "slow"},
+		CreatedAt:    now,
+		UpdatedAt:    now.Add(2 * time.Millisecond),
+		StartedAt:    now.Add(time.Millisecond),
+		EndedAt:      time.Time{},
+	}
+}
+
+func (tb *testBundle) run(k *runtype.Task) *runtype.Run {
+	now := tb.now()
+	return &runtype.Run{
+		ID:        tb.ids.New(runtype.PrefixRun),
+		TaskID:    k.ID,
+		TurnID:    k.TurnID,
+		SessionID: k.SessionID,
+		ThreadID:  k.ThreadID,
+		Owner:     k.Owner,
+		Attempt:   2,
+		Status:    runtype.StatusWaitingPermission,
+		Failure:   &runtype.Failure{Kind: runtype.FailureModel, Message: "upstream 529"},
+		Hops:      7,
+		ToolHops:  5,
+		Usage:     runtype.Usage{InputTokens: 9000, OutputTokens: 800},
+		StartedAt: now,
+		EndedAt:   now.Add(3 * time.Second),
+	}
+}
+
+func (tb *testBundle) message(th *runtype.Thread, seq int64) *runtype.Message {
+	return &runtype.Message{
+		ThreadID:  th.ID,
+		Seq:       seq,
+		SessionID: th.SessionID,
+		TurnID:    tb.ids.New(runtype.PrefixTurn),
+		RunID:     tb.ids.New(runtype.PrefixRun),
+		Owner:     th.Owner,
+		Role:      runtype.RoleAssistant,
+		Content:   fmt.Sprintf("message %d: \x01 control \u2028 and 日本語", seq),
+		ToolCalls: []runtype.MessageToolCall{
+			{ID: "toolu_01", Name: "read_file", Arguments: `{"path":"/etc/hosts"}`},
+			{ID: "toolu_02", Name: "shell", Arguments: `{"cmd": "echo \"hi\"\n` + "\t" + `", malformed`},
+		},
+		ToolCallID: "toolu_00",
+		IsError:    true,
+		CreatedAt:  tb.now(),
+	}
+}
+
+func (tb *testBundle) toolCall(r *runtype.Run, id string) *runtype.ToolCall {
+	now := tb.now()
+	return &runtype.ToolCall{
+		ID:              id,
+		RunID:           r.ID,
+		TurnID:          r.TurnID,
+		SessionID:       r.SessionID,
+		ThreadID:        r.ThreadID,
+		Owner:           r.Owner,
+		StepID:          tb.ids.New(runtype.PrefixStep),
+		Hop:             3,
+		Name:            "shell",
+		Arguments:       `{"cmd":"ls -la"}`,
+		ArgumentsSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		IdempotencyKey:  r.ID + ":" + id,
+		Status:          runtype.ToolCallFailed,
+		Decision:        "allow",
+		ResultPreview:   "total 0\n",
+		OutputRef:       "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+		OutputBytes:     123456,
+		Failure:         &runtype.Failure{Kind: runtype.FailureToolError, Message: "exit status 2"},
+		StartedAt:       now,
+		EndedAt:         now.Add(40 * time.Millisecond),
+	}
+}
+
+func (tb *testBundle) blob(tenant, data string) *runtype.Blob {
+	return &runtype.Blob{
+		Ref:       blobRef(data),
+		Owner:     runtype.Owner{TenantID: tenant, PrincipalID: "user_" + tenant},
+		MediaType: "application/json",
+		Data:      []byte(data),
+		CreatedAt: tb.now(),
+	}
+}
+
+// event returns a tool.result event of session s and turn turnID (which
+// may be empty) with the given sequence.
+func (tb *testBundle) event(s *runtype.Session, turnID string, seq int64) *event.Event {
+	return &event.Event{
+		Type:          event.ToolResult,
+		EventID:       tb.ids.New(runtype.PrefixEvent),
+		Timestamp:     tb.now().UTC(),
+		SchemaVersion: event.SchemaVersion,
+		RuntimeID:     "rt_test",
+		Sequence:      seq,
+		SessionID:     s.ID,
+		TurnID:        turnID,
+		ToolCallID:    "toolu_01",
+		TraceID:       tb.ids.TraceID(),
+		SpanID:        tb.ids.SpanID(),
+		Payload: &event.ToolResultPayload{
+			Name: "shell", IsError: true, Preview: "permission denied", Bytes: 17, DurationMs: 12,
+			Failure: &runtype.Failure{Kind: runtype.FailureToolError, Message: "exit 1"},
+		},
+		Refs:     map[string]string{"output": "sha256:abc"},
+		TenantID: s.TenantID,
+	}
+}
+
+// graph is one tenant's connected set of records: a session with a thread,
+// a turn, its task and run, a message, a tool call, a blob and events.
+type graph struct {
+	session *runtype.Session
+	thread  *runtype.Thread
+	turn    *runtype.Turn
+	task    *runtype.Task
+	run     *runtype.Run
+	message *runtype.Message
+	call    *runtype.ToolCall
+	blob    *runtype.Blob
+	events  []*event.Event
+}
+
+func (tb *testBundle) graph(tenant string) *graph {
+	g := &graph{session: tb.session(tenant)}
+	g.thread = tb.thread(g.session)
+	g.turn = tb.turn(g.thread)
+	g.task = tb.task(g.turn)
+	g.turn.TaskID = g.task.ID
+	g.run = tb.run(g.task)
+	g.message = tb.message(g.thread, 1)
+	g.call = tb.toolCall(g.run, "toolu_01")
+	g.blob = tb.blob(tenant, `{"raw":"response `+tb.ids.New("")+`"}`)
+	g.events = []*event.Event{tb.event(g.session, "", 1), tb.event(g.session, g.turn.ID, 2)}
+	return g
+}
+
+func (g *graph) batch() *store.Batch {
+	return &store.Batch{
+		Sessions:  []*runtype.Session{g.session},
+		Threads:   []*runtype.Thread{g.thread},
+		Turns:     []*runtype.Turn{g.turn},
+		Tasks:     []*runtype.Task{g.task},
+		Runs:      []*runtype.Run{g.run},
+		Messages:  []*runtype.Message{g.message},
+		ToolCalls: []*runtype.ToolCall{g.call},
+		Blobs:     []*runtype.Blob{g.blob},
+		Events:    g.events,
+	}
+}
+
+func blobRef(data string) string {
+	sum := sha256.Sum256([]byte(data))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ids returns the IDs of records, for comparing list orders.
+func ids[T any](records []*T, id func(*T) string) []string {
+	out := make([]string, len(records))
+	for i, r := range records {
+		out[i] = id(r)
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package agentrt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// SubscribeParams selects events for Subscribe.
+type SubscribeParams struct {
+	runtype.Owner
+	SessionID string
+	TurnID    string
+	// AfterCursor resumes after an event's Cursor (the SSE id); 0 starts
+	// from the beginning of the log.
+	AfterCursor int64
+}
+
+// Subscription reads committed events in cursor order: first those already
+// in the store after the starting cursor, then new ones as they commit. It
+// never misses or repeats an event and never slows the runtime: it reads
+// from the store, and the bus only wakes it. Use it from one goroutine.
+type Subscription struct {
+	rt     *Runtime
+	filter event.Filter
+	cursor int64
+	waiter *event.Waiter
+	buf    []*event.Event
+}
+
+// subscribeBatch is how many events one store read fetches.
+const subscribeBatch = 256
+
+// Subscribe starts a subscription. Close it when done.
+func (rt *Runtime) Subscribe(ctx context.Context, p *SubscribeParams) (*Subscription, error) {
+	if !rt.running() {
+		return nil, ErrStopped
+	}
+	f := event.Filter{TenantID: tenantOf(p.Owner), SessionID: p.SessionID, TurnID: p.TurnID}
+	// Register with the bus before the first read so no commit falls between.
+	return &Subscription{rt: rt, filter: f, cursor: p.AfterCursor, waiter: rt.bus.Subscribe(f)}, nil
+}
+
+// Next returns the next event, waiting for one to commit. It returns
+// ctx's cause when ctx ends and ErrStopped when the runtime stops.
+func (s *Subscription) Next(ctx context.Context) (*event.Event, error) {
+	for len(s.buf) == 0 {
+		evs, err := s.rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: s.filter, AfterCursor: s.cursor, Limit: subscribeBatch})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			if !s.rt.running() {
+				return nil, ErrStopped
+			}
+			return nil, fmt.Errorf("reading events: %w", err)
+		}
+		if len(evs) > 0 {
+			s.buf = evs
+			break
+		}
+		select {
+		case <-s.waiter.C():
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-s.rt.baseCtx.Done():
+			return nil, ErrStopped
+		}
+	}
+	e := s.buf[0]
+	s.buf = s.buf[1:]
+	s.cursor = e.Cursor
+	return e, nil
+}
+
+// Buffered reports whether Next can return without reading the store.
+func (s *Subscription) Buffered() bool { return len(s.buf) > 0 }
+
+// Cursor is the cursor of the last event Next returned.
+func (s *Subscription) Cursor() int64 { return s.cursor }
+
+// Close ends the subscription.
+func (s *Subscription) Close() { s.waiter.Close() }
+
+// TryNext is Next that does not wait: it returns nil, nil when no event is
+// available yet.
+func (s *Subscription) TryNext(ctx context.Context) (*event.Event, error) {
+	if len(s.buf) == 0 {
+		evs, err := s.rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: s.filter, AfterCursor: s.cursor, Limit: subscribeBatch})
+		if err != nil {
+			return nil, fmt.Errorf("reading events: %w", err)
+		}
+		if len(evs) == 0 {
+			return nil, nil
+		}
+		s.buf = evs
+	}
+	e := s.buf[0]
+	s.buf = s.buf[1:]
+	s.cursor = e.Cursor
+	return e, nil
+}

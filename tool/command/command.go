@@ -1,0 +1,321 @@
+// Package command runs YAML-declared command tools: an executable that
+// reads the call's JSON input on stdin and writes a JSON result on stdout.
+//
+// # Contract with the executable
+//
+// The process starts in the agent's workspace directory (Call.WorkspaceDir)
+// or, when the agent has none, in Config.Dir. Its environment is not the
+// daemon's: it holds only PATH, HOME, LANG, LC_ALL, TZ and TMPDIR from the
+// daemon (when set), the tool's configured variables, and
+//
+//	AGENTRT_TOOL_NAME        the tool's name
+//	AGENTRT_TOOL_CALL_ID     the tool call id
+//	AGENTRT_SESSION_ID       the session
+//	AGENTRT_TURN_ID          the turn (request)
+//	AGENTRT_IDEMPOTENCY_KEY  stable across retries of this call
+//
+// so that secrets such as OPENAI_API_KEY never reach a tool by accident.
+//
+// Exit status 0 with one JSON value on stdout is success; the value,
+// compacted, is what the model sees. Anything else is an error result: a
+// non-zero exit (with the exit code and the start of stderr and stdout),
+// empty or non-JSON stdout, stdout over 1 MiB, or the time limit passing.
+// Stderr is kept up to 64 KiB for those messages; more is read and
+// discarded.
+//
+// The process runs in its own process group. When the call times out or
+// its context is cancelled the whole group is killed, and once the call
+// returns nothing the command started in that group keeps running.
+package command
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/tool"
+)
+
+// Limits on what a command may write.
+const (
+	// MaxStdout is the most stdout a command may write; more makes the
+	// call an error.
+	MaxStdout = 1 << 20
+	// MaxStderr is how much stderr is kept for error messages.
+	MaxStderr = 64 << 10
+)
+
+// previewLen bounds the excerpts of stdout and stderr in error results.
+const previewLen = 1024
+
+// waitDelay bounds how long a call waits, after the command exited or was
+// killed, for its stdout and stderr to close: a background process that
+// inherited them must not hold the call open.
+const waitDelay = 500 * time.Millisecond
+
+// passEnv are the daemon's environment variables a command inherits.
+var passEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"}
+
+// Config says how to run a command tool.
+type Config struct {
+	// Argv is the command line. Argv[0] is an absolute path or a name
+	// looked up in the daemon's PATH.
+	Argv []string
+	// Dir is the working directory when the call has no workspace.
+	Dir string
+	// Env holds extra environment variables for the command.
+	Env map[string]string
+}
+
+func (c *Config) validate() error {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return errors.New("argv is empty")
+	}
+	for k, v := range c.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
+			return fmt.Errorf("invalid environment variable %q", k)
+		}
+	}
+	return nil
+}
+
+// commandTool is a command tool. It is safe for concurrent use; every
+// call starts a new process.
+type commandTool struct {
+	spec tool.Spec
+	argv []string
+	dir  string
+	env  []string // KEY=value: the configured variables, sorted
+}
+
+// New returns a command tool described by spec that runs cfg.Argv. A
+// spec without a Source gets "command"; one without an InputSchema
+// accepts any object.
+func New(spec tool.Spec, cfg Config) (tool.Tool, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("creating command tool %s: %w", spec.Name, err)
+	}
+	if spec.Source == "" {
+		spec.Source = "command"
+	}
+	if len(spec.InputSchema) == 0 {
+		spec.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	t := &commandTool{spec: spec, argv: slices.Clone(cfg.Argv), dir: cfg.Dir}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
+		t.env = append(t.env, k+"="+cfg.Env[k])
+	}
+	return t, nil
+}
+
+// Spec implements tool.Tool.
+func (t *commandTool) Spec() tool.Spec { return t.spec }
+
+// errOutputLimit cancels a call whose command writes too much stdout.
+var errOutputLimit = errors.New("output limit exceeded")
+
+// errTimedOut is the cause of a call's context when its timeout passes.
+var errTimedOut = errors.New("timed out")
+
+// Call implements tool.Tool: it runs the command with the call's input on
+// stdin. Every failure, including a missing executable, is an error
+// result; the returned error is always nil.
+func (t *commandTool) Call(ctx context.Context, call *tool.Call) (res *tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = t.errorResult("internal error: %v", p), nil
+		}
+	}()
+
+	timeout := t.spec.Timeout
+	if timeout <= 0 {
+		timeout = tool.DefaultTimeout
+	}
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, timeout, errTimedOut)
+	defer cancelTimeout()
+
+	input := call.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	stdout := &cappedBuffer{limit: MaxStdout, onOverflow: func() { cancelRun(errOutputLimit) }}
+	stderr := &cappedBuffer{limit: MaxStderr}
+
+	cmd := exec.CommandContext(runCtx, t.argv[0], t.argv[1:]...)
+	cmd.Dir = t.dir
+	if call.WorkspaceDir != "" {
+		cmd.Dir = call.WorkspaceDir
+	}
+	cmd.Env = t.environ(call)
+	cmd.Stdin = bytes.NewReader(input)
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+
+	if err := cmd.Start(); err != nil {
+		return t.errorResult("starting %s: %v", t.argv[0], err), nil
+	}
+	waitErr := cmd.Wait()
+	// Background processes the command left in its group do not outlive
+	// the call. The group still exists while any of them lives, so its id
+	// cannot have been reused.
+	_ = killGroup(cmd.Process.Pid)
+
+	switch {
+	case stdout.overflow:
+		return t.errorResult("output exceeds %s", formatSize(MaxStdout)), nil
+	case waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay):
+		return t.failure(ctx, runCtx, timeout, waitErr, stdout, stderr), nil
+	}
+
+	out := bytes.TrimSpace(stdout.buf.Bytes())
+	if len(out) == 0 {
+		return t.errorResult("command wrote nothing on stdout; want a JSON value%s", stderrPreview(stderr)), nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, out); err != nil {
+		return t.errorResult("stdout is not valid JSON (%v): %s%s", err, preview(out, len(out)), stderrPreview(stderr)), nil
+	}
+	return &tool.Result{Content: compact.String()}, nil
+}
+
+// failure explains a command that did not exit with status 0.
+func (t *commandTool) failure(parent, runCtx context.Context, timeout time.Duration, waitErr error, stdout, stderr *cappedBuffer) *tool.Result {
+	if errors.Is(context.Cause(runCtx), errTimedOut) {
+		return t.errorResult("timed out after %v", timeout)
+	}
+	if parent.Err() != nil {
+		return t.errorResult("interrupted: %v", context.Cause(parent))
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(waitErr, &exitErr) {
+		return t.errorResult("running %s: %v", t.argv[0], waitErr)
+	}
+	var what string
+	if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		what = "killed by signal " + ws.Signal().String()
+	} else {
+		what = fmt.Sprintf("exit code %d", exitErr.ExitCode())
+	}
+	msg := what + stderrPreview(stderr)
+	if out := bytes.TrimSpace(stdout.buf.Bytes()); len(out) > 0 {
+		msg += "; stdout: " + preview(out, len(out))
+	}
+	return t.errorResult("%s", msg)
+}
+
+// environ builds the command's environment from scratch.
+func (t *commandTool) environ(call *tool.Call) []string {
+	env := make([]string, 0, len(passEnv)+len(t.env)+5)
+	for _, k := range passEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	// Later entries win: configured variables override the daemon's, and
+	// nothing overrides the call's identity.
+	env = append(env, t.env...)
+	return append(env,
+		"AGENTRT_TOOL_NAME="+t.spec.Name,
+		"AGENTRT_TOOL_CALL_ID="+call.ID,
+		"AGENTRT_SESSION_ID="+call.SessionID,
+		"AGENTRT_TURN_ID="+call.TurnID,
+		"AGENTRT_IDEMPOTENCY_KEY="+call.IdempotencyKey,
+	)
+}
+
+func (t *commandTool) errorResult(format string, args ...any) *tool.Result {
+	return &tool.Result{Content: t.spec.Name + ": " + fmt.Sprintf(format, args...), IsError: true}
+}
+
+// killGroup kills the process group led by pid. A group that is already
+// gone is not an error.
+func killGroup(pid int) error {
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("killing process group %d: %w", pid, err)
+	}
+	return nil
+}
+
+// cappedBuffer keeps the first limit bytes written to it. A write beyond
+// the limit sets overflow and calls onOverflow once; when onOverflow is
+// set the write also fails, so the command's output stops being read.
+// Without onOverflow the excess is discarded and reading continues.
+// exec.Cmd calls Write from one goroutine, and the fields are read only
+// after Wait returns.
+type cappedBuffer struct {
+	limit      int
+	onOverflow func()
+	buf        bytes.Buffer
+	overflow   bool
+	dropped    int64
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.buf.Len(); len(p) > room {
+		b.buf.Write(p[:max(room, 0)])
+		b.dropped += int64(len(p) - max(room, 0))
+		if !b.overflow {
+			b.overflow = true
+			if b.onOverflow != nil {
+				b.onOverflow()
+			}
+		}
+		if b.onOverflow != nil {
+			return max(room, 0), errOutputLimit
+		}
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+// stderrPreview is "; stderr: …" with the start of the command's stderr,
+// or "" when it wrote none.
+func stderrPreview(b *cappedBuffer) string {
+	out := bytes.TrimSpace(b.buf.Bytes())
+	if len(out) == 0 {
+		return ""
+	}
+	return "; stderr: " + preview(out, len(out)+int(b.dropped))
+}
+
+// preview returns the start of b, at most previewLen bytes cut at a rune
+// boundary, saying how much was left out of total.
+func preview(b []byte, total int) string {
+	if len(b) > previewLen {
+		cut := previewLen
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b = b[:cut]
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if n := total - len(b); n > 0 {
+		s += fmt.Sprintf(" … (%d more bytes)", n)
+	}
+	return s
+}
+
+func formatSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
