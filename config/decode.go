@@ -1,16 +1,13 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
-	yaml "github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
+	"github.com/agentrt/agentrt/internal/yamlpos"
 )
 
 // The keys each mapping accepts.
@@ -48,17 +45,14 @@ const (
 type toolRef struct {
 	agent string
 	tool  string
-	node  ast.Node
+	pos   yamlpos.Pos
 }
 
-// decoder walks the YAML AST, building the File and collecting errors.
+// decoder walks the YAML values, building the File and collecting errors.
 type decoder struct {
 	name     string
 	dir      string
 	builtins []string // sorted
-	anchors  []*ast.AnchorNode
-	aliases  map[*ast.AliasNode]ast.Node // resolved aliases; nil for unknown
-	merges   int                         // merge-key expansions so far
 	refs     []toolRef
 	errs     Errors
 }
@@ -70,23 +64,17 @@ func newDecoder(name, dir string, opts Options) *decoder {
 		name:     name,
 		dir:      dir,
 		builtins: slices.Compact(builtins),
-		aliases:  make(map[*ast.AliasNode]ast.Node),
 	}
 }
 
-// errorf records an error at n's position.
-func (d *decoder) errorf(n ast.Node, format string, args ...any) {
-	line, col := 0, 0
-	if n != nil {
-		if tk := n.GetToken(); tk != nil && tk.Position != nil {
-			line, col = tk.Position.Line, tk.Position.Column
-		}
-	}
-	d.errorAt(line, col, format, args...)
+// errorAt records an error at p.
+func (d *decoder) errorAt(p yamlpos.Pos, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.name, Line: p.Line, Column: p.Column, Message: fmt.Sprintf(format, args...)})
 }
 
-func (d *decoder) errorAt(line, col int, format string, args ...any) {
-	d.errs = append(d.errs, &Error{File: d.name, Line: line, Column: col, Message: fmt.Sprintf(format, args...)})
+// yamlProblem records a problem with how the file is written as YAML.
+func (d *decoder) yamlProblem(p yamlpos.Problem) {
+	d.errorAt(p.Pos, "%s", p.Message)
 }
 
 // errors returns the collected errors, or nil.
@@ -98,40 +86,24 @@ func (d *decoder) errors() error {
 }
 
 func (d *decoder) decode(data []byte) *File {
-	af, err := parser.ParseBytes(data, 0)
-	if err != nil {
+	doc, next, err := yamlpos.Parse(data, yamlpos.Options{Report: d.yamlProblem})
+	switch {
+	case err != nil:
 		d.syntaxError(err)
 		return nil
-	}
-	var docs []*ast.DocumentNode
-	for _, doc := range af.Docs {
-		if doc.Body != nil {
-			docs = append(docs, doc)
-		}
-	}
-	if len(docs) == 0 {
-		d.errorAt(1, 1, "empty document; expected a mapping with at least an agents key")
+	case doc == nil:
+		d.errorAt(yamlpos.Pos{Line: 1, Column: 1}, "empty document; expected a mapping with at least an agents key")
+		return nil
+	case next != yamlpos.Pos{}:
+		d.errorAt(next, "more than one YAML document; the config is a single document")
 		return nil
 	}
-	if len(docs) > 1 {
-		tk := docs[1].Body.GetToken()
-		if docs[1].Start != nil {
-			tk = docs[1].Start
-		}
-		d.errorAt(tk.Position.Line, tk.Position.Column, "more than one YAML document; the config is a single document")
-		return nil
-	}
-	body := docs[0].Body
-	c := &anchorCollector{}
-	ast.Walk(c, body)
-	d.anchors = c.anchors
-
-	root := d.resolve(body)
+	root := doc.Root()
 	if root == nil {
 		return nil
 	}
-	if !isMapping(root) {
-		d.errorf(body, "top level must be a mapping, got %s", describe(root))
+	if root.Kind != yamlpos.Map {
+		d.errorAt(root.Pos, "top level must be a mapping, got %s", root.Describe())
 		return nil
 	}
 	f := &File{
@@ -142,12 +114,14 @@ func (d *decoder) decode(data []byte) *File {
 		Agents:  make(map[string]*Agent),
 		Tools:   make(map[string]*Tool),
 	}
-	entries := d.entries(root)
-	var agents *entry
+	entries := root.Fields()
+	var agents *yamlpos.Field
 	for _, e := range entries {
-		switch e.key {
+		switch e.Key {
 		case "data_dir":
-			d.dataDir(e, f)
+			if p, st := d.path(e, "data_dir", "", wantDir|mayBeMissing); st == valOK {
+				f.DataDir = p
+			}
 		case "server":
 			d.server(e, &f.Server)
 		case "agents":
@@ -156,55 +130,33 @@ func (d *decoder) decode(data []byte) *File {
 		case "tools":
 			d.tools(e, f.Tools)
 		default:
-			if !strings.HasPrefix(e.key, "x-") {
+			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)
 			}
 		}
 	}
 	switch {
 	case agents == nil && len(entries) > 0:
-		d.errorf(entries[0].keyNode, "no agents defined; add at least one under agents")
+		d.errorAt(entries[0].KeyPos, "no agents defined; add at least one under agents")
 	case agents == nil:
-		d.errorf(root, "no agents defined; add at least one under agents")
+		d.errorAt(root.Pos, "no agents defined; add at least one under agents")
 	case len(f.Agents) == 0:
-		if v := d.resolve(agents.value); v != nil && (isMapping(v) || isNull(v)) {
-			d.errorf(agents.keyNode, "no agents defined; add at least one under agents")
+		if v := agents.Value(); v != nil && (v.Kind == yamlpos.Map || v.Kind == yamlpos.Null) {
+			d.errorAt(agents.KeyPos, "no agents defined; add at least one under agents")
 		}
 	}
 	d.checkRefs(f)
 	return f
 }
 
-// duplicateKey matches the parser's message for a key defined twice.
-var duplicateKey = regexp.MustCompile(`^mapping key (".*") already defined at \[(\d+):(\d+)\]$`)
-
-// syntaxError records a parser error at its position.
-func (d *decoder) syntaxError(err error) {
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		line, col := 1, 1
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			line, col = tk.Position.Line, tk.Position.Column
-		}
-		msg := ye.GetMessage()
-		if m := duplicateKey.FindStringSubmatch(msg); m != nil {
-			d.errorAt(line, col, "duplicate key %s (first defined at line %s, column %s)", m[1], m[2], m[3])
-			return
-		}
-		d.errorAt(line, col, "syntax error: %s", msg)
-		return
-	}
-	d.errorAt(1, 1, "syntax error: %v", err)
-}
-
 // unknownKey reports a key that the mapping described by where does not
 // accept; where is empty for the top level.
-func (d *decoder) unknownKey(e entry, where string, known []string) {
+func (d *decoder) unknownKey(e yamlpos.Field, where string, known []string) {
 	if where == "" {
-		d.errorf(e.keyNode, "unknown top-level key %q%s", e.key, didYouMean(e.key, known))
+		d.errorAt(e.KeyPos, "unknown top-level key %q%s", e.Key, didYouMean(e.Key, known))
 		return
 	}
-	d.errorf(e.keyNode, "unknown key %q in %s%s", e.key, where, didYouMean(e.key, known))
+	d.errorAt(e.KeyPos, "unknown key %q in %s%s", e.Key, where, didYouMean(e.Key, known))
 }
 
 // checkRefs reports agents listing tools that are neither declared nor
@@ -220,37 +172,22 @@ func (d *decoder) checkRefs(f *File) {
 		if f.Tools[r.tool] != nil || slices.Contains(d.builtins, r.tool) {
 			continue
 		}
-		d.errorf(r.node, "agent %q lists tool %q, which is neither declared under tools nor a builtin%s",
+		d.errorAt(r.pos, "agent %q lists tool %q, which is neither declared under tools nor a builtin%s",
 			r.agent, r.tool, didYouMean(r.tool, known))
 	}
 }
 
-func (d *decoder) dataDir(e entry, f *File) {
-	s, st := d.str(e, "data_dir")
-	if st != valOK {
-		return
-	}
-	if s == "" {
-		d.errorf(e.value, "data_dir must not be empty")
-		return
-	}
-	p := d.abs(s)
-	if d.checkPath(e.value, fmt.Sprintf("data_dir %q", s), p, wantDir|mayBeMissing) {
-		f.DataDir = p
-	}
-}
-
-func (d *decoder) server(e entry, s *Server) {
+func (d *decoder) server(e yamlpos.Field, s *Server) {
 	m, _ := d.mapping(e, "server")
-	for _, f := range d.entries(m) {
-		switch f.key {
+	for _, f := range m.Fields() {
+		switch f.Key {
 		case "listen":
 			v, st := d.str(f, "server.listen")
 			if st != valOK {
 				continue
 			}
 			if !validListen(v) {
-				d.errorf(f.value, "server.listen must be host:port such as %s, got %q", DefaultListen, v)
+				d.errorAt(f.Value().Pos, "server.listen must be host:port such as %s, got %q", DefaultListen, v)
 				continue
 			}
 			s.Listen = v
@@ -260,22 +197,19 @@ func (d *decoder) server(e entry, s *Server) {
 	}
 }
 
-func (d *decoder) agents(e entry, out map[string]*Agent) {
-	m, st := d.mapping(e, "agents")
-	if st != valOK {
-		return
-	}
-	for _, ae := range d.entries(m) {
+func (d *decoder) agents(e yamlpos.Field, out map[string]*Agent) {
+	m, _ := d.mapping(e, "agents")
+	for _, ae := range m.Fields() {
 		a := d.agent(ae)
 		out[a.Name] = a
 	}
 }
 
-func (d *decoder) agent(ae entry) *Agent {
-	name := ae.key
+func (d *decoder) agent(ae yamlpos.Field) *Agent {
+	name := ae.Key
 	where := fmt.Sprintf("agent %q", name)
 	if !namePattern.MatchString(name) {
-		d.errorf(ae.keyNode, "invalid agent name %q: use 1 to 64 letters, digits, '_' or '-'", name)
+		d.errorAt(ae.KeyPos, "invalid agent name %q: use 1 to 64 letters, digits, '_' or '-'", name)
 	}
 	a := &Agent{Name: name, MaxToolHops: DefaultMaxToolHops}
 	m, st := d.mapping(ae, where)
@@ -283,9 +217,9 @@ func (d *decoder) agent(ae entry) *Agent {
 		return a
 	}
 	modelSt := valNull
-	for _, f := range d.entries(m) {
-		label := f.key + " in " + where
-		switch f.key {
+	for _, f := range m.Fields() {
+		label := f.Key + " in " + where
+		switch f.Key {
 		case "instructions":
 			if s, st := d.str(f, label); st == valOK {
 				a.Instructions = s
@@ -304,21 +238,12 @@ func (d *decoder) agent(ae entry) *Agent {
 				continue
 			}
 			if n < minToolHops || n > maxToolHops {
-				d.errorf(f.value, "%s must be between %d and %d, got %d", label, minToolHops, maxToolHops, n)
+				d.errorAt(f.Value().Pos, "%s must be between %d and %d, got %d", label, minToolHops, maxToolHops, n)
 				continue
 			}
 			a.MaxToolHops = int(n)
 		case "workspace":
-			s, st := d.str(f, label)
-			if st != valOK {
-				continue
-			}
-			if s == "" {
-				d.errorf(f.value, "%s must not be empty", label)
-				continue
-			}
-			p := d.abs(s)
-			if d.checkPath(f.value, fmt.Sprintf("workspace %q in %s", s, where), p, wantDir) {
+			if p, st := d.path(f, "workspace", " in "+where, wantDir); st == valOK {
 				a.Workspace = p
 			}
 		default:
@@ -326,40 +251,28 @@ func (d *decoder) agent(ae entry) *Agent {
 		}
 	}
 	if modelSt == valNull {
-		d.errorf(ae.keyNode, "model is required in %s", where)
+		d.errorAt(ae.KeyPos, "model is required in %s", where)
 	}
 	return a
 }
 
 // model decodes an agent's model mapping; it returns valNull when the
 // model is absent.
-func (d *decoder) model(e entry, where string, m *Model) status {
+func (d *decoder) model(e yamlpos.Field, where string, m *Model) status {
 	mm, st := d.mapping(e, "model in "+where)
 	if st != valOK {
 		return st
 	}
-	var provider entry
+	var provider yamlpos.Field
 	providerSt, scriptSt := valNull, valNull
-	for _, f := range d.entries(mm) {
-		label := "model." + f.key + " in " + where
-		switch f.key {
+	for _, f := range mm.Fields() {
+		label := "model." + f.Key + " in " + where
+		switch f.Key {
 		case "provider":
 			provider = f
 			m.Provider, providerSt = d.str(f, label)
 		case "script":
-			var s string
-			s, scriptSt = d.str(f, label)
-			if scriptSt != valOK {
-				continue
-			}
-			if s == "" {
-				d.errorf(f.value, "%s must not be empty", label)
-				continue
-			}
-			p := d.abs(s)
-			if d.checkPath(f.value, fmt.Sprintf("model.script %q in %s", s, where), p, 0) {
-				m.Script = p
-			}
+			m.Script, scriptSt = d.path(f, "model.script", " in "+where, 0)
 		case "model":
 			if s, st := d.str(f, label); st == valOK {
 				m.Name = s
@@ -369,7 +282,7 @@ func (d *decoder) model(e entry, where string, m *Model) status {
 		}
 	}
 	if providerSt == valNull {
-		d.errorf(e.keyNode, "model.provider is required in %s", where)
+		d.errorAt(e.KeyPos, "model.provider is required in %s", where)
 	}
 	if providerSt != valOK {
 		return valOK
@@ -377,16 +290,16 @@ func (d *decoder) model(e entry, where string, m *Model) status {
 	switch p := m.Provider; {
 	case p == ProviderReplay:
 		if scriptSt == valNull {
-			d.errorf(e.keyNode, "model.script is required in %s for provider %s", where, ProviderReplay)
+			d.errorAt(e.KeyPos, "model.script is required in %s for provider %s", where, ProviderReplay)
 		}
 	case slices.Contains(futureProviders, p):
-		d.errorf(provider.value, "provider %s is not supported yet in %s (supported: %s)", p, where, ProviderReplay)
+		d.errorAt(provider.Value().Pos, "provider %s is not supported yet in %s (supported: %s)", p, where, ProviderReplay)
 	default:
 		known := append([]string{ProviderReplay}, futureProviders...)
 		if s := didYouMean(p, known); s != "" {
-			d.errorf(provider.value, "unknown model provider %q in %s%s", p, where, s)
+			d.errorAt(provider.Value().Pos, "unknown model provider %q in %s%s", p, where, s)
 		} else {
-			d.errorf(provider.value, "unknown model provider %q in %s (supported: %s)", p, where, ProviderReplay)
+			d.errorAt(provider.Value().Pos, "unknown model provider %q in %s (supported: %s)", p, where, ProviderReplay)
 		}
 	}
 	return valOK
@@ -394,56 +307,40 @@ func (d *decoder) model(e entry, where string, m *Model) status {
 
 // toolList decodes an agent's tools list, recording each item for
 // checkRefs.
-func (d *decoder) toolList(e entry, agent, where string) []string {
-	v := d.resolve(e.value)
-	if v == nil || isNull(v) {
-		return nil
-	}
-	seq, ok := v.(*ast.SequenceNode)
-	if !ok {
-		d.errorf(e.value, "tools in %s must be a list of tool names, got %s", where, describe(v))
-		return nil
-	}
+func (d *decoder) toolList(e yamlpos.Field, agent, where string) []string {
+	v, _ := d.present(e, "tools in "+where, "a list of tool names", is(yamlpos.Seq))
 	var out []string
-	for _, item := range seq.Values {
-		iv := d.resolve(item)
-		if iv == nil {
-			continue
+	for _, item := range v.Items() {
+		switch {
+		case item == nil:
+		case !item.Scalar():
+			d.errorAt(item.Pos, "tools in %s must list tool names, got %s", where, item.Describe())
+		case slices.Contains(out, item.Text):
+			d.errorAt(item.Pos, "tool %q is listed twice in %s", item.Text, where)
+		default:
+			out = append(out, item.Text)
+			d.refs = append(d.refs, toolRef{agent: agent, tool: item.Text, pos: item.Pos})
 		}
-		s, ok := scalarText(iv)
-		if !ok {
-			d.errorf(item, "tools in %s must list tool names, got %s", where, describe(iv))
-			continue
-		}
-		if slices.Contains(out, s) {
-			d.errorf(item, "tool %q is listed twice in %s", s, where)
-			continue
-		}
-		out = append(out, s)
-		d.refs = append(d.refs, toolRef{agent: agent, tool: s, node: item})
 	}
 	return out
 }
 
-func (d *decoder) tools(e entry, out map[string]*Tool) {
-	m, st := d.mapping(e, "tools")
-	if st != valOK {
-		return
-	}
-	for _, te := range d.entries(m) {
+func (d *decoder) tools(e yamlpos.Field, out map[string]*Tool) {
+	m, _ := d.mapping(e, "tools")
+	for _, te := range m.Fields() {
 		t := d.tool(te)
 		out[t.Name] = t
 	}
 }
 
-func (d *decoder) tool(te entry) *Tool {
-	name := te.key
+func (d *decoder) tool(te yamlpos.Field) *Tool {
+	name := te.Key
 	where := fmt.Sprintf("tool %q", name)
 	if !namePattern.MatchString(name) {
-		d.errorf(te.keyNode, "invalid tool name %q: use 1 to 64 letters, digits, '_' or '-'", name)
+		d.errorAt(te.KeyPos, "invalid tool name %q: use 1 to 64 letters, digits, '_' or '-'", name)
 	}
 	if slices.Contains(d.builtins, name) {
-		d.errorf(te.keyNode, "tool %q has the same name as a builtin tool; rename it", name)
+		d.errorAt(te.KeyPos, "tool %q has the same name as a builtin tool; rename it", name)
 	}
 	t := &Tool{Name: name}
 	m, st := d.mapping(te, where)
@@ -451,9 +348,9 @@ func (d *decoder) tool(te entry) *Tool {
 		return t
 	}
 	commandSt, schemaSt := valNull, valNull
-	for _, f := range d.entries(m) {
-		label := f.key + " in " + where
-		switch f.key {
+	for _, f := range m.Fields() {
+		label := f.Key + " in " + where
+		switch f.Key {
 		case "description":
 			if s, st := d.str(f, label); st == valOK {
 				t.Description = s
@@ -475,48 +372,37 @@ func (d *decoder) tool(te entry) *Tool {
 		}
 	}
 	if commandSt == valNull {
-		d.errorf(te.keyNode, "command is required in %s", where)
+		d.errorAt(te.KeyPos, "command is required in %s", where)
 	}
 	if schemaSt == valNull {
-		d.errorf(te.keyNode, "input_schema is required in %s", where)
+		d.errorAt(te.KeyPos, "input_schema is required in %s", where)
 	}
 	return t
 }
 
 // command decodes a tool's command list and checks that a command given
 // as a path is an executable file.
-func (d *decoder) command(e entry, where string) ([]string, status) {
-	v := d.resolve(e.value)
-	if v == nil {
+func (d *decoder) command(e yamlpos.Field, where string) ([]string, status) {
+	v, st := d.present(e, "command in "+where, "a list such as [./tools/run.sh, --flag]", is(yamlpos.Seq))
+	if st != valOK {
+		return nil, st
+	}
+	items := v.Items()
+	if len(items) == 0 {
+		d.errorAt(v.Pos, "command in %s must not be empty", where)
 		return nil, valBad
 	}
-	if isNull(v) {
-		return nil, valNull
-	}
-	seq, ok := v.(*ast.SequenceNode)
-	if !ok {
-		d.errorf(e.value, "command in %s must be a list such as [./tools/run.sh, --flag], got %s", where, describe(v))
-		return nil, valBad
-	}
-	if len(seq.Values) == 0 {
-		d.errorf(e.value, "command in %s must not be empty", where)
-		return nil, valBad
-	}
-	cmd := make([]string, 0, len(seq.Values))
-	st := valOK
-	for i, item := range seq.Values {
-		iv := d.resolve(item)
-		if iv == nil {
+	cmd := make([]string, 0, len(items))
+	for i, item := range items {
+		switch {
+		case item == nil:
 			st = valBad
-			continue
-		}
-		s, ok := scalarText(iv)
-		if !ok {
-			d.errorf(item, "command[%d] in %s must be a string, got %s", i, where, describe(iv))
+		case !item.Scalar():
+			d.errorAt(item.Pos, "command[%d] in %s must be a string, got %s", i, where, item.Describe())
 			st = valBad
-			continue
+		default:
+			cmd = append(cmd, item.Text)
 		}
-		cmd = append(cmd, s)
 	}
 	if st != valOK {
 		return nil, valBad
@@ -524,11 +410,11 @@ func (d *decoder) command(e entry, where string) ([]string, status) {
 	prog := cmd[0]
 	switch {
 	case prog == "":
-		d.errorf(seq.Values[0], "command[0] in %s must not be empty", where)
+		d.errorAt(items[0].Pos, "command[0] in %s must not be empty", where)
 		return nil, valBad
 	case strings.ContainsRune(prog, '/') || strings.ContainsRune(prog, filepath.Separator):
 		p := d.abs(prog)
-		if !d.checkPath(seq.Values[0], fmt.Sprintf("command %q in %s", prog, where), p, wantExec) {
+		if !d.checkPath(items[0].Pos, fmt.Sprintf("command %q in %s", prog, where), p, wantExec) {
 			return nil, valBad
 		}
 		cmd[0] = p
@@ -538,110 +424,85 @@ func (d *decoder) command(e entry, where string) ([]string, status) {
 
 // inputSchema converts a tool's input_schema to JSON after checking that
 // it describes an object.
-func (d *decoder) inputSchema(e entry, where string) ([]byte, status) {
-	v := d.resolve(e.value)
-	if v == nil {
-		return nil, valBad
-	}
-	if isNull(v) {
-		return nil, valNull
-	}
+func (d *decoder) inputSchema(e yamlpos.Field, where string) ([]byte, status) {
 	label := "input_schema in " + where
-	if !isMapping(v) {
-		d.errorf(e.value, "%s must be a mapping holding a JSON Schema, got %s", label, describe(v))
-		return nil, valBad
+	v, st := d.present(e, label, "a mapping holding a JSON Schema", is(yamlpos.Map))
+	if st != valOK {
+		return nil, st
 	}
-	ok := true
-	var typ *entry
-	for _, f := range d.entries(v) {
-		fv := d.resolve(f.value)
-		if fv == nil {
+	ok, typed := true, false
+	for _, f := range v.Fields() {
+		fv := f.Value()
+		switch {
+		case fv == nil:
 			ok = false
-			continue
-		}
-		switch f.key {
-		case "type":
-			typ = &f
-			if s, _ := scalarText(fv); s != "object" {
-				d.errorf(f.value, "%s must have type: object, got %s", label, describe(fv))
+		case f.Key == "type":
+			typed = true
+			if !fv.Scalar() || fv.Text != "object" {
+				d.errorAt(fv.Pos, "%s must have type: object, got %s", label, fv.Describe())
 				ok = false
 			}
-		case "properties":
-			if !isMapping(fv) {
-				d.errorf(f.value, "input_schema.properties in %s must be a mapping, got %s", where, describe(fv))
-				ok = false
-			}
-		case "required":
-			if !d.stringList(fv) {
-				d.errorf(f.value, "input_schema.required in %s must be a list of property names, got %s", where, describe(fv))
-				ok = false
-			}
+		case f.Key == "properties" && fv.Kind != yamlpos.Map:
+			d.errorAt(fv.Pos, "input_schema.properties in %s must be a mapping, got %s", where, fv.Describe())
+			ok = false
+		case f.Key == "required" && !stringList(fv):
+			d.errorAt(fv.Pos, "input_schema.required in %s must be a list of property names, got %s", where, fv.Describe())
+			ok = false
 		}
 	}
-	if typ == nil {
-		d.errorf(e.keyNode, "%s must have type: object", label)
+	if !typed {
+		d.errorAt(e.KeyPos, "%s must have type: object", label)
 		ok = false
 	}
-	raw, converted := d.toJSON(e.value, label)
+	raw, converted := d.toJSON(v, label)
 	if !ok || !converted {
 		return nil, valBad
 	}
 	return raw, valOK
 }
 
-// stringList reports whether v (resolved) is a list of scalars.
-func (d *decoder) stringList(v ast.Node) bool {
-	seq, ok := v.(*ast.SequenceNode)
-	if !ok {
+// stringList reports whether v is a list of scalars.
+func stringList(v *yamlpos.Value) bool {
+	if v.Kind != yamlpos.Seq {
 		return false
 	}
-	for _, item := range seq.Values {
-		iv := d.resolve(item)
-		if iv == nil {
-			return false
-		}
-		if _, ok := scalarText(iv); !ok {
+	for _, item := range v.Items() {
+		if item == nil || !item.Scalar() {
 			return false
 		}
 	}
 	return true
 }
 
-func (d *decoder) env(e entry, where string) map[string]string {
+func (d *decoder) env(e yamlpos.Field, where string) map[string]string {
 	m, st := d.mapping(e, "env in "+where)
 	if st != valOK {
 		return nil
 	}
 	out := make(map[string]string)
-	for _, f := range d.entries(m) {
-		if !envNamePattern.MatchString(f.key) {
-			d.errorf(f.keyNode, "env key %q in %s is not a valid variable name", f.key, where)
+	for _, f := range m.Fields() {
+		if !envNamePattern.MatchString(f.Key) {
+			d.errorAt(f.KeyPos, "env key %q in %s is not a valid variable name", f.Key, where)
 			continue
 		}
-		v := d.resolve(f.value)
-		if v == nil {
-			continue
+		switch v := f.Value(); {
+		case v == nil:
+		case !v.Scalar():
+			d.errorAt(v.Pos, "env %s in %s must be a string, got %s", f.Key, where, v.Describe())
+		default:
+			out[f.Key] = v.Text
 		}
-		s, ok := scalarText(v)
-		if !ok {
-			d.errorf(f.value, "env %s in %s must be a string, got %s", f.key, where, describe(v))
-			continue
-		}
-		out[f.key] = s
 	}
 	return out
 }
 
-func (d *decoder) annotations(e entry, where string) Annotations {
+func (d *decoder) annotations(e yamlpos.Field, where string) Annotations {
 	var a Annotations
-	m, st := d.mapping(e, "annotations in "+where)
-	if st != valOK {
-		return a
-	}
-	for _, f := range d.entries(m) {
-		label := "annotations." + f.key + " in " + where
+	m, _ := d.mapping(e, "annotations in "+where)
+	for _, f := range m.Fields() {
+		label := "annotations." + f.Key + " in " + where
 		var dst *bool
-		switch f.key {
+		switch f.Key {
 		case "read_only":
 			dst = &a.ReadOnly
 		case "destructive":
@@ -657,9 +518,28 @@ func (d *decoder) annotations(e entry, where string) Annotations {
 		}
 	}
 	if a.ReadOnly && a.Destructive {
-		d.errorf(e.keyNode, "annotations in %s cannot be both read_only and destructive", where)
+		d.errorAt(e.KeyPos, "annotations in %s cannot be both read_only and destructive", where)
 	}
 	return a
+}
+
+// path decodes f's value as a path, resolved against the config file's
+// folder, and checks that it holds what want says; name and in name the
+// key in messages, as "workspace" and ` in agent "a"` do.
+func (d *decoder) path(f yamlpos.Field, name, in string, want pathCheck) (string, status) {
+	v, st := d.present(f, name+in, "a string", (*yamlpos.Value).Scalar)
+	switch {
+	case st != valOK:
+		return "", st
+	case v.Text == "":
+		d.errorAt(v.Pos, "%s%s must not be empty", name, in)
+		return "", valBad
+	}
+	p := d.abs(v.Text)
+	if !d.checkPath(v.Pos, fmt.Sprintf("%s %q%s", name, v.Text, in), p, want) {
+		return "", valBad
+	}
+	return p, valOK
 }
 
 // abs resolves p against the config file's folder.

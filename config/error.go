@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentrt/agentrt/internal/yamlpos"
 )
 
 // Error is one problem in a config file, at a position.
@@ -58,18 +60,10 @@ func sortErrors(es Errors) Errors {
 // case, or when every word of s (split at '_' and '-') is a word of exactly
 // one candidate, as "max_hops" is of "max_tool_hops".
 func suggest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	lower := strings.ToLower(s)
-	for _, c := range candidates {
-		d := editDistance(lower, strings.ToLower(c))
-		if d < bestDist && d < len(s) {
-			best, bestDist = c, d
-		}
-	}
-	if best != "" {
+	if best, d := yamlpos.Nearest(s, candidates); best != "" && d < 3 && d < len(s) {
 		return best
 	}
-	words := splitWords(lower)
+	words := splitWords(strings.ToLower(s))
 	if len(words) == 0 {
 		return ""
 	}
@@ -106,25 +100,4 @@ func didYouMean(s string, candidates []string) string {
 		return "; did you mean " + m + "?"
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -124,29 +124,3 @@ func TestSuggest(t *testing.T) {
 		})
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	t.Parallel()
-
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0},
-		{"", "abc", 3},
-		{"kitten", "sitting", 3},
-		{"max_hops", "max_tool_hops", 5},
-		{"scirpt", "script", 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.a+"_"+tt.b, func(t *testing.T) {
-			t.Parallel()
-			if got := editDistance(tt.a, tt.b); got != tt.want {
-				t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-			}
-			if got := editDistance(tt.b, tt.a); got != tt.want {
-				t.Errorf("editDistance(%q, %q) = %d, want %d", tt.b, tt.a, got, tt.want)
-			}
-		})
-	}
-}

@@ -3,113 +3,79 @@ package config
 import (
 	"errors"
 	"io/fs"
-	"math"
 	"net"
 	"os"
 	"runtime"
 	"strconv"
 	"time"
 
-	"github.com/goccy/go-yaml/ast"
+	"github.com/agentrt/agentrt/internal/yamlpos"
 )
 
-// isNull reports whether n (resolved) is null.
-func isNull(n ast.Node) bool {
-	_, ok := n.(*ast.NullNode)
-	return ok
-}
-
-// mapping resolves e's value as a mapping. Null counts as absent.
-func (d *decoder) mapping(e entry, label string) (ast.Node, status) {
-	v := d.resolve(e.value)
+// present returns f's value, or its status when it is absent (null) or
+// is not what ok accepts, reported as "label must be want, got …".
+func (d *decoder) present(f yamlpos.Field, label, want string, ok func(*yamlpos.Value) bool) (*yamlpos.Value, status) {
+	v := f.Value()
 	switch {
 	case v == nil:
 		return nil, valBad
-	case isNull(v):
+	case v.Kind == yamlpos.Null:
 		return nil, valNull
-	case !isMapping(v):
-		d.errorf(e.value, "%s must be a mapping, got %s", label, describe(v))
+	case !ok(v):
+		d.errorAt(v.Pos, "%s must be %s, got %s", label, want, v.Describe())
 		return nil, valBad
 	}
 	return v, valOK
 }
 
-// str decodes e's value as a string. Any scalar is accepted as its text,
-// so "tools: [sleep, 5]" and "REGION: 1" work; null counts as absent.
-func (d *decoder) str(e entry, label string) (string, status) {
-	v := d.resolve(e.value)
-	switch {
-	case v == nil:
-		return "", valBad
-	case isNull(v):
-		return "", valNull
-	}
-	s, ok := scalarText(v)
-	if !ok {
-		d.errorf(e.value, "%s must be a string, got %s", label, describe(v))
-		return "", valBad
-	}
-	return s, valOK
+// is returns a check for present that accepts values of kind k.
+func is(k yamlpos.Kind) func(*yamlpos.Value) bool {
+	return func(v *yamlpos.Value) bool { return v.Kind == k }
 }
 
-// boolean decodes e's value as true or false; null counts as absent.
-func (d *decoder) boolean(e entry, label string) (bool, status) {
-	v := d.resolve(e.value)
-	switch b := v.(type) {
-	case nil:
-		return false, valBad
-	case *ast.NullNode:
-		return false, valNull
-	case *ast.BoolNode:
-		return b.Value, valOK
-	}
-	d.errorf(e.value, "%s must be true or false, got %s", label, describe(v))
-	return false, valBad
+// mapping returns f's value as a mapping.
+func (d *decoder) mapping(f yamlpos.Field, label string) (*yamlpos.Value, status) {
+	return d.present(f, label, "a mapping", is(yamlpos.Map))
 }
 
-// integer decodes e's value as an integer; null counts as absent.
-func (d *decoder) integer(e entry, label string) (int64, status) {
-	v := d.resolve(e.value)
-	switch n := v.(type) {
-	case nil:
-		return 0, valBad
-	case *ast.NullNode:
-		return 0, valNull
-	case *ast.IntegerNode:
-		switch i := n.Value.(type) {
-		case int64:
-			return i, valOK
-		case uint64:
-			if i <= math.MaxInt64 {
-				return int64(i), valOK
-			}
-		}
+// str decodes f's value as a string. Any scalar is accepted as its text,
+// so "tools: [sleep, 5]" and "REGION: 1" work.
+func (d *decoder) str(f yamlpos.Field, label string) (string, status) {
+	v, st := d.present(f, label, "a string", (*yamlpos.Value).Scalar)
+	if st != valOK {
+		return "", st
 	}
-	d.errorf(e.value, "%s must be an integer, got %s", label, describe(v))
-	return 0, valBad
+	return v.Text, st
 }
 
-// duration decodes e's value as a positive Go duration such as "10s";
-// null counts as absent.
-func (d *decoder) duration(e entry, label string) (time.Duration, status) {
-	v := d.resolve(e.value)
-	switch {
-	case v == nil:
-		return 0, valBad
-	case isNull(v):
-		return 0, valNull
+// boolean decodes f's value as true or false.
+func (d *decoder) boolean(f yamlpos.Field, label string) (bool, status) {
+	v, st := d.present(f, label, "true or false", is(yamlpos.Bool))
+	return st == valOK && v.Bool, st
+}
+
+// integer decodes f's value as an integer.
+func (d *decoder) integer(f yamlpos.Field, label string) (int64, status) {
+	v, st := d.present(f, label, "an integer", func(v *yamlpos.Value) bool { return v.Kind == yamlpos.Int && v.IntOK })
+	if st != valOK {
+		return 0, st
 	}
-	s, ok := scalarText(v)
-	dur, err := time.ParseDuration(s)
-	if !ok || err != nil {
-		d.errorf(e.value, "%s must be a duration such as 10s or 1m30s, got %s", label, describe(v))
+	return v.Int, st
+}
+
+// duration decodes f's value as a positive Go duration such as "10s".
+func (d *decoder) duration(f yamlpos.Field, label string) (time.Duration, status) {
+	var dur time.Duration
+	v, st := d.present(f, label, "a duration such as 10s or 1m30s", func(v *yamlpos.Value) bool {
+		var err error
+		dur, err = time.ParseDuration(v.Text)
+		return v.Scalar() && err == nil
+	})
+	if st == valOK && dur <= 0 {
+		d.errorAt(v.Pos, "%s must be positive, got %s", label, v.Describe())
 		return 0, valBad
 	}
-	if dur <= 0 {
-		d.errorf(e.value, "%s must be positive, got %s", label, describe(v))
-		return 0, valBad
-	}
-	return dur, valOK
+	return dur, st
 }
 
 // validListen reports whether s is a host:port address with a numeric port.
@@ -131,28 +97,28 @@ const (
 	mayBeMissing                       // absence is fine (created later)
 )
 
-// checkPath reports, at n, a path that does not hold what want says; what
+// checkPath reports, at p, a path that does not hold what want says; what
 // names the path in messages as the file wrote it.
-func (d *decoder) checkPath(n ast.Node, what, path string, want pathCheck) bool {
+func (d *decoder) checkPath(p yamlpos.Pos, what, path string, want pathCheck) bool {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if want&mayBeMissing != 0 {
 			return true
 		}
-		d.errorf(n, "%s does not exist (resolved to %s)", what, path)
+		d.errorAt(p, "%s does not exist (resolved to %s)", what, path)
 		return false
 	case err != nil:
-		d.errorf(n, "checking %s: %v", what, err)
+		d.errorAt(p, "checking %s: %v", what, err)
 		return false
 	case want&wantDir != 0 && !fi.IsDir():
-		d.errorf(n, "%s is not a directory", what)
+		d.errorAt(p, "%s is not a directory", what)
 		return false
 	case want&wantDir == 0 && fi.IsDir():
-		d.errorf(n, "%s is a directory, not a file", what)
+		d.errorAt(p, "%s is a directory, not a file", what)
 		return false
 	case want&wantExec != 0 && runtime.GOOS != "windows" && fi.Mode()&0o111 == 0:
-		d.errorf(n, "%s is not executable (chmod +x %s)", what, path)
+		d.errorAt(p, "%s is not executable (chmod +x %s)", what, path)
 		return false
 	}
 	return true

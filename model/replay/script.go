@@ -14,9 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/parser"
-
+	"github.com/agentrt/agentrt/internal/yamlpos"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -69,39 +67,23 @@ func Load(path string) (*Script, error) {
 // *ScriptError, except that a YAML syntax error stops parsing at once.
 func Parse(name string, data []byte) (*Script, error) {
 	probs := &problems{file: name}
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		var ye yaml.Error
-		if errors.As(err, &ye) {
-			probs.add(tokenPos(ye.GetToken()), "syntax error: "+ye.GetMessage())
-		} else {
-			probs.add(pos{1, 1}, "syntax error: "+err.Error())
-		}
+	opts := yamlpos.Options{CoreTags: true, EntryPositions: true, Report: probs.yamlProblem}
+	doc, next, err := yamlpos.Parse(data, opts)
+	var se *yamlpos.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		probs.add(se.Pos, "syntax error: "+se.Message)
+		return nil, probs.err()
+	case doc == nil:
+		probs.add(yamlpos.Pos{Line: 1, Column: 1}, "the script is empty; it needs a responses list")
 		return nil, probs.err()
 	}
-
-	conv := newConverter(probs)
-	var root *value
-	for _, doc := range f.Docs {
-		if doc.Body == nil {
-			continue
-		}
-		if root != nil {
-			p := tokenPos(doc.Body.GetToken())
-			if doc.Start != nil {
-				p = tokenPos(doc.Start)
-			}
-			probs.add(p, "a replay script is one YAML document, but another starts here")
-			break
-		}
-		root = conv.convert(doc.Body, 0)
-		if root == nil {
-			return nil, probs.err()
-		}
-	}
+	root := doc.Root()
 	if root == nil {
-		probs.add(pos{1, 1}, "the script is empty; it needs a responses list")
 		return nil, probs.err()
+	}
+	if next != (yamlpos.Pos{}) {
+		probs.add(next, "a replay script is one YAML document, but another starts here")
 	}
 
 	s := &Script{name: name, model: defaultModel(name)}
@@ -145,7 +127,6 @@ const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 // builder validates values and builds a Script, reporting every problem.
 type builder struct {
 	probs *problems
-	enc   jsonEncoder
 }
 
 // rawResponse is a response entry as Response.Raw encodes it: the keys the
@@ -171,7 +152,7 @@ type rawUsage struct {
 	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
 }
 
-func (b *builder) add(p pos, ctx, format string, args ...any) {
+func (b *builder) add(p yamlpos.Pos, ctx, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if ctx != "" {
 		msg = ctx + ": " + msg
@@ -179,65 +160,64 @@ func (b *builder) add(p pos, ctx, format string, args ...any) {
 	b.probs.add(p, msg)
 }
 
-func (b *builder) script(s *Script, root *value) {
-	if root.kind != kindMap {
-		b.add(root.pos, "", "a replay script must be a mapping with a responses key, not %s", root.kind)
+func (b *builder) script(s *Script, root *yamlpos.Value) {
+	if root.Kind != yamlpos.Map {
+		b.add(root.Pos, "", "a replay script must be a mapping with a responses key, not %s", root.Kind)
 		return
 	}
-	var responses *value
-	for _, f := range root.fields {
-		switch f.key {
+	var responses *yamlpos.Value
+	for _, f := range root.Fields() {
+		switch f.Key {
 		case "model":
 			if m, ok := b.str("", f); ok {
 				if m == "" {
-					b.add(f.val.pos, "", "model must not be empty; leave it out to use the file name")
+					b.add(f.Value().Pos, "", "model must not be empty; leave it out to use the file name")
 				}
 				s.model = m
 			}
 		case "responses":
-			responses = f.val
+			responses = f.Value()
 		default:
 			b.unknownKey("", f, scriptKeys)
 		}
 	}
 	switch {
 	case responses == nil:
-		b.add(root.pos, "", "responses is missing; a script needs at least one response")
+		b.add(root.Pos, "", "responses is missing; a script needs at least one response")
 		return
-	case responses.kind != kindSeq:
-		b.add(responses.pos, "", "responses must be a sequence, not %s", responses.kind)
-		return
-	case len(responses.items) == 0:
-		b.add(responses.pos, "", "responses is empty; a script needs at least one response")
+	case responses.Kind != yamlpos.Seq:
+		b.add(responses.Pos, "", "responses must be a sequence, not %s", responses.Kind)
 		return
 	}
-	s.responses = make([]response, len(responses.items))
-	for i, item := range responses.items {
+	items := responses.Items()
+	if len(items) == 0 {
+		b.add(responses.Pos, "", "responses is empty; a script needs at least one response")
+		return
+	}
+	s.responses = make([]response, len(items))
+	for i, item := range items {
 		s.responses[i] = b.response(i+1, item)
 	}
 }
 
-func (b *builder) response(n int, v *value) response {
+func (b *builder) response(n int, v *yamlpos.Value) response {
 	var r response
-	if v == nil {
-		return r
-	}
 	ctx := fmt.Sprintf("response %d", n)
-	if v.kind != kindMap {
-		b.add(v.pos, "", "%s must be a mapping, not %s", ctx, v.kind)
+	if !b.is(v, yamlpos.Map, "", ctx) {
 		return r
 	}
-	hasError := slices.ContainsFunc(v.fields, func(f field) bool { return f.key == "error" })
+	fields := v.Fields()
+	hasError := slices.ContainsFunc(fields, func(f yamlpos.Field) bool { return f.Key == "error" })
 	var raw rawResponse
-	for _, f := range v.fields {
-		switch f.key {
+	for _, f := range fields {
+		switch f.Key {
 		case "text", "tool_calls", "usage", "finish_reason":
 			if hasError {
-				b.add(f.pos, ctx, "%s cannot go with error (only delay_ms can)", f.key)
+				b.add(f.KeyPos, ctx, "%s cannot go with error (only delay_ms can)", f.Key)
 				continue
 			}
 		}
-		switch f.key {
+		switch f.Key {
 		case "text":
 			r.text, _ = b.str(ctx, f)
 			raw.Text = r.text
@@ -256,7 +236,7 @@ func (b *builder) response(n int, v *value) response {
 				continue
 			}
 			if !slices.Contains(finishReasons, s) {
-				b.add(f.val.pos, ctx, "unknown finish_reason %q%s", s, suggest(s, finishReasons, "valid finish reasons"))
+				b.add(f.Value().Pos, ctx, "unknown finish_reason %q%s", s, suggest(s, finishReasons, "valid finish reasons"))
 				continue
 			}
 			r.finish = model.FinishReason(s)
@@ -282,52 +262,46 @@ func (b *builder) response(n int, v *value) response {
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(raw); err != nil {
-			b.add(v.pos, ctx, "encoding the response as JSON: %v", err)
+			b.add(v.Pos, ctx, "encoding the response as JSON: %v", err)
 		}
 		r.raw = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
 	return r
 }
 
-func (b *builder) toolCalls(ctx string, f field) ([]runtype.MessageToolCall, []rawToolCall) {
-	if f.val == nil {
+func (b *builder) toolCalls(ctx string, f yamlpos.Field) ([]runtype.MessageToolCall, []rawToolCall) {
+	v := f.Value()
+	if !b.is(v, yamlpos.Seq, ctx, "tool_calls") {
 		return nil, nil
 	}
-	if f.val.kind != kindSeq {
-		b.add(f.val.pos, ctx, "tool_calls must be a sequence, not %s", f.val.kind)
-		return nil, nil
-	}
-	calls := make([]runtype.MessageToolCall, 0, len(f.val.items))
-	raws := make([]rawToolCall, 0, len(f.val.items))
-	for i, item := range f.val.items {
-		if item == nil {
-			continue
-		}
+	items := v.Items()
+	calls := make([]runtype.MessageToolCall, 0, len(items))
+	raws := make([]rawToolCall, 0, len(items))
+	for i, item := range items {
 		tctx := fmt.Sprintf("%s, tool call %d", ctx, i+1)
-		if item.kind != kindMap {
-			b.add(item.pos, "", "%s must be a mapping, not %s", tctx, item.kind)
+		if !b.is(item, yamlpos.Map, "", tctx) {
 			continue
 		}
 		call := runtype.MessageToolCall{Arguments: "{}"}
 		var raw rawToolCall
 		hasName, hasInput := false, false
-		for _, tf := range item.fields {
-			switch tf.key {
+		for _, tf := range item.Fields() {
+			switch tf.Key {
 			case "name":
 				hasName = true
 				call.Name, _ = b.str(tctx, tf)
-				if call.Name == "" && tf.val != nil && tf.val.kind == kindString {
-					b.add(tf.val.pos, tctx, "name must not be empty")
+				if tv := tf.Value(); call.Name == "" && tv != nil && tv.Kind == yamlpos.String {
+					b.add(tv.Pos, tctx, "name must not be empty")
 				}
 			case "id":
 				call.ID, _ = b.str(tctx, tf)
 			case "input", "raw_input":
 				if hasInput {
-					b.add(tf.pos, tctx, "input and raw_input are both set; keep one")
+					b.add(tf.KeyPos, tctx, "input and raw_input are both set; keep one")
 					continue
 				}
 				hasInput = true
-				if tf.key == "raw_input" {
+				if tf.Key == "raw_input" {
 					s, ok := b.str(tctx, tf)
 					if ok {
 						call.Arguments = s
@@ -335,16 +309,16 @@ func (b *builder) toolCalls(ctx string, f field) ([]runtype.MessageToolCall, []r
 					}
 					continue
 				}
-				if tf.val == nil {
+				tv := tf.Value()
+				if tv == nil {
 					continue
 				}
-				if tf.val.kind != kindMap {
-					b.add(tf.val.pos, tctx, "input must be a mapping (a JSON object), not %s; use raw_input for other text", tf.val.kind)
+				if tv.Kind != yamlpos.Map {
+					b.add(tv.Pos, tctx, "input must be a mapping (a JSON object), not %s; use raw_input for other text", tv.Kind)
 					continue
 				}
-				args, err := b.enc.encode(tf.val)
-				if err != nil {
-					b.add(tf.val.pos, tctx, "%v", err)
+				args, ok := b.input(tctx, tv)
+				if !ok {
 					continue
 				}
 				call.Arguments = string(args)
@@ -354,7 +328,7 @@ func (b *builder) toolCalls(ctx string, f field) ([]runtype.MessageToolCall, []r
 			}
 		}
 		if !hasName {
-			b.add(item.pos, tctx, "name is missing")
+			b.add(item.Pos, tctx, "name is missing")
 		}
 		raw.Name, raw.ID = call.Name, call.ID
 		calls = append(calls, call)
@@ -366,18 +340,15 @@ func (b *builder) toolCalls(ctx string, f field) ([]runtype.MessageToolCall, []r
 	return calls, raws
 }
 
-func (b *builder) usage(ctx string, f field) runtype.Usage {
+func (b *builder) usage(ctx string, f yamlpos.Field) runtype.Usage {
+	v := f.Value()
 	var u runtype.Usage
-	if f.val == nil {
-		return u
-	}
-	if f.val.kind != kindMap {
-		b.add(f.val.pos, ctx, "usage must be a mapping, not %s", f.val.kind)
+	if !b.is(v, yamlpos.Map, ctx, "usage") {
 		return u
 	}
 	uctx := ctx + ", usage"
-	for _, uf := range f.val.fields {
-		switch uf.key {
+	for _, uf := range v.Fields() {
+		switch uf.Key {
 		case "input_tokens":
 			u.InputTokens, _ = b.count(uctx, uf, math.MaxInt64)
 		case "output_tokens":
@@ -391,25 +362,23 @@ func (b *builder) usage(ctx string, f field) runtype.Usage {
 	return u
 }
 
-func (b *builder) errorEntry(ctx string, f field, n int) *model.Error {
-	if f.val == nil {
-		return nil
-	}
-	if f.val.kind != kindMap {
-		b.add(f.val.pos, ctx, "error must be a mapping, not %s", f.val.kind)
+func (b *builder) errorEntry(ctx string, f yamlpos.Field, n int) *model.Error {
+	v := f.Value()
+	if !b.is(v, yamlpos.Map, ctx, "error") {
 		return nil
 	}
 	ectx := ctx + ", error"
 	e := &model.Error{}
-	for _, ef := range f.val.fields {
-		switch ef.key {
+	fields := v.Fields()
+	for _, ef := range fields {
+		switch ef.Key {
 		case "kind":
 			s, ok := b.str(ectx, ef)
 			if !ok {
 				continue
 			}
 			if !slices.Contains(errorKinds, s) {
-				b.add(ef.val.pos, ectx, "unknown kind %q%s", s, suggest(s, errorKinds, "valid kinds"))
+				b.add(ef.Value().Pos, ectx, "unknown kind %q%s", s, suggest(s, errorKinds, "valid kinds"))
 				continue
 			}
 			e.Kind = model.ErrorKind(s)
@@ -422,8 +391,8 @@ func (b *builder) errorEntry(ctx string, f field, n int) *model.Error {
 			b.unknownKey(ectx, ef, errorKeys)
 		}
 	}
-	if !slices.ContainsFunc(f.val.fields, func(ef field) bool { return ef.key == "kind" }) {
-		b.add(f.val.pos, ectx, "kind is missing")
+	if !slices.ContainsFunc(fields, func(ef yamlpos.Field) bool { return ef.Key == "kind" }) {
+		b.add(v.Pos, ectx, "kind is missing")
 	}
 	if e.Message == "" {
 		e.Message = fmt.Sprintf("scripted error (replay response %d)", n)
@@ -431,39 +400,50 @@ func (b *builder) errorEntry(ctx string, f field, n int) *model.Error {
 	return e
 }
 
+// is reports whether v, named what in messages, is of kind k, and reports
+// it when it is not; nil, already reported, is not.
+func (b *builder) is(v *yamlpos.Value, k yamlpos.Kind, ctx, what string) bool {
+	if v != nil && v.Kind != k {
+		b.add(v.Pos, ctx, "%s must be %s, not %s", what, k, v.Kind)
+	}
+	return v != nil && v.Kind == k
+}
+
 // str returns a string field's value.
-func (b *builder) str(ctx string, f field) (string, bool) {
-	if f.val == nil {
+func (b *builder) str(ctx string, f yamlpos.Field) (string, bool) {
+	v := f.Value()
+	if v == nil {
 		return "", false
 	}
-	if f.val.kind != kindString {
+	if v.Kind != yamlpos.String {
 		hint := ""
-		if f.val.kind != kindMap && f.val.kind != kindSeq && f.val.kind != kindNull {
-			hint = fmt.Sprintf(" (quote it: %q)", f.val.text)
+		if v.Scalar() {
+			hint = fmt.Sprintf(" (quote it: %q)", v.Text)
 		}
-		b.add(f.val.pos, ctx, "%s must be a string, not %s%s", f.key, f.val.kind, hint)
+		b.add(v.Pos, ctx, "%s must be a string, not %s%s", f.Key, v.Kind, hint)
 		return "", false
 	}
-	return f.val.text, true
+	return v.Text, true
 }
 
 // count returns a non-negative integer field's value, at most limit.
-func (b *builder) count(ctx string, f field, limit int64) (int64, bool) {
-	if f.val == nil {
+func (b *builder) count(ctx string, f yamlpos.Field, limit int64) (int64, bool) {
+	v := f.Value()
+	if v == nil {
 		return 0, false
 	}
 	switch {
-	case f.val.kind == kindString && outOfRange(f.val.text):
+	case v.Kind == yamlpos.String && outOfRange(v.Text):
 		// The YAML parser reads integers beyond 64 bits as strings.
-		b.add(f.val.pos, ctx, "%s is too large: %s (at most %d)", f.key, f.val.text, limit)
-	case f.val.kind != kindInt:
-		b.add(f.val.pos, ctx, "%s must be an integer, not %s", f.key, f.val.kind)
-	case f.val.i < 0:
-		b.add(f.val.pos, ctx, "%s must not be negative, got %d", f.key, f.val.i)
-	case !f.val.fits || f.val.i > limit:
-		b.add(f.val.pos, ctx, "%s is too large: %s (at most %d)", f.key, f.val.num, limit)
+		b.add(v.Pos, ctx, "%s is too large: %s (at most %d)", f.Key, v.Text, limit)
+	case v.Kind != yamlpos.Int:
+		b.add(v.Pos, ctx, "%s must be an integer, not %s", f.Key, v.Kind)
+	case v.Int < 0:
+		b.add(v.Pos, ctx, "%s must not be negative, got %d", f.Key, v.Int)
+	case !v.IntOK || v.Int > limit:
+		b.add(v.Pos, ctx, "%s is too large: %s (at most %d)", f.Key, v.Num, limit)
 	default:
-		return f.val.i, true
+		return v.Int, true
 	}
 	return 0, false
 }
@@ -475,48 +455,22 @@ func outOfRange(s string) bool {
 }
 
 // millis returns a field holding milliseconds that fit a time.Duration.
-func (b *builder) millis(ctx string, f field) (int64, bool) {
+func (b *builder) millis(ctx string, f yamlpos.Field) (int64, bool) {
 	return b.count(ctx, f, maxMillis)
 }
 
-func (b *builder) unknownKey(ctx string, f field, known []string) {
-	b.add(f.pos, ctx, "unknown key %q%s", f.key, suggest(f.key, known, "valid keys"))
+func (b *builder) unknownKey(ctx string, f yamlpos.Field, known []string) {
+	b.add(f.KeyPos, ctx, "unknown key %q%s", f.Key, suggest(f.Key, known, "valid keys"))
+	f.Value() // reports YAML problems in the value too, as for a known key
 }
 
 // suggest returns " (did you mean "x"?)" for the closest of valid within
 // two edits of s, or else " (<what>: a, b, c)".
 func suggest(s string, valid []string, what string) string {
-	best, bestDist := "", 3
-	for _, v := range valid {
-		if d := editDistance(strings.ToLower(s), v); d < bestDist {
-			best, bestDist = v, d
-		}
-	}
-	if best != "" {
+	if best, d := yamlpos.Nearest(s, valid); best != "" && d < 3 {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return fmt.Sprintf(" (%s: %s)", what, strings.Join(valid, ", "))
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // ScriptError reports every problem found in a replay script, in file
@@ -557,8 +511,8 @@ type problems struct {
 	list []Problem
 }
 
-func (ps *problems) add(p pos, msg string) {
-	ps.list = append(ps.list, Problem{File: ps.file, Line: p.line, Column: p.col, Message: msg})
+func (ps *problems) add(p yamlpos.Pos, msg string) {
+	ps.list = append(ps.list, Problem{File: ps.file, Line: p.Line, Column: p.Column, Message: msg})
 }
 
 // err returns the problems sorted by position, without duplicates (an

@@ -1,0 +1,16 @@
+// Package yamlpos owns positioned YAML values and problems for agentrt's
+// YAML files: agentrt.yaml (package config) and replay scripts (package
+// model/replay).
+//
+// Parse reads one document, whose values are resolved when asked for:
+// anchors, aliases, tags and merge keys (<<) are followed within limits
+// that keep a hostile file from exhausting memory or the stack, and each
+// value remembers the line and column it is written at. A value converts
+// to JSON with its keys in the order written.
+//
+// Mistakes in how the YAML itself is written, such as an alias with no
+// anchor or a key that is not a scalar, are reported as a [Problem] with a
+// kind, a position and a message. What keys a file may hold and what their
+// values mean stay with the package reading it, which may also word a
+// Problem, a [JSONError] or a [SyntaxError] its own way.
+package yamlpos
