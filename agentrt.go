@@ -323,7 +323,6 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	if err := rt.store.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrating store: %w", err)
 	}
-	rt.writer.Start()
 	rt.baseCtx, rt.cancelAll = context.WithCancelCause(context.Background())
 	rt.startedAt = rt.cfg.Now()
 	rt.state = stateRunning

@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +43,8 @@ type Options struct {
 	DSN string
 	// ProcessStart is when the process started, for setup_s.
 	ProcessStart time.Time
+	// CPUProfile, when set, receives a CPU profile of the measured phase.
+	CPUProfile io.Writer
 }
 
 // Result is the RESULT line's JSON.
@@ -128,6 +132,11 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	sm.calls.Store(0)
 	echo.calls.Store(0)
 	h0 := rt.Health(ctx)
+	if o.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(o.CPUProfile); err != nil {
+			return nil, fmt.Errorf("starting CPU profile: %w", err)
+		}
+	}
 	cpu0 := cpuTime()
 	t0 := time.Now()
 	setup := t0.Sub(o.ProcessStart)
@@ -138,6 +147,9 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 
 	wall := time.Since(t0)
 	cpu := cpuTime() - cpu0
+	if o.CPUProfile != nil {
+		pprof.StopCPUProfile()
+	}
 	h1 := rt.Health(ctx)
 	if got, want := sm.calls.Load(), int64(o.S*(o.T+1)); got != want {
 		return nil, fmt.Errorf("verification: the model was called %d times, want %d", got, want)
@@ -157,7 +169,7 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 		SetupS:                setup.Seconds(),
 		MaxRSSMB:              maxRSSMB(),
 		EventsPerSession:      float64(h1.Store.LastCursor-h0.Store.LastCursor) / s,
-		StoreWritesPerSession: float64(h1.Store.Writer.Writes+h1.Store.Writer.Enqueued-h0.Store.Writer.Writes-h0.Store.Writer.Enqueued) / s,
+		StoreWritesPerSession: float64(h1.Store.Writer.Writes-h0.Store.Writer.Writes) / s,
 		CommitsPerSession:     float64(h1.Store.Writer.Commits-h0.Store.Writer.Commits) / s,
 		Versions:              versions(),
 	}

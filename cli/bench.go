@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,6 +43,7 @@ and exits non-zero when verification fails.`,
 			fs.IntVar(&o.W, "w", 20, "warm-up sessions")
 			fs.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
 			fs.StringVar(&o.DSN, "dsn", "", "PostgreSQL DSN for the pg variant")
+			cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
 			if err := fs.Parse(args); err != nil {
 				if errors.Is(err, flag.ErrHelp) {
 					return nil
@@ -50,6 +52,14 @@ and exits non-zero when verification fails.`,
 			}
 			if fs.NArg() > 0 {
 				return usageErr("unexpected arguments: %v", fs.Args())
+			}
+			if *cpuprofile != "" {
+				f, err := os.Create(*cpuprofile)
+				if err != nil {
+					return usageErr("creating CPU profile: %v", err)
+				}
+				defer f.Close()
+				o.CPUProfile = f
 			}
 			res, err := bench.Loop(cmd.Context(), o)
 			if err != nil {

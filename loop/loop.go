@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -29,7 +30,9 @@ var (
 // DefaultMaxToolHops applies when an Agent's MaxToolHops is zero.
 const DefaultMaxToolHops = 8
 
-// Agent is everything a run needs to know about who acts.
+// Agent is everything a run needs to know about who acts. The coordinator
+// derives per-agent data once, keyed by the *Agent: do not modify an Agent
+// after its first run.
 type Agent struct {
 	Name         string
 	Instructions string
@@ -99,7 +102,8 @@ func (c Config) validate() error {
 
 // Coordinator runs turns. It is safe for concurrent use by many runs.
 type Coordinator struct {
-	cfg Config
+	cfg   Config
+	plans sync.Map // *Agent → *plan
 }
 
 // New returns a Coordinator.
@@ -139,6 +143,9 @@ func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
 		return nil, err
 	}
 	out, err := r.execute(ctx)
+	if r.flushTimer != nil {
+		r.flushTimer.Stop()
+	}
 	if err != nil {
 		c.cfg.Logger.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "run ended without durable outcome",
 			slog.String("sessionId", job.Turn.SessionID), slog.String("turnId", job.Turn.ID), slog.Any("err", err))

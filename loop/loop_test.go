@@ -98,7 +98,6 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		}
 	}
 	b.writer = store.NewWriter(b.store, store.WriterConfig{})
-	b.writer.Start()
 	t.Cleanup(func() { b.writer.Stop(context.Background()) })
 	var mu sync.Mutex
 	coord, err := loop.New(loop.Config{
@@ -133,7 +132,7 @@ func (b *testBundle) run(t *testing.T, ctx context.Context, agent *loop.Agent, i
 		Input: input, Status: runtype.StatusQueued, TaskID: ids.New(runtype.PrefixTask), TraceID: ids.TraceID(), CreatedAt: now}
 	task := &runtype.Task{ID: turn.TaskID, SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, Owner: owner, Status: runtype.StatusQueued, CreatedAt: now}
 	tc, kc := *turn, *task
-	if err := b.writer.Write(ctx, &store.Batch{Sessions: []*runtype.Session{sess}, Threads: []*runtype.Thread{thr},
+	if err := b.writer.Write(context.Background(), &store.Batch{Sessions: []*runtype.Session{sess}, Threads: []*runtype.Thread{thr},
 		Turns: []*runtype.Turn{&tc}, Tasks: []*runtype.Task{&kc}}); err != nil {
 		t.Fatal(err)
 	}

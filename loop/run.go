@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -35,26 +36,69 @@ type run struct {
 	job  *Job
 
 	messages []runtype.Message
-	usedIDs  map[string]struct{} // tool call ids already in the thread
+	usedIDs  map[string]struct{} // tool call ids already in the thread; nil until one is
 	turnSpan string
 	toolHops int
 	grace    bool // a reminder was given and the model has not called tools since
-	pending  []*store.Pending
+
+	// held collects facts that need not be durable before the next step
+	// (model.requested, tool.started, …): they commit with the run's next
+	// write, or by a flush if a model call or tool runs longer than
+	// flushDelay. pendMu is held across every write of the run, so facts
+	// commit in the order they happened.
+	pendMu     sync.Mutex
+	held       store.Batch // guarded by pendMu
+	flushErr   error       // guarded by pendMu: a failed flush fails the next write
+	flushTimer *time.Timer // runs flush; armed by flushSoon
+
+	free []*store.Batch // batches to reuse; used by the run's goroutine only
 }
 
+// flushDelay is how long held facts may wait for the run's next write
+// before a slow model call or tool makes them durable (and visible to
+// subscribers) on their own.
+const flushDelay = 5 * time.Millisecond
+
 func (c *Coordinator) newRun(job *Job) (*run, error) {
-	a := job.Agent
+	p, err := c.plan(job.Agent)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{
 		c:        c,
 		cfg:      &c.cfg,
-		agent:    a,
+		agent:    job.Agent,
 		job:      job,
 		turn:     *job.Turn,
 		task:     *job.Task,
-		tools:    make(map[string]tool.Tool, len(a.Tools)+1),
+		tools:    p.tools,
+		toolDefs: p.toolDefs,
+		catalog:  p.catalog,
 		messages: append(make([]runtype.Message, 0, len(job.History)+16), job.History...),
-		usedIDs:  make(map[string]struct{}),
 		turnSpan: c.cfg.IDs.SpanID(),
+	}
+	for _, m := range job.History {
+		for _, tc := range m.ToolCalls {
+			if r.usedIDs == nil {
+				r.usedIDs = make(map[string]struct{})
+			}
+			r.usedIDs[tc.ID] = struct{}{}
+		}
+	}
+	return r, nil
+}
+
+// plan is what a run needs of its agent's inventory, computed once per
+// agent: runs only read it.
+type plan struct {
+	tools    map[string]tool.Tool
+	toolDefs []model.ToolDefinition
+	catalog  []event.ToolSummary
+}
+
+func (c *Coordinator) plan(a *Agent) (*plan, error) {
+	if p, ok := c.plans.Load(a); ok {
+		return p.(*plan), nil
 	}
 	inventory := a.Tools
 	if a.RequireCompletion && !hasTool(inventory, tool.CompleteTaskName) {
@@ -64,19 +108,15 @@ func (c *Coordinator) newRun(job *Job) (*run, error) {
 		}
 		inventory = append(inventory[:len(inventory):len(inventory)], t)
 	}
-	r.toolDefs = make([]model.ToolDefinition, 0, len(inventory))
+	p := &plan{tools: make(map[string]tool.Tool, len(inventory)), toolDefs: make([]model.ToolDefinition, 0, len(inventory))}
 	for _, t := range inventory {
 		s := t.Spec()
-		r.tools[s.Name] = t
-		r.toolDefs = append(r.toolDefs, model.ToolDefinition{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema})
+		p.tools[s.Name] = t
+		p.toolDefs = append(p.toolDefs, model.ToolDefinition{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema})
 	}
-	r.catalog = summarize(inventory)
-	for _, m := range job.History {
-		for _, tc := range m.ToolCalls {
-			r.usedIDs[tc.ID] = struct{}{}
-		}
-	}
-	return r, nil
+	p.catalog = summarize(inventory)
+	actual, _ := c.plans.LoadOrStore(a, p)
+	return actual.(*plan), nil
 }
 
 func hasTool(tools []tool.Tool, name string) bool {
@@ -97,10 +137,10 @@ func (r *run) maxToolHops() int {
 
 // execute runs the turn to its end.
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
-	r.enqueue(r.startBatch())
+	r.hold(r.startBatch())
 	for {
 		if ctx.Err() != nil {
-			return r.cancel(ctx, &store.Batch{})
+			return r.cancel(ctx, r.batch())
 		}
 		out, err := r.hop(ctx)
 		if err != nil {
@@ -127,7 +167,7 @@ func (r *run) startBatch() *store.Batch {
 	}
 	r.turn.Status, r.turn.StartedAt, r.turn.RunID = runtype.StatusRunning, now, r.rec.ID
 	r.task.Status, r.task.StartedAt, r.task.UpdatedAt, r.task.CurrentRunID = runtype.StatusRunning, now, now, r.rec.ID
-	b := &store.Batch{}
+	b := r.batch()
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
 	r.addRecords(b)
 	b.Events = append(b.Events,
@@ -148,21 +188,21 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	resp, err := r.generate(ctx, stepID, span)
 	if err != nil {
 		if ctx.Err() != nil {
-			return r.cancel(ctx, &store.Batch{})
+			return r.cancel(ctx, r.batch())
 		}
 		me := model.AsError(err)
 		kind := runtype.FailureModel
 		if me.Kind == model.ErrScriptExhausted {
 			kind = runtype.FailureScriptExhausted
 		}
-		return r.finish(ctx, &store.Batch{}, runtype.StatusFailed, string(kind), "",
+		return r.finish(ctx, r.batch(), runtype.StatusFailed, string(kind), "",
 			&runtype.Failure{Kind: kind, Message: me.Error(), Retryable: me.Retryable()})
 	}
 	r.rec.Usage = r.rec.Usage.Add(resp.Usage)
 	r.turn.Usage = r.rec.Usage
 
 	calls := r.assignCallIDs(resp.ToolCalls)
-	b := &store.Batch{}
+	b := r.batch()
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{
 		Role: runtype.RoleAssistant, Content: resp.Text, ToolCalls: calls,
 	}))
@@ -215,10 +255,12 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 		Tools:        r.toolDefs,
 	}
 	for attempt := 1; ; attempt++ {
-		r.enqueue(&store.Batch{Events: []*event.Event{r.stepEvent(event.ModelRequested, stepID, span, "", &event.ModelRequestedPayload{
+		r.holdFacts(nil, r.stepEvent(event.ModelRequested, stepID, span, "", &event.ModelRequestedPayload{
 			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
-		})}})
+		}))
+		r.flushSoon()
 		resp, err := r.agent.Provider.Generate(ctx, req)
+		r.flushTimer.Stop()
 		if err == nil {
 			return resp, nil
 		}
@@ -227,10 +269,10 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 		}
 		me := model.AsError(err)
 		willRetry := me.Retryable() && attempt <= r.cfg.ModelRetries
-		r.enqueue(&store.Batch{Events: []*event.Event{r.stepEvent(event.ModelFailed, stepID, span, "", &event.ModelFailedPayload{
+		r.holdFacts(nil, r.stepEvent(event.ModelFailed, stepID, span, "", &event.ModelFailedPayload{
 			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, Kind: string(me.Kind), Message: me.Error(),
 			Retryable: me.Retryable(), RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: willRetry,
-		})}})
+		}))
 		if !willRetry {
 			return nil, me
 		}
@@ -280,6 +322,9 @@ func (r *run) assignCallIDs(calls []runtype.MessageToolCall) []runtype.MessageTo
 	for i, c := range calls {
 		if _, dup := r.usedIDs[c.ID]; dup || runtype.ValidateCallerID("tool call id", c.ID) != nil {
 			c.ID = r.cfg.IDs.New(runtype.PrefixToolCall)
+		}
+		if r.usedIDs == nil {
+			r.usedIDs = make(map[string]struct{})
 		}
 		r.usedIDs[c.ID] = struct{}{}
 		out[i] = c
@@ -350,8 +395,11 @@ func (r *run) cancel(ctx context.Context, b *store.Batch) (*Outcome, error) {
 // storeFailed tries to record that the run failed because a write failed.
 // It returns the original error either way.
 func (r *run) storeFailed(ctx context.Context, err error) (*Outcome, error) {
-	r.pending = r.pending[:0]
-	out, _ := r.finish(ctx, &store.Batch{}, runtype.StatusFailed, string(runtype.FailureStore), "",
+	r.pendMu.Lock()
+	r.held.Reset()
+	r.flushErr = nil
+	r.pendMu.Unlock()
+	out, _ := r.finish(ctx, r.batch(), runtype.StatusFailed, string(runtype.FailureStore), "",
 		failuref(runtype.FailureStore, "making a step durable: %v", err))
 	return out, err
 }
@@ -383,23 +431,73 @@ func (r *run) appendMessage(m runtype.Message) *runtype.Message {
 	return &m
 }
 
-// write commits b and waits; lazily enqueued batches before it are then
-// committed too (the writer keeps each goroutine's order).
+// write commits the held facts and b, and waits until they are durable.
+// b is recycled.
 func (r *run) write(b *store.Batch) error {
-	err := r.cfg.Writer.Write(context.Background(), b)
-	for _, p := range r.pending {
-		if perr := p.Wait(context.Background()); perr != nil && err == nil {
-			err = perr
-		}
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	if err := r.flushErr; err != nil {
+		return err
 	}
-	r.pending = r.pending[:0]
+	r.held.Merge(b)
+	r.recycle(b)
+	err := r.cfg.Writer.Write(context.Background(), &r.held)
+	r.held.Reset()
 	return err
 }
 
-// enqueue hands b to the writer without waiting: it commits with the
-// run's next write.
-func (r *run) enqueue(b *store.Batch) {
-	r.pending = append(r.pending, r.cfg.Writer.Enqueue(b))
+// hold keeps b's facts to commit with the run's next write. b is recycled.
+func (r *run) hold(b *store.Batch) {
+	r.pendMu.Lock()
+	r.held.Merge(b)
+	r.pendMu.Unlock()
+	r.recycle(b)
+}
+
+// holdFacts is hold for a tool call record (may be nil) and events.
+func (r *run) holdFacts(tc *runtype.ToolCall, events ...*event.Event) {
+	r.pendMu.Lock()
+	if tc != nil {
+		r.held.ToolCalls = append(r.held.ToolCalls, tc)
+	}
+	r.held.Events = append(r.held.Events, events...)
+	r.pendMu.Unlock()
+}
+
+// batch returns an empty batch, reusing one the run wrote before: a step
+// costs no batch allocations once the run is warm.
+func (r *run) batch() *store.Batch {
+	if n := len(r.free); n > 0 {
+		b := r.free[n-1]
+		r.free = r.free[:n-1]
+		return b
+	}
+	return &store.Batch{}
+}
+
+func (r *run) recycle(b *store.Batch) {
+	b.Reset()
+	r.free = append(r.free, b)
+}
+
+// flushSoon arranges for the held facts to commit after flushDelay unless
+// r.flushTimer is stopped first. Call it before work that may be slow.
+func (r *run) flushSoon() {
+	if r.flushTimer == nil {
+		r.flushTimer = time.AfterFunc(flushDelay, r.flush)
+		return
+	}
+	r.flushTimer.Reset(flushDelay)
+}
+
+func (r *run) flush() {
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	if r.held.Empty() || r.flushErr != nil {
+		return
+	}
+	r.flushErr = r.cfg.Writer.Write(context.Background(), &r.held)
+	r.held.Reset()
 }
 
 // event builds a turn-level event.

@@ -45,7 +45,7 @@ const (
 func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall) (*Outcome, error) {
 	for i, call := range calls {
 		if ctx.Err() != nil {
-			b := &store.Batch{}
+			b := r.batch()
 			r.skip(b, calls[i:], "the turn was interrupted")
 			return r.cancel(ctx, b)
 		}
@@ -93,9 +93,11 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "invalid input for %s: arguments are %d bytes, more than the limit of %d",
 			mc.Name, len(input), maxArguments)), stepDone, ""
 	}
-	if err := r.cfg.Registry.Validate(mc.Name, input); err != nil {
+	sum, err := r.cfg.Registry.Check(mc.Name, input)
+	if err != nil {
 		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "%v", err)), stepDone, ""
 	}
+	s.tc.ArgumentsSHA256 = sum
 
 	spec := t.Spec()
 	dec, err := r.cfg.Policy.Evaluate(ctx, &policy.Request{
@@ -122,7 +124,9 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 			Prompt: fmt.Sprintf("Allow %s to run? %s", mc.Name, dec.Message),
 		})
 		act.ActionID = r.cfg.IDs.New(runtype.PrefixAction)
-		return &store.Batch{Events: []*event.Event{perm, act}}, stepParked, ""
+		b := r.batch()
+		b.Events = append(b.Events, perm, act)
+		return b, stepParked, ""
 	default:
 		return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s",
 			dec.Source, dec.ReasonCode, dec.Message)), stepDone, ""
@@ -136,8 +140,10 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 		Destructive: spec.Annotations.Destructive, Idempotent: spec.Annotations.Idempotent,
 	})
 	startedRec := *s.tc
-	r.enqueue(&store.Batch{Events: []*event.Event{perm, started}, ToolCalls: []*runtype.ToolCall{&startedRec}})
+	r.holdFacts(&startedRec, perm, started)
 
+	r.flushSoon()
+	defer r.flushTimer.Stop()
 	content, isError, failure := r.invoke(ctx, t, spec, &tool.Call{
 		ID: mc.ID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
 		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
@@ -166,9 +172,8 @@ func (r *run) newStep(mc runtype.MessageToolCall) *step {
 		tc: &runtype.ToolCall{
 			ID: mc.ID, RunID: r.rec.ID, TurnID: r.turn.ID, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
 			Owner: r.turn.Owner, StepID: stepID, Hop: r.rec.Hops, Name: mc.Name, Arguments: args,
-			ArgumentsSHA256: tool.ArgumentsSHA256(json.RawMessage(mc.Arguments)),
-			IdempotencyKey:  r.turn.SessionID + "/" + mc.ID,
-			StartedAt:       r.cfg.Now().UTC(),
+			IdempotencyKey: r.turn.SessionID + "/" + mc.ID,
+			StartedAt:      r.cfg.Now().UTC(),
 		},
 	}
 }
@@ -210,6 +215,9 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 
 // refused records a call that never ran: its result is the failure.
 func (s *step) refused(pre *event.Event, f *runtype.Failure) *store.Batch {
+	if s.tc.ArgumentsSHA256 == "" {
+		s.tc.ArgumentsSHA256 = tool.ArgumentsSHA256(json.RawMessage(s.tc.Arguments))
+	}
 	return s.result(pre, "error: "+f.Message, true, f)
 }
 
@@ -218,7 +226,7 @@ func (s *step) refused(pre *event.Event, f *runtype.Failure) *store.Batch {
 // than a preview goes to a blob referenced by outputRef.
 func (s *step) result(pre *event.Event, content string, isError bool, f *runtype.Failure) *store.Batch {
 	r, tc := s.r, s.tc
-	b := &store.Batch{}
+	b := r.batch()
 	if pre != nil {
 		b.Events = append(b.Events, pre)
 	}
@@ -268,9 +276,8 @@ func (r *run) skip(b *store.Batch, calls []runtype.MessageToolCall, why string) 
 	for _, mc := range calls {
 		s := r.newStep(mc)
 		sb := s.refused(nil, failuref(runtype.FailureNotExecuted, "not executed: %s", why))
-		b.Events = append(b.Events, sb.Events...)
-		b.Messages = append(b.Messages, sb.Messages...)
-		b.ToolCalls = append(b.ToolCalls, sb.ToolCalls...)
+		b.Merge(sb)
+		r.recycle(sb)
 	}
 }
 

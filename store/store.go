@@ -103,6 +103,11 @@ type Tx interface {
 // Threads, Messages and Blobs are inserted (Blobs are ignored when the ref
 // exists); Turns, Tasks, Runs and ToolCalls are inserted or replaced by ID.
 //
+// The store does not keep references to a Batch or its slices once the
+// write has returned (the caller may Reset and reuse it), but it may keep
+// the records and events they point to: callers must not modify those
+// after handing them over.
+//
 // A Turn with an IdempotencyKey that another turn of the same tenant holds
 // is a conflict (ErrConflict). So is a Message whose (ThreadID, Seq) is
 // taken, and an Event whose Sequence is not above the last of its session

@@ -2,23 +2,22 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
 )
 
 // WriterConfig configures a Writer.
 type WriterConfig struct {
 	// MaxGroup caps how many batches share one transaction. Default 256.
 	MaxGroup int
-	// LazyDelay bounds how long a batch given to Enqueue may wait for a
-	// batch given to Write to share its commit. Default 5ms.
-	LazyDelay time.Duration
 	// Notify, when set, is called after every commit with the committed
-	// events in commit order. It must not block (event.Bus.Notify does not).
+	// events in commit order. It must not block or keep the slice
+	// (event.Bus.Notify does neither).
 	Notify func([]*event.Event)
 }
 
@@ -26,9 +25,6 @@ type WriterConfig struct {
 func (c WriterConfig) WithDefaults() WriterConfig {
 	if c.MaxGroup <= 0 {
 		c.MaxGroup = 256
-	}
-	if c.LazyDelay <= 0 {
-		c.LazyDelay = 5 * time.Millisecond
 	}
 	return c
 }
@@ -41,243 +37,204 @@ func (c WriterConfig) WithDefaults() WriterConfig {
 // returns only after the transaction holding the batch has committed, so
 // group commit never weakens per-step durability.
 //
-// For stores that are not durable (Info().Durable false) the Writer
-// applies batches inline in the caller's goroutine: there is no fsync to
-// share, and a hand-off would only add latency.
+// There is no writer goroutine. The first caller to find the Writer idle
+// becomes the leader and commits in its own goroutine; callers arriving
+// meanwhile queue, and when the leader is done it hands leadership to the
+// first of them, who commits the whole queue in one transaction. A lone
+// caller therefore pays no hand-off at all, and under load one fsync
+// carries many batches.
 //
 // Batches and their events belong to the Writer from the moment they are
-// passed in until Write returns or the Pending completes; the Writer sets
-// each event's Sequence and the store its Cursor.
+// passed in until Write returns; the Writer sets each event's Sequence and
+// the store its Cursor.
 type Writer struct {
-	store  Store
-	cfg    WriterConfig
-	inline bool
+	store Store
+	cfg   WriterConfig
 
-	reqs chan *writeReq // unbuffered: a successful send means the loop owns the request
-	stop chan struct{}  // closed by Stop
-	done chan struct{}  // closed when the loop has exited
+	writes, commits atomic.Int64 // counters for Stats
 
-	writes, enqueued, commits atomic.Int64 // counters for Stats
+	mu      sync.Mutex
+	cond    *sync.Cond     // signalled when leading becomes false
+	queue   []*writeReq    // guarded by mu: batches waiting for a leader
+	leading bool           // guarded by mu: a caller is committing
+	closed  bool           // guarded by mu
+	group   []*writeReq    // the leader's scratch slice
+	events  []*event.Event // the leader's scratch slice for Notify
 
-	mu       sync.Mutex       // serializes inline commits and guards seq
-	seq      map[string]int64 // guarded by mu (inline) or owned by the loop: last sequence per session
-	stopOnce sync.Once
+	// seq caches the last sequence of sessions. Only the leader uses it;
+	// leadership passes under mu, which orders the accesses.
+	seq map[string]int64
 }
 
 type writeReq struct {
 	b    *Batch
-	lazy bool
-	done chan error // buffered 1
+	err  error      // the outcome, set by the leader that commits the batch
+	done chan error // buffered 1: the outcome, or errLead; nil for a request that leads itself
 }
+
+// errLead tells a queued caller that it is the leader now.
+var errLead = errors.New("store writer: lead")
 
 // maxSeqCache bounds the per-session sequence cache; beyond it the cache is
 // dropped and refilled from the store on demand.
 const maxSeqCache = 50_000
 
-// NewWriter returns a Writer for s. Call Start before use and Stop after.
+// NewWriter returns a Writer for s. Call Stop when done.
 func NewWriter(s Store, cfg WriterConfig) *Writer {
-	return &Writer{
-		store:  s,
-		cfg:    cfg.WithDefaults(),
-		inline: !s.Info().Durable,
-		reqs:   make(chan *writeReq),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
-		seq:    make(map[string]int64),
-	}
+	w := &Writer{store: s, cfg: cfg.WithDefaults(), seq: make(map[string]int64)}
+	w.cond = sync.NewCond(&w.mu)
+	return w
 }
 
-// Start starts the commit loop. It returns immediately.
-func (w *Writer) Start() {
-	if w.inline {
-		close(w.done)
-		return
+// Write commits b and returns once it is durable. It returns ctx's error
+// only if ctx has ended before the Writer takes b; once taken, Write waits
+// for the outcome, because returning early would leave the caller unsure
+// whether the facts exist.
+func (w *Writer) Write(ctx context.Context, b *Batch) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
 	}
-	go w.loop()
+	r := &writeReq{b: b}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.writes.Add(1)
+	if w.leading {
+		r.done = make(chan error, 1)
+		w.queue = append(w.queue, r)
+		w.mu.Unlock()
+		if err := <-r.done; err != errLead {
+			return err
+		}
+		w.mu.Lock() // handed leadership: leading is still true, r is first in the queue
+	} else {
+		w.leading = true
+		w.queue = append(w.queue, r)
+	}
+	w.lead(r)
+	return r.err
 }
 
-// Stop commits every batch already handed over, refuses new ones with
-// ErrClosed and waits for the loop to exit or ctx to end.
+// lead commits the queue's first group, then hands leadership to the next
+// queued caller or gives it up. The caller holds mu and is the leader; lead
+// returns with mu released. self, the leader's own request, gets its
+// outcome in self.err and no message.
+func (w *Writer) lead(self *writeReq) {
+	n := min(len(w.queue), w.cfg.MaxGroup)
+	group := append(w.group[:0], w.queue[:n]...)
+	rest := copy(w.queue, w.queue[n:])
+	clear(w.queue[rest:])
+	w.queue = w.queue[:rest]
+	w.mu.Unlock()
+
+	w.commit(group, self)
+	clear(group)
+	w.group = group[:0]
+
+	w.mu.Lock()
+	if len(w.queue) > 0 {
+		w.queue[0].done <- errLead
+	} else {
+		w.leading = false
+		w.cond.Broadcast()
+	}
+	w.mu.Unlock()
+}
+
+// WriteAll commits several batches in one transaction and returns one
+// outcome per batch: each is all-or-nothing, and a failing batch does not
+// fail the others.
+func (w *Writer) WriteAll(ctx context.Context, batches ...*Batch) []error {
+	errs := make([]error, len(batches))
+	group := make([]*writeReq, len(batches))
+	for i, b := range batches {
+		group[i] = &writeReq{b: b}
+	}
+	w.mu.Lock()
+	for w.leading { // wait to lead, so that the batches form one group
+		w.cond.Wait()
+	}
+	if w.closed || ctx.Err() != nil {
+		w.mu.Unlock()
+		err := ErrClosed
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	w.leading = true
+	w.writes.Add(int64(len(batches)))
+	w.mu.Unlock()
+	w.commit(group, nil)
+	for i, r := range group {
+		errs[i] = r.err
+	}
+	w.mu.Lock()
+	if len(w.queue) > 0 {
+		w.queue[0].done <- errLead
+	} else {
+		w.leading = false
+		w.cond.Broadcast()
+	}
+	w.mu.Unlock()
+	return errs
+}
+
+// Stop refuses new batches with ErrClosed and waits until every batch
+// already handed over has committed, or ctx ends.
 func (w *Writer) Stop(ctx context.Context) error {
-	w.stopOnce.Do(func() { close(w.stop) })
-	if w.inline {
-		// Wait for a commit in progress; submit checks stop under mu, so no
-		// commit starts after this.
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	idle := make(chan struct{})
+	go func() {
 		w.mu.Lock()
-		defer w.mu.Unlock()
-		return nil
-	}
+		for w.leading {
+			w.cond.Wait()
+		}
+		w.mu.Unlock()
+		close(idle)
+	}()
 	select {
-	case <-w.done:
+	case <-idle:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("stopping store writer: %w", context.Cause(ctx))
 	}
 }
 
-// Write commits b and returns once it is durable. It returns ctx's error
-// only if ctx ends before the Writer has taken b; once taken, Write waits
-// for the outcome, because returning early would leave the caller unsure
-// whether the facts exist.
-func (w *Writer) Write(ctx context.Context, b *Batch) error {
-	w.writes.Add(1)
-	r := &writeReq{b: b, done: make(chan error, 1)}
-	if err := w.submit(ctx, r); err != nil {
-		return err
-	}
-	return <-r.done
-}
-
-// Enqueue hands b to the Writer without waiting. It commits with the next
-// Write (from any caller) or after LazyDelay, whichever comes first; the
-// Pending reports the outcome. Batches from one goroutine commit in the
-// order they were handed over.
-func (w *Writer) Enqueue(b *Batch) *Pending {
-	w.enqueued.Add(1)
-	r := &writeReq{b: b, lazy: true, done: make(chan error, 1)}
-	if err := w.submit(context.Background(), r); err != nil {
-		r.done <- err
-	}
-	return &Pending{r: r}
-}
-
-// Pending is the outcome of a batch given to Enqueue.
-type Pending struct {
-	r   *writeReq
-	err error
-	got bool
-}
-
-// Wait returns the batch's commit outcome, waiting for it if needed.
-func (p *Pending) Wait(ctx context.Context) error {
-	if p.got {
-		return p.err
-	}
-	select {
-	case p.err = <-p.r.done:
-		p.got = true
-		return p.err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-func (w *Writer) submit(ctx context.Context, r *writeReq) error {
-	if w.inline {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		select {
-		case <-w.stop:
-			return ErrClosed
-		default:
-		}
-		w.commit([]*writeReq{r})
-		return nil
-	}
-	select {
-	case w.reqs <- r:
-		return nil
-	case <-w.done:
-		return ErrClosed
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-func (w *Writer) loop() {
-	defer close(w.done)
-	group := make([]*writeReq, 0, w.cfg.MaxGroup)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		group = group[:0]
-		select {
-		case r := <-w.reqs:
-			group = append(group, r)
-		case <-w.stop:
-			w.drainOnStop(group)
-			return
-		}
-		group = w.collect(group)
-		if allLazy(group) {
-			// Nobody waits yet: give a synchronous batch a short chance to
-			// share this commit.
-			timer.Reset(w.cfg.LazyDelay)
-		wait:
-			for len(group) < w.cfg.MaxGroup {
-				select {
-				case r := <-w.reqs:
-					group = append(group, r)
-					if !r.lazy {
-						break wait
-					}
-				case <-timer.C:
-					break wait
-				case <-w.stop:
-					break wait
-				}
-			}
-			timer.Stop()
-			group = w.collect(group)
-		}
-		w.commit(group)
-	}
-}
-
-// collect adds the requests already waiting to be taken, up to MaxGroup.
-func (w *Writer) collect(group []*writeReq) []*writeReq {
-	for len(group) < w.cfg.MaxGroup {
-		select {
-		case r := <-w.reqs:
-			group = append(group, r)
-		default:
-			return group
-		}
-	}
-	return group
-}
-
-func (w *Writer) drainOnStop(group []*writeReq) {
-	for {
-		group = w.collect(group[:0])
-		if len(group) == 0 {
-			return
-		}
-		w.commit(group)
-	}
-}
-
-func allLazy(group []*writeReq) bool {
-	for _, r := range group {
-		if !r.lazy {
-			return false
-		}
-	}
-	return true
-}
-
-// commit writes group in one transaction and completes every request.
-// Callers hold w.mu (inline) or are the loop.
-func (w *Writer) commit(group []*writeReq) {
+// commit writes group in one transaction and completes every request:
+// it sets each one's err and sends it to each waiting caller but self. The
+// caller is the leader.
+func (w *Writer) commit(group []*writeReq, self *writeReq) {
 	ctx := context.Background()
-	finish := func(err error) {
+	finish := func() {
 		for _, r := range group {
-			r.done <- err
+			if r != self && r.done != nil {
+				r.done <- r.err
+			}
 		}
 	}
 	tx, err := w.store.Begin(ctx)
 	if err != nil {
-		finish(fmt.Errorf("beginning write transaction: %w", err))
+		for _, r := range group {
+			r.err = fmt.Errorf("beginning write transaction: %w", err)
+		}
+		finish()
 		return
 	}
 	if len(w.seq) > maxSeqCache {
 		clear(w.seq)
 	}
-	errs := make([]error, len(group))
 	applied := 0
-	for i, r := range group {
-		errs[i] = w.apply(ctx, tx, r.b)
-		if errs[i] == nil {
+	for _, r := range group {
+		r.err = w.apply(ctx, tx, r.b)
+		if r.err == nil {
 			applied++
 		}
 	}
@@ -291,23 +248,26 @@ func (w *Writer) commit(group []*writeReq) {
 		// Nothing of this transaction is durable; sequences handed out in it
 		// may be reused, so forget what the cache learned.
 		clear(w.seq)
-		finish(fmt.Errorf("committing write transaction: %w", err))
+		for _, r := range group {
+			r.err = fmt.Errorf("committing write transaction: %w", err)
+		}
+		finish()
 		return
 	}
 	if w.cfg.Notify != nil && applied > 0 {
-		var events []*event.Event
-		for i, r := range group {
-			if errs[i] == nil {
+		events := w.events[:0]
+		for _, r := range group {
+			if r.err == nil {
 				events = append(events, r.b.Events...)
 			}
 		}
 		if len(events) > 0 {
 			w.cfg.Notify(events)
 		}
+		clear(events)
+		w.events = events[:0]
 	}
-	for i, r := range group {
-		r.done <- errs[i]
-	}
+	finish()
 }
 
 // apply assigns sequences to b's events and applies b. On failure the
@@ -346,17 +306,79 @@ func (w *Writer) apply(ctx context.Context, tx Tx, b *Batch) error {
 	return nil
 }
 
+// Queued returns how many batches wait for the current leader to finish.
+func (w *Writer) Queued() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
+}
+
 // WriterStats counts a Writer's work since it was created.
 type WriterStats struct {
-	// Writes and Enqueued count batches given to Write and Enqueue.
-	Writes   int64 `json:"writes"`
-	Enqueued int64 `json:"enqueued"`
-	// Commits counts transactions; (Writes+Enqueued)/Commits is the
-	// group-commit factor.
+	// Writes counts batches handed to the Writer.
+	Writes int64 `json:"writes"`
+	// Commits counts transactions; Writes/Commits is the group-commit
+	// factor.
 	Commits int64 `json:"commits"`
 }
 
 // Stats returns the writer's counters.
 func (w *Writer) Stats() WriterStats {
-	return WriterStats{Writes: w.writes.Load(), Enqueued: w.enqueued.Load(), Commits: w.commits.Load()}
+	return WriterStats{Writes: w.writes.Load(), Commits: w.commits.Load()}
+}
+
+// Merge adds src's records and events to dst, after dst's own. A turn,
+// task, run or tool call already in dst with the same key is replaced in
+// place, since records are written whole and the later version wins. Merge
+// lets a caller hold facts that need not be durable yet and commit them
+// with its next batch.
+func (dst *Batch) Merge(src *Batch) {
+	dst.Sessions = append(dst.Sessions, src.Sessions...)
+	dst.Threads = append(dst.Threads, src.Threads...)
+	dst.Turns = mergeByKey(dst.Turns, src.Turns, func(t *runtype.Turn) string { return t.ID })
+	dst.Tasks = mergeByKey(dst.Tasks, src.Tasks, func(t *runtype.Task) string { return t.ID })
+	dst.Runs = mergeByKey(dst.Runs, src.Runs, func(r *runtype.Run) string { return r.ID })
+	dst.Messages = append(dst.Messages, src.Messages...)
+	dst.ToolCalls = mergeByKey(dst.ToolCalls, src.ToolCalls, func(c *runtype.ToolCall) string { return c.SessionID + "\x00" + c.ID })
+	dst.Blobs = append(dst.Blobs, src.Blobs...)
+	dst.Events = append(dst.Events, src.Events...)
+}
+
+func mergeByKey[T any](dst, src []*T, key func(*T) string) []*T {
+next:
+	for _, s := range src {
+		k := key(s)
+		for i, d := range dst {
+			if key(d) == k {
+				dst[i] = s
+				continue next
+			}
+		}
+		dst = append(dst, s)
+	}
+	return dst
+}
+
+// Reset empties b, keeping its slices' capacity for reuse. A batch may be
+// reset once Write has returned: the store keeps no reference to it.
+func (b *Batch) Reset() {
+	clear(b.Sessions)
+	clear(b.Threads)
+	clear(b.Turns)
+	clear(b.Tasks)
+	clear(b.Runs)
+	clear(b.Messages)
+	clear(b.ToolCalls)
+	clear(b.Blobs)
+	clear(b.Events)
+	*b = Batch{
+		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
+		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Events: b.Events[:0],
+	}
+}
+
+// Empty reports whether b holds nothing.
+func (b *Batch) Empty() bool {
+	return len(b.Sessions)+len(b.Threads)+len(b.Turns)+len(b.Tasks)+len(b.Runs)+
+		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Events) == 0
 }

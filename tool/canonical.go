@@ -24,8 +24,14 @@ func CanonicalJSON(raw json.RawMessage) ([]byte, error) {
 	if rest := raw[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
 		return nil, errors.New("decoding JSON: unexpected data after the top-level value")
 	}
+	return canonical(v, len(raw))
+}
+
+// canonical encodes a decoded JSON value (numbers as json.Number) with
+// sorted keys and no insignificant whitespace.
+func canonical(v any, sizeHint int) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(len(raw))
+	buf.Grow(sizeHint)
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	// encoding/json writes map keys sorted and json.Number verbatim.

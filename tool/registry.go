@@ -2,6 +2,8 @@ package tool
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,18 +194,39 @@ func (r *Registry) Inventory(names []string) ([]Tool, error) {
 // schema. Input is decoded once and validated with the schema compiled at
 // registration.
 func (r *Registry) Validate(name string, input json.RawMessage) error {
+	_, err := r.validate(name, input)
+	return err
+}
+
+// Check is Validate that also returns the lowercase hex SHA-256 of the
+// input's canonical JSON (see CanonicalJSON), decoding the input once.
+// Both are needed for every tool call: the hash goes into the audit facts.
+func (r *Registry) Check(name string, input json.RawMessage) (string, error) {
+	v, err := r.validate(name, input)
+	if err != nil {
+		return "", err
+	}
+	b, err := canonical(v, len(input))
+	if err != nil {
+		return "", &InputError{Tool: name, Reason: err.Error()}
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func (r *Registry) validate(name string, input json.RawMessage) (any, error) {
 	e := r.entry(name)
 	if e == nil {
-		return &UnknownToolError{Name: name}
+		return nil, &UnknownToolError{Name: name}
 	}
 	v, reason := decodeObject(input)
 	if reason != "" {
-		return &InputError{Tool: name, Reason: reason}
+		return nil, &InputError{Tool: name, Reason: reason}
 	}
 	if err := e.schema.Validate(v); err != nil {
-		return &InputError{Tool: name, Reason: validationReason(err)}
+		return nil, &InputError{Tool: name, Reason: validationReason(err)}
 	}
-	return nil
+	return v, nil
 }
 
 // decodeObject decodes input, keeping numbers as written. It returns a

@@ -302,3 +302,25 @@ func BenchmarkRegistryValidate(b *testing.B) {
 		}
 	}
 }
+
+func TestRegistryCheckHashesCanonicalInput(t *testing.T) {
+	t.Parallel()
+	r := tool.NewRegistry()
+	if err := r.Register(&staticTool{spec: tool.Spec{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"}}}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Check("t", json.RawMessage(`{ "b": "x",  "a": 1.50 }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := tool.ArgumentsSHA256(json.RawMessage(`{"a":1.50,"b":"x"}`)); got != want {
+		t.Errorf("Check hash = %s, want the canonical form's %s", got, want)
+	}
+	if _, err := r.Check("t", json.RawMessage(`{"a":"one"}`)); err == nil {
+		t.Error("Check accepted input that violates the schema")
+	}
+	var unknown *tool.UnknownToolError
+	if _, err := r.Check("nope", json.RawMessage(`{}`)); !errors.As(err, &unknown) {
+		t.Errorf("Check(unknown tool) = %v, want *UnknownToolError", err)
+	}
+}

@@ -177,21 +177,20 @@ type undo struct {
 }
 
 // apply writes a validated batch and appends to log what reverses it.
+// Records given by pointer are kept, not copied: the store contract says
+// callers do not modify them after handing them over (reads return copies).
 func (d *data) apply(b *store.Batch, log []undo) []undo {
-	for _, s := range b.Sessions {
-		c := copySession(s)
+	for _, c := range b.Sessions {
 		d.sessions[c.ID] = c
 		insertSorted(d.sessionsByTenant, c.TenantID, c.ID)
 		log = append(log, undo{kind: undoSession, id: c.ID})
 	}
-	for _, t := range b.Threads {
-		c := copyThread(t)
+	for _, c := range b.Threads {
 		d.threads[c.ID] = c
 		d.threadsBySession[c.SessionID] = append(d.threadsBySession[c.SessionID], c)
 		log = append(log, undo{kind: undoThread, id: c.ID})
 	}
-	for _, t := range b.Turns {
-		c := copyTurn(t)
+	for _, c := range b.Turns {
 		u := undo{kind: undoTurn, id: c.ID}
 		if prev := d.putTurn(c); prev != nil {
 			u.prev = prev
@@ -216,8 +215,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		}
 		log = append(log, u)
 	}
-	for _, m := range b.Messages {
-		c := copyMessage(m)
+	for _, c := range b.Messages {
 		msgs := d.messages[c.ThreadID]
 		if n := len(msgs); n == 0 || msgs[n-1].Seq < c.Seq {
 			d.messages[c.ThreadID] = append(msgs, c)
@@ -241,7 +239,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		if _, ok := d.blobs[k]; ok {
 			continue // content-addressed: the stored blob is the same
 		}
-		d.blobs[k] = copyBlob(bl)
+		d.blobs[k] = bl
 		log = append(log, undo{kind: undoBlob, id: bl.TenantID, id2: bl.Ref})
 	}
 	if len(b.Events) > 0 {

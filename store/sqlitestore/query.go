@@ -126,7 +126,7 @@ func buildQueries() [numQueries]string {
 		q[qSessionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
 	}
 	q[qThreadGet] = `SELECT ` + threadCols + ` FROM threads WHERE id = ? AND tenant_id = ?`
-	q[qThreadList] = `SELECT ` + threadCols + ` FROM threads WHERE session_id = ? AND tenant_id = ? ORDER BY rowid`
+	q[qThreadList] = `SELECT ` + threadCols + ` FROM threads WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
 	q[qTurnGet] = `SELECT ` + turnCols + ` FROM turns WHERE id = ? AND tenant_id = ?`
 	q[qTurnGetByKey] = `SELECT ` + turnCols + ` FROM turns WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
 	for m := range 16 {
@@ -146,7 +146,7 @@ func buildQueries() [numQueries]string {
 		q[qTurnList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
 	}
 	q[qTaskGet] = `SELECT ` + taskCols + ` FROM tasks WHERE id = ? AND tenant_id = ?`
-	q[qTaskList] = `SELECT ` + taskCols + ` FROM tasks WHERE session_id = ? AND tenant_id = ? ORDER BY rowid`
+	q[qTaskList] = `SELECT ` + taskCols + ` FROM tasks WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
 	for m := range 4 {
 		w := `SELECT ` + runCols + ` FROM runs WHERE tenant_id = ?`
 		if m&runSession != 0 {
@@ -155,7 +155,7 @@ func buildQueries() [numQueries]string {
 		if m&runTask != 0 {
 			w += ` AND task_id = ?`
 		}
-		q[qRunList+queryID(m)] = w + ` ORDER BY rowid`
+		q[qRunList+queryID(m)] = w + ` ORDER BY started_at, attempt, id`
 	}
 	q[qMessageList] = `SELECT ` + messageCols + ` FROM messages WHERE thread_id = ? AND seq > ? AND tenant_id = ? ORDER BY seq LIMIT ?`
 	for m := range 4 {
@@ -166,7 +166,7 @@ func buildQueries() [numQueries]string {
 		if m&callTurn != 0 {
 			w += ` AND turn_id = ?`
 		}
-		q[qToolCallList+queryID(m)] = w + ` ORDER BY rowid`
+		q[qToolCallList+queryID(m)] = w + ` ORDER BY started_at, id`
 	}
 	q[qBlobGet] = `SELECT ` + blobCols + ` FROM blobs WHERE tenant_id = ? AND ref = ?`
 	q[qTurnSession] = `SELECT session_id FROM turns WHERE id = ?`

@@ -72,7 +72,6 @@ func TestDataSurvivesReopen(t *testing.T) {
 	sess := &runtype.Session{ID: "ses_1", Owner: owner, Agent: "a"}
 	e := &event.Event{Type: event.SessionCreated, EventID: "evt_1", SchemaVersion: event.SchemaVersion, SessionID: "ses_1", Payload: &event.SessionPayload{Agent: "a"}, TenantID: "t"}
 	w := store.NewWriter(s, store.WriterConfig{})
-	w.Start()
 	if err := w.Write(ctx, &store.Batch{Sessions: []*runtype.Session{sess}, Events: []*event.Event{e}}); err != nil {
 		t.Fatalf("Write: %v", err)
 	}

@@ -26,8 +26,8 @@ var errTxAborted = errors.New("transaction aborted")
 // (so that a conflict usually fails the batch's first statement, which
 // SQLite undoes by itself), and otherwise rolls the transaction back and
 // replays the batches applied before. Replaying gives the events the same
-// cursors again, because the rollback also restores the AUTOINCREMENT
-// counter. (If another transaction of the same Store got the connection in
+// cursors again, because the rollback also removes the rows that set the
+// largest rowid. (If another transaction of the same Store got the connection in
 // between, the replay is checked like new writes, and a failure aborts the
 // transaction: Commit then fails and nothing of it is kept.)
 type Tx struct {
@@ -265,7 +265,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		wrote = true
 	}
 	// Events go maxEventRows to a statement. One statement's rows get
-	// consecutive cursors: AUTOINCREMENT gives each row one more than the
+	// consecutive cursors: the rowid of each row is one more than the
 	// largest before it, and the transaction holds the write lock.
 	var argBuf [6 * maxEventRows]any
 	for start := 0; start < len(b.Events); start += maxEventRows {

@@ -122,7 +122,6 @@ func BenchmarkWrite(b *testing.B, newStore func(b *testing.B) store.Store) {
 // startWriter starts a Writer on s and stops it before s closes.
 func startWriter(b *testing.B, s store.Store) *store.Writer {
 	w := store.NewWriter(s, store.WriterConfig{})
-	w.Start()
 	b.Cleanup(func() {
 		if err := w.Stop(context.Background()); err != nil {
 			b.Error(err)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -19,7 +19,6 @@ import (
 func (tb *testBundle) newWriter(t *testing.T, cfg store.WriterConfig) *store.Writer {
 	t.Helper()
 	w := store.NewWriter(tb.store, cfg)
-	w.Start()
 	t.Cleanup(func() {
 		if err := w.Stop(context.Background()); err != nil {
 			t.Errorf("Writer.Stop: %v", err)
@@ -105,9 +104,7 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
 		var n notifications
-		// Enqueued batches wait for the next Write, so the three below share
-		// one transaction in a group-committing Writer.
-		w := tb.newWriter(t, store.WriterConfig{LazyDelay: time.Hour, Notify: n.notify})
+		w := tb.newWriter(t, store.WriterConfig{Notify: n.notify})
 		th := tb.thread(tb.session(tenantA))
 		s := &runtype.Session{ID: th.SessionID, Owner: th.Owner}
 		holder := tb.turn(th)
@@ -126,16 +123,12 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 			Events:   []*event.Event{tb.event(s, rival.ID, 0), tb.event(s, rival.ID, 0)},
 		}
 		good2 := &store.Batch{Events: []*event.Event{tb.event(s, "", 0)}}
-		p1 := w.Enqueue(good1)
-		pBad := w.Enqueue(bad)
-		if err := w.Write(ctx, good2); err != nil {
-			t.Fatalf("Write(batch sharing a transaction with a conflict): %v", err)
+		errs := w.WriteAll(ctx, good1, bad, good2)
+		if errs[0] != nil || errs[2] != nil {
+			t.Errorf("WriteAll: good batches sharing a transaction with a conflict = %v, %v; want nil", errs[0], errs[2])
 		}
-		if err := p1.Wait(ctx); err != nil {
-			t.Errorf("Pending.Wait(good batch) = %v, want nil", err)
-		}
-		if err := pBad.Wait(ctx); !errors.Is(err, store.ErrConflict) {
-			t.Errorf("Pending.Wait(conflicting batch) = %v, want store.ErrConflict", err)
+		if !errors.Is(errs[1], store.ErrConflict) {
+			t.Errorf("WriteAll: conflicting batch = %v, want store.ErrConflict", errs[1])
 		}
 		_, err := tb.store.TurnGet(ctx, &store.TurnGetParams{TenantID: tenantA, ID: rival.ID})
 		wantNotFound(t, "TurnGet(rival)", err)
@@ -150,53 +143,49 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		for _, evs := range n.get() {
 			calls = append(calls, sequences(evs))
 		}
-		want := [][]int64{{1}, {2}, {3}} // applied inline, one commit each
-		if tb.store.Info().Durable {
-			want = [][]int64{{1}, {2, 3}} // group commit: one transaction
-		}
-		if d := diff(want, calls); d != "" {
+		// One transaction, one notification, for the whole group.
+		if d := diff([][]int64{{1}, {2, 3}}, calls); d != "" {
 			t.Errorf("Notify calls by sequence (-want +got):\n%s", d)
 		}
-	})
-
-	t.Run("EnqueueCommitsWithNextWrite", func(t *testing.T) {
-		t.Parallel()
-		tb := setup(ctx, t, newStore)
-		w := tb.newWriter(t, store.WriterConfig{LazyDelay: time.Hour})
-		s, other := tb.session(tenantA), tb.session(tenantA)
-		p := w.Enqueue(&store.Batch{Sessions: []*runtype.Session{s}, Events: []*event.Event{tb.event(s, "", 0)}})
-		if err := w.Write(ctx, &store.Batch{Sessions: []*runtype.Session{other}}); err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		// Visible before anyone waits for it: it committed with the Write,
-		// long before LazyDelay.
-		if _, err := tb.store.SessionGet(ctx, &store.SessionGetParams{TenantID: tenantA, ID: s.ID}); err != nil {
-			t.Errorf("SessionGet(enqueued) after the next Write: %v", err)
-		}
-		if got := tb.sessionEvents(t, s.ID); len(got) != 1 {
-			t.Errorf("enqueued batch's events after the next Write = %d, want 1", len(got))
-		}
-		if err := p.Wait(ctx); err != nil {
-			t.Errorf("Pending.Wait = %v, want nil", err)
-		}
-		if err := p.Wait(ctx); err != nil {
-			t.Errorf("second Pending.Wait = %v, want nil", err)
+		if st := w.Stats(); st.Writes != 4 || st.Commits != 2 {
+			t.Errorf("Stats = %+v, want 4 writes in 2 commits", st)
 		}
 	})
 
-	t.Run("EnqueueAloneCommitsWithinLazyDelay", func(t *testing.T) {
+	t.Run("ConcurrentWritesShareCommits", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
-		w := tb.newWriter(t, store.WriterConfig{LazyDelay: time.Millisecond})
 		s := tb.session(tenantA)
-		p := w.Enqueue(&store.Batch{Sessions: []*runtype.Session{s}, Events: []*event.Event{tb.event(s, "", 0)}})
-		wctx, cancel := context.WithTimeout(ctx, time.Minute) // a bound for a broken Writer, not a wait
-		defer cancel()
-		if err := p.Wait(wctx); err != nil {
-			t.Fatalf("Pending.Wait = %v, want nil", err)
+		// Block the leader inside its commit until every other writer has
+		// queued behind it, so the next leader must commit them together.
+		const others = 8
+		var wg sync.WaitGroup
+		first := &store.Batch{Events: []*event.Event{tb.event(s, "", 0)}}
+		release := make(chan struct{})
+		bw := store.NewWriter(&slowBegin{Store: tb.store, release: release}, store.WriterConfig{})
+		wg.Go(func() {
+			if err := bw.Write(ctx, first); err != nil {
+				t.Error(err)
+			}
+		})
+		<-release // the leader is inside Begin
+		for range others {
+			wg.Go(func() {
+				if err := bw.Write(ctx, &store.Batch{Events: []*event.Event{tb.event(s, "", 0)}}); err != nil {
+					t.Error(err)
+				}
+			})
 		}
-		if got := tb.sessionEvents(t, s.ID); len(got) != 1 || got[0].Sequence != 1 {
-			t.Errorf("events after Pending.Wait = %v, want one with sequence 1", sequences(got))
+		for bw.Queued() < others {
+			runtime.Gosched()
+		}
+		release <- struct{}{}
+		wg.Wait()
+		if st := bw.Stats(); st.Writes != others+1 || st.Commits != 2 {
+			t.Errorf("Stats = %+v, want %d writes in 2 commits", st, others+1)
+		}
+		if d := diff(oneTo(others+1), sequences(tb.sessionEvents(t, s.ID))); d != "" {
+			t.Errorf("sequences (-want +got):\n%s", d)
 		}
 	})
 
@@ -212,19 +201,9 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		for g := range writers {
 			wg.Go(func() {
 				s := sessions[g%len(sessions)]
-				var pending []*store.Pending
-				for i := range perWriter {
+				for range perWriter {
 					b := &store.Batch{Events: []*event.Event{tb.event(s, "", 0), tb.event(s, "", 0)}}
-					if i%3 == 0 {
-						pending = append(pending, w.Enqueue(b))
-						continue
-					}
 					if err := w.Write(ctx, b); err != nil {
-						errs <- err
-					}
-				}
-				for _, p := range pending {
-					if err := p.Wait(ctx); err != nil {
 						errs <- err
 					}
 				}
@@ -263,37 +242,39 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		}
 	})
 
-	t.Run("StopFlushesThenRefuses", func(t *testing.T) {
+	t.Run("StopWaitsThenRefuses", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
-		w := tb.newWriter(t, store.WriterConfig{LazyDelay: time.Hour})
-		s1, s2, late, later := tb.session(tenantA), tb.session(tenantA), tb.session(tenantA), tb.session(tenantA)
-		p1 := w.Enqueue(&store.Batch{Sessions: []*runtype.Session{s1}, Events: []*event.Event{tb.event(s1, "", 0)}})
-		p2 := w.Enqueue(&store.Batch{Sessions: []*runtype.Session{s2}})
-		if err := w.Stop(ctx); err != nil {
+		release := make(chan struct{})
+		w := store.NewWriter(&slowBegin{Store: tb.store, release: release}, store.WriterConfig{})
+		s1, late := tb.session(tenantA), tb.session(tenantA)
+		written := make(chan error, 1)
+		go func() { written <- w.Write(ctx, &store.Batch{Sessions: []*runtype.Session{s1}}) }()
+		<-release // a commit is in progress
+		stopped := make(chan error, 1)
+		go func() { stopped <- w.Stop(ctx) }()
+		select {
+		case err := <-stopped:
+			t.Fatalf("Stop returned (%v) while a commit was in progress", err)
+		case release <- struct{}{}:
+		}
+		if err := <-written; err != nil {
+			t.Errorf("Write in progress at Stop = %v, want nil", err)
+		}
+		if err := <-stopped; err != nil {
 			t.Fatalf("Stop: %v", err)
 		}
-		for i, p := range []*store.Pending{p1, p2} {
-			if err := p.Wait(ctx); err != nil {
-				t.Errorf("Pending.Wait(%d) after Stop = %v, want nil", i, err)
-			}
+		if _, err := tb.store.SessionGet(ctx, &store.SessionGetParams{TenantID: tenantA, ID: s1.ID}); err != nil {
+			t.Errorf("SessionGet(committed before Stop returned): %v", err)
 		}
-		for _, s := range []*runtype.Session{s1, s2} {
-			if _, err := tb.store.SessionGet(ctx, &store.SessionGetParams{TenantID: tenantA, ID: s.ID}); err != nil {
-				t.Errorf("SessionGet(flushed by Stop): %v", err)
-			}
-		}
-
 		if err := w.Write(ctx, &store.Batch{Sessions: []*runtype.Session{late}}); !errors.Is(err, store.ErrClosed) {
 			t.Errorf("Write after Stop = %v, want store.ErrClosed", err)
 		}
-		if err := w.Enqueue(&store.Batch{Sessions: []*runtype.Session{later}}).Wait(ctx); !errors.Is(err, store.ErrClosed) {
-			t.Errorf("Enqueue after Stop: Pending.Wait = %v, want store.ErrClosed", err)
+		if errs := w.WriteAll(ctx, &store.Batch{Sessions: []*runtype.Session{late}}); !errors.Is(errs[0], store.ErrClosed) {
+			t.Errorf("WriteAll after Stop = %v, want store.ErrClosed", errs[0])
 		}
-		for _, s := range []*runtype.Session{late, later} {
-			_, err := tb.store.SessionGet(ctx, &store.SessionGetParams{TenantID: tenantA, ID: s.ID})
-			wantNotFound(t, "SessionGet(written after Stop)", err)
-		}
+		_, err := tb.store.SessionGet(ctx, &store.SessionGetParams{TenantID: tenantA, ID: late.ID})
+		wantNotFound(t, "SessionGet(written after Stop)", err)
 		if err := w.Stop(ctx); err != nil {
 			t.Errorf("second Stop = %v, want nil", err)
 		}
@@ -304,7 +285,6 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		tb := setup(ctx, t, newStore)
 		s := tb.session(tenantA)
 		first := store.NewWriter(tb.store, store.WriterConfig{})
-		first.Start()
 		if err := first.Write(ctx, &store.Batch{Events: []*event.Event{tb.event(s, "", 0), tb.event(s, "", 0)}}); err != nil {
 			t.Fatalf("Write: %v", err)
 		}
@@ -345,4 +325,20 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 			t.Errorf("sequences (-want +got):\n%s", d)
 		}
 	})
+}
+
+// slowBegin is a store whose Begin signals on release and then waits for a
+// value on it: tests use it to hold a Writer's leader inside a commit.
+type slowBegin struct {
+	store.Store
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *slowBegin) Begin(ctx context.Context) (store.Tx, error) {
+	s.once.Do(func() {
+		s.release <- struct{}{}
+		<-s.release
+	})
+	return s.Store.Begin(ctx)
 }

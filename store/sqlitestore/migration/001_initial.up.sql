@@ -1,11 +1,14 @@
 -- agentrt schema version 1: the records of runtype and the event log.
 --
 -- Times are unix nanoseconds (UTC), 0 for the zero time. Failure, usage and
--- message tool calls are JSON text. Indexes are the minimum the store's
--- Reader methods need; every index costs each write. Lists ordered "oldest
--- first" use the rowid, i.e. first-insertion order (upserts keep the rowid).
--- Lists by turn (events, tool calls) look the turn's session up and use the
--- session's index.
+-- message tool calls are JSON text.
+--
+-- Every b-tree a commit touches costs a WAL frame (a page write) at commit,
+-- and frames, not rows, are what a durable step pays for. So tables keyed by
+-- text are WITHOUT ROWID (one b-tree instead of a table plus its primary
+-- key index), indexes are the minimum the Reader methods need, and lists
+-- "oldest first" order by creation time then id. Lists by turn (events,
+-- tool calls) look the turn's session up and use the session's key.
 
 CREATE TABLE sessions (
     id           TEXT    NOT NULL PRIMARY KEY,
@@ -15,7 +18,7 @@ CREATE TABLE sessions (
     title        TEXT    NOT NULL,
     created_at   INTEGER NOT NULL,
     updated_at   INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 CREATE INDEX sessions_tenant ON sessions (tenant_id, id);
 
 CREATE TABLE threads (
@@ -24,7 +27,7 @@ CREATE TABLE threads (
     tenant_id    TEXT    NOT NULL,
     principal_id TEXT    NOT NULL,
     created_at   INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 CREATE INDEX threads_session ON threads (session_id);
 
 CREATE TABLE turns (
@@ -47,7 +50,7 @@ CREATE TABLE turns (
     created_at      INTEGER NOT NULL,
     started_at      INTEGER NOT NULL,
     ended_at        INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 CREATE INDEX turns_tenant ON turns (tenant_id, id);
 CREATE INDEX turns_session ON turns (session_id, id);
 CREATE UNIQUE INDEX turns_idempotency_key ON turns (tenant_id, idempotency_key) WHERE idempotency_key <> '';
@@ -69,7 +72,7 @@ CREATE TABLE tasks (
     updated_at     INTEGER NOT NULL,
     started_at     INTEGER NOT NULL,
     ended_at       INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 CREATE INDEX tasks_session ON tasks (session_id);
 
 CREATE TABLE runs (
@@ -88,7 +91,7 @@ CREATE TABLE runs (
     usage        TEXT    NOT NULL,
     started_at   INTEGER NOT NULL,
     ended_at     INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 CREATE INDEX runs_session ON runs (session_id);
 CREATE INDEX runs_task ON runs (task_id);
 
@@ -146,8 +149,11 @@ CREATE TABLE blobs (
     PRIMARY KEY (tenant_id, ref)
 );
 
--- cursor is the store-wide position: AUTOINCREMENT so that a cursor is
--- never handed out twice. data is the event's envelope JSON, byte for byte.
+-- cursor is the store-wide position: the rowid, one more than the largest
+-- before it. Events are never deleted from the end of the log, so a cursor
+-- is never handed out twice; AUTOINCREMENT would guarantee the same at the
+-- price of a sqlite_sequence page in every commit. data is the event's
+-- envelope JSON, byte for byte.
 --
 -- Within a session, sequence order is cursor order: the store only takes an
 -- event whose sequence is above its session's last (checked by the driver,
@@ -157,7 +163,7 @@ CREATE TABLE blobs (
 -- per session per commit, which is what bounds group commit, so there is no
 -- other.
 CREATE TABLE events (
-    cursor     INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    cursor     INTEGER NOT NULL PRIMARY KEY,
     tenant_id  TEXT    NOT NULL,
     session_id TEXT    NOT NULL,
     sequence   INTEGER NOT NULL,
