@@ -55,6 +55,8 @@ type activeTurn struct {
 	cancel context.CancelCauseFunc
 	// cancelCause is set by InterruptTurn before the run starts.
 	cancelCause error
+	// newThread: the submission created the thread, so it has no history.
+	newThread bool
 }
 
 // threadLine runs one thread's turns one after another.
@@ -90,6 +92,7 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*Submit
 	if err != nil {
 		return nil, err
 	}
+	newThread := len(b.Threads) > 0
 	turn := &runtype.Turn{
 		ID: rt.ids.New(runtype.PrefixTurn), SessionID: sess.ID, ThreadID: thr.ID, Owner: owner,
 		Agent: sess.Agent, IdempotencyKey: p.IdempotencyKey, Input: p.Input, Status: runtype.StatusQueued,
@@ -119,7 +122,7 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*Submit
 		}
 		return nil, fmt.Errorf("recording turn: %w", err)
 	}
-	if err := rt.dispatch(turn, task); err != nil {
+	if err := rt.dispatch(&activeTurn{turn: turn, task: task, newThread: newThread, done: make(chan struct{})}); err != nil {
 		return nil, err
 	}
 	return &SubmitTurnResult{
@@ -249,8 +252,8 @@ func (rt *Runtime) running() bool {
 }
 
 // dispatch queues the turn on its thread's line, starting the line if idle.
-func (rt *Runtime) dispatch(turn *runtype.Turn, task *runtype.Task) error {
-	at := &activeTurn{turn: turn, task: task, done: make(chan struct{})}
+func (rt *Runtime) dispatch(at *activeTurn) error {
+	turn := at.turn
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.state != stateRunning {
@@ -304,14 +307,21 @@ func (rt *Runtime) runLine(threadID string, line *threadLine) {
 
 func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) {
 	a := rt.agents[at.turn.Agent]
-	history, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: at.turn.TenantID, ThreadID: at.turn.ThreadID})
-	if err != nil && ctx.Err() == nil {
-		rt.cfg.Logger.Error("loading thread history", "turnId", at.turn.ID, "err", err)
-		return
-	}
-	msgs := make([]runtype.Message, len(history))
-	for i, m := range history {
-		msgs[i] = *m
+	var msgs []runtype.Message
+	if !at.newThread {
+		history, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: at.turn.TenantID, ThreadID: at.turn.ThreadID})
+		if err != nil && ctx.Err() == nil {
+			rt.cfg.Logger.Error("loading thread history", "turnId", at.turn.ID, "err", err)
+			f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
+			if _, err := rt.coord.Fail(context.WithoutCancel(ctx), &loop.Job{Agent: a, Turn: at.turn, Task: at.task}, f); err != nil {
+				rt.cfg.Logger.Error("recording a turn that could not start", "turnId", at.turn.ID, "err", err)
+			}
+			return
+		}
+		msgs = make([]runtype.Message, len(history))
+		for i, m := range history {
+			msgs[i] = *m
+		}
 	}
 	if _, err := rt.coord.Run(ctx, &loop.Job{Agent: a, Turn: at.turn, Task: at.task, History: msgs}); err != nil {
 		rt.cfg.Logger.Error("running turn", "turnId", at.turn.ID, "err", err)

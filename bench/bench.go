@@ -69,26 +69,28 @@ type Result struct {
 	Versions              map[string]string `json:"versions"`
 }
 
-// ErrVariantUnsupported is returned for variants this build cannot run.
-var ErrVariantUnsupported = errors.New("variant not supported")
+// ErrInvalidOptions wraps every problem Options.Validate reports: an
+// unknown or unsupported variant, or counts out of range.
+var ErrInvalidOptions = errors.New("invalid benchmark options")
 
-func (o *Options) validate() error {
+// Validate reports whether o describes a run this build can do.
+func (o Options) Validate() error {
 	switch o.Variant {
 	case "mem", "sqlite":
 	case "pg":
-		return fmt.Errorf("%w: pg needs the PostgreSQL store, which agentrt does not have yet", ErrVariantUnsupported)
+		return fmt.Errorf("%w: variant pg needs the PostgreSQL store, which agentrt does not have yet", ErrInvalidOptions)
 	default:
-		return fmt.Errorf("%w: %q (want mem, sqlite or pg)", ErrVariantUnsupported, o.Variant)
+		return fmt.Errorf("%w: variant %q (want mem, sqlite or pg)", ErrInvalidOptions, o.Variant)
 	}
 	if o.S < 1 || o.T < 0 || o.C < 1 || o.W < 0 {
-		return fmt.Errorf("invalid parameters: need s ≥ 1, t ≥ 0, c ≥ 1, w ≥ 0")
+		return fmt.Errorf("%w: need -s ≥ 1, -t ≥ 0, -c ≥ 1, -w ≥ 0", ErrInvalidOptions)
 	}
 	return nil
 }
 
 // Loop runs the workload and verifies it.
 func Loop(ctx context.Context, o Options) (*Result, error) {
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	if o.ProcessStart.IsZero() {

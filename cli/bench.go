@@ -53,6 +53,10 @@ and exits non-zero when verification fails.`,
 			if fs.NArg() > 0 {
 				return usageErr("unexpected arguments: %v", fs.Args())
 			}
+			// Bad options are a usage error (exit 2), not a failed run.
+			if err := o.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
 			if *cpuprofile != "" {
 				f, err := os.Create(*cpuprofile)
 				if err != nil {
@@ -63,9 +67,6 @@ and exits non-zero when verification fails.`,
 			}
 			res, err := bench.Loop(cmd.Context(), o)
 			if err != nil {
-				if errors.Is(err, bench.ErrVariantUnsupported) {
-					return usageErr("%v", err)
-				}
 				return &exitError{code: ExitFailed, err: err}
 			}
 			b, err := json.Marshal(res)

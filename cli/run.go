@@ -113,7 +113,11 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 		}
 		return &exitError{code: ExitFailed, err: err}
 	}
-	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID, TurnID: res.TurnID, AfterCursor: from})
+	// Follow the session, not only the turn: a new session's
+	// session.created and thread.started carry no turn id, and without them
+	// the JSON Lines would not start at sequence 1 and could not rebuild
+	// the session.
+	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID, AfterCursor: from})
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
@@ -121,17 +125,27 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 
 	// The first interrupt asks the runtime to cancel the turn, which then
 	// ends (and is recorded) as cancelled; a second one exits at once.
+	// signal.Stop never closes sigs, so done ends the goroutine when the
+	// command returns.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer func() {
+		signal.Stop(sigs)
+		close(done)
+	}()
 	go func() {
-		if _, ok := <-sigs; !ok {
+		select {
+		case <-sigs:
+		case <-done:
 			return
 		}
 		fmt.Fprintln(cmd.ErrOrStderr(), "agentrt: interrupting the turn (press Ctrl-C again to quit at once)")
 		rt.InterruptTurn(context.Background(), runtype.Owner{}, res.TurnID)
-		if _, ok := <-sigs; ok {
+		select {
+		case <-sigs:
 			os.Exit(ExitFailed)
+		case <-done:
 		}
 	}()
 
@@ -144,6 +158,9 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 		e, err := sub.Next(ctx)
 		if err != nil {
 			return &exitError{code: ExitFailed, err: fmt.Errorf("following the turn: %w", err)}
+		}
+		if e.TurnID != "" && e.TurnID != res.TurnID {
+			continue // another turn of the session, submitted elsewhere
 		}
 		if f.json {
 			b, err := e.JSON()

@@ -153,6 +153,17 @@ func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
 	return out, err
 }
 
+// Fail ends job's turn failed without running it, for a turn that cannot
+// start (its history could not be read, say). The facts say why.
+func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*Outcome, error) {
+	r, err := c.newRun(job)
+	if err != nil {
+		return nil, err
+	}
+	r.hold(r.startBatch())
+	return r.finish(ctx, r.batch(), runtype.StatusFailed, string(f.Kind), "", f)
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

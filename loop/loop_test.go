@@ -740,3 +740,32 @@ func TestToolCallIDsAreAssignedAndUnique(t *testing.T) {
 		t.Errorf("ids = %v, want call_1 kept and 4 distinct ids", ids)
 	}
 }
+
+// TestFail records a turn that cannot start as failed, with valid facts.
+func TestFail(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	ctx := context.Background()
+	ids := runtype.NewIDGen(nil)
+	now := time.Now().UTC()
+	sess := &runtype.Session{ID: ids.New(runtype.PrefixSession), Owner: owner, Agent: "support", CreatedAt: now}
+	thr := &runtype.Thread{ID: ids.New(runtype.PrefixThread), SessionID: sess.ID, Owner: owner, CreatedAt: now}
+	turn := &runtype.Turn{ID: ids.New(runtype.PrefixTurn), SessionID: sess.ID, ThreadID: thr.ID, Owner: owner, Agent: "support",
+		Input: "hi", Status: runtype.StatusQueued, TaskID: ids.New(runtype.PrefixTask), TraceID: ids.TraceID(), CreatedAt: now}
+	task := &runtype.Task{ID: turn.TaskID, SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, Owner: owner, Status: runtype.StatusQueued, CreatedAt: now}
+	if err := b.writer.Write(ctx, &store.Batch{Sessions: []*runtype.Session{sess}, Threads: []*runtype.Thread{thr}, Turns: []*runtype.Turn{turn}, Tasks: []*runtype.Task{task}}); err != nil {
+		t.Fatal(err)
+	}
+	f := &runtype.Failure{Kind: runtype.FailureStore, Message: "disk gone"}
+	out, err := b.coord.Fail(ctx, &loop.Job{Agent: agentWith(&script{}), Turn: turn, Task: task}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != runtype.StatusFailed || out.Reason != "store_error" {
+		t.Errorf("outcome = %s (%s), want failed (store_error)", out.Status, out.Reason)
+	}
+	evs := b.events(t, sess.ID)
+	if last := evs[len(evs)-1]; last.Type != event.TurnFailed {
+		t.Errorf("last event = %s, want turn.failed", last.Type)
+	}
+}

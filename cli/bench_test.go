@@ -1,0 +1,120 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentrt/agentrt/cli"
+)
+
+// TestBenchLoop runs the agent-loop workload with the contract's
+// single-dash flags and checks the one RESULT line it prints.
+func TestBenchLoop(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		variant string
+		s, tc   int
+	}{
+		{"mem", []string{"-variant", "mem", "-s", "5", "-t", "2", "-c", "2", "-w", "1"}, "mem", 5, 2},
+		{"sqlite, flag=value forms", []string{"-variant=sqlite", "--s=3", "-t=1", "-c", "1", "-w", "0", "-dir", "DIR"}, "sqlite", 3, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args := append([]string{"bench", "loop"}, tt.args...)
+			for i, a := range args {
+				if a == "DIR" {
+					args[i] = dir
+				}
+			}
+			r := runOK(t, "", args...)
+			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "RESULT {") {
+				t.Fatalf("stdout = %q, want exactly one line starting with RESULT {", r.stdout)
+			}
+			var res map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[0], "RESULT ")), &res); err != nil {
+				t.Fatalf("RESULT is not JSON: %v", err)
+			}
+			var missing []string
+			for _, k := range []string{"peer", "variant", "S", "T", "C", "W", "steps", "wall_s", "steps_per_s",
+				"wall_us_per_step", "cpu_us_per_step", "setup_s", "maxrss_mb", "events_per_session",
+				"store_writes_per_session", "versions"} {
+				if _, ok := res[k]; !ok {
+					missing = append(missing, k)
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("RESULT lacks %v: %s", missing, lines[0])
+			}
+			want := map[string]any{
+				"peer": "agentrt", "variant": tt.variant, "S": float64(tt.s), "T": float64(tt.tc),
+				"steps": float64(tt.s * (2*tt.tc + 1)), // per session: T model hops with a tool call each, and the answer
+			}
+			got := map[string]any{}
+			for k := range want {
+				got[k] = res[k]
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("RESULT (-want +got):\n%s", diff)
+			}
+			if v, ok := res["versions"].(map[string]any); !ok || v["agentrt"] == nil || v["go"] == nil {
+				t.Errorf("versions = %v, want agentrt and go at least", res["versions"])
+			}
+			if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+				t.Errorf("-dir holds %v after the run (%v), want it cleaned up", names(left), err)
+			}
+		})
+	}
+}
+
+func names(es []os.DirEntry) []string {
+	var n []string
+	for _, e := range es {
+		n = append(n, e.Name())
+	}
+	return slices.Sorted(slices.Values(n))
+}
+
+// TestBenchLoopRejects: variants this build cannot run and bad flags exit
+// 2, print no RESULT line, and say why.
+func TestBenchLoopRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"pg", []string{"-variant", "pg"}, "agentrt: invalid benchmark options: variant pg needs the PostgreSQL store"},
+		{"unknown variant", []string{"-variant", "redis"}, `variant "redis" (want mem, sqlite or pg)`},
+		{"unknown flag", []string{"-sessions", "5"}, "flag provided but not defined: -sessions"},
+		{"bad number", []string{"-s", "many"}, `invalid value "many" for flag -s`},
+		{"extra argument", []string{"-s", "1", "now"}, "unexpected arguments: [now]"},
+		{"no sessions", []string{"-s", "0"}, "need -s ≥ 1"},
+		{"negative tool calls", []string{"-t", "-1"}, "-t ≥ 0"},
+		{"no concurrency", []string{"-c", "0"}, "-c ≥ 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, "", append([]string{"bench", "loop"}, tt.args...)...)
+			if r.code != cli.ExitUsage {
+				t.Errorf("exit %d, want %d", r.code, cli.ExitUsage)
+			}
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr = %q, want it to contain %q", r.stderr, tt.want)
+			}
+			if strings.Contains(r.stdout, "RESULT") {
+				t.Errorf("stdout = %q, want no RESULT", r.stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,150 @@
+package cli_test
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt/cli"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/internal/spectest"
+)
+
+// exampleDir is the support-triage example every end-to-end test runs.
+const exampleDir = "../examples/support"
+
+// testBundle is a private copy of the example: its data_dir (.agentrt)
+// and the tickets its tools write land in dir, not in the repository.
+type testBundle struct {
+	dir    string
+	config string // dir/agentrt.yaml
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	dir := t.TempDir()
+	err := filepath.WalkDir(exampleDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(exampleDir, path)
+		if err != nil {
+			return err
+		}
+		// Leftovers of running the example in place are not part of it.
+		if d.IsDir() && (d.Name() == ".agentrt" || d.Name() == "tickets") {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, info.Mode().Perm()) // keeps the tools executable
+	})
+	if err != nil {
+		t.Fatalf("copying the example: %v", err)
+	}
+	return &testBundle{dir: dir, config: filepath.Join(dir, "agentrt.yaml")}
+}
+
+// edit replaces old with new in the copied agentrt.yaml, failing when the
+// example no longer contains old.
+func (b *testBundle) edit(t *testing.T, old, new string) {
+	t.Helper()
+	src, err := os.ReadFile(b.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(src, []byte(old)) {
+		t.Fatalf("the example's agentrt.yaml no longer contains %q", old)
+	}
+	if err := os.WriteFile(b.config, bytes.Replace(src, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// useScript makes the agent play a replay script with the given contents.
+func (b *testBundle) useScript(t *testing.T, script string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(b.dir, "test.replay.yaml"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.edit(t, "script: support.replay.yaml", "script: test.replay.yaml")
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run calls cli.Main as the binary would.
+func run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	var in io.Reader = strings.NewReader(stdin)
+	code := cli.Main(args, in, &stdout, &stderr)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// runOK is run that fails the test unless the command exits 0.
+func runOK(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	r := run(t, stdin, args...)
+	if r.code != cli.ExitOK {
+		t.Fatalf("agentrt %s: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// jsonLines decodes `run --json` output, checking that every line is an
+// event of the standard's schema.
+func jsonLines(t *testing.T, out string) []*event.Event {
+	t.Helper()
+	var evs []*event.Event
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		spectest.Event(t, []byte(line))
+		e, err := event.Decode([]byte(line))
+		if err != nil {
+			t.Fatalf("line %d: %v\n%s", i+1, err, line)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// matchLines checks out line by line against patterns, where each pattern
+// is literal text except for the placeholders below.
+func matchLines(t *testing.T, out string, patterns []string) {
+	t.Helper()
+	placeholders := strings.NewReplacer(
+		regexp.QuoteMeta("{ID}"), `[0-9A-Z]{26}`,
+		regexp.QuoteMeta("{DUR}"), `(<1ms|[0-9.]+(µs|ms|s))`,
+		regexp.QuoteMeta("{ANY}"), `.*`,
+	)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(patterns) {
+		t.Errorf("got %d lines, want %d", len(lines), len(patterns))
+	}
+	for i := range min(len(lines), len(patterns)) {
+		re := regexp.MustCompile("^" + placeholders.Replace(regexp.QuoteMeta(patterns[i])) + "$")
+		if !re.MatchString(lines[i]) {
+			t.Errorf("line %d:\n got: %s\nwant: %s", i+1, lines[i], patterns[i])
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}

@@ -1,0 +1,264 @@
+package agentrt_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const modulePath = "github.com/agentrt/agentrt"
+
+// root names the module's root package in the graph and in messages.
+const root = "agentrt"
+
+// TestDependencyRules enforces the package dependency rules of STYLE.md §1
+// and DESIGN.md §3 on the non-test imports of every package in the module.
+// "May import only" rules look at direct imports: since the allowed
+// packages obey their own rules, that bounds the transitive imports too.
+// "Must not depend on" rules follow imports transitively and name the
+// whole path.
+func TestDependencyRules(t *testing.T) {
+	t.Parallel()
+	g := moduleGraph(t)
+	for _, p := range []string{root, "runtype", "event", "store", "store/memstore", "store/sqlitestore",
+		"policy", "loop", "cli", "httpapi", "cmd/agentrt"} {
+		if _, ok := g[p]; !ok {
+			t.Errorf("package %s is gone: update the dependency rules", p)
+		}
+	}
+
+	// Layers that may import only the packages below them.
+	only := []struct {
+		pkg     string
+		allowed []string
+	}{
+		{"runtype", nil},
+		{"event", []string{"runtype"}},
+		{"store", []string{"runtype", "event"}},
+	}
+	for _, r := range only {
+		for _, imp := range g[r.pkg] {
+			if !slices.Contains(r.allowed, imp) {
+				t.Errorf("%s imports %s: %s may import %s", r.pkg, imp, r.pkg, describe(r.allowed))
+			}
+		}
+	}
+	// Store drivers are every package under store/ but the shared test
+	// suite; each may import store, runtype, event and its own subpackages.
+	drivers := 0
+	for pkg, imports := range g {
+		driver, ok := driverOf(pkg)
+		if !ok {
+			continue
+		}
+		drivers++
+		for _, imp := range imports {
+			if imp == "store" || imp == "runtype" || imp == "event" || imp == driver || strings.HasPrefix(imp, driver+"/") {
+				continue
+			}
+			t.Errorf("%s imports %s: a store driver may import only store, runtype, event and its own subpackages", pkg, imp)
+		}
+	}
+	if drivers < 2 {
+		t.Errorf("found %d store drivers, want memstore and sqlitestore at least", drivers)
+	}
+
+	// Packages that must not depend on others, even indirectly.
+	forbidden := []struct {
+		pkg    string
+		denied []string // a denied package also denies its subpackages
+		why    string
+	}{
+		{"policy", []string{"store", "loop", "execution"}, "policy decides on facts it is given; it never reads the store or drives execution"},
+		{"loop", []string{"httpapi", "cli", "config", root}, "the loop is below the runtime, its API and its configuration"},
+		{"httpapi", []string{"cli"}, "the HTTP API does not depend on the command line"},
+	}
+	for _, r := range forbidden {
+		for _, denied := range r.denied {
+			if path := findPath(g, r.pkg, func(p string) bool { return within(p, denied) }); path != nil {
+				t.Errorf("%s: %s must not depend on %s (%s)", strings.Join(path, " → "), r.pkg, denied, r.why)
+			}
+		}
+	}
+	// Only the binary imports cli.
+	for pkg := range g {
+		if pkg == "cmd/agentrt" || within(pkg, "cli") {
+			continue
+		}
+		if path := findPath(g, pkg, func(p string) bool { return within(p, "cli") }); path != nil {
+			t.Errorf("%s: only cmd/agentrt may import cli", strings.Join(path, " → "))
+		}
+	}
+	// cli drives the runtime (or, later, a daemon through client/), never
+	// the store directly.
+	for _, imp := range g["cli"] {
+		if within(imp, "store") {
+			t.Errorf("cli imports %s: cli reaches the store only through the runtime", imp)
+		}
+	}
+}
+
+// moduleGraph returns, for every package of the module, its non-test
+// imports within the module, both as paths relative to the module root
+// (root for the root package).
+func moduleGraph(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command(goTool(t), "list", "-e", "-json=ImportPath,Imports,Error", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	g := map[string][]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+			Error      *struct{ Err string }
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		if p.Error != nil {
+			t.Logf("go list: %s: %s", p.ImportPath, p.Error.Err) // another test reports broken packages
+		}
+		pkg, ok := rel(p.ImportPath)
+		if !ok {
+			continue
+		}
+		g[pkg] = []string{}
+		for _, imp := range p.Imports {
+			if r, ok := rel(imp); ok {
+				g[pkg] = append(g[pkg], r)
+			}
+		}
+	}
+	return g
+}
+
+// rel returns importPath relative to the module, and whether it is in it.
+func rel(importPath string) (string, bool) {
+	if importPath == modulePath {
+		return root, true
+	}
+	r, ok := strings.CutPrefix(importPath, modulePath+"/")
+	return r, ok
+}
+
+// driverOf returns the store driver pkg belongs to, if any.
+func driverOf(pkg string) (string, bool) {
+	rest, ok := strings.CutPrefix(pkg, "store/")
+	if !ok {
+		return "", false
+	}
+	driver := "store/" + strings.Split(rest, "/")[0]
+	if driver == "store/storetest" {
+		return "", false
+	}
+	return driver, true
+}
+
+// within reports whether pkg is p or one of its subpackages.
+func within(pkg, p string) bool {
+	if p == root {
+		return pkg == root
+	}
+	return pkg == p || strings.HasPrefix(pkg, p+"/")
+}
+
+// findPath returns the shortest import path from `from` to a package
+// matching target, or nil.
+func findPath(g map[string][]string, from string, target func(string) bool) []string {
+	parent := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		imports := slices.Clone(g[p])
+		slices.Sort(imports) // deterministic paths
+		for _, imp := range imports {
+			if _, seen := parent[imp]; seen {
+				continue
+			}
+			parent[imp] = p
+			if target(imp) {
+				path := []string{imp}
+				for q := p; q != ""; q = parent[q] {
+					path = append(path, q)
+				}
+				slices.Reverse(path)
+				return path
+			}
+			queue = append(queue, imp)
+		}
+	}
+	return nil
+}
+
+// TestFindPath checks the transitive search behind the "must not depend
+// on" rules, which the real graph, obeying them, never exercises.
+func TestFindPath(t *testing.T) {
+	t.Parallel()
+	g := map[string][]string{
+		"policy":  {"runtype", "tool"},
+		"tool":    {"runtype", "loop"},
+		"loop":    {"store/memstore", "event"},
+		"runtype": {},
+	}
+	tests := []struct {
+		from, target string
+		want         []string
+	}{
+		{"policy", "store", []string{"policy", "tool", "loop", "store/memstore"}},
+		{"policy", "loop", []string{"policy", "tool", "loop"}},
+		{"policy", "httpapi", nil},
+		{"runtype", "store", nil},
+		{"loop", root, nil},
+	}
+	for _, tt := range tests {
+		got := findPath(g, tt.from, func(p string) bool { return within(p, tt.target) })
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("findPath(%s → %s) = %v, want %v", tt.from, tt.target, got, tt.want)
+		}
+	}
+}
+
+func describe(allowed []string) string {
+	if len(allowed) == 0 {
+		return "no other agentrt package"
+	}
+	return "only " + strings.Join(allowed, " and ")
+}
+
+// goTool returns the go command of the toolchain running the test.
+func goTool(t *testing.T) string {
+	t.Helper()
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	p, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no go command: %v", err)
+		}
+		t.Skipf("no go command: %v", err)
+	}
+	return p
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

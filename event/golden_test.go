@@ -1,0 +1,312 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrt/agentrt/internal/spectest"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+var update = flag.Bool("update", false, "write the golden events of goldenEvents that testdata/ lacks (existing ones are never rewritten)")
+
+// TestGolden decodes every stored event in testdata/ and re-encodes it.
+//
+// The goldens are the compatibility contract of the persisted encoding:
+// they stand for events older agentrt versions wrote to event logs, which
+// every later version must read back unchanged. So -update only adds
+// missing files and never rewrites one. A change that stops an old golden
+// from decoding into its typed payload, or from re-encoding to the same
+// bytes, breaks stored logs: make the change compatible instead of
+// editing the golden. Goldens are indented for review; "the same bytes"
+// means the same as the golden with its insignificant whitespace removed.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	if *update {
+		writeMissingGoldens(t)
+	}
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		kinds   = map[reflect.Type]bool{} // payload kinds the goldens cover
+		haveFor = map[Type]bool{}
+	)
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Decode(data)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		kinds[reflect.TypeOf(e.Payload)] = true
+		haveFor[e.Type] = true
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
+			checkGolden(t, path, data, e)
+		})
+	}
+	for _, e := range goldenEvents() {
+		if !haveFor[e.Type] {
+			t.Errorf("no golden for %s: run go test ./event -run Golden -update", e.Type)
+		}
+	}
+	for _, k := range payloadKinds() {
+		if !kinds[k] {
+			t.Errorf("no golden decodes to %v: add an example to goldenEvents and run with -update", k)
+		}
+	}
+}
+
+func checkGolden(t *testing.T, path string, data []byte, e *Event) {
+	if want := string(e.Type) + ".json"; filepath.Base(path) != want {
+		t.Errorf("%s holds a %s event; name it %s", path, e.Type, want)
+	}
+	if !e.Type.Valid() {
+		t.Errorf("type %q is not one of the standard's", e.Type)
+	}
+	if want, got := reflect.TypeOf(kindOf(e.Type)), reflect.TypeOf(e.Payload); got != want {
+		t.Errorf("payload decoded into %v, want %v", got, want)
+	}
+	// Decode cached data as the encoding; drop it to encode afresh.
+	e.raw.Store(nil)
+	got, err := e.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, data); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("re-encoding differs from the golden\n got: %s\nwant: %s", got, want.Bytes())
+	}
+	spectest.Event(t, data)
+}
+
+// kindOf is the payload value Decode produces for t.
+func kindOf(t Type) Payload {
+	if p := payloadFor(t); p != nil {
+		return p
+	}
+	return RawPayload(nil)
+}
+
+// payloadKinds returns every payload type Decode can produce.
+func payloadKinds() []reflect.Type {
+	seen := map[reflect.Type]bool{}
+	var kinds []reflect.Type
+	for typ := range known {
+		k := reflect.TypeOf(kindOf(typ))
+		if !seen[k] {
+			seen[k] = true
+			kinds = append(kinds, k)
+		}
+	}
+	slices.SortFunc(kinds, func(a, b reflect.Type) int { return strings.Compare(a.String(), b.String()) })
+	return kinds
+}
+
+func writeMissingGoldens(t *testing.T) {
+	t.Helper()
+	for _, e := range goldenEvents() {
+		path := filepath.Join("testdata", string(e.Type)+".json")
+		if _, err := os.Stat(path); err == nil {
+			continue
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		raw, err := e.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := json.Indent(&out, raw, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		out.WriteByte('\n')
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", path)
+	}
+}
+
+// Identifiers shared by the golden events: one session whose turn runs a
+// tool, the way the support example does.
+const (
+	gRuntime = "rt_01M7Z5JBXWX31QFZG10278CK86"
+	gSession = "ses_01M7Z5ME2WKDB1TY0EY7JVQT1K"
+	gThread  = "thr_01M7Z5ME2WKDB1TY0EY7JVQT1M"
+	gTurn    = "turn_01M7Z5ME2WKDB1TY0EY7JVQT1Q"
+	gTask    = "task_01M7Z5ME2WKDB1TY0EY7JVQT1R"
+	gRun     = "run_01M7Z5ME30GPETVGA3GK813TZY"
+	gStep    = "step_01M7Z5ME32P0CXAM9F73Q9B2YN"
+	gCall    = "call_01M7Z5ME30GPETVGA3GK813V05"
+	gTrace   = "05990a8f54167dea179853ce52c5479f"
+	gSpan    = "fd0847e10dac1843"
+	gArgsSHA = "2b634eada53fcdec22125302b610d2f5a639d45b86bab3b66bd6667818cba6e5"
+)
+
+// gEvent is an event of the golden session at sequence seq.
+func gEvent(typ Type, seq int64, p Payload) *Event {
+	return &Event{
+		Type:          typ,
+		EventID:       fmt.Sprintf("evt_01M7Z5ME30GPETVGA3GK8%05d", seq),
+		Timestamp:     time.Date(2026, 11, 21, 13, 44, 47, 968971152, time.UTC).Add(time.Duration(seq) * time.Millisecond),
+		SchemaVersion: "agentruntime-0.4.0", // the version the goldens were written with
+		RuntimeID:     gRuntime,
+		Sequence:      seq,
+		SessionID:     gSession,
+		ThreadID:      gThread,
+		TraceID:       gTrace,
+		Payload:       p,
+	}
+}
+
+// gTurnEvent is gEvent for an event of the golden turn.
+func gTurnEvent(typ Type, seq int64, p Payload) *Event {
+	e := gEvent(typ, seq, p)
+	e.TurnID, e.TaskID = gTurn, gTask
+	return e
+}
+
+// gRunEvent is gEvent for an event of the golden turn's run.
+func gRunEvent(typ Type, seq int64, p Payload) *Event {
+	e := gTurnEvent(typ, seq, p)
+	e.RunID, e.AttemptID, e.SpanID = gRun, gRun, gSpan
+	return e
+}
+
+// goldenEvents are the examples -update writes, one or more per payload
+// kind, with every field of the payload set where the runtime sets it.
+func goldenEvents() []*Event {
+	sessionCreated := gEvent(SessionCreated, 1, &SessionPayload{Agent: "support"})
+	sessionCreated.TraceID = ""
+	sessionUpdated := gEvent(SessionUpdated, 40, &SessionPayload{Agent: "support", Title: "Where is order 1042?"})
+	threadStarted := gEvent(ThreadStarted, 2, &ThreadPayload{Agent: "support"})
+	threadStarted.TraceID = ""
+
+	turnSubmitted := gTurnEvent(TurnSubmitted, 3, &TurnPayload{
+		Status: runtype.StatusAccepted, Agent: "support", Source: "cli",
+		InputPreview: "Where is order 1042?", IdempotencyKey: "req-1042",
+	})
+	turnCompleted := gRunEvent(TurnCompleted, 32, &TurnPayload{
+		Status: runtype.StatusCompleted, Agent: "support",
+		ResultPreview: "Order 1042 is delayed: it is 9 days past its promised date.",
+		Usage:         &runtype.Usage{InputTokens: 2653, CachedInputTokens: 1200, OutputTokens: 195},
+		Hops:          4, DurationMs: 318,
+	})
+	turnCompleted.Status = "completed"
+	turnFailed := gRunEvent(TurnFailed, 33, &TurnPayload{
+		Status: runtype.StatusFailed, Agent: "support", Reason: "no_completion",
+		Failure: &runtype.Failure{Kind: runtype.FailureNoCompletion, Message: "the model replied twice without calling complete_task"},
+		Usage:   &runtype.Usage{InputTokens: 20, OutputTokens: 4}, Hops: 2, DurationMs: 12,
+	})
+	turnFailed.Status, turnFailed.StatusReason = "failed", "no_completion"
+
+	taskWaiting := gRunEvent(TaskWaiting, 20, &TaskPayload{
+		Status: runtype.StatusWaitingPermission, Objective: "Where is order 1042?", Reason: "approval_required",
+	})
+	taskWaiting.Status, taskWaiting.StatusReason = "waiting_permission", "approval_required"
+	taskWaiting.ActionID = "act_01M7Z5ME399Y0NDSXSN8VEWD18"
+	taskFailed := gRunEvent(TaskFailed, 31, &TaskPayload{
+		Status: runtype.StatusFailed, Reason: "script_exhausted", ResultPreview: "partial",
+		Failure: &runtype.Failure{Kind: runtype.FailureScriptExhausted, Message: "replay script \"s.yaml\" has no response 2 for this session (it holds 1)"},
+	})
+	taskFailed.Status, taskFailed.StatusReason = "failed", "script_exhausted"
+
+	attemptFailed := gRunEvent(TaskAttemptFailed, 30, &AttemptPayload{
+		Attempt: 1, Status: runtype.StatusFailed, FailureCategory: "model_error", Retryable: true,
+		Failure: &runtype.Failure{Kind: runtype.FailureModel, Message: "provider unavailable", Retryable: true},
+	})
+
+	catalog := gRunEvent(ToolCatalogResolved, 9, &ToolCatalogPayload{Tools: []ToolSummary{
+		{Name: "lookup_order", Source: "command", ReadOnly: true, Idempotent: true},
+		{Name: "open_ticket", Source: "command", Idempotent: true},
+		{Name: "delete_ticket", Source: "go", Destructive: true},
+		{Name: "complete_task", Source: "builtin", Idempotent: true},
+	}})
+
+	modelRequested := gRunEvent(ModelRequested, 10, &ModelRequestedPayload{
+		Provider: ProviderRef{Kind: "replay", Model: "support-triage-v1"}, Hop: 1, Attempt: 1, MessageCount: 1, ToolCount: 4,
+	})
+	modelRequested.StepID, modelRequested.SpanID = "step_01M7Z5ME30GPETVGA3GK813V03", "7301e5beab42f141"
+	modelCompleted := gRunEvent(ModelCompleted, 11, &ModelCompletedPayload{
+		Status: "tool_request", Intent: "lookup", AssistantMessage: "Let me look up order 1042.",
+		RequestedTools: []RequestedTool{{ToolCallID: gCall, Name: "lookup_order"}},
+		Provider:       ProviderRef{Kind: "replay", Model: "support-triage-v1"}, FinishReason: "tool_calls",
+		Usage: runtype.Usage{InputTokens: 412, CachedInputTokens: 100, OutputTokens: 31}, Hop: 1, LatencyMs: 7,
+	})
+	modelCompleted.StepID, modelCompleted.SpanID = "step_01M7Z5ME30GPETVGA3GK813V03", "7301e5beab42f141"
+	modelCompleted.Refs = map[string]string{"rawResponse": "sha256:dd42a9d077dae4b751ca9333a371fb62a4be84217b74a2e1dc38881df594cd31"}
+	modelFailed := gRunEvent(ModelFailed, 17, &ModelFailedPayload{
+		Provider: ProviderRef{Kind: "replay"}, Hop: 2, Attempt: 1, Kind: "rate_limit",
+		Message: "rate limited; retry after 1.5s", Retryable: true, RetryAfterMs: 1500, WillRetry: true,
+	})
+	modelFailed.StepID = "step_01M7Z5ME399Y0NDSXSN8VEWD15"
+
+	permission := gRunEvent(PermissionEvaluated, 12, &PermissionPayload{ToolName: "lookup_order", Hop: 1})
+	permission.StepID, permission.ToolCallID = gStep, gCall
+	permission.PermissionDecision = &PermissionDecision{
+		Decision: "allow", Source: "rule", RuleIDs: []string{"read-only-tools", "support-hours"},
+		ReasonCode: "rule_matched", Message: "read-only tools are always allowed",
+		ToolName: "lookup_order", ArgumentsSHA256: gArgsSHA,
+	}
+
+	toolStarted := gRunEvent(ToolStarted, 13, &ToolStartedPayload{
+		Name: "lookup_order", Hop: 1, ArgumentsPreview: `{"order_id":"1042"}`, ArgumentsSHA256: gArgsSHA,
+		IdempotencyKey: gSession + "/" + gCall, ReadOnly: true, Destructive: false, Idempotent: true,
+	})
+	toolStarted.StepID, toolStarted.ToolCallID = gStep, gCall
+	toolResult := gRunEvent(ToolResult, 14, &ToolResultPayload{
+		Name: "lookup_order", Preview: `{"order_id":"1042","status":"in_transit","carrier":"Parcelo"}`,
+		Bytes: 4096, Truncated: true, DurationMs: 9,
+	})
+	toolResult.StepID, toolResult.ToolCallID = gStep, gCall
+	toolResult.OutputRef = "blob:sha256:9f2c4e0b7d1a3c5e8f60718293a4b5c6d7e8f9012a3b4c5d6e7f8091a2b3c4d5"
+	toolFailed := gRunEvent(ToolFailed, 15, &ToolResultPayload{
+		Name: "read_file", IsError: true, Preview: "open missing.md: no such file or directory", Bytes: 42, DurationMs: 0,
+		Failure: &runtype.Failure{Kind: runtype.FailureToolError, Message: "open missing.md: no such file or directory"},
+	})
+	toolFailed.StepID, toolFailed.ToolCallID = gStep, gCall
+
+	actionRequired := gRunEvent(ActionRequired, 19, &ActionPayload{
+		ActionType: "tool_permission", Prompt: "Allow open_ticket for order 1042?", ToolName: "open_ticket",
+		Decisions: []string{"allow", "deny"},
+	})
+	actionRequired.ActionID, actionRequired.ToolCallID = "act_01M7Z5ME399Y0NDSXSN8VEWD18", gCall
+
+	warning := gRunEvent(RuntimeWarning, 16, &DiagnosticPayload{
+		Code: "completion_required", Message: "the model replied without calling complete_task; it gets one more hop with a reminder",
+	})
+
+	cost := gRunEvent(CostRecorded, 34, RawPayload(`{"currency":"USD","amount":0.0123,"lines":[{"model":"replay","tokens":2848}]}`))
+
+	return []*Event{
+		sessionCreated, sessionUpdated, threadStarted,
+		turnSubmitted, turnCompleted, turnFailed,
+		taskWaiting, taskFailed, attemptFailed,
+		catalog, modelRequested, modelCompleted, modelFailed,
+		permission, toolStarted, toolResult, toolFailed,
+		actionRequired, warning, cost,
+	}
+}
