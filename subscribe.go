@@ -48,15 +48,9 @@ func (rt *Runtime) Subscribe(ctx context.Context, p *SubscribeParams) (*Subscrip
 // ctx's cause when ctx ends and ErrStopped when the runtime stops.
 func (s *Subscription) Next(ctx context.Context) (*event.Event, error) {
 	for len(s.buf) == 0 {
-		evs, err := s.rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: s.filter, AfterCursor: s.cursor, Limit: subscribeBatch})
+		evs, err := s.read(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
-			}
-			if !s.rt.running() {
-				return nil, ErrStopped
-			}
-			return nil, fmt.Errorf("reading events: %w", err)
+			return nil, err
 		}
 		if len(evs) > 0 {
 			s.buf = evs
@@ -89,9 +83,9 @@ func (s *Subscription) Close() { s.waiter.Close() }
 // available yet.
 func (s *Subscription) TryNext(ctx context.Context) (*event.Event, error) {
 	if len(s.buf) == 0 {
-		evs, err := s.rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: s.filter, AfterCursor: s.cursor, Limit: subscribeBatch})
+		evs, err := s.read(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("reading events: %w", err)
+			return nil, err
 		}
 		if len(evs) == 0 {
 			return nil, nil
@@ -102,4 +96,19 @@ func (s *Subscription) TryNext(ctx context.Context) (*event.Event, error) {
 	s.buf = s.buf[1:]
 	s.cursor = e.Cursor
 	return e, nil
+}
+
+// read fetches the next events from the store. Errors caused by ctx or by
+// the runtime stopping (which closes the store) are reported as such.
+func (s *Subscription) read(ctx context.Context) ([]*event.Event, error) {
+	evs, err := s.rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: s.filter, AfterCursor: s.cursor, Limit: subscribeBatch})
+	switch {
+	case err == nil:
+		return evs, nil
+	case ctx.Err() != nil:
+		return nil, context.Cause(ctx)
+	case !s.rt.running():
+		return nil, ErrStopped
+	}
+	return nil, fmt.Errorf("reading events: %w", err)
 }

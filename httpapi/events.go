@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/event"
@@ -59,52 +62,110 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	ctx := r.Context()
+	if follow {
+		s.follow(r.Context(), w, rc, sub)
+	} else {
+		s.catchUp(r.Context(), w, rc, sub)
+	}
+}
+
+// catchUp streams the events already committed, then returns.
+func (s *Server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseController, sub *agentrt.Subscription) {
 	for {
-		var (
-			e   *event.Event
-			err error
-		)
-		switch {
-		case sub.Buffered():
-			e, err = sub.Next(ctx)
-		case !follow:
-			e, err = sub.TryNext(ctx)
-			if err == nil && e == nil {
-				return // caught up
-			}
-		default:
-			wctx, cancel := context.WithTimeout(ctx, s.cfg.Heartbeat)
-			e, err = sub.Next(wctx)
-			cancel()
-			if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-					return
-				}
-				if rc.Flush() != nil {
-					return
-				}
-				continue
-			}
-		}
+		e, err := sub.TryNext(ctx)
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, agentrt.ErrStopped) {
-				s.cfg.Logger.Error("streaming events", "err", err)
+			s.streamFailed(ctx, err)
+			return
+		}
+		if e == nil {
+			return // caught up; the handler's return flushes
+		}
+		if !s.writeEvent(w, e) {
+			return
+		}
+		if !sub.Buffered() && rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// follow streams events as they commit, with a keep-alive comment after
+// every Heartbeat without one. One goroutine reads the subscription so
+// that keep-alives never cut a store read short: a read cancelled at each
+// heartbeat would start over forever on a store slower than the heartbeat.
+func (s *Server) follow(ctx context.Context, w io.Writer, rc *http.ResponseController, sub *agentrt.Subscription) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait() // the reader is done with sub before the handler closes it
+	defer cancel()
+
+	batches := make(chan []*event.Event)
+	failed := make(chan error, 1)
+	wg.Go(func() {
+		for {
+			e, err := sub.Next(ctx)
+			if err != nil {
+				failed <- err
+				return
 			}
-			return
-		}
-		data, err := e.JSON()
-		if err != nil {
-			s.cfg.Logger.Error("encoding event", "eventId", e.EventID, "err", err)
-			return
-		}
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Cursor, e.Type, data); err != nil {
-			return
-		}
-		if !sub.Buffered() {
-			if rc.Flush() != nil {
+			// What the subscription already holds goes out in one write.
+			batch := []*event.Event{e}
+			for sub.Buffered() {
+				if e, err = sub.Next(ctx); err != nil {
+					break
+				}
+				batch = append(batch, e)
+			}
+			select {
+			case batches <- batch:
+			case <-ctx.Done():
 				return
 			}
 		}
+	})
+
+	heartbeat := time.NewTimer(s.cfg.Heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case batch := <-batches:
+			for _, e := range batch {
+				if !s.writeEvent(w, e) {
+					return
+				}
+			}
+		case <-heartbeat.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		case err := <-failed:
+			s.streamFailed(ctx, err)
+			return
+		case <-ctx.Done():
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+		heartbeat.Reset(s.cfg.Heartbeat)
+	}
+}
+
+// writeEvent writes e as one SSE message; false means the stream is over.
+func (s *Server) writeEvent(w io.Writer, e *event.Event) bool {
+	data, err := e.JSON()
+	if err != nil {
+		s.cfg.Logger.Error("encoding event", "eventId", e.EventID, "err", err)
+		return false
+	}
+	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Cursor, e.Type, data)
+	return err == nil
+}
+
+// streamFailed logs why a stream ended unless the client left or the
+// runtime stopped.
+func (s *Server) streamFailed(ctx context.Context, err error) {
+	if ctx.Err() == nil && !errors.Is(err, agentrt.ErrStopped) {
+		s.cfg.Logger.Error("streaming events", "err", err)
 	}
 }

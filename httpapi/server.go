@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -69,12 +70,32 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	}
 	s := &Server{rt: rt, cfg: cfg}
 	mux := http.NewServeMux()
+	var paths []string
+	allowed := make(map[string][]string) // path → its methods
 	for _, r := range s.routes() {
 		h := r.handler
 		if r.auth {
 			h = s.authenticate(h)
 		}
 		mux.Handle(r.pattern, h)
+		method, path, _ := strings.Cut(r.pattern, " ")
+		if allowed[path] == nil {
+			paths = append(paths, path)
+		}
+		allowed[path] = append(allowed[path], method)
+		if method == http.MethodGet {
+			allowed[path] = append(allowed[path], http.MethodHead)
+		}
+	}
+	// A method-less pattern is less specific than the method patterns of
+	// the same path, so it catches only the methods they do not serve.
+	// Without it the catch-all below would answer those 404.
+	for _, path := range paths {
+		allow := strings.Join(allowed[path], ", ")
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
@@ -112,13 +133,15 @@ func (s *Server) routes() []route {
 }
 
 func (s *Server) authenticate(next http.HandlerFunc) http.HandlerFunc {
-	want := []byte("Bearer " + s.cfg.Token)
+	want := []byte(s.cfg.Token)
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		h := r.Header.Get("Authorization")
+		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
+		scheme, token, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(token), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
 			reason := "missing bearer token"
-			if len(got) > 0 {
+			if h != "" {
 				reason = "wrong bearer token"
 			}
 			writeError(w, http.StatusUnauthorized, "unauthorized", reason)
@@ -262,9 +285,11 @@ func (s *Server) getThreadRead(w http.ResponseWriter, r *http.Request) {
 // decodeBody decodes a JSON object body strictly, answering 4xx itself
 // when it cannot.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json, not "+ct)
-		return false
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json, not "+ct)
+			return false
+		}
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	dec.DisallowUnknownFields()
@@ -280,11 +305,19 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		}
 		return false
 	}
-	if dec.More() {
+	// More is no test for trailing data: it reports false before a stray
+	// '}' or ']'. Only the end of the body may follow the object.
+	switch _, err := dec.Token(); {
+	case errors.Is(err, io.EOF):
+		return true
+	case err == nil:
 		writeError(w, http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
-		return false
+	case errors.As(err, new(*http.MaxBytesError)):
+		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_json", "the body holds data after the JSON object: "+err.Error())
 	}
-	return true
+	return false
 }
 
 func intParam(w http.ResponseWriter, v, name string) (int, bool) {
