@@ -263,6 +263,17 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 			tr.ActiveTurnID = t.ID
 		}
 	}
+	stale := false
+	for _, t := range turns {
+		// A turn the store says is queued or running that this runtime is
+		// not running was cut off (the process died): say so instead of
+		// claiming progress. Recovering it is a later capability.
+		if !t.Status.Terminal() && !t.Status.Parked() && !rt.isActive(t.ID) {
+			stale = true
+			tr.Incidents = append(tr.Incidents, Incident{TurnID: t.ID, Status: runtype.StatusUnknown, Reason: "stale",
+				Message: fmt.Sprintf("recorded as %s, but no runtime is running it; it was interrupted by a stop or crash", t.Status)})
+		}
+	}
 	if n := len(turns); n > 0 {
 		// The thread's status follows its running turn, else its latest.
 		status := turns[n-1].Status
@@ -270,6 +281,9 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 			status = runtype.StatusRunning
 		}
 		tr.Status = runtype.ThreadStatusOf(status)
+		if stale {
+			tr.Status = runtype.ThreadStale
+		}
 		if tr.ActiveTurnID == "" {
 			tr.ActiveTurnID = turns[n-1].ID
 		}
@@ -491,4 +505,12 @@ func (rt *Runtime) LastCursor(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("reading the last event cursor: %w", err)
 	}
 	return c, nil
+}
+
+// isActive reports whether this runtime has the turn queued or running.
+func (rt *Runtime) isActive(turnID string) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	_, ok := rt.active[turnID]
+	return ok
 }
