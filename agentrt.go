@@ -129,8 +129,8 @@ func (c Config) validate() error {
 		return errors.New("config: no agents")
 	}
 	for name, a := range c.Agents {
-		if err := runtype.ValidateCallerID("agent name", name); err != nil {
-			return fmt.Errorf("config: %w", err)
+		if !tool.ValidName(name) {
+			return fmt.Errorf("config: invalid agent name %q: use 1 to 64 letters, digits, '_' or '-'", name)
 		}
 		if a == nil || a.Provider == nil {
 			return fmt.Errorf("config: agent %q has no model provider", name)
@@ -198,7 +198,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	for _, t := range cfg.Tools {
 		if err := rt.registry.Register(t); err != nil {
-			return nil, fmt.Errorf("registering tool: %w", err)
+			return nil, err
 		}
 	}
 	rt.agents = make(map[string]*loop.Agent, len(cfg.Agents))

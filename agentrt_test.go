@@ -533,3 +533,95 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptQueuedTurn interrupts a turn waiting behind another turn of
+// its thread: it must end cancelled, and the thread stay usable.
+func TestInterruptQueuedTurn(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}), make(chan struct{})
+	block := tool.Func("block", "Blocks until released.", tool.Annotations{}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
+		close(started)
+		<-release
+		return "released", nil
+	})
+	b := setup(t, setupOpts{
+		script: "responses: [{tool_calls: [{name: block}]}, {text: first done}, {text: third done}]",
+		tools:  []tool.Tool{block}, names: []string{"block"}, sqlite: true,
+	})
+	ctx := context.Background()
+	first, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "one", SessionID: "q-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	second, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Input: "two", SessionID: "q-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, second.TurnID); err != nil || status != runtype.StatusCancelling {
+		t.Fatalf("InterruptTurn(queued) = %s, %v", status, err)
+	}
+	close(release)
+	for id, want := range map[string]runtype.TaskStatus{first.TurnID: runtype.StatusCompleted, second.TurnID: runtype.StatusCancelled} {
+		turn, err := b.rt.WaitTurn(ctx, runtype.Owner{}, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if turn.Status != want {
+			t.Errorf("turn %s = %s (%s), want %s", id, turn.Status, turn.StatusReason, want)
+		}
+	}
+	_, third := b.submit(t, &agentrt.SubmitTurnParams{Input: "three", SessionID: "q-1"})
+	if third.Status != runtype.StatusCompleted || third.Result != "third done" {
+		t.Errorf("a turn after the cancelled one = %s %q, want completed", third.Status, third.Result)
+	}
+	b.sessionEvents(t, runtype.Owner{}, "q-1")
+}
+
+// asker asks about every call of the tools it names and allows the rest.
+type asker map[string]bool
+
+func (a asker) Evaluate(ctx context.Context, r *policy.Request) (policy.Decision, error) {
+	if a[r.ToolName] {
+		return policy.Decision{Outcome: policy.Ask, Source: policy.SourceRule, ReasonCode: "needs_review", Message: "a person must approve"}, nil
+	}
+	return policy.Decision{Outcome: policy.Allow, Source: policy.SourceRule, ReasonCode: "ok"}, nil
+}
+
+// TestInterruptParkedTurn: a turn parked for a permission decision can be
+// cancelled; its unanswered calls get results so the thread stays valid.
+func TestInterruptParkedTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{
+		script: `responses: [{tool_calls: [{name: read_file, input: {path: a}}, {name: read_file, input: {path: b}}]}, {text: "after"}]`,
+		policy: asker{"read_file": true}, sqlite: true,
+	})
+	ctx := context.Background()
+	res, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "read", SessionID: "park-1"})
+	if turn.Status != runtype.StatusWaitingPermission || !turn.EndedAt.IsZero() {
+		t.Fatalf("turn = %s ended %v, want waiting_permission and not ended", turn.Status, turn.EndedAt)
+	}
+	status, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, res.TurnID)
+	if err != nil || status != runtype.StatusCancelled {
+		t.Fatalf("InterruptTurn(parked) = %s, %v; want cancelled", status, err)
+	}
+	turn, err = b.rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID)
+	if err != nil || turn.Status != runtype.StatusCancelled {
+		t.Fatalf("turn after interrupt = %v, %v", turn, err)
+	}
+	evs := b.sessionEvents(t, runtype.Owner{}, res.SessionID)
+	var notExecuted int
+	for _, e := range evs {
+		if p, ok := e.Payload.(*event.ToolResultPayload); ok && p.Failure != nil && p.Failure.Kind == runtype.FailureNotExecuted {
+			notExecuted++
+		}
+	}
+	if notExecuted != 2 {
+		t.Errorf("not-executed results = %d, want 2 (both unanswered calls)", notExecuted)
+	}
+	// The thread continues with a valid conversation.
+	_, next := b.submit(t, &agentrt.SubmitTurnParams{Input: "again", SessionID: "park-1"})
+	if next.Status != runtype.StatusCompleted {
+		t.Errorf("next turn = %s (%s), want completed", next.Status, next.StatusReason)
+	}
+}

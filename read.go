@@ -414,7 +414,7 @@ type Health struct {
 	Store       StoreInfo  `json:"store"`
 	ActiveTurns int        `json:"activeTurns"`
 	StartedAt   *time.Time `json:"startedAt,omitempty"`
-	Problems    []string   `json:"problems,omitempty"`
+	Problems    []string   `json:"problems"`
 }
 
 // StoreInfo describes the store in Health.
@@ -435,7 +435,7 @@ func (rt *Runtime) Health(ctx context.Context) *Health {
 	rt.mu.Unlock()
 	info := rt.store.Info()
 	h := &Health{
-		Status: "ok", RuntimeID: rt.runtimeID, Version: Version(), ActiveTurns: active, StartedAt: ts(rt.startedAt),
+		Status: "ok", RuntimeID: rt.runtimeID, Version: Version(), ActiveTurns: active, StartedAt: ts(rt.startedAt), Problems: []string{},
 		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion, Writer: rt.writer.Stats()},
 	}
 	if state != stateRunning {

@@ -309,8 +309,10 @@ func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) {
 	a := rt.agents[at.turn.Agent]
 	var msgs []runtype.Message
 	if !at.newThread {
-		history, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: at.turn.TenantID, ThreadID: at.turn.ThreadID})
-		if err != nil && ctx.Err() == nil {
+		// Read the history even when the turn was interrupted before it
+		// started: ending it cancelled appends after the thread's messages.
+		history, err := rt.store.MessageList(context.WithoutCancel(ctx), &store.MessageListParams{TenantID: at.turn.TenantID, ThreadID: at.turn.ThreadID})
+		if err != nil {
 			rt.cfg.Logger.Error("loading thread history", "turnId", at.turn.ID, "err", err)
 			f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
 			if _, err := rt.coord.Fail(context.WithoutCancel(ctx), &loop.Job{Agent: a, Turn: at.turn, Task: at.task}, f); err != nil {
@@ -330,8 +332,9 @@ func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) {
 
 // InterruptTurn cancels a queued or running turn and returns cancelling;
 // the turn then ends cancelled with reason interrupted (WaitTurn observes
-// it). Interrupting a turn that has already ended is a no-op that reports
-// the turn's status.
+// it). A parked turn (waiting for a permission decision) is ended cancelled
+// at once and cancelled is returned. Interrupting a turn that has already
+// ended is a no-op that reports the turn's status.
 func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnID string) (runtype.TaskStatus, error) {
 	if owner.TenantID == "" {
 		owner.TenantID = DefaultTenant
@@ -353,9 +356,55 @@ func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnI
 		return "", err
 	}
 	if t.Status.Parked() {
-		return t.Status, fmt.Errorf("%w: turn %s is %s; it resumes or ends through its pending action", ErrConflict, t.ID, t.Status)
+		return rt.cancelParked(ctx, t)
 	}
 	return t.Status, nil
+}
+
+// cancelParked ends a parked turn cancelled. While it works the turn is
+// registered as active, so a second interrupt or a WaitTurn sees it.
+func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.TaskStatus, error) {
+	at := &activeTurn{turn: t, done: make(chan struct{})}
+	rt.mu.Lock()
+	if _, busy := rt.active[t.ID]; busy || rt.state != stateRunning {
+		rt.mu.Unlock()
+		return runtype.StatusCancelling, nil
+	}
+	rt.active[t.ID] = at
+	rt.mu.Unlock()
+	defer func() {
+		rt.mu.Lock()
+		delete(rt.active, t.ID)
+		rt.mu.Unlock()
+		close(at.done)
+	}()
+
+	tenant := t.TenantID
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: t.TaskID})
+	if err != nil {
+		return "", fmt.Errorf("reading the parked turn's task: %w", err)
+	}
+	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.TaskID})
+	if err != nil || len(runs) == 0 {
+		return "", fmt.Errorf("reading the parked turn's run: %w", errors.Join(err, store.ErrNotFound))
+	}
+	history, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: tenant, ThreadID: t.ThreadID})
+	if err != nil {
+		return "", fmt.Errorf("reading the thread's history: %w", err)
+	}
+	msgs := make([]runtype.Message, len(history))
+	for i, m := range history {
+		msgs[i] = *m
+	}
+	a, ok := rt.agents[t.Agent]
+	if !ok {
+		return "", fmt.Errorf("%w: turn %s belongs to agent %q, which this runtime does not have", ErrConflict, t.ID, t.Agent)
+	}
+	out, err := rt.coord.CancelParked(context.WithoutCancel(ctx), &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]})
+	if err != nil {
+		return "", fmt.Errorf("cancelling parked turn %s: %w", t.ID, err)
+	}
+	return out.Status, nil
 }
 
 // WaitTurn waits until the turn has ended or parked (or ctx ends) and

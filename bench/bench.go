@@ -1,5 +1,5 @@
 // Package bench implements the agent-loop benchmark workload
-// (../shared/bench/WORKLOAD.md, v1) on the real runtime: the same
+// (the shared agent-loop workload, v1; see docs/benchmarks.md) on the real runtime: the same
 // coordinator, policy evaluation, events and store as agentrt serve, with a
 // stateless scripted model and an echo tool. `agentrt bench loop` runs it
 // and prints one RESULT line.

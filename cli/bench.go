@@ -24,7 +24,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "loop -variant mem|sqlite|pg -s 1000 -t 5 -c 1 -w 20 [-dir PARENT_TMP] [-dsn DSN]",
 		Short: "Run the agent-loop benchmark workload and print one RESULT line",
-		Long: `Run the agent-loop workload (WORKLOAD.md v1) on the real runtime: S sessions, each one
+		Long: `Run the agent-loop workload (docs/benchmarks.md) on the real runtime: S sessions, each one
 user message, T echo tool calls and a final answer from a stateless scripted model,
 C sessions in flight, after W warm-up sessions. Prints exactly one line:
 RESULT {"peer":"agentrt","variant":…,"steps_per_s":…,"cpu_us_per_step":…}

@@ -71,21 +71,22 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 		cfg.DataDir = abs
 	}
 	agent := f.agent
-	if agent == "" {
-		names := file.AgentNames()
-		if len(names) != 1 {
-			return usageErr("--agent is required: %s defines %s", f.config, strings.Join(names, ", "))
+	switch {
+	case agent != "":
+		if _, ok := cfg.Agents[agent]; !ok {
+			return usageErr("unknown agent %q: %s defines %s", agent, f.config, strings.Join(file.AgentNames(), ", "))
 		}
-		agent = names[0]
+	case len(file.AgentNames()) == 1:
+		agent = file.AgentNames()[0]
+	case f.session == "":
+		return usageErr("--agent is required: %s defines %s", f.config, strings.Join(file.AgentNames(), ", "))
 	}
-	if _, ok := cfg.Agents[agent]; !ok {
-		return usageErr("unknown agent %q: %s defines %s", agent, f.config, strings.Join(file.AgentNames(), ", "))
-	}
+	// With --session and no --agent, the session's own agent runs.
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	rt, err := agentrt.New(cfg)
 	if err != nil {
-		return configErr(err)
+		return &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
 	}
 	ctx := cmd.Context()
 	if ctx == nil {

@@ -61,13 +61,20 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 	cfg.Logger = logger
 
+	// Bind first: the token is printed only when it is created, so it must
+	// not be created by a start that then fails.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: fmt.Errorf("listening: %w", err)}
+	}
+	defer ln.Close()
 	token, created, err := httpapi.LoadOrCreateToken(cfg.DataDir)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
 	rt, err := agentrt.New(cfg)
 	if err != nil {
-		return configErr(err)
+		return &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -79,11 +86,6 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if err != nil {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		rt.Stop(context.Background())
-		return &exitError{code: ExitFailed, err: fmt.Errorf("listening: %w", err)}
 	}
 
 	// Streams (SSE) never go idle, so shutting down cancels their context.

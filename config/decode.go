@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentrt/agentrt/internal/yamlpos"
+	"github.com/agentrt/agentrt/tool"
 )
 
 // The keys each mapping accepts.
@@ -456,6 +457,12 @@ func (d *decoder) inputSchema(e yamlpos.Field, where string) ([]byte, status) {
 	}
 	raw, converted := d.toJSON(v, label)
 	if !ok || !converted {
+		return nil, valBad
+	}
+	// The tool layer compiles the schema when the runtime starts; compiling
+	// it here as well puts a file position on what it would refuse.
+	if err := tool.CheckInputSchema(raw); err != nil {
+		d.errorAt(v.Pos, "%s is not a valid JSON Schema: %v", label, err)
 		return nil, valBad
 	}
 	return raw, valOK

@@ -383,7 +383,8 @@ func TestParseErrors(t *testing.T) {
 				"  notype: {command: [jq], input_schema: {properties: {}}}\n" +
 				"  scalar: {command: [jq], input_schema: object}\n" +
 				"  props: {command: [jq], input_schema: {type: object, properties: [a], required: a}}\n" +
-				"  inf: {command: [jq], input_schema: {type: object, maximum: .inf}}\n",
+				"  inf: {command: [jq], input_schema: {type: object, maximum: .inf}}\n" +
+				"  bad: {command: [jq], input_schema: {type: object, minProperties: many}}\n",
 			want: []string{
 				`agentrt.yaml:5:48: input_schema in tool "string" must have type: object, got string "string"`,
 				`agentrt.yaml:6:27: input_schema in tool "notype" must have type: object`,
@@ -391,6 +392,7 @@ func TestParseErrors(t *testing.T) {
 				`agentrt.yaml:8:67: input_schema.properties in tool "props" must be a mapping, got a list`,
 				`agentrt.yaml:8:82: input_schema.required in tool "props" must be a list of property names, got string "a"`,
 				`agentrt.yaml:9:62: input_schema in tool "inf": number .inf cannot be represented in JSON`,
+				`agentrt.yaml:10:38: input_schema in tool "bad" is not a valid JSON Schema: compiling input schema: at '/minProperties': got string, want integer`,
 			},
 		},
 		{

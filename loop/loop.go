@@ -123,6 +123,8 @@ type Job struct {
 	Task  *runtype.Task
 	// History is the thread's conversation before this turn, in order.
 	History []runtype.Message
+	// Run is the run to continue (a parked one); nil starts a new run.
+	Run *runtype.Run
 }
 
 // Outcome is how a run ended.
@@ -162,6 +164,25 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 	}
 	r.hold(r.startBatch())
 	return r.finish(ctx, r.batch(), runtype.StatusFailed, string(f.Kind), "", f)
+}
+
+// CancelParked ends a parked turn cancelled: its unanswered tool calls get
+// not-executed results, so the thread's conversation stays valid, and the
+// run records how it ended. job.History must hold the thread's
+// conversation including the turn's own messages, and job.Run the parked
+// run.
+func (c *Coordinator) CancelParked(ctx context.Context, job *Job) (*Outcome, error) {
+	if job.Run == nil || !job.Turn.Status.Parked() {
+		return nil, fmt.Errorf("cancelling turn %s: it is not parked", job.Turn.ID)
+	}
+	r, err := c.newRun(job)
+	if err != nil {
+		return nil, err
+	}
+	b := r.batch()
+	r.skip(b, r.unanswered(), "the turn was cancelled while it waited for a decision")
+	return r.finish(ctx, b, runtype.StatusCancelled, string(runtype.FailureInterrupted), "",
+		failuref(runtype.FailureInterrupted, "the turn was cancelled while it waited for a decision"))
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

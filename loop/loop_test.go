@@ -384,6 +384,12 @@ func TestRunTermination(t *testing.T) {
 				if got := len(find(evs, event.ToolResult)); got != tt.maxHops {
 					t.Errorf("tools executed = %d, want %d", got, tt.maxHops)
 				}
+				// The refused hop's calls still get results, so the thread's
+				// conversation stays valid for the next turn.
+				skipped := find(evs, event.ToolFailed)
+				if len(skipped) != 1 || skipped[0].Payload.(*event.ToolResultPayload).Failure.Kind != runtype.FailureNotExecuted {
+					t.Errorf("want one not_executed result for the call past the limit, got %d tool.failed", len(skipped))
+				}
 			}
 		})
 	}

@@ -77,6 +77,9 @@ func (c *Coordinator) newRun(job *Job) (*run, error) {
 		messages: append(make([]runtype.Message, 0, len(job.History)+16), job.History...),
 		turnSpan: c.cfg.IDs.SpanID(),
 	}
+	if job.Run != nil {
+		r.rec = *job.Run
+	}
 	for _, m := range job.History {
 		for _, tc := range m.ToolCalls {
 			if r.usedIDs == nil {
@@ -119,6 +122,29 @@ func (c *Coordinator) plan(a *Agent) (*plan, error) {
 	return actual.(*plan), nil
 }
 
+// unanswered returns the tool calls of the run's assistant messages that
+// have no result message, in order.
+func (r *run) unanswered() []runtype.MessageToolCall {
+	answered := make(map[string]bool)
+	for _, m := range r.messages {
+		if m.Role == runtype.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var out []runtype.MessageToolCall
+	for _, m := range r.messages {
+		if m.RunID != r.rec.ID {
+			continue
+		}
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 func hasTool(tools []tool.Tool, name string) bool {
 	for _, t := range tools {
 		if t.Spec().Name == name {
@@ -139,10 +165,13 @@ func (r *run) maxToolHops() int {
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	r.hold(r.startBatch())
 	for {
+		var out *Outcome
+		var err error
 		if ctx.Err() != nil {
-			return r.cancel(ctx, r.batch())
+			out, err = r.cancel(ctx, r.batch())
+		} else {
+			out, err = r.hop(ctx)
 		}
-		out, err := r.hop(ctx)
 		if err != nil {
 			return r.storeFailed(ctx, err)
 		}
@@ -184,8 +213,7 @@ func (r *run) startBatch() *store.Batch {
 func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	r.rec.Hops++
 	stepID, span := r.cfg.IDs.New(runtype.PrefixStep), r.cfg.IDs.SpanID()
-	start := r.cfg.Now()
-	resp, err := r.generate(ctx, stepID, span)
+	resp, start, err := r.generate(ctx, stepID, span)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.cancel(ctx, r.batch())
@@ -231,8 +259,9 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 		return nil, r.write(b)
 	}
 	if r.toolHops >= r.maxToolHops() {
+		r.skip(b, calls, "the agent's tool hop limit was reached")
 		return r.finish(ctx, b, runtype.StatusFailed, string(runtype.FailureMaxToolHops), "",
-			failuref(runtype.FailureMaxToolHops, "the model requested tools after %d tool hops, the agent's limit", r.toolHops))
+			failuref(runtype.FailureMaxToolHops, "the model requested more tools after the agent's limit of %d tool hops", r.maxToolHops()))
 	}
 	if err := r.write(b); err != nil {
 		return nil, err
@@ -243,8 +272,9 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	return r.runTools(ctx, calls)
 }
 
-// generate calls the model, retrying retryable failures.
-func (r *run) generate(ctx context.Context, stepID, span string) (*model.Response, error) {
+// generate calls the model, retrying retryable failures. It returns when
+// the successful attempt started, for its latency.
+func (r *run) generate(ctx context.Context, stepID, span string) (*model.Response, time.Time, error) {
 	info := r.agent.Provider.Info()
 	ref := event.ProviderRef{Kind: info.Kind, Model: info.Model}
 	req := &model.Request{
@@ -259,13 +289,14 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
 		}))
 		r.flushSoon()
+		start := r.cfg.Now()
 		resp, err := r.agent.Provider.Generate(ctx, req)
 		r.flushTimer.Stop()
 		if err == nil {
-			return resp, nil
+			return resp, start, nil
 		}
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			return nil, start, context.Cause(ctx)
 		}
 		me := model.AsError(err)
 		willRetry := me.Retryable() && attempt <= r.cfg.ModelRetries
@@ -274,10 +305,10 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 			Retryable: me.Retryable(), RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: willRetry,
 		}))
 		if !willRetry {
-			return nil, me
+			return nil, start, me
 		}
 		if err := r.cfg.Sleep(ctx, retryDelay(attempt, me.RetryAfter)); err != nil {
-			return nil, err
+			return nil, start, err
 		}
 	}
 }
@@ -357,9 +388,9 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskCancelled, event.TurnFailed
 	default:
 		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskFailed, event.TurnFailed
-		if failure != nil {
-			attempt.FailureCategory, attempt.Retryable = string(failure.Kind), failure.Retryable
-		}
+	}
+	if failure != nil {
+		attempt.FailureCategory, attempt.Retryable = string(failure.Kind), failure.Retryable
 	}
 	b.Events = append(b.Events,
 		r.event(attemptT, "", "", attempt),
@@ -374,7 +405,7 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 // already holds the action facts.
 func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason string) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
-	r.turn.Status, r.turn.StatusReason, r.turn.EndedAt = status, reason, now
+	r.turn.Status, r.turn.StatusReason = status, reason
 	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = status, reason, now
 	r.rec.Status = status
 	r.addRecords(b)

@@ -85,6 +85,14 @@ func (r *Registry) Register(t Tool) error {
 // compileInputSchema checks that raw is a JSON Schema for an object and
 // compiles it. References to other documents are refused: a tool's schema
 // must be self-contained.
+// CheckInputSchema reports whether raw is an input schema Register would
+// accept: a valid JSON Schema (draft 2020-12, no external references)
+// whose top-level type is "object".
+func CheckInputSchema(raw json.RawMessage) error {
+	_, err := compileInputSchema("check", raw)
+	return err
+}
+
 func compileInputSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("input schema is empty")
@@ -109,9 +117,26 @@ func compileInputSchema(name string, raw json.RawMessage) (*jsonschema.Schema, e
 	}
 	schema, err := c.Compile(loc)
 	if err != nil {
-		return nil, fmt.Errorf("compiling input schema: %w", err)
+		return nil, fmt.Errorf("compiling input schema: %s", schemaProblem(err))
 	}
 	return schema, nil
+}
+
+// schemaProblem shortens the validator's multi-line report on an invalid
+// schema to its leaf findings ("at '/minimum': got string, want number").
+func schemaProblem(err error) string {
+	var leaves []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		l = strings.TrimPrefix(strings.TrimSpace(l), "- ")
+		if l == "" || strings.HasSuffix(l, "failed") || strings.Contains(l, "is not valid against metaschema") {
+			continue
+		}
+		leaves = append(leaves, l)
+	}
+	if len(leaves) == 0 {
+		return strings.Join(strings.Fields(err.Error()), " ")
+	}
+	return strings.Join(leaves, "; ")
 }
 
 func describeType(v any) string {
