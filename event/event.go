@@ -1,8 +1,10 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -73,6 +75,44 @@ func (e *Event) JSON() ([]byte, error) {
 	}
 	e.raw.Store(&b)
 	return b, nil
+}
+
+// Prepare encodes e now, with the Sequence it has, so that a later
+// SetSequence can patch the number in without encoding again. A writer
+// calls it before its serial section; it is optional.
+func (e *Event) Prepare() error {
+	_, err := e.JSON()
+	return err
+}
+
+// sequenceKey starts the sequence field in an encoding. Only a key can
+// match it: inside a JSON string the quotes would be escaped.
+var sequenceKey = []byte(`"sequence":`)
+
+// SetSequence sets e.Sequence. If e was already encoded (see Prepare), the
+// cached encoding is patched to carry the new number.
+func (e *Event) SetSequence(n int64) {
+	e.Sequence = n
+	p := e.raw.Load()
+	if p == nil {
+		return
+	}
+	old := *p
+	i := bytes.Index(old, sequenceKey)
+	if i < 0 {
+		e.raw.Store(nil) // cannot happen for an envelope; encode again on demand
+		return
+	}
+	start := i + len(sequenceKey)
+	end := start
+	for end < len(old) && (old[end] == '-' || old[end] >= '0' && old[end] <= '9') {
+		end++
+	}
+	patched := make([]byte, 0, len(old)+20)
+	patched = append(patched, old[:start]...)
+	patched = strconv.AppendInt(patched, n, 10)
+	patched = append(patched, old[end:]...)
+	e.raw.Store(&patched)
 }
 
 // MarshalJSON implements json.Marshaler through JSON's cache.

@@ -3,7 +3,10 @@ package event
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestPreview(t *testing.T) {
@@ -142,5 +145,35 @@ func TestDecode(t *testing.T) {
 				t.Errorf("Decode(%s) = %+v, want an error", doc, e)
 			}
 		})
+	}
+}
+
+// TestSetSequencePatchesEncoding: an event prepared before its sequence is
+// known encodes exactly as one encoded afterwards.
+func TestSetSequencePatchesEncoding(t *testing.T) {
+	t.Parallel()
+	mk := func() *Event {
+		return &Event{Type: ToolResult, EventID: "evt_1", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+			SchemaVersion: SchemaVersion, RuntimeID: "rt_\"sequence\":7", SessionID: "s",
+			Payload: &ToolResultPayload{Name: "x", Preview: `"sequence":9`}}
+	}
+	for _, seq := range []int64{1, 9, 10, 123456789} {
+		prepared := mk()
+		if err := prepared.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		prepared.SetSequence(seq)
+		fresh := mk()
+		fresh.Sequence = seq
+		got, _ := prepared.JSON()
+		want, _ := fresh.JSON()
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("sequence %d (-fresh +prepared):\n%s", seq, diff)
+		}
+	}
+	unprepared := mk()
+	unprepared.SetSequence(4)
+	if b, _ := unprepared.JSON(); !strings.Contains(string(b), `"sequence":4,`) {
+		t.Errorf("unprepared event encodes %s", b)
 	}
 }

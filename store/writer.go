@@ -48,8 +48,9 @@ func (c WriterConfig) WithDefaults() WriterConfig {
 // passed in until Write returns; the Writer sets each event's Sequence and
 // the store its Cursor.
 type Writer struct {
-	store Store
-	cfg   WriterConfig
+	store  Store
+	cfg    WriterConfig
+	encode bool // the store keeps events' encodings: prepare them before queueing
 
 	writes, commits atomic.Int64 // counters for Stats
 
@@ -81,7 +82,7 @@ const maxSeqCache = 50_000
 
 // NewWriter returns a Writer for s. Call Stop when done.
 func NewWriter(s Store, cfg WriterConfig) *Writer {
-	w := &Writer{store: s, cfg: cfg.WithDefaults(), seq: make(map[string]int64)}
+	w := &Writer{store: s, cfg: cfg.WithDefaults(), encode: s.Info().Durable, seq: make(map[string]int64)}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -93,6 +94,15 @@ func NewWriter(s Store, cfg WriterConfig) *Writer {
 func (w *Writer) Write(ctx context.Context, b *Batch) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
+	}
+	if w.encode {
+		// Encode here, in the caller's goroutine, not in the leader's
+		// serial section; the leader only patches in the sequence.
+		for _, e := range b.Events {
+			if err := e.Prepare(); err != nil {
+				return err
+			}
+		}
 	}
 	r := &writeReq{b: b}
 	w.mu.Lock()
@@ -297,7 +307,7 @@ func (w *Writer) apply(ctx context.Context, tx Tx, b *Batch) error {
 			}
 		}
 		w.seq[e.SessionID] = last + 1
-		e.Sequence = last + 1
+		e.SetSequence(last + 1)
 	}
 	if err := tx.Apply(ctx, b); err != nil {
 		forget()
