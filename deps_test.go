@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentrt/agentrt/internal/testenv"
 )
 
 const modulePath = "github.com/agentrt/agentrt"
@@ -111,7 +110,7 @@ func TestDependencyRules(t *testing.T) {
 // (root for the root package).
 func moduleGraph(t *testing.T) map[string][]string {
 	t.Helper()
-	cmd := exec.Command(goTool(t), "list", "-e", "-json=ImportPath,Imports,Error", "./...")
+	cmd := exec.Command(testenv.GoTool(t), "list", "-e", "-json=ImportPath,Imports,Error", "./...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -240,25 +239,4 @@ func describe(allowed []string) string {
 		return "no other agentrt package"
 	}
 	return "only " + strings.Join(allowed, " and ")
-}
-
-// goTool returns the go command of the toolchain running the test.
-func goTool(t *testing.T) string {
-	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
-	p, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no go command: %v", err)
-		}
-		t.Skipf("no go command: %v", err)
-	}
-	return p
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

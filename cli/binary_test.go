@@ -2,12 +2,12 @@ package cli_test
 
 import (
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentrt/agentrt/internal/testenv"
 
 	"github.com/agentrt/agentrt/cli"
 )
@@ -21,7 +21,7 @@ func TestBinary(t *testing.T) {
 		t.Skip("builds the binary; skipped with -short")
 	}
 	bin := filepath.Join(t.TempDir(), "agentrt")
-	build := exec.Command(goTool(t), "build", "-o", bin, "github.com/agentrt/agentrt/cmd/agentrt")
+	build := exec.Command(testenv.GoTool(t), "build", "-o", bin, "github.com/agentrt/agentrt/cmd/agentrt")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building agentrt: %v\n%s", err, out)
 	}
@@ -60,25 +60,4 @@ func TestBinary(t *testing.T) {
 			}
 		})
 	}
-}
-
-// goTool returns the go command of the toolchain running the test.
-func goTool(t *testing.T) string {
-	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
-	p, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no go command: %v", err)
-		}
-		t.Skipf("no go command: %v", err)
-	}
-	return p
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -95,14 +95,10 @@ func (w *Writer) Write(ctx context.Context, b *Batch) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	if w.encode {
-		// Encode here, in the caller's goroutine, not in the leader's
-		// serial section; the leader only patches in the sequence.
-		for _, e := range b.Events {
-			if err := e.Prepare(); err != nil {
-				return err
-			}
-		}
+	// Encode here, in the caller's goroutine, not in the leader's serial
+	// section; the leader only patches in the sequence.
+	if err := w.prepare(b); err != nil {
+		return err
 	}
 	r := &writeReq{b: b}
 	w.mu.Lock()
@@ -142,15 +138,33 @@ func (w *Writer) lead(self *writeReq) {
 	w.commit(group, self)
 	clear(group)
 	w.group = group[:0]
+	w.release()
+}
 
+// release ends the caller's leadership: it hands it to the first queued
+// caller, or gives it up when nobody waits.
+func (w *Writer) release() {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.queue) > 0 {
 		w.queue[0].done <- errLead
-	} else {
-		w.leading = false
-		w.cond.Broadcast()
+		return
 	}
-	w.mu.Unlock()
+	w.leading = false
+	w.cond.Broadcast()
+}
+
+// prepare encodes b's events when the store keeps encodings; see Write.
+func (w *Writer) prepare(b *Batch) error {
+	if !w.encode {
+		return nil
+	}
+	for _, e := range b.Events {
+		if err := e.Prepare(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteAll commits several batches in one transaction and returns one
@@ -161,6 +175,9 @@ func (w *Writer) WriteAll(ctx context.Context, batches ...*Batch) []error {
 	group := make([]*writeReq, len(batches))
 	for i, b := range batches {
 		group[i] = &writeReq{b: b}
+		// An event that fails to encode fails again, with its batch alone,
+		// when the store encodes it.
+		_ = w.prepare(b)
 	}
 	w.mu.Lock()
 	for w.leading { // wait to lead, so that the batches form one group
@@ -181,17 +198,10 @@ func (w *Writer) WriteAll(ctx context.Context, batches ...*Batch) []error {
 	w.writes.Add(int64(len(batches)))
 	w.mu.Unlock()
 	w.commit(group, nil)
+	w.release()
 	for i, r := range group {
 		errs[i] = r.err
 	}
-	w.mu.Lock()
-	if len(w.queue) > 0 {
-		w.queue[0].done <- errLead
-	} else {
-		w.leading = false
-		w.cond.Broadcast()
-	}
-	w.mu.Unlock()
 	return errs
 }
 
