@@ -365,11 +365,22 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	}
 	done := make(chan struct{})
 	go func() { rt.wg.Wait(); close(done) }()
+	var stuck error
 	select {
 	case <-done:
 	case <-ctx.Done():
 		rt.cancelAll(ErrStop)
-		<-done // cancelled runs record their end promptly
+		// Cancelled runs record their end promptly, unless a tool ignores
+		// its cancellation; do not wait for such a tool forever.
+		grace := time.NewTimer(stopGrace)
+		select {
+		case <-done:
+		case <-grace.C:
+			rt.mu.Lock()
+			stuck = fmt.Errorf("stopping: %d turns did not end within %s of being cancelled; their last facts may be missing", len(rt.active), stopGrace)
+			rt.mu.Unlock()
+		}
+		grace.Stop()
 	}
 	rt.cancelAll(ErrStop)
 	werr := rt.writer.Stop(context.WithoutCancel(ctx))
@@ -381,8 +392,11 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	rt.mu.Lock()
 	rt.state = stateStopped
 	rt.mu.Unlock()
-	return errors.Join(werr, cerr)
+	return errors.Join(stuck, werr, cerr)
 }
+
+// stopGrace bounds how long Stop waits for cancelled runs to end.
+const stopGrace = 5 * time.Second
 
 // RuntimeID identifies this runtime installation in events.
 func (rt *Runtime) RuntimeID() string { return rt.runtimeID }

@@ -625,3 +625,149 @@ func TestInterruptParkedTurn(t *testing.T) {
 		t.Errorf("next turn = %s (%s), want completed", next.Status, next.StatusReason)
 	}
 }
+
+// convRecorder plays a fixed list of responses and records each request's
+// conversation as role:content/tool-call-id lines.
+type convRecorder struct {
+	mu    sync.Mutex
+	resps []*model.Response
+	convs [][]string
+}
+
+func (c *convRecorder) Info() model.Info { return model.Info{Kind: "replay", Model: "conv"} }
+
+func (c *convRecorder) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var conv []string
+	for _, m := range req.Messages {
+		line := string(m.Role) + ":" + m.Content
+		for _, tc := range m.ToolCalls {
+			line += " call:" + tc.ID
+		}
+		if m.ToolCallID != "" {
+			line = string(m.Role) + ":" + m.ToolCallID
+		}
+		conv = append(conv, line)
+	}
+	c.convs = append(c.convs, conv)
+	if len(c.resps) == 0 {
+		return &model.Response{Text: "done"}, nil
+	}
+	r := c.resps[0]
+	c.resps = c.resps[1:]
+	return r, nil
+}
+
+// TestParkedTurnHoldsItsThread: a turn submitted while an earlier turn of
+// the thread is parked waits; once the parked turn is cancelled it runs on
+// a conversation in which every tool call has a result.
+func TestParkedTurnHoldsItsThread(t *testing.T) {
+	t.Parallel()
+	rec := &convRecorder{resps: []*model.Response{{ToolCalls: []runtype.MessageToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"x"}`}}}}}
+	rt, err := agentrt.New(agentrt.Config{
+		DataDir: t.TempDir(), Policy: asker{"read_file": true},
+		Agents: map[string]*agentrt.Agent{"a": {Provider: rec, Tools: []string{"read_file"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop(ctx)
+	first, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "one", SessionID: "hold-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn, err := rt.WaitTurn(ctx, runtype.Owner{}, first.TurnID); err != nil || turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("first turn = %v, %v; want parked", turn, err)
+	}
+	second, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Input: "two", SessionID: "hold-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.InterruptTurn(ctx, runtype.Owner{}, first.TurnID); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := rt.WaitTurn(ctx, runtype.Owner{}, second.TurnID)
+	if err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("second turn = %v, %v; want completed", turn, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := [][]string{
+		{"user:one"},
+		{"user:one", "assistant: call:c1", "tool:c1", "user:two"},
+	}
+	if diff := cmp.Diff(want, rec.convs); diff != "" {
+		t.Errorf("conversations the model saw (-want +got):\n%s", diff)
+	}
+}
+
+// TestInterruptTurnQueuedBehindParked ends a turn waiting behind a parked
+// one at once, without touching the parked turn's conversation.
+func TestInterruptTurnQueuedBehindParked(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: `responses: [{tool_calls: [{name: read_file, input: {path: a}}]}]`, policy: asker{"read_file": true}, sqlite: true})
+	ctx := context.Background()
+	_, first := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "one", SessionID: "behind-1"})
+	if first.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("first turn = %s, want parked", first.Status)
+	}
+	second, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Input: "two", SessionID: "behind-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, second.TurnID)
+	if err != nil || status != runtype.StatusCancelled {
+		t.Fatalf("InterruptTurn(queued behind parked) = %s, %v; want cancelled", status, err)
+	}
+	snap, err := b.rt.GetThreadRead(ctx, runtype.Owner{}, "behind-1", first.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]runtype.TaskStatus{}
+	for _, tr := range snap.Threads[0].Turns {
+		got[tr.TurnID] = tr.Status
+	}
+	want := map[string]runtype.TaskStatus{first.ID: runtype.StatusWaitingPermission, second.TurnID: runtype.StatusCancelled}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+	b.sessionEvents(t, runtype.Owner{}, "behind-1")
+}
+
+// TestConcurrentFirstSubmissionsShareTheSession: turns submitted at once to
+// a new caller-chosen session id all succeed, in one session.
+func TestConcurrentFirstSubmissionsShareTheSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: "responses: [{text: a}, {text: b}, {text: c}, {text: d}]", sqlite: true})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	ids := make([]string, 4)
+	for i := range ids {
+		wg.Go(func() {
+			res, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "race-1"})
+			if err != nil {
+				t.Errorf("submission %d: %v", i, err)
+				return
+			}
+			ids[i] = res.TurnID
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if turn, err := b.rt.WaitTurn(ctx, runtype.Owner{}, id); err != nil || turn.SessionID != "race-1" {
+			t.Errorf("turn %s: %v %v", id, turn, err)
+		}
+	}
+	sessions, err := b.rt.ListSessions(ctx, &agentrt.ListSessionsParams{})
+	if err != nil || len(sessions) != 1 {
+		t.Errorf("sessions = %d (%v), want 1", len(sessions), err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -59,13 +60,19 @@ type activeTurn struct {
 	newThread bool
 }
 
-// threadLine runs one thread's turns one after another.
+// threadLine runs one thread's turns one after another. Its fields are
+// guarded by Runtime.mu.
 type threadLine struct {
-	queue []*activeTurn
+	queue       []*activeTurn
+	busy        bool   // a goroutine works the line (runLine, or cancelParked)
+	parked      string // a turn of the thread waits for a decision: the line holds until it ends
+	checkParked bool   // look in the store for a parked turn before running anything
 }
 
 // SubmitTurn accepts a turn and returns once its acceptance is durable; the
-// turn runs asynchronously. It is idempotent on IdempotencyKey.
+// turn runs asynchronously. It is idempotent on IdempotencyKey. Once the
+// acceptance is durable SubmitTurn reports success, even if the runtime
+// began to stop meanwhile (the turn then stays queued in the store).
 func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*SubmitTurnResult, error) {
 	if !rt.running() {
 		return nil, ErrStopped
@@ -85,19 +92,34 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*Submit
 			return res, err
 		}
 	}
+	res, err := rt.accept(ctx, owner, p)
+	if errors.Is(err, errSessionRace) {
+		// Another submission created the session first: now it exists.
+		res, err = rt.accept(ctx, owner, p)
+	}
+	return res, err
+}
 
+// errSessionRace: the session a submission meant to create exists now —
+// another submission created it meanwhile (retry once), or the id is
+// taken by another tenant (then it is the caller's conflict).
+var errSessionRace = fmt.Errorf("%w: the session id is not available", store.ErrConflict)
+
+// accept records the turn (with its session and thread when they are new)
+// and queues it on its thread.
+func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTurnParams) (*SubmitTurnResult, error) {
 	now := rt.cfg.Now().UTC()
+	turn := &runtype.Turn{
+		ID: rt.ids.New(runtype.PrefixTurn), Owner: owner, IdempotencyKey: p.IdempotencyKey, Input: p.Input,
+		Status: runtype.StatusQueued, TaskID: rt.ids.New(runtype.PrefixTask), TraceID: rt.ids.TraceID(), CreatedAt: now,
+	}
+	span := rt.ids.SpanID()
 	b := &store.Batch{}
-	sess, thr, err := rt.sessionAndThread(ctx, owner, p, b)
+	sess, thr, err := rt.sessionAndThread(ctx, owner, p, turn, span, b)
 	if err != nil {
 		return nil, err
 	}
-	newThread := len(b.Threads) > 0
-	turn := &runtype.Turn{
-		ID: rt.ids.New(runtype.PrefixTurn), SessionID: sess.ID, ThreadID: thr.ID, Owner: owner,
-		Agent: sess.Agent, IdempotencyKey: p.IdempotencyKey, Input: p.Input, Status: runtype.StatusQueued,
-		TaskID: rt.ids.New(runtype.PrefixTask), TraceID: rt.ids.TraceID(), CreatedAt: now,
-	}
+	turn.SessionID, turn.ThreadID, turn.Agent = sess.ID, thr.ID, sess.Agent
 	objective, _ := event.Preview(p.Input, 200)
 	task := &runtype.Task{
 		ID: turn.TaskID, SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, Owner: owner,
@@ -108,27 +130,50 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*Submit
 	b.Tasks = append(b.Tasks, &k)
 	inputPreview, _ := event.Preview(p.Input, event.PreviewBytes)
 	b.Events = append(b.Events,
-		rt.turnEvent(event.TurnSubmitted, turn, &event.TurnPayload{
+		rt.turnEvent(event.TurnSubmitted, turn, span, &event.TurnPayload{
 			Status: runtype.StatusAccepted, Agent: turn.Agent, Source: p.Source, InputPreview: inputPreview,
 			IdempotencyKey: p.IdempotencyKey,
 		}),
-		rt.turnEvent(event.TaskCreated, turn, &event.TaskPayload{Status: runtype.StatusAccepted, Objective: objective}),
-		rt.turnEvent(event.TaskQueued, turn, &event.TaskPayload{Status: runtype.StatusQueued}),
+		rt.turnEvent(event.TaskCreated, turn, span, &event.TaskPayload{Status: runtype.StatusAccepted, Objective: objective}),
+		rt.turnEvent(event.TaskQueued, turn, span, &event.TaskPayload{Status: runtype.StatusQueued}),
 	)
+
+	// Register the turn before it is durable, so that no reader ever sees
+	// it recorded as queued but unknown to this runtime (which read models
+	// report as stale).
+	at := &activeTurn{turn: turn, task: task, newThread: len(b.Threads) > 0, done: make(chan struct{})}
+	rt.mu.Lock()
+	if rt.state != stateRunning {
+		rt.mu.Unlock()
+		return nil, ErrStopped
+	}
+	rt.active[turn.ID] = at
+	rt.mu.Unlock()
+
 	if err := rt.writer.Write(ctx, b); err != nil {
-		if errors.Is(err, store.ErrConflict) && p.IdempotencyKey != "" {
+		rt.forget(at)
+		switch {
+		case errors.Is(err, store.ErrConflict) && p.IdempotencyKey != "":
 			// A concurrent submission with the same key won.
 			return rt.existingTurn(ctx, owner, p)
+		case errors.Is(err, store.ErrConflict) && len(b.Sessions) > 0:
+			return nil, errSessionRace
 		}
 		return nil, fmt.Errorf("recording turn: %w", err)
 	}
-	if err := rt.dispatch(&activeTurn{turn: turn, task: task, newThread: newThread, done: make(chan struct{})}); err != nil {
-		return nil, err
-	}
+	rt.dispatch(at)
 	return &SubmitTurnResult{
 		SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, TaskID: task.ID,
 		Status: runtype.StatusQueued, Created: true,
 	}, nil
+}
+
+// forget removes a turn this runtime will not run from the active set.
+func (rt *Runtime) forget(at *activeTurn) {
+	rt.mu.Lock()
+	delete(rt.active, at.turn.ID)
+	rt.mu.Unlock()
+	close(at.done)
 }
 
 func (rt *Runtime) validateSubmit(p *SubmitTurnParams) error {
@@ -174,7 +219,7 @@ func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *Sub
 
 // sessionAndThread finds or creates the turn's session and thread, adding
 // what it creates to b.
-func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p *SubmitTurnParams, b *store.Batch) (*runtype.Session, *runtype.Thread, error) {
+func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p *SubmitTurnParams, turn *runtype.Turn, span string, b *store.Batch) (*runtype.Session, *runtype.Thread, error) {
 	now := rt.cfg.Now().UTC()
 	var sess *runtype.Session
 	if p.SessionID != "" {
@@ -208,10 +253,10 @@ func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p 
 		thr := &runtype.Thread{ID: rt.ids.New(runtype.PrefixThread), SessionID: id, Owner: owner, CreatedAt: now}
 		b.Sessions = append(b.Sessions, sess)
 		b.Threads = append(b.Threads, thr)
-		ids := &runtype.Turn{SessionID: id, ThreadID: thr.ID, Owner: owner}
+		ids := &runtype.Turn{SessionID: id, ThreadID: thr.ID, Owner: owner, TraceID: turn.TraceID}
 		b.Events = append(b.Events,
-			rt.turnEvent(event.SessionCreated, ids, &event.SessionPayload{Agent: p.Agent}),
-			rt.turnEvent(event.ThreadStarted, ids, &event.ThreadPayload{Agent: p.Agent}),
+			rt.turnEvent(event.SessionCreated, ids, span, &event.SessionPayload{Agent: p.Agent}),
+			rt.turnEvent(event.ThreadStarted, ids, span, &event.ThreadPayload{Agent: p.Agent}),
 		)
 		return sess, thr, nil
 	}
@@ -235,13 +280,13 @@ func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p 
 	return sess, threads[len(threads)-1], nil
 }
 
-// turnEvent builds a turn-level event outside a run.
-func (rt *Runtime) turnEvent(t event.Type, turn *runtype.Turn, p event.Payload) *event.Event {
+// turnEvent builds an event of a submission, outside a run.
+func (rt *Runtime) turnEvent(t event.Type, turn *runtype.Turn, span string, p event.Payload) *event.Event {
 	return &event.Event{
 		Type: t, EventID: rt.ids.New(runtype.PrefixEvent), Timestamp: rt.cfg.Now().UTC(),
 		SchemaVersion: event.SchemaVersion, RuntimeID: rt.runtimeID,
 		SessionID: turn.SessionID, ThreadID: turn.ThreadID, TurnID: turn.ID, TaskID: turn.TaskID,
-		TraceID: turn.TraceID, Payload: p, TenantID: turn.TenantID,
+		TraceID: turn.TraceID, SpanID: span, Payload: p, TenantID: turn.TenantID,
 	}
 }
 
@@ -251,36 +296,68 @@ func (rt *Runtime) running() bool {
 	return rt.state == stateRunning
 }
 
-// dispatch queues the turn on its thread's line, starting the line if idle.
-func (rt *Runtime) dispatch(at *activeTurn) error {
-	turn := at.turn
+// dispatch queues the turn on its thread's line, starting the line's
+// goroutine if the line is idle. If the runtime is stopping, the turn stays
+// queued in the store and is forgotten here.
+func (rt *Runtime) dispatch(at *activeTurn) {
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	if rt.state != stateRunning {
-		// Accepted durably but not run: it stays queued in the store.
-		return ErrStopped
+		rt.mu.Unlock()
+		rt.forget(at)
+		return
 	}
-	rt.active[turn.ID] = at
-	line, busy := rt.threads[turn.ThreadID]
-	if !busy {
-		line = &threadLine{}
-		rt.threads[turn.ThreadID] = line
+	line := rt.threads[at.turn.ThreadID]
+	if line == nil {
+		// A thread this runtime has no line for may hold a turn parked
+		// before (another process, an earlier start): the line checks.
+		line = &threadLine{checkParked: !at.newThread}
+		rt.threads[at.turn.ThreadID] = line
 	}
 	line.queue = append(line.queue, at)
-	if !busy {
-		rt.wg.Add(1)
-		go rt.runLine(turn.ThreadID, line)
-	}
-	return nil
+	rt.startLine(at.turn.ThreadID, line)
+	rt.mu.Unlock()
 }
 
-// runLine runs a thread's queued turns in order until none are left.
+// startLine starts the line's goroutine unless it runs, is held by a
+// parked turn, or has nothing to do. rt.mu is held.
+func (rt *Runtime) startLine(threadID string, line *threadLine) {
+	if line.busy || line.parked != "" || len(line.queue) == 0 {
+		return
+	}
+	line.busy = true
+	rt.wg.Add(1)
+	go rt.runLine(threadID, line)
+}
+
+// runLine runs a thread's queued turns in order. It stops when the queue
+// is empty or a turn parks: a parked turn holds its thread, because the
+// next turn's model call would see tool calls without results.
 func (rt *Runtime) runLine(threadID string, line *threadLine) {
 	defer rt.wg.Done()
+	rt.mu.Lock()
+	check, first := line.checkParked, line.queue[0].turn
+	line.checkParked = false
+	rt.mu.Unlock()
+	if check {
+		turns, err := rt.store.TurnList(rt.baseCtx, &store.TurnListParams{
+			TenantID: first.TenantID, SessionID: first.SessionID, ThreadID: threadID, Limit: 20,
+		})
+		for _, t := range turns {
+			if err == nil && t.Status.Parked() {
+				rt.mu.Lock()
+				line.parked, line.busy = t.ID, false
+				rt.mu.Unlock()
+				return
+			}
+		}
+	}
 	for {
 		rt.mu.Lock()
-		if len(line.queue) == 0 {
-			delete(rt.threads, threadID)
+		if len(line.queue) == 0 || line.parked != "" {
+			line.busy = false
+			if len(line.queue) == 0 && line.parked == "" {
+				delete(rt.threads, threadID)
+			}
 			rt.mu.Unlock()
 			return
 		}
@@ -294,18 +371,23 @@ func (rt *Runtime) runLine(threadID string, line *threadLine) {
 		rt.mu.Unlock()
 
 		rt.sem <- struct{}{}
-		rt.runTurn(ctx, at)
+		status := rt.runTurn(ctx, at)
 		<-rt.sem
 		cancel(nil)
 
 		rt.mu.Lock()
+		if status.Parked() {
+			line.parked = at.turn.ID
+		}
 		delete(rt.active, at.turn.ID)
 		rt.mu.Unlock()
 		close(at.done)
 	}
 }
 
-func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) {
+// runTurn runs one turn and returns how it ended ("" when it could not be
+// recorded).
+func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) runtype.TaskStatus {
 	a := rt.agents[at.turn.Agent]
 	var msgs []runtype.Message
 	if !at.newThread {
@@ -315,19 +397,26 @@ func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) {
 		if err != nil {
 			rt.cfg.Logger.Error("loading thread history", "turnId", at.turn.ID, "err", err)
 			f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
-			if _, err := rt.coord.Fail(context.WithoutCancel(ctx), &loop.Job{Agent: a, Turn: at.turn, Task: at.task}, f); err != nil {
+			out, err := rt.coord.Fail(context.WithoutCancel(ctx), &loop.Job{Agent: a, Turn: at.turn, Task: at.task}, f)
+			if err != nil {
 				rt.cfg.Logger.Error("recording a turn that could not start", "turnId", at.turn.ID, "err", err)
+				return ""
 			}
-			return
+			return out.Status
 		}
 		msgs = make([]runtype.Message, len(history))
 		for i, m := range history {
 			msgs[i] = *m
 		}
 	}
-	if _, err := rt.coord.Run(ctx, &loop.Job{Agent: a, Turn: at.turn, Task: at.task, History: msgs}); err != nil {
+	out, err := rt.coord.Run(ctx, &loop.Job{Agent: a, Turn: at.turn, Task: at.task, History: msgs})
+	if err != nil {
 		rt.cfg.Logger.Error("running turn", "turnId", at.turn.ID, "err", err)
 	}
+	if out == nil {
+		return ""
+	}
+	return out.Status
 }
 
 // InterruptTurn cancels a queued or running turn and returns cancelling;
@@ -342,9 +431,17 @@ func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnI
 	rt.mu.Lock()
 	at, ok := rt.active[turnID]
 	if ok && at.turn.TenantID == owner.TenantID {
-		if at.cancel != nil {
+		switch line := rt.threads[at.turn.ThreadID]; {
+		case at.cancel != nil:
 			at.cancel(ErrInterrupted)
-		} else {
+		case line != nil && line.parked != "" && slices.Contains(line.queue, at):
+			// Queued behind a parked turn: it would wait for that turn's
+			// decision, so end it now. It never reached the model and writes
+			// no message, so the parked turn's thread stays as it is.
+			line.queue = slices.DeleteFunc(line.queue, func(q *activeTurn) bool { return q == at })
+			rt.mu.Unlock()
+			return rt.cancelQueued(ctx, at)
+		default:
 			at.cancelCause = ErrInterrupted
 		}
 		rt.mu.Unlock()
@@ -361,24 +458,59 @@ func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnI
 	return t.Status, nil
 }
 
-// cancelParked ends a parked turn cancelled. While it works the turn is
-// registered as active, so a second interrupt or a WaitTurn sees it.
-func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.TaskStatus, error) {
-	at := &activeTurn{turn: t, done: make(chan struct{})}
-	rt.mu.Lock()
-	if _, busy := rt.active[t.ID]; busy || rt.state != stateRunning {
-		rt.mu.Unlock()
-		return runtype.StatusCancelling, nil
+// cancelQueued ends a turn that never started cancelled.
+func (rt *Runtime) cancelQueued(ctx context.Context, at *activeTurn) (runtype.TaskStatus, error) {
+	defer rt.forget(at)
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	cancel(ErrInterrupted)
+	out, err := rt.coord.Run(cctx, &loop.Job{Agent: rt.agents[at.turn.Agent], Turn: at.turn, Task: at.task})
+	if err != nil {
+		return "", fmt.Errorf("cancelling queued turn %s: %w", at.turn.ID, err)
 	}
-	rt.active[t.ID] = at
-	rt.mu.Unlock()
-	defer func() {
-		rt.mu.Lock()
-		delete(rt.active, t.ID)
-		rt.mu.Unlock()
-		close(at.done)
-	}()
+	return out.Status, nil
+}
 
+// cancelParked ends a parked turn cancelled. It claims the thread's line
+// while it works, so nothing else writes to the thread meanwhile, then lets
+// the line run what queued up behind the parked turn.
+func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.TaskStatus, error) {
+	rt.mu.Lock()
+	if rt.state != stateRunning {
+		rt.mu.Unlock()
+		return "", ErrStopped
+	}
+	line := rt.threads[t.ThreadID]
+	if line == nil {
+		line = &threadLine{}
+		rt.threads[t.ThreadID] = line
+	}
+	if line.busy {
+		rt.mu.Unlock()
+		return t.Status, fmt.Errorf("%w: turn %s's thread is busy; try again", ErrConflict, t.ID)
+	}
+	line.busy, line.checkParked = true, false
+	rt.wg.Add(1)
+	rt.mu.Unlock()
+
+	status, err := rt.endParked(ctx, t)
+
+	rt.mu.Lock()
+	line.busy = false
+	if err == nil && line.parked == t.ID {
+		line.parked = ""
+	}
+	if len(line.queue) == 0 && line.parked == "" {
+		delete(rt.threads, t.ThreadID)
+	} else {
+		rt.startLine(t.ThreadID, line)
+	}
+	rt.mu.Unlock()
+	rt.wg.Done()
+	return status, err
+}
+
+func (rt *Runtime) endParked(ctx context.Context, t *runtype.Turn) (runtype.TaskStatus, error) {
+	ctx = context.WithoutCancel(ctx)
 	tenant := t.TenantID
 	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: t.TaskID})
 	if err != nil {
@@ -400,7 +532,7 @@ func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.T
 	if !ok {
 		return "", fmt.Errorf("%w: turn %s belongs to agent %q, which this runtime does not have", ErrConflict, t.ID, t.Agent)
 	}
-	out, err := rt.coord.CancelParked(context.WithoutCancel(ctx), &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]})
+	out, err := rt.coord.CancelParked(ctx, &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]})
 	if err != nil {
 		return "", fmt.Errorf("cancelling parked turn %s: %w", t.ID, err)
 	}

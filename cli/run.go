@@ -155,25 +155,61 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	if !f.json {
 		p = newTimeline(out, agent, res)
 	}
-	for {
-		e, err := sub.Next(ctx)
-		if err != nil {
-			return &exitError{code: ExitFailed, err: fmt.Errorf("following the turn: %w", err)}
-		}
+	show := func(e *event.Event) error {
 		if e.TurnID != "" && e.TurnID != res.TurnID {
-			continue // another turn of the session, submitted elsewhere
+			return nil // another turn of the session, submitted elsewhere
 		}
-		if f.json {
-			b, err := e.JSON()
-			if err != nil {
-				return &exitError{code: ExitFailed, err: err}
-			}
-			out.Write(append(b, '\n'))
-		} else {
+		if !f.json {
 			p.event(e)
+			return nil
+		}
+		b, err := e.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(append(b, '\n'))
+		return err
+	}
+	// Follow the events until the turn ends or parks. WaitTurn is the
+	// authority on that: if the run could not record its last events, the
+	// stream would never show them, and run must still end.
+	ended := make(chan struct{})
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	go func() {
+		rt.WaitTurn(followCtx, runtype.Owner{}, res.TurnID)
+		close(ended)
+		stopFollowing() // wakes a Next still waiting for events
+	}()
+	for {
+		e, err := sub.Next(followCtx)
+		if err != nil {
+			select {
+			case <-ended:
+			default:
+				return &exitError{code: ExitFailed, err: fmt.Errorf("following the turn: %w", err)}
+			}
+			break
+		}
+		if err := show(e); err != nil {
+			return &exitError{code: ExitFailed, err: err}
 		}
 		if e.TurnID == res.TurnID && endsTurn(e.Type) {
 			break
+		}
+	}
+	stopFollowing()
+	<-ended
+	// Whatever committed before the turn ended is shown too.
+	for {
+		e, err := sub.TryNext(ctx)
+		if err != nil || e == nil {
+			break
+		}
+		if e.TurnID == res.TurnID {
+			if err := show(e); err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
 		}
 	}
 	turn, err := rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID)

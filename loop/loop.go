@@ -162,7 +162,11 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 	if err != nil {
 		return nil, err
 	}
-	r.hold(r.startBatch())
+	b := r.startBatch()
+	// The thread's history is unknown here, so the turn's input is not
+	// appended to it: the turn never reached the model.
+	b.Messages = b.Messages[:0]
+	r.hold(b)
 	return r.finish(ctx, r.batch(), runtype.StatusFailed, string(f.Kind), "", f)
 }
 
@@ -220,8 +224,13 @@ func cancelReason(ctx context.Context) string {
 }
 
 // failuref builds a persisted failure.
+// Its message is bounded like a preview: failures go into events.
 func failuref(kind runtype.FailureKind, format string, args ...any) *runtype.Failure {
-	return &runtype.Failure{Kind: kind, Message: fmt.Sprintf(format, args...)}
+	msg, cut := event.Preview(fmt.Sprintf(format, args...), event.PreviewBytes)
+	if cut {
+		msg += " …"
+	}
+	return &runtype.Failure{Kind: kind, Message: msg}
 }
 
 // summarize lists an inventory for tool.catalog.resolved.

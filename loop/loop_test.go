@@ -775,3 +775,88 @@ func TestFail(t *testing.T) {
 		t.Errorf("last event = %s, want turn.failed", last.Type)
 	}
 }
+
+// TestFinishedToolResultSurvivesInterrupt: a tool that completes although
+// the turn was interrupted meanwhile keeps its result — its effects
+// happened — and the turn then ends cancelled.
+func TestFinishedToolResultSurvivesInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stubborn := tool.Func("stubborn", "Finishes whatever happens.", tool.Annotations{}, func(_ context.Context, c *tool.Call, in struct{}) (string, error) {
+		cancel(loop.ErrInterrupted) // the interrupt lands while the tool runs
+		return "done anyway", nil
+	})
+	b := setup(t, setupOpts{tools: []tool.Tool{stubborn}})
+	p := &script{steps: []step{calls(call("stubborn", `{}`))}}
+	out, turn := b.run(t, ctx, agentWith(p, stubborn), "go")
+	if out.Status != runtype.StatusCancelled {
+		t.Errorf("status = %s, want cancelled", out.Status)
+	}
+	evs := b.events(t, turn.SessionID)
+	res := find(evs, event.ToolResult)
+	if len(res) != 1 || res[0].Payload.(*event.ToolResultPayload).Preview != "done anyway" {
+		t.Errorf("tool.result events = %d, want the finished call's result", len(res))
+	}
+	if n := len(find(evs, event.ToolFailed)); n != 0 {
+		t.Errorf("tool.failed events = %d, want 0", n)
+	}
+}
+
+// TestStartedIsDurableBeforeNonIdempotentTool: a tool that may not run
+// twice finds its own started record and the permission decision committed
+// when it runs (DESIGN §5); an idempotent one may find them held.
+func TestStartedIsDurableBeforeNonIdempotentTool(t *testing.T) {
+	t.Parallel()
+	var b *testBundle
+	type seen struct {
+		status runtype.ToolCallStatus
+		perm   bool
+	}
+	var got []seen
+	probe := func(name string, idempotent bool) tool.Tool {
+		return tool.Func(name, "Reads the store.", tool.Annotations{Idempotent: idempotent}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
+			calls, err := b.store.ToolCallList(ctx, &store.ToolCallListParams{TenantID: owner.TenantID, SessionID: c.SessionID})
+			if err != nil {
+				return "", err
+			}
+			var s seen
+			for _, tc := range calls {
+				if tc.ID == c.ID {
+					s.status = tc.Status
+				}
+			}
+			for _, e := range b.events(t, c.SessionID) {
+				if e.Type == event.PermissionEvaluated && e.ToolCallID == c.ID {
+					s.perm = true
+				}
+			}
+			got = append(got, s)
+			return "ok", nil
+		})
+	}
+	once, again := probe("send_email", false), probe("lookup", true)
+	b = setup(t, setupOpts{tools: []tool.Tool{once, again}})
+	p := &script{steps: []step{calls(call("send_email", `{}`), call("lookup", `{}`)), calls(call("complete_task", `{"result":"r"}`))}}
+	b.run(t, context.Background(), agentWith(p, once, again), "go")
+	want := []seen{{status: runtype.ToolCallStarted, perm: true}, {}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(seen{})); diff != "" {
+		t.Errorf("what each tool found committed when it ran (-want +got):\n%s", diff)
+	}
+}
+
+// TestFailureMessagesAreBounded: a tool's enormous error does not make an
+// enormous event.
+func TestFailureMessagesAreBounded(t *testing.T) {
+	t.Parallel()
+	loud := tool.Func("loud", "Fails loudly.", tool.Annotations{}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
+		return "", errors.New(strings.Repeat("boom ", 200_000))
+	})
+	b := setup(t, setupOpts{tools: []tool.Tool{loud}})
+	p := &script{steps: []step{calls(call("loud", `{}`)), calls(call("complete_task", `{"result":"r"}`))}}
+	_, turn := b.run(t, context.Background(), agentWith(p, loud), "go")
+	for _, e := range b.events(t, turn.SessionID) {
+		if raw, _ := e.JSON(); len(raw) > 4*event.PreviewBytes {
+			t.Errorf("%s event is %d bytes", e.Type, len(raw))
+		}
+	}
+}

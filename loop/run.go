@@ -163,7 +163,14 @@ func (r *run) maxToolHops() int {
 
 // execute runs the turn to its end.
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
-	r.hold(r.startBatch())
+	b := r.startBatch()
+	if ctx.Err() != nil {
+		// Cancelled before it started: the input never reached the model,
+		// so it does not join the thread's conversation.
+		b.Messages = b.Messages[:0]
+		r.messages = r.messages[:len(r.messages)-1]
+	}
+	r.hold(b)
 	for {
 		var out *Outcome
 		var err error
@@ -223,8 +230,9 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 		if me.Kind == model.ErrScriptExhausted {
 			kind = runtype.FailureScriptExhausted
 		}
-		return r.finish(ctx, r.batch(), runtype.StatusFailed, string(kind), "",
-			&runtype.Failure{Kind: kind, Message: me.Error(), Retryable: me.Retryable()})
+		f := failuref(kind, "%s", me.Error())
+		f.Retryable = me.Retryable()
+		return r.finish(ctx, r.batch(), runtype.StatusFailed, string(kind), "", f)
 	}
 	r.rec.Usage = r.rec.Usage.Add(resp.Usage)
 	r.turn.Usage = r.rec.Usage
@@ -301,7 +309,7 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 		me := model.AsError(err)
 		willRetry := me.Retryable() && attempt <= r.cfg.ModelRetries
 		r.holdFacts(nil, r.stepEvent(event.ModelFailed, stepID, span, "", &event.ModelFailedPayload{
-			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, Kind: string(me.Kind), Message: me.Error(),
+			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, Kind: string(me.Kind), Message: failuref(runtype.FailureModel, "%s", me.Error()).Message,
 			Retryable: me.Retryable(), RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: willRetry,
 		}))
 		if !willRetry {

@@ -49,7 +49,10 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall) (*O
 			r.skip(b, calls[i:], "the turn was interrupted")
 			return r.cancel(ctx, b)
 		}
-		b, kind, result := r.callTool(ctx, call)
+		b, kind, result, err := r.callTool(ctx, call)
+		if err != nil {
+			return nil, err
+		}
 		switch {
 		case kind == stepParked:
 			return r.park(b, runtype.StatusWaitingPermission, "permission_required")
@@ -70,6 +73,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall) (*O
 // step is one tool call in progress.
 type step struct {
 	r      *run
+	args   string // the arguments as the model produced them (tc keeps a bounded copy)
 	tc     *runtype.ToolCall
 	stepID string
 	span   string
@@ -78,12 +82,12 @@ type step struct {
 
 // callTool takes one call through lookup, validation, permission and
 // execution, and returns the batch holding its result.
-func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.Batch, stepKind, string) {
+func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.Batch, stepKind, string, error) {
 	s := r.newStep(mc)
 	t, ok := r.tools[mc.Name]
 	if !ok {
 		return s.refused(nil, failuref(runtype.FailureUnknownTool, "unknown tool %q; this agent's tools are: %s",
-			mc.Name, strings.Join(slices.Sorted(maps.Keys(r.tools)), ", "))), stepDone, ""
+			mc.Name, strings.Join(slices.Sorted(maps.Keys(r.tools)), ", "))), stepDone, "", nil
 	}
 	input := json.RawMessage(mc.Arguments)
 	if len(strings.TrimSpace(mc.Arguments)) == 0 {
@@ -91,11 +95,11 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 	}
 	if len(input) > maxArguments {
 		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "invalid input for %s: arguments are %d bytes, more than the limit of %d",
-			mc.Name, len(input), maxArguments)), stepDone, ""
+			mc.Name, len(input), maxArguments)), stepDone, "", nil
 	}
 	sum, err := r.cfg.Registry.Check(mc.Name, input)
 	if err != nil {
-		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "%v", err)), stepDone, ""
+		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "%v", err)), stepDone, "", nil
 	}
 	s.tc.ArgumentsSHA256 = sum
 
@@ -126,10 +130,10 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 		act.ActionID = r.cfg.IDs.New(runtype.PrefixAction)
 		b := r.batch()
 		b.Events = append(b.Events, perm, act)
-		return b, stepParked, ""
+		return b, stepParked, "", nil
 	default:
 		return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s",
-			dec.Source, dec.ReasonCode, dec.Message)), stepDone, ""
+			dec.Source, dec.ReasonCode, dec.Message)), stepDone, "", nil
 	}
 
 	s.tc.Status = runtype.ToolCallStarted
@@ -140,7 +144,20 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 		Destructive: spec.Annotations.Destructive, Idempotent: spec.Annotations.Idempotent,
 	})
 	startedRec := *s.tc
-	r.holdFacts(&startedRec, perm, started)
+	if spec.Annotations.Idempotent {
+		// Running it again after a crash is safe, so its start need not be
+		// durable first: it commits with the result.
+		r.holdFacts(&startedRec, perm, started)
+	} else {
+		// DESIGN §5: a call that may not be repeated is marked started, with
+		// its idempotency key and the decision that allowed it, before it runs.
+		b := r.batch()
+		b.ToolCalls = append(b.ToolCalls, &startedRec)
+		b.Events = append(b.Events, perm, started)
+		if err := r.write(b); err != nil {
+			return nil, stepDone, "", err
+		}
+	}
 
 	r.flushSoon()
 	defer r.flushTimer.Stop()
@@ -155,10 +172,10 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 			Result string `json:"result"`
 		}
 		if err := json.Unmarshal(input, &in); err == nil {
-			return b, stepCompleted, in.Result
+			return b, stepCompleted, in.Result, nil
 		}
 	}
-	return b, stepDone, ""
+	return b, stepDone, "", nil
 }
 
 func (r *run) newStep(mc runtype.MessageToolCall) *step {
@@ -166,6 +183,7 @@ func (r *run) newStep(mc runtype.MessageToolCall) *step {
 	stepID := r.cfg.IDs.New(runtype.PrefixStep)
 	return &step{
 		r:      r,
+		args:   mc.Arguments,
 		stepID: stepID,
 		span:   r.cfg.IDs.SpanID(),
 		start:  r.cfg.Now(),
@@ -196,19 +214,21 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 	}()
 	res, err := t.Call(cctx, call)
 	switch {
-	case ctx.Err() != nil:
-		failure = failuref(runtype.FailureInterrupted, "%s was interrupted: %s", spec.Name, cancelReason(ctx))
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		failure = failuref(runtype.FailureTimeout, "%s timed out after %s", spec.Name, timeout)
-	case err != nil:
-		failure = failuref(runtype.FailureToolError, "%v", err)
-	case res == nil:
+	case err == nil && res == nil:
 		return "", false, nil
-	case res.IsError:
+	case err == nil && res.IsError:
 		msg, _ := event.Preview(res.Content, 512)
 		return res.Content, true, failuref(runtype.FailureToolError, "%s", msg)
-	default:
+	case err == nil:
+		// The tool finished: its result stands even if the turn was
+		// interrupted or the deadline passed meanwhile — its effects happened.
 		return res.Content, false, nil
+	case ctx.Err() != nil:
+		failure = failuref(runtype.FailureInterrupted, "%s was interrupted (%s)", spec.Name, cancelReason(ctx))
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		failure = failuref(runtype.FailureTimeout, "%s timed out after %s", spec.Name, timeout)
+	default:
+		failure = failuref(runtype.FailureToolError, "%v", err)
 	}
 	return "error: " + failure.Message, true, failure
 }
@@ -216,7 +236,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 // refused records a call that never ran: its result is the failure.
 func (s *step) refused(pre *event.Event, f *runtype.Failure) *store.Batch {
 	if s.tc.ArgumentsSHA256 == "" {
-		s.tc.ArgumentsSHA256 = tool.ArgumentsSHA256(json.RawMessage(s.tc.Arguments))
+		s.tc.ArgumentsSHA256 = tool.ArgumentsSHA256(json.RawMessage(s.args))
 	}
 	return s.result(pre, "error: "+f.Message, true, f)
 }

@@ -167,44 +167,6 @@ func (w *Writer) prepare(b *Batch) error {
 	return nil
 }
 
-// WriteAll commits several batches in one transaction and returns one
-// outcome per batch: each is all-or-nothing, and a failing batch does not
-// fail the others.
-func (w *Writer) WriteAll(ctx context.Context, batches ...*Batch) []error {
-	errs := make([]error, len(batches))
-	group := make([]*writeReq, len(batches))
-	for i, b := range batches {
-		group[i] = &writeReq{b: b}
-		// An event that fails to encode fails again, with its batch alone,
-		// when the store encodes it.
-		_ = w.prepare(b)
-	}
-	w.mu.Lock()
-	for w.leading { // wait to lead, so that the batches form one group
-		w.cond.Wait()
-	}
-	if w.closed || ctx.Err() != nil {
-		w.mu.Unlock()
-		err := ErrClosed
-		if ctx.Err() != nil {
-			err = context.Cause(ctx)
-		}
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs
-	}
-	w.leading = true
-	w.writes.Add(int64(len(batches)))
-	w.mu.Unlock()
-	w.commit(group, nil)
-	w.release()
-	for i, r := range group {
-		errs[i] = r.err
-	}
-	return errs
-}
-
 // Stop refuses new batches with ErrClosed and waits until every batch
 // already handed over has committed, or ctx ends.
 func (w *Writer) Stop(ctx context.Context) error {

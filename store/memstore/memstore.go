@@ -9,11 +9,11 @@
 // is open. Reading through the Store from the goroutine that holds an open
 // Tx therefore deadlocks; read through the Tx instead.
 //
-// Records are copied on the way in and on the way out, so callers may
-// modify what they pass and what they get. Events are kept and returned as
-// the callers' pointers: they are immutable once committed (see
-// event.Event.JSON), and not encoding them is what keeps the store's share
-// of a step small.
+// The store keeps the records and events it is given (the store contract
+// forbids callers to modify them afterwards) and returns copies of records,
+// so callers may modify what they read. Events are returned as the stored
+// pointers: they are immutable once committed (see event.Event.JSON), and
+// not encoding them is what keeps the store's share of a step small.
 package memstore
 
 import (

@@ -104,14 +104,11 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
 		var n notifications
-		w := tb.newWriter(t, store.WriterConfig{Notify: n.notify})
+		release := make(chan struct{})
+		w := store.NewWriter(&slowBegin{Store: tb.store, release: release}, store.WriterConfig{Notify: n.notify})
 		th := tb.thread(tb.session(tenantA))
 		s := &runtype.Session{ID: th.SessionID, Owner: th.Owner}
 		holder := tb.turn(th)
-		if err := w.Write(ctx, &store.Batch{Turns: []*runtype.Turn{holder}, Events: []*event.Event{tb.event(s, holder.ID, 0)}}); err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-
 		rival := tb.turn(th)
 		rival.IdempotencyKey = holder.IdempotencyKey
 		good1 := &store.Batch{Events: []*event.Event{tb.event(s, "", 0)}}
@@ -123,12 +120,35 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 			Events:   []*event.Event{tb.event(s, rival.ID, 0), tb.event(s, rival.ID, 0)},
 		}
 		good2 := &store.Batch{Events: []*event.Event{tb.event(s, "", 0)}}
-		errs := w.WriteAll(ctx, good1, bad, good2)
+
+		// The first write's leader waits inside its commit until the three
+		// batches have queued behind it; the next leader then commits those
+		// three in one transaction.
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if err := w.Write(ctx, &store.Batch{Turns: []*runtype.Turn{holder}, Events: []*event.Event{tb.event(s, holder.ID, 0)}}); err != nil {
+				t.Errorf("Write(holder): %v", err)
+			}
+		})
+		<-release
+		batches := []*store.Batch{good1, bad, good2}
+		errs := make([]error, len(batches))
+		for i, b := range batches {
+			wg.Go(func() { errs[i] = w.Write(ctx, b) })
+		}
+		for w.Queued() < len(batches) {
+			runtime.Gosched()
+		}
+		release <- struct{}{}
+		wg.Wait()
+		if err := w.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if errs[0] != nil || errs[2] != nil {
-			t.Errorf("WriteAll: good batches sharing a transaction with a conflict = %v, %v; want nil", errs[0], errs[2])
+			t.Errorf("good batches sharing a transaction with a conflict = %v, %v; want nil", errs[0], errs[2])
 		}
 		if !errors.Is(errs[1], store.ErrConflict) {
-			t.Errorf("WriteAll: conflicting batch = %v, want store.ErrConflict", errs[1])
+			t.Errorf("conflicting batch = %v, want store.ErrConflict", errs[1])
 		}
 		_, err := tb.store.TurnGet(ctx, &store.TurnGetParams{TenantID: tenantA, ID: rival.ID})
 		wantNotFound(t, "TurnGet(rival)", err)
@@ -269,9 +289,6 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		}
 		if err := w.Write(ctx, &store.Batch{Sessions: []*runtype.Session{late}}); !errors.Is(err, store.ErrClosed) {
 			t.Errorf("Write after Stop = %v, want store.ErrClosed", err)
-		}
-		if errs := w.WriteAll(ctx, &store.Batch{Sessions: []*runtype.Session{late}}); !errors.Is(errs[0], store.ErrClosed) {
-			t.Errorf("WriteAll after Stop = %v, want store.ErrClosed", errs[0])
 		}
 		_, err := tb.store.SessionGet(ctx, &store.SessionGetParams{TenantID: tenantA, ID: late.ID})
 		wantNotFound(t, "SessionGet(written after Stop)", err)

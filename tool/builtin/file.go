@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/agentrt/agentrt/tool"
@@ -61,7 +62,9 @@ func readFile() tool.Tool {
 		if limit <= 0 || limit > MaxReadBytes {
 			limit = DefaultReadBytes
 		}
-		f, err := root.Open(in.Path)
+		// O_NONBLOCK: opening a FIFO (or a device) must not block the run;
+		// it is refused below as not a regular file.
+		f, err := root.OpenFile(in.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return errorResult(ReadFileName, "%s", describe(err))
 		}

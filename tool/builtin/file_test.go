@@ -1,6 +1,7 @@
 package builtin_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -314,4 +316,30 @@ func TestWriteFile(t *testing.T) {
 			t.Errorf("file outside the workspace: stat error %v, want not exist", err)
 		}
 	})
+}
+
+// TestReadFileRefusesFIFO: a FIFO in the workspace must not block the call.
+func TestReadFileRefusesFIFO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	r := tool.NewRegistry()
+	if err := builtin.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	rf, _ := r.Lookup("read_file")
+	res, err := rf.Call(context.Background(), &tool.Call{Input: json.RawMessage(`{"path":"pipe"}`), Workspace: root, WorkspaceDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Content, "not a regular file") {
+		t.Errorf("read_file on a FIFO = %+v, want an error result", res)
+	}
 }
