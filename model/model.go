@@ -44,6 +44,29 @@ type Request struct {
 	// RoleSystem after the first are runtime reminders.
 	Messages []runtype.Message
 	Tools    []ToolDefinition
+	// MaxOutputTokens caps the response's tokens; zero leaves the
+	// provider's (or the adapter's configured) default.
+	MaxOutputTokens int
+	// Stream, when set, receives text and reasoning in order as the
+	// provider produces them, from the goroutine that called Generate, and
+	// before Generate returns. The Response is complete either way;
+	// providers that cannot stream never call it.
+	Stream func(Delta)
+}
+
+// DeltaKind says what a streamed Delta carries.
+type DeltaKind string
+
+// Delta kinds.
+const (
+	DeltaText      DeltaKind = "text"
+	DeltaReasoning DeltaKind = "reasoning"
+)
+
+// Delta is one streamed piece of a response.
+type Delta struct {
+	Kind DeltaKind
+	Text string
 }
 
 // ToolDefinition is a tool as a model sees it.
@@ -73,11 +96,25 @@ type Response struct {
 	// coordinator.
 	ToolCalls    []runtype.MessageToolCall
 	FinishReason FinishReason
-	Usage        runtype.Usage
-	// Raw is the provider's raw response body, kept as a blob for
-	// debugging and replay. It may be nil.
+	// Usage is what the call consumed; Usage.CostUSD is left zero (the
+	// coordinator prices usage with the candidate's declared prices).
+	Usage runtype.Usage
+	// Reasoning is the model's reasoning as the provider exposed it, with
+	// any state the provider needs back in later requests.
+	Reasoning []runtype.Reasoning
+	// Model is the model that answered as the provider named it (often a
+	// dated version of the requested name); empty when it did not say.
+	Model string
+	// Raw is the provider's raw response body (for a stream, the stream as
+	// received, up to MaxRawBytes), kept as a blob for debugging and
+	// replay. It may be nil.
 	Raw []byte
+	// RawMediaType is Raw's media type; empty means application/json.
+	RawMediaType string
 }
+
+// MaxRawBytes bounds the raw response an adapter keeps.
+const MaxRawBytes = 4 << 20
 
 // ErrorKind classifies provider failures.
 type ErrorKind string
@@ -105,7 +142,14 @@ type Error struct {
 	RetryAfter time.Duration
 	// StatusCode is the HTTP status, when there was one.
 	StatusCode int
-	Err        error
+	// Code is the provider's own error type or code, when it gave one
+	// (rate_limit_exceeded, overloaded_error, context_length_exceeded, …).
+	Code string
+	// RateLimit holds the provider's rate-limit headers of the failed
+	// response (lowercase names, such as x-ratelimit-remaining-tokens), or
+	// nil.
+	RateLimit map[string]string
+	Err       error
 }
 
 func (e *Error) Error() string {
@@ -127,13 +171,13 @@ func (e *Error) Retryable() bool {
 }
 
 // AsError returns err as a *Error, classifying unknown errors: context
-// deadlines become timeouts, anything else a network error.
+// deadlines and stalls become timeouts, anything else a network error.
 func AsError(err error) *Error {
 	var me *Error
 	if errors.As(err, &me) {
 		return me
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStalled) {
 		return &Error{Kind: ErrTimeout, Message: err.Error(), Err: err}
 	}
 	return &Error{Kind: ErrNetwork, Message: err.Error(), Err: err}

@@ -7,20 +7,22 @@ type FailureKind string
 // Failure kinds. Reason codes of run termination are stable strings that
 // operators and tests branch on.
 const (
-	FailureNoCompletion     FailureKind = "no_completion"     // require_completion and the model kept replying
-	FailureMaxToolHops      FailureKind = "max_tool_hops"     // the hop limit was reached
-	FailureModel            FailureKind = "model_error"       // the provider failed and retries were exhausted
-	FailureScriptExhausted  FailureKind = "script_exhausted"  // the replay provider ran out of responses
-	FailureInterrupted      FailureKind = "interrupted"       // interrupt_turn or shutdown
-	FailureStore            FailureKind = "store_error"       // a fact could not be made durable
-	FailureInvalidArguments FailureKind = "invalid_arguments" // tool input failed to parse or validate
-	FailureUnknownTool      FailureKind = "unknown_tool"      // the model asked for a tool it was not given
-	FailureToolError        FailureKind = "tool_error"        // the tool ran and reported an error
-	FailurePermissionDenied FailureKind = "permission_denied" // the policy evaluator denied the call
-	FailureNotExecuted      FailureKind = "not_executed"      // the run ended before the call's turn came
-	FailureTimeout          FailureKind = "timeout"           // a deadline passed
-	FailurePanic            FailureKind = "panic"             // a tool panicked; recovered
-	FailureInternal         FailureKind = "internal"          // a bug in agentrt
+	FailureNoCompletion      FailureKind = "no_completion"        // require_completion and the model kept replying
+	FailureMaxToolHops       FailureKind = "max_tool_hops"        // the hop limit was reached
+	FailureModel             FailureKind = "model_error"          // the provider failed and retries were exhausted
+	FailureScriptExhausted   FailureKind = "script_exhausted"     // the replay provider ran out of responses
+	FailureInterrupted       FailureKind = "interrupted"          // interrupt_turn or shutdown
+	FailureStore             FailureKind = "store_error"          // a fact could not be made durable
+	FailureInvalidArguments  FailureKind = "invalid_arguments"    // tool input failed to parse or validate
+	FailureUnknownTool       FailureKind = "unknown_tool"         // the model asked for a tool it was not given
+	FailureToolError         FailureKind = "tool_error"           // the tool ran and reported an error
+	FailurePermissionDenied  FailureKind = "permission_denied"    // the policy evaluator denied the call
+	FailureNotExecuted       FailureKind = "not_executed"         // the run ended before the call's turn came
+	FailureTimeout           FailureKind = "timeout"              // a deadline passed
+	FailurePanic             FailureKind = "panic"                // a tool panicked; recovered
+	FailureInternal          FailureKind = "internal"             // a bug in agentrt
+	FailureQuotaExceeded     FailureKind = "quota_exceeded"       // a token or cost budget would be exceeded
+	FailureRoutingImpossible FailureKind = "routing_not_possible" // no candidate model meets the task profile
 )
 
 // Failure is a persisted failure: a kind callers branch on, a message for

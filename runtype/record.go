@@ -80,23 +80,78 @@ type Run struct {
 	SessionID string
 	ThreadID  string
 	Owner
-	Attempt   int
-	Status    TaskStatus
-	Failure   *Failure
-	Hops      int // model calls made
-	ToolHops  int // model calls that requested tools and had them executed
-	Usage     Usage
+	Attempt  int
+	Status   TaskStatus
+	Failure  *Failure
+	Hops     int // model calls made
+	ToolHops int // model calls that requested tools and had them executed
+	Usage    Usage
+	// Routing is how the run's model was chosen; nil before routing.
+	Routing   *Routing
 	StartedAt time.Time
 	EndedAt   time.Time
 }
 
-// Usage counts model tokens.
+// Routing summarizes how a run's model was chosen, for read models.
 //
-// Persisted: JSON in run records and model.completed payloads.
+// Persisted: JSON in run records.
+type Routing struct {
+	// Mode is single (one candidate), auto (chosen by the task profile) or
+	// fallback (a later candidate took over after a failure).
+	Mode string `json:"mode"`
+	// Candidate names the model candidate in use; Provider and Model are
+	// its provider kind and model.
+	Candidate      string `json:"candidate"`
+	Provider       string `json:"provider"`
+	Model          string `json:"model,omitempty"`
+	CandidateCount int    `json:"candidateCount"`
+	// Reason says why this candidate, for people.
+	Reason string `json:"reason"`
+	// Fallbacks counts candidates given up on during the run.
+	Fallbacks int `json:"fallbacks,omitempty"`
+}
+
+// LimitScope says what a budget limit covers.
+type LimitScope string
+
+// Limit scopes.
+const (
+	LimitSession LimitScope = "session"
+	LimitTenant  LimitScope = "tenant"
+)
+
+// Limit is a budget set through the control plane for one session or a
+// whole tenant. It replaces the configured default for that scope. Zero
+// maxima mean no limit of that kind.
+type Limit struct {
+	// Owner.TenantID is the tenant the limit belongs to; PrincipalID is who
+	// set it.
+	Owner
+	Scope LimitScope
+	// ScopeID is the session id for session limits and the tenant id for
+	// tenant limits.
+	ScopeID    string
+	MaxTokens  int64
+	MaxCostUSD float64
+	UpdatedAt  time.Time
+}
+
+// Usage counts model tokens and what they cost.
+//
+// InputTokens counts every input token of a call, including the ones read
+// from the provider's prompt cache, which CachedInputTokens counts again
+// (Anthropic's separate cache counters are folded in this way).
+// ReasoningTokens is the part of OutputTokens the model spent reasoning,
+// when the provider says. CostUSD is what the tokens cost at the model's
+// declared prices; zero when it has none.
+//
+// Persisted: JSON in turn and run records and in event payloads.
 type Usage struct {
-	InputTokens       int64 `json:"inputTokens"`
-	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
-	OutputTokens      int64 `json:"outputTokens"`
+	InputTokens       int64   `json:"inputTokens"`
+	CachedInputTokens int64   `json:"cachedInputTokens,omitempty"`
+	OutputTokens      int64   `json:"outputTokens"`
+	ReasoningTokens   int64   `json:"reasoningTokens,omitempty"`
+	CostUSD           float64 `json:"costUsd,omitempty"`
 }
 
 // Add returns u plus v.
@@ -105,8 +160,16 @@ func (u Usage) Add(v Usage) Usage {
 		InputTokens:       u.InputTokens + v.InputTokens,
 		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
 		OutputTokens:      u.OutputTokens + v.OutputTokens,
+		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
+		CostUSD:           u.CostUSD + v.CostUSD,
 	}
 }
+
+// Tokens is the number of tokens a budget counts: input plus output.
+func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
+
+// Zero reports whether u counts nothing.
+func (u Usage) Zero() bool { return u == Usage{} }
 
 // Role is the author of a conversation message.
 type Role string
@@ -138,8 +201,34 @@ type Message struct {
 	// ToolCallID links a tool message to the call it answers.
 	ToolCallID string
 	// IsError marks a tool message that reports a failed or refused call.
-	IsError   bool
+	IsError bool
+	// Reasoning is the reasoning an assistant message came with, as its
+	// provider exposed it; adapters send a provider's own blocks back to it.
+	Reasoning []Reasoning
 	CreatedAt time.Time
+}
+
+// Reasoning is one block of a model's reasoning: a summary or thinking
+// text, and the opaque state a provider needs back in later requests
+// (Anthropic thinking signatures, OpenAI encrypted reasoning items).
+//
+// Persisted: JSON array in message records.
+type Reasoning struct {
+	// Provider is the kind of the provider that produced the block
+	// (anthropic_messages, openai_responses, …).
+	Provider string `json:"provider"`
+	// ID is the provider's id for the block, when it has one.
+	ID string `json:"id,omitempty"`
+	// Text is the reasoning text or summary the provider exposed.
+	Text string `json:"text,omitempty"`
+	// Signature authenticates Text (Anthropic thinking blocks).
+	Signature string `json:"signature,omitempty"`
+	// Redacted is reasoning the provider encrypted before returning it
+	// (Anthropic redacted_thinking data).
+	Redacted string `json:"redacted,omitempty"`
+	// Encrypted is the provider's encrypted reasoning state (OpenAI
+	// encrypted_content).
+	Encrypted string `json:"encrypted,omitempty"`
 }
 
 // MessageToolCall is one tool call requested in an assistant message.

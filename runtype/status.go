@@ -14,6 +14,7 @@ const (
 	StatusRunning           TaskStatus = "running"
 	StatusWaitingInput      TaskStatus = "waiting_input"
 	StatusWaitingPermission TaskStatus = "waiting_permission"
+	StatusWaitingResource   TaskStatus = "waiting_resource"
 	StatusBlocked           TaskStatus = "blocked"
 	StatusCancelling        TaskStatus = "cancelling"
 	StatusCancelled         TaskStatus = "cancelled"
@@ -34,9 +35,9 @@ func (s TaskStatus) Terminal() bool {
 }
 
 // Parked reports whether the work waits for something outside the runtime
-// (a person, a permission) and holds no worker meanwhile.
+// (a person, a permission, a budget) and holds no worker meanwhile.
 func (s TaskStatus) Parked() bool {
-	return s == StatusWaitingInput || s == StatusWaitingPermission
+	return s == StatusWaitingInput || s == StatusWaitingPermission || s == StatusWaitingResource
 }
 
 // ThreadStatus is the status the snapshot schema allows for a thread.
@@ -66,7 +67,7 @@ func ThreadStatusOf(latest TaskStatus) ThreadStatus {
 		return ThreadQueued
 	case StatusPreparing, StatusRunning, StatusCancelling:
 		return ThreadRunning
-	case StatusWaitingInput, StatusWaitingPermission, StatusBlocked:
+	case StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource, StatusBlocked:
 		return ThreadBlocked
 	case StatusCompleted:
 		return ThreadCompleted
@@ -87,7 +88,7 @@ func AttemptStatus(s TaskStatus) string {
 		return "preparing"
 	case StatusRunning, StatusCancelling:
 		return "running"
-	case StatusWaitingInput, StatusWaitingPermission, StatusBlocked:
+	case StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource, StatusBlocked:
 		return "blocked"
 	case StatusCompleted:
 		return "completed"

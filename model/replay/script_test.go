@@ -373,7 +373,7 @@ var cmpResult = cmp.Options{
 	cmp.Comparer(func(a, b error) bool {
 		var ma, mb *model.Error
 		if errors.As(a, &ma) && errors.As(b, &mb) {
-			return *ma == *mb
+			return cmp.Equal(*ma, *mb)
 		}
 		return errors.Is(a, b) || errors.Is(b, a)
 	}),
