@@ -26,6 +26,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -46,7 +47,7 @@ var (
 )
 
 // Store is a durable home for sessions, threads, turns, tasks, runs,
-// messages, tool calls, blobs and the event log.
+// messages, tool calls, blobs, budget limits and the event log.
 //
 // Implementations are safe for concurrent use. Reads never block on an
 // in-progress write transaction longer than the driver's documented limits.
@@ -101,7 +102,8 @@ type Tx interface {
 // Batch is a set of writes that commit together: the events of one step
 // and the records they change. Records are written whole: Sessions,
 // Threads, Messages and Blobs are inserted (Blobs are ignored when the ref
-// exists); Turns, Tasks, Runs and ToolCalls are inserted or replaced by ID.
+// exists); Turns, Tasks, Runs and ToolCalls are inserted or replaced by ID;
+// Limits are inserted or replaced by (TenantID, Scope, ScopeID).
 //
 // The store does not keep references to a Batch or its slices once the
 // write has returned (the caller may Reset and reuse it), but it may keep
@@ -113,6 +115,9 @@ type Tx interface {
 // taken, and an Event whose Sequence is not above the last of its session
 // (taken, or lower): sequences rise with cursors within a session, which is
 // what lets readers follow a session in cursor order.
+//
+// A cost that is not a finite number (a Usage's CostUSD, a Limit's
+// MaxCostUSD) cannot be stored: the batch fails and writes nothing.
 type Batch struct {
 	Sessions  []*runtype.Session
 	Threads   []*runtype.Thread
@@ -122,6 +127,7 @@ type Batch struct {
 	Messages  []*runtype.Message
 	ToolCalls []*runtype.ToolCall
 	Blobs     []*runtype.Blob
+	Limits    []*runtype.Limit
 	Events    []*event.Event
 }
 
@@ -147,6 +153,14 @@ type Reader interface {
 	ToolCallList(ctx context.Context, p *ToolCallListParams) ([]*runtype.ToolCall, error)
 
 	BlobGet(ctx context.Context, p *BlobGetParams) (*runtype.Blob, error)
+
+	// LimitGet returns the tenant's limit for one scope, or ErrNotFound
+	// when none was set.
+	LimitGet(ctx context.Context, p *LimitGetParams) (*runtype.Limit, error)
+
+	// UsageTotal returns the sum of the Usage of the tenant's runs that
+	// match p (zero when none do).
+	UsageTotal(ctx context.Context, p *UsageTotalParams) (runtype.Usage, error)
 
 	// EventListAfter returns up to Limit events with Cursor > AfterCursor
 	// that match Filter, in cursor order.
@@ -255,6 +269,22 @@ type ToolCallListParams struct {
 type BlobGetParams struct {
 	TenantID string
 	Ref      string
+}
+
+type LimitGetParams struct {
+	TenantID string
+	Scope    runtype.LimitScope
+	ScopeID  string
+}
+
+// UsageTotalParams selects the runs whose usage UsageTotal sums: the
+// tenant's runs, of one session when SessionID is set, whose StartedAt is
+// at or after Since (every run when Since is zero, including runs not
+// started yet).
+type UsageTotalParams struct {
+	TenantID  string
+	SessionID string
+	Since     time.Time
 }
 
 type EventListAfterParams struct {

@@ -310,8 +310,8 @@ func (w *Writer) Stats() WriterStats {
 }
 
 // Merge adds src's records and events to dst, after dst's own. A turn,
-// task, run or tool call already in dst with the same key is replaced in
-// place, since records are written whole and the later version wins. Merge
+// task, run, tool call or limit already in dst with the same key is
+// replaced in place, since records are written whole and the later version wins. Merge
 // lets a caller hold facts that need not be durable yet and commit them
 // with its next batch.
 func (dst *Batch) Merge(src *Batch) {
@@ -323,6 +323,9 @@ func (dst *Batch) Merge(src *Batch) {
 	dst.Messages = append(dst.Messages, src.Messages...)
 	dst.ToolCalls = mergeByKey(dst.ToolCalls, src.ToolCalls, func(c *runtype.ToolCall) string { return c.SessionID + "\x00" + c.ID })
 	dst.Blobs = append(dst.Blobs, src.Blobs...)
+	dst.Limits = mergeByKey(dst.Limits, src.Limits, func(l *runtype.Limit) string {
+		return l.TenantID + "\x00" + string(l.Scope) + "\x00" + l.ScopeID
+	})
 	dst.Events = append(dst.Events, src.Events...)
 }
 
@@ -352,15 +355,17 @@ func (b *Batch) Reset() {
 	clear(b.Messages)
 	clear(b.ToolCalls)
 	clear(b.Blobs)
+	clear(b.Limits)
 	clear(b.Events)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
-		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Events: b.Events[:0],
+		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
+		Events: b.Events[:0],
 	}
 }
 
 // Empty reports whether b holds nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Sessions)+len(b.Threads)+len(b.Turns)+len(b.Tasks)+len(b.Runs)+
-		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Events) == 0
+		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+len(b.Events) == 0
 }

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -9,8 +10,13 @@ import (
 )
 
 // validate checks every uniqueness rule of b against the store and within
-// b, in the order the batch would be applied, without changing anything.
+// b, in the order the batch would be applied, and that its costs are
+// finite numbers (as a database could store them), without changing
+// anything.
 func (d *data) validate(b *store.Batch) error {
+	if err := validateCosts(b); err != nil {
+		return err
+	}
 	for _, s := range b.Sessions {
 		if _, ok := d.sessions[s.ID]; ok {
 			return fmt.Errorf("inserting session %s: %w", s.ID, store.ErrConflict)
@@ -41,6 +47,28 @@ func (d *data) validate(b *store.Batch) error {
 	}
 	if err := d.validateSequences(b.Events); err != nil {
 		return err
+	}
+	return nil
+}
+
+// validateCosts refuses the costs the SQL drivers cannot store: NaN and
+// the infinities.
+func validateCosts(b *store.Batch) error {
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	for _, u := range b.Turns {
+		if !finite(u.Usage.CostUSD) {
+			return fmt.Errorf("writing turn %s: usage cost is %v, not a finite number", u.ID, u.Usage.CostUSD)
+		}
+	}
+	for _, r := range b.Runs {
+		if !finite(r.Usage.CostUSD) {
+			return fmt.Errorf("writing run %s: usage cost is %v, not a finite number", r.ID, r.Usage.CostUSD)
+		}
+	}
+	for _, l := range b.Limits {
+		if !finite(l.MaxCostUSD) {
+			return fmt.Errorf("writing %s limit %s: maximum cost is %v, not a finite number", l.Scope, l.ScopeID, l.MaxCostUSD)
+		}
 	}
 	return nil
 }
@@ -162,6 +190,7 @@ const (
 	undoMessage
 	undoToolCall
 	undoBlob
+	undoLimit
 	undoEvents
 )
 
@@ -172,8 +201,15 @@ type undo struct {
 	id     string // the record's ID; a message's thread; a blob's tenant
 	id2    string // a tool call's session; a blob's ref
 	seq    int64  // a message's Seq
-	prev   any    // the record replaced (*runtype.Turn, *runtype.Task, …), or nil when it was new
+	prev   any    // the record replaced (*runtype.Turn, *runtype.Task, …), or nil when it was new; a *limitUndo
 	events []*event.Event
+}
+
+// limitUndo reverses a limit write. Limits are written rarely, so their
+// key rides in an allocation rather than widening every undo entry.
+type limitUndo struct {
+	key  limitKey
+	prev *runtype.Limit // nil when the limit was new
 }
 
 // apply writes a validated batch and appends to log what reverses it.
@@ -209,6 +245,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 	for _, r := range b.Runs {
 		v := *r
 		v.Failure = copyFailure(r.Failure)
+		v.Routing = copyRouting(r.Routing)
 		u := undo{kind: undoRun, id: v.ID}
 		if prev := d.runs.put(v.ID, v, &d.ord); prev != nil {
 			u.prev = prev
@@ -241,6 +278,11 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		}
 		d.blobs[k] = bl
 		log = append(log, undo{kind: undoBlob, id: bl.TenantID, id2: bl.Ref})
+	}
+	for _, l := range b.Limits {
+		k := keyOfLimit(l)
+		log = append(log, undo{kind: undoLimit, prev: &limitUndo{key: k, prev: d.limits[k]}})
+		d.limits[k] = l
 	}
 	if len(b.Events) > 0 {
 		d.appendEvents(b.Events)
@@ -290,6 +332,13 @@ func (d *data) revert(u *undo) {
 		d.calls.restore(u.id2, u.id, prev)
 	case undoBlob:
 		delete(d.blobs, blobKey{u.id, u.id2})
+	case undoLimit:
+		lu := u.prev.(*limitUndo)
+		if lu.prev != nil {
+			d.limits[lu.key] = lu.prev
+		} else {
+			delete(d.limits, lu.key)
+		}
 	case undoEvents:
 		d.dropEvents(u.events)
 	}

@@ -29,12 +29,14 @@ type data struct {
 	turnKeys      map[string]string   // tenantKey(tenant, idempotency key) → turn ID
 
 	tasks *table[runtype.Task] // indexes: session
-	runs  *table[runtype.Run]  // indexes: session, task
+	runs  *table[runtype.Run]  // indexes: session, task, tenant (for usage totals)
 	calls callTable
 
 	messages map[string][]*runtype.Message // by thread, ascending Seq
 
 	blobs map[blobKey]*runtype.Blob
+
+	limits map[limitKey]*runtype.Limit
 
 	// Lists by turn (events, tool calls) use the turn's session when the
 	// turn is recorded, and scan otherwise: an index by turn would cost
@@ -50,6 +52,14 @@ type sessionEvents struct {
 }
 
 type blobKey struct{ tenant, ref string }
+
+type limitKey struct {
+	tenant  string
+	scope   runtype.LimitScope
+	scopeID string
+}
+
+func keyOfLimit(l *runtype.Limit) limitKey { return limitKey{l.TenantID, l.Scope, l.ScopeID} }
 
 func tenantKey(tenant, key string) string { return tenant + "\x00" + key }
 
@@ -68,10 +78,12 @@ func newData() *data {
 		runs: newTable(
 			func(r *runtype.Run) string { return r.SessionID },
 			func(r *runtype.Run) string { return r.TaskID },
+			func(r *runtype.Run) string { return r.TenantID },
 		),
 		calls:           callTable{sessions: make(map[string]*sessionCalls)},
 		messages:        make(map[string][]*runtype.Message),
 		blobs:           make(map[blobKey]*runtype.Blob),
+		limits:          make(map[limitKey]*runtype.Limit),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}
@@ -296,15 +308,25 @@ func copyTask(t *runtype.Task) *runtype.Task {
 	return &c
 }
 
+func copyRouting(r *runtype.Routing) *runtype.Routing {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	return &c
+}
+
 func copyRun(r *runtype.Run) *runtype.Run {
 	c := *r
 	c.Failure = copyFailure(r.Failure)
+	c.Routing = copyRouting(r.Routing)
 	return &c
 }
 
 func copyMessage(m *runtype.Message) *runtype.Message {
 	c := *m
 	c.ToolCalls = slices.Clone(m.ToolCalls)
+	c.Reasoning = slices.Clone(m.Reasoning) // Reasoning holds only strings
 	return &c
 }
 
@@ -313,6 +335,8 @@ func copyToolCall(t *runtype.ToolCall) *runtype.ToolCall {
 	c.Failure = copyFailure(t.Failure)
 	return &c
 }
+
+func copyLimit(l *runtype.Limit) *runtype.Limit { c := *l; return &c }
 
 func copyBlob(b *runtype.Blob) *runtype.Blob {
 	c := *b

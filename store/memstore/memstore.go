@@ -224,6 +224,25 @@ func (r reader) BlobGet(_ context.Context, p *store.BlobGetParams) (*runtype.Blo
 	return r.s.d.blobGet(p)
 }
 
+// LimitGet returns the tenant's limit for one scope.
+func (r reader) LimitGet(_ context.Context, p *store.LimitGetParams) (*runtype.Limit, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.limitGet(p)
+}
+
+// UsageTotal sums the usage of the tenant's runs (of one session when
+// SessionID is set) started at or after Since.
+func (r reader) UsageTotal(_ context.Context, p *store.UsageTotalParams) (runtype.Usage, error) {
+	if err := r.enter(); err != nil {
+		return runtype.Usage{}, err
+	}
+	defer r.exit()
+	return r.s.d.usageTotal(p), nil
+}
+
 // EventListAfter returns matching events after a cursor, in cursor order.
 // The events are the committed pointers, not copies.
 func (r reader) EventListAfter(_ context.Context, p *store.EventListAfterParams) ([]*event.Event, error) {

@@ -160,6 +160,31 @@ func (d *data) blobGet(p *store.BlobGetParams) (*runtype.Blob, error) {
 	return copyBlob(b), nil
 }
 
+func (d *data) limitGet(p *store.LimitGetParams) (*runtype.Limit, error) {
+	l := d.limits[limitKey{p.TenantID, p.Scope, p.ScopeID}]
+	if l == nil {
+		return nil, fmt.Errorf("getting %s limit %s: %w", p.Scope, p.ScopeID, store.ErrNotFound)
+	}
+	return copyLimit(l), nil
+}
+
+// usageTotal sums in insertion order, which keeps a float sum the same
+// from one call to the next.
+func (d *data) usageTotal(p *store.UsageTotalParams) runtype.Usage {
+	rows := d.runs.list(2, p.TenantID)
+	if p.SessionID != "" {
+		rows = d.runs.list(0, p.SessionID)
+	}
+	var total runtype.Usage
+	for _, r := range rows {
+		if r.v.TenantID == p.TenantID && (p.SessionID == "" || r.v.SessionID == p.SessionID) &&
+			(p.Since.IsZero() || !r.v.StartedAt.Before(p.Since)) {
+			total = total.Add(r.v.Usage)
+		}
+	}
+	return total
+}
+
 func (d *data) eventListAfter(p *store.EventListAfterParams) []*event.Event {
 	session := p.Filter.SessionID
 	if session == "" && p.Filter.TurnID != "" {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -54,8 +55,9 @@ func fromNanos(n int64) time.Time {
 // the write path should not pay for reflection. Decoding uses
 // encoding/json; the encodings match the types' JSON tags.
 
+// encodeUsage encodes u, whose CostUSD checkCost has accepted.
 func encodeUsage(u runtype.Usage) string {
-	b := make([]byte, 0, 80)
+	b := make([]byte, 0, 128)
 	b = append(b, `{"inputTokens":`...)
 	b = strconv.AppendInt(b, u.InputTokens, 10)
 	if u.CachedInputTokens != 0 {
@@ -64,8 +66,44 @@ func encodeUsage(u runtype.Usage) string {
 	}
 	b = append(b, `,"outputTokens":`...)
 	b = strconv.AppendInt(b, u.OutputTokens, 10)
+	if u.ReasoningTokens != 0 {
+		b = append(b, `,"reasoningTokens":`...)
+		b = strconv.AppendInt(b, u.ReasoningTokens, 10)
+	}
+	if u.CostUSD != 0 {
+		b = append(b, `,"costUsd":`...)
+		b = appendJSONFloat(b, u.CostUSD)
+	}
 	b = append(b, '}')
 	return string(b)
+}
+
+// checkCost refuses a cost JSON cannot hold (and a REAL column would turn
+// into NULL): NaN and the infinities.
+func checkCost(what string, f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("%s cost is %v, not a finite number", what, f)
+	}
+	return nil
+}
+
+// appendJSONFloat appends a finite f as encoding/json does: the shortest
+// decimal that reads back as f, with an exponent only for very small or
+// large magnitudes.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// Clean up e-09 to e-9, as encoding/json does.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // encodeFailure returns nil (NULL) for no failure.
@@ -110,6 +148,68 @@ func encodeToolCalls(calls []runtype.MessageToolCall) any {
 	}
 	b = append(b, ']')
 	return string(b)
+}
+
+// encodeReasoning returns nil (NULL) for no reasoning.
+func encodeReasoning(blocks []runtype.Reasoning) any {
+	if len(blocks) == 0 {
+		return nil
+	}
+	n := 2
+	for _, r := range blocks {
+		n += 80 + len(r.Provider) + len(r.ID) + len(r.Text) + len(r.Signature) + len(r.Redacted) + len(r.Encrypted)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, r := range blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"provider":`...)
+		b = appendJSONString(b, r.Provider)
+		b = appendOptString(b, `,"id":`, r.ID)
+		b = appendOptString(b, `,"text":`, r.Text)
+		b = appendOptString(b, `,"signature":`, r.Signature)
+		b = appendOptString(b, `,"redacted":`, r.Redacted)
+		b = appendOptString(b, `,"encrypted":`, r.Encrypted)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	return string(b)
+}
+
+// encodeRouting returns nil (NULL) for no routing.
+func encodeRouting(r *runtype.Routing) any {
+	if r == nil {
+		return nil
+	}
+	b := make([]byte, 0, 96+len(r.Mode)+len(r.Candidate)+len(r.Provider)+len(r.Model)+len(r.Reason))
+	b = append(b, `{"mode":`...)
+	b = appendJSONString(b, r.Mode)
+	b = append(b, `,"candidate":`...)
+	b = appendJSONString(b, r.Candidate)
+	b = append(b, `,"provider":`...)
+	b = appendJSONString(b, r.Provider)
+	b = appendOptString(b, `,"model":`, r.Model)
+	b = append(b, `,"candidateCount":`...)
+	b = strconv.AppendInt(b, int64(r.CandidateCount), 10)
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, r.Reason)
+	if r.Fallbacks != 0 {
+		b = append(b, `,"fallbacks":`...)
+		b = strconv.AppendInt(b, int64(r.Fallbacks), 10)
+	}
+	b = append(b, '}')
+	return string(b)
+}
+
+// appendOptString appends key and s, a field tagged omitempty, unless s is
+// empty.
+func appendOptString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendJSONString(append(b, key...), s)
 }
 
 // appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
@@ -184,6 +284,28 @@ func decodeToolCalls(s sql.NullString) ([]runtype.MessageToolCall, error) {
 		return nil, fmt.Errorf("decoding tool calls: %w", err)
 	}
 	return calls, nil
+}
+
+func decodeReasoning(s sql.NullString) ([]runtype.Reasoning, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var blocks []runtype.Reasoning
+	if err := json.Unmarshal([]byte(s.String), &blocks); err != nil {
+		return nil, fmt.Errorf("decoding reasoning: %w", err)
+	}
+	return blocks, nil
+}
+
+func decodeRouting(s sql.NullString) (*runtype.Routing, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	r := &runtype.Routing{}
+	if err := json.Unmarshal([]byte(s.String), r); err != nil {
+		return nil, fmt.Errorf("decoding routing: %w", err)
+	}
+	return r, nil
 }
 
 // eventData returns the bytes to store for e: its envelope encoding, which

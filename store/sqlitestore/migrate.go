@@ -99,6 +99,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
+	return s.migrateUp(ctx, latestVersion())
+}
+
+// migrateUp applies the migrations the database lacks up to version, in
+// one transaction. Tests use it to build a database of an older version.
+func (s *Store) migrateUp(ctx context.Context, version int) error {
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, createMigrationTable); err != nil {
 			return fmt.Errorf("creating migration table: %w", err)
@@ -110,7 +116,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if current > latestVersion() {
 			return fmt.Errorf("database schema is at version %d, this driver knows up to %d: %w", current, latestVersion(), store.ErrSchemaTooNew)
 		}
-		for _, m := range migrations[current:] {
+		for _, m := range migrations[min(current, version):version] {
 			if _, err := tx.ExecContext(ctx, m.up); err != nil {
 				return fmt.Errorf("applying migration %03d_%s: %w", m.version, m.name, err)
 			}

@@ -26,6 +26,7 @@ const (
 	qInsertMessage
 	qUpsertToolCall
 	qInsertBlob
+	qUpsertLimit
 	qInsertEvent       // maxEventRows variants: one to maxEventRows rows
 	qEventLastSequence = qInsertEvent + maxEventRows
 	qSessionGet        = qEventLastSequence + 1
@@ -50,7 +51,9 @@ const (
 	qTurnSession     = qBlobGet + 1
 	qEventListAfter  = qTurnSession + 1 // 16 variants: eventTenant | eventSession | eventTurn | eventAfter
 	qEventLastCursor = qEventListAfter + 16
-	numQueries       = qEventLastCursor + 1
+	qLimitGet        = qEventLastCursor + 1
+	qUsageTotal      = qLimitGet + 1 // 2 variants: usageSession
+	numQueries       = qUsageTotal + 2
 )
 
 // Filter bits of the statement variants.
@@ -72,6 +75,8 @@ const (
 	eventSession = 2
 	eventTurn    = 4
 	eventAfter   = 8 // with eventSession: AfterCursor is not 0
+
+	usageSession = 1
 )
 
 const (
@@ -82,13 +87,14 @@ const (
 	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
 		current_run_id, result, failure, created_at, updated_at, started_at, ended_at`
 	runCols = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
-		hops, tool_hops, usage, started_at, ended_at`
+		hops, tool_hops, usage, started_at, ended_at, routing`
 	messageCols = `thread_id, seq, session_id, turn_id, run_id, tenant_id, principal_id, role, content,
-		tool_calls, tool_call_id, is_error, created_at`
+		tool_calls, tool_call_id, is_error, created_at, reasoning`
 	toolCallCols = `session_id, id, run_id, turn_id, thread_id, tenant_id, principal_id, step_id, hop, name,
 		arguments, arguments_sha256, idempotency_key, status, decision, result_preview, output_ref,
 		output_bytes, failure, started_at, ended_at`
-	blobCols = `tenant_id, ref, principal_id, media_type, data, created_at`
+	blobCols  = `tenant_id, ref, principal_id, media_type, data, created_at`
+	limitCols = `tenant_id, scope, scope_id, principal_id, max_tokens, max_cost_usd, updated_at`
 )
 
 // queries holds the text of every statement, by queryID.
@@ -102,15 +108,16 @@ func buildQueries() [numQueries]string {
 	q[qUpsertTask] = insertSQL("tasks", taskCols, "id")
 	q[qUpsertRun] = insertSQL("runs", runCols, "id")
 	// A run is rewritten after every step. Assigning its indexed columns,
-	// even to the values they have, rewrites their index entries: two more
+	// even to the values they have, rewrites their index entries: more
 	// pages to the WAL per step. So the usual rewrite is an UPDATE that
 	// leaves them alone, and the upsert handles the rest.
-	q[qUpdateRun] = `UPDATE runs SET turn_id = ?, thread_id = ?, tenant_id = ?, principal_id = ?, attempt = ?, status = ?,
-		failure = ?, hops = ?, tool_hops = ?, usage = ?, started_at = ?, ended_at = ?
-		WHERE id = ? AND task_id = ? AND session_id = ?`
+	q[qUpdateRun] = `UPDATE runs SET turn_id = ?, thread_id = ?, principal_id = ?, attempt = ?, status = ?,
+		failure = ?, hops = ?, tool_hops = ?, usage = ?, ended_at = ?, routing = ?
+		WHERE id = ? AND task_id = ? AND session_id = ? AND tenant_id = ? AND started_at = ?`
 	q[qInsertMessage] = insertSQL("messages", messageCols, "")
 	q[qUpsertToolCall] = insertSQL("tool_calls", toolCallCols, "session_id, id")
 	q[qInsertBlob] = insertSQL("blobs", blobCols, "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
+	q[qUpsertLimit] = insertSQL("limits", limitCols, "tenant_id, scope, scope_id")
 	for n := 1; n <= maxEventRows; n++ {
 		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (tenant_id, session_id, sequence, turn_id, type, data) VALUES (?, ?, ?, ?, ?, ?)` +
 			strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
@@ -198,6 +205,16 @@ func buildQueries() [numQueries]string {
 		q[qEventListAfter+queryID(m)] = w + order
 	}
 	q[qEventLastCursor] = `SELECT COALESCE(MAX(cursor), 0) FROM events`
+	q[qLimitGet] = `SELECT ` + limitCols + ` FROM limits WHERE tenant_id = ? AND scope = ? AND scope_id = ?`
+	// Usage is JSON with its zero fields left out (json_extract gives NULL,
+	// which SUM skips). TOTAL sums the cost as a float, 0.0 for no rows.
+	const usageSums = `SELECT COALESCE(SUM(json_extract(usage, '$.inputTokens')), 0),
+		COALESCE(SUM(json_extract(usage, '$.cachedInputTokens')), 0),
+		COALESCE(SUM(json_extract(usage, '$.outputTokens')), 0),
+		COALESCE(SUM(json_extract(usage, '$.reasoningTokens')), 0),
+		TOTAL(json_extract(usage, '$.costUsd')) FROM runs `
+	q[qUsageTotal] = usageSums + `INDEXED BY runs_tenant_started WHERE tenant_id = ? AND started_at >= ?`
+	q[qUsageTotal+usageSession] = usageSums + `INDEXED BY runs_session WHERE session_id = ? AND tenant_id = ? AND started_at >= ?`
 	return q
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -258,6 +259,39 @@ func (r reader) BlobGet(ctx context.Context, p *store.BlobGetParams) (*runtype.B
 	return b, nil
 }
 
+// LimitGet returns the tenant's limit for one scope.
+func (r reader) LimitGet(ctx context.Context, p *store.LimitGetParams) (*runtype.Limit, error) {
+	l, err := get(ctx, r, scanLimit, qLimitGet, p.TenantID, string(p.Scope), p.ScopeID)
+	if err != nil {
+		return nil, fmt.Errorf("getting %s limit %s: %w", p.Scope, p.ScopeID, err)
+	}
+	return l, nil
+}
+
+// UsageTotal sums the usage of the tenant's runs (of one session when
+// SessionID is set) started at or after Since.
+func (r reader) UsageTotal(ctx context.Context, p *store.UsageTotalParams) (runtype.Usage, error) {
+	since := int64(math.MinInt64) // zero Since: every run, started or not
+	if !p.Since.IsZero() {
+		since = p.Since.UnixNano()
+	}
+	q, args := qUsageTotal, []any{p.TenantID, since}
+	if p.SessionID != "" {
+		q, args = q+usageSession, []any{p.SessionID, p.TenantID, since}
+	}
+	rows, err := r.q.query(ctx, q, args...)
+	if err != nil {
+		return runtype.Usage{}, fmt.Errorf("totalling usage: %w", err)
+	}
+	var u runtype.Usage
+	if err := scanOne(rows, func(sc scanner) error {
+		return sc.Scan(&u.InputTokens, &u.CachedInputTokens, &u.OutputTokens, &u.ReasoningTokens, &u.CostUSD)
+	}); err != nil {
+		return runtype.Usage{}, fmt.Errorf("totalling usage: %w", err)
+	}
+	return u, nil
+}
+
 // EventListAfter returns matching events after a cursor, in cursor order.
 func (r reader) EventListAfter(ctx context.Context, p *store.EventListAfterParams) ([]*event.Event, error) {
 	f := p.Filter
@@ -402,12 +436,12 @@ func scanRun(sc scanner) (*runtype.Run, error) {
 	var (
 		r                       runtype.Run
 		status, usage           string
-		failure                 sql.NullString
+		failure, routing        sql.NullString
 		attempt, hops, toolHops int64
 		started, ended          int64
 	)
 	if err := sc.Scan(&r.ID, &r.TaskID, &r.TurnID, &r.SessionID, &r.ThreadID, &r.TenantID, &r.PrincipalID,
-		&attempt, &status, &failure, &hops, &toolHops, &usage, &started, &ended); err != nil {
+		&attempt, &status, &failure, &hops, &toolHops, &usage, &started, &ended, &routing); err != nil {
 		return nil, err
 	}
 	r.Attempt, r.Hops, r.ToolHops = int(attempt), int(hops), int(toolHops)
@@ -420,6 +454,9 @@ func scanRun(sc scanner) (*runtype.Run, error) {
 	if r.Usage, err = decodeUsage(usage); err != nil {
 		return nil, err
 	}
+	if r.Routing, err = decodeRouting(routing); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
@@ -427,16 +464,19 @@ func scanMessage(sc scanner) (*runtype.Message, error) {
 	var (
 		m                runtype.Message
 		role             string
-		calls            sql.NullString
+		calls, reasoning sql.NullString
 		isError, created int64
 	)
 	if err := sc.Scan(&m.ThreadID, &m.Seq, &m.SessionID, &m.TurnID, &m.RunID, &m.TenantID, &m.PrincipalID, &role,
-		&m.Content, &calls, &m.ToolCallID, &isError, &created); err != nil {
+		&m.Content, &calls, &m.ToolCallID, &isError, &created, &reasoning); err != nil {
 		return nil, err
 	}
 	m.Role, m.IsError, m.CreatedAt = runtype.Role(role), isError != 0, fromNanos(created)
 	var err error
 	if m.ToolCalls, err = decodeToolCalls(calls); err != nil {
+		return nil, err
+	}
+	if m.Reasoning, err = decodeReasoning(reasoning); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -474,4 +514,17 @@ func scanBlob(sc scanner) (*runtype.Blob, error) {
 	}
 	b.CreatedAt = fromNanos(created)
 	return &b, nil
+}
+
+func scanLimit(sc scanner) (*runtype.Limit, error) {
+	var (
+		l       runtype.Limit
+		scope   string
+		updated int64
+	)
+	if err := sc.Scan(&l.TenantID, &scope, &l.ScopeID, &l.PrincipalID, &l.MaxTokens, &l.MaxCostUSD, &updated); err != nil {
+		return nil, err
+	}
+	l.Scope, l.UpdatedAt = runtype.LimitScope(scope), fromNanos(updated)
+	return &l, nil
 }

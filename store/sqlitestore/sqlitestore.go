@@ -28,7 +28,9 @@
 // A step's batch costs one INSERT per row (events four to a statement),
 // no savepoint (see Tx), and the WAL pages its rows touch: each index keyed
 // by session or thread adds a page per session per commit, so the schema
-// has no index a Reader method does not need.
+// has no index a Reader method does not need. UsageTotal reads the usage
+// JSON of every run it sums, through the tenant's (or the session's) runs
+// index, so its cost grows with the number of runs since Since.
 //
 // # Schema
 //

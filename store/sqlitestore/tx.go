@@ -95,7 +95,11 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 		return nil
 	}
 	// Everything that can fail without touching the database is done
-	// first: encoding the events and checking their sequences.
+	// first: checking costs, encoding the events and checking their
+	// sequences.
+	if err := checkCosts(b); err != nil {
+		return err
+	}
 	var dataBuf [8][]byte
 	data := dataBuf[:0]
 	for _, e := range b.Events {
@@ -131,6 +135,26 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 	}
 	t.applied = append(t.applied, b)
 	t.noteSequences(seqs)
+	return nil
+}
+
+// checkCosts refuses a batch with a cost that cannot be stored.
+func checkCosts(b *store.Batch) error {
+	for _, u := range b.Turns {
+		if err := checkCost("usage", u.Usage.CostUSD); err != nil {
+			return fmt.Errorf("writing turn %s: %w", u.ID, err)
+		}
+	}
+	for _, r := range b.Runs {
+		if err := checkCost("usage", r.Usage.CostUSD); err != nil {
+			return fmt.Errorf("writing run %s: %w", r.ID, err)
+		}
+	}
+	for _, l := range b.Limits {
+		if err := checkCost("maximum", l.MaxCostUSD); err != nil {
+			return fmt.Errorf("writing %s limit %s: %w", l.Scope, l.ScopeID, err)
+		}
+	}
 	return nil
 }
 
@@ -202,6 +226,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		if _, err := t.exec(ctx, qInsertMessage,
 			m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.TenantID, m.PrincipalID, string(m.Role),
 			m.Content, encodeToolCalls(m.ToolCalls), m.ToolCallID, m.IsError, nanos(m.CreatedAt),
+			encodeReasoning(m.Reasoning),
 		); err != nil {
 			return wrote, fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, translate(err))
 		}
@@ -220,11 +245,11 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		wrote = true
 	}
 	for _, r := range b.Runs {
-		failure, usage := encodeFailure(r.Failure), encodeUsage(r.Usage)
+		failure, usage, routing := encodeFailure(r.Failure), encodeUsage(r.Usage), encodeRouting(r.Routing)
 		res, err := t.exec(ctx, qUpdateRun,
-			r.TurnID, r.ThreadID, r.TenantID, r.PrincipalID, int64(r.Attempt), string(r.Status), failure,
-			int64(r.Hops), int64(r.ToolHops), usage, nanos(r.StartedAt), nanos(r.EndedAt),
-			r.ID, r.TaskID, r.SessionID,
+			r.TurnID, r.ThreadID, r.PrincipalID, int64(r.Attempt), string(r.Status), failure,
+			int64(r.Hops), int64(r.ToolHops), usage, nanos(r.EndedAt), routing,
+			r.ID, r.TaskID, r.SessionID, r.TenantID, nanos(r.StartedAt),
 		)
 		var n int64
 		if err == nil {
@@ -234,6 +259,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 			_, err = t.exec(ctx, qUpsertRun,
 				r.ID, r.TaskID, r.TurnID, r.SessionID, r.ThreadID, r.TenantID, r.PrincipalID, int64(r.Attempt),
 				string(r.Status), failure, int64(r.Hops), int64(r.ToolHops), usage, nanos(r.StartedAt), nanos(r.EndedAt),
+				routing,
 			)
 		}
 		if err != nil {
@@ -261,6 +287,14 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 			bl.TenantID, bl.Ref, bl.PrincipalID, bl.MediaType, blob, nanos(bl.CreatedAt),
 		); err != nil {
 			return wrote, fmt.Errorf("inserting blob %s: %w", bl.Ref, translate(err))
+		}
+		wrote = true
+	}
+	for _, l := range b.Limits {
+		if _, err := t.exec(ctx, qUpsertLimit,
+			l.TenantID, string(l.Scope), l.ScopeID, l.PrincipalID, l.MaxTokens, l.MaxCostUSD, nanos(l.UpdatedAt),
+		); err != nil {
+			return wrote, fmt.Errorf("writing %s limit %s: %w", l.Scope, l.ScopeID, translate(err))
 		}
 		wrote = true
 	}

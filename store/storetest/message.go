@@ -16,7 +16,7 @@ func exerciseMessage(ctx context.Context, t *testing.T, newStore func(*testing.T
 		m1 := tb.message(th, 1)
 		m2 := &runtype.Message{ThreadID: th.ID, Seq: 2, SessionID: th.SessionID, Owner: th.Owner, Role: runtype.RoleUser, Content: "plain"}
 		m3 := tb.message(th, 3)
-		m3.Role, m3.ToolCalls, m3.IsError = runtype.RoleTool, nil, false
+		m3.Role, m3.ToolCalls, m3.IsError, m3.Reasoning = runtype.RoleTool, nil, false, nil
 		other := tb.message(tb.thread(tb.session(tenantA)), 1)
 		// Written out of order: the list follows Seq.
 		tb.apply(t, &store.Batch{Messages: []*runtype.Message{m3, other}})

@@ -8,8 +8,9 @@
 //	}
 //
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
-// events, transactions, tenancy, the Writer); a change to a driver extends
-// the suite rather than only that driver's tests.
+// limits, usage totals, events, transactions, tenancy, the Writer); a
+// change to a driver extends the suite rather than only that driver's
+// tests.
 //
 // # What the suite pins down beyond store.go
 //
@@ -23,7 +24,8 @@
 // nanosecond (compared with time.Time.Equal, so drivers may return them in
 // UTC), and the zero time stays zero. Events read back encode to exactly
 // the bytes that were written, and an Apply that fails leaves its events'
-// Cursor zero.
+// Cursor zero. Usage totals may add costs in any order, so they are
+// compared to within a rounding error.
 package storetest
 
 import (
@@ -61,6 +63,8 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Message", exerciseMessage},
 		{"ToolCall", exerciseToolCall},
 		{"Blob", exerciseBlob},
+		{"Limit", exerciseLimit},
+		{"Usage", exerciseUsage},
 		{"Event", exerciseEvent},
 		{"Tx", exerciseTx},
 		{"Tenancy", exerciseTenancy},
@@ -196,7 +200,7 @@ func (tb *testBundle) turn(th *runtype.Thread) *runtype.Turn {
 		TaskID:         tb.ids.New(runtype.PrefixTask),
 		RunID:          tb.ids.New(runtype.PrefixRun),
 		TraceID:        tb.ids.TraceID(),
-		Usage:          runtype.Usage{InputTokens: 1200, CachedInputTokens: 300, OutputTokens: 45},
+		Usage:          runtype.Usage{InputTokens: 1200, CachedInputTokens: 300, OutputTokens: 45, ReasoningTokens: 20, CostUSD: 0.01234},
 		CreatedAt:      now,
 		StartedAt:      now.Add(time.Millisecond),
 		EndedAt:        now.Add(time.Second),
@@ -238,7 +242,11 @@ func (tb *testBundle) run(k *runtype.Task) *runtype.Run {
 		Failure:   &runtype.Failure{Kind: runtype.FailureModel, Message: "upstream 529"},
 		Hops:      7,
 		ToolHops:  5,
-		Usage:     runtype.Usage{InputTokens: 9000, OutputTokens: 800},
+		Usage:     runtype.Usage{InputTokens: 9000, CachedInputTokens: 4000, OutputTokens: 800, ReasoningTokens: 300, CostUSD: 0.0417},
+		Routing: &runtype.Routing{
+			Mode: "fallback", Candidate: "backup \"b\"", Provider: "openai_responses", Model: "gpt-x",
+			CandidateCount: 3, Reason: "primary failed: 529 <overloaded> & \u2028 日本語", Fallbacks: 1,
+		},
 		StartedAt: now,
 		EndedAt:   now.Add(3 * time.Second),
 	}
@@ -260,7 +268,12 @@ func (tb *testBundle) message(th *runtype.Thread, seq int64) *runtype.Message {
 		},
 		ToolCallID: "toolu_00",
 		IsError:    true,
-		CreatedAt:  tb.now(),
+		Reasoning: []runtype.Reasoning{
+			{Provider: "anthropic_messages", Text: "the user wants \"hosts\"\n\tand 日本語", Signature: "EqQBCkgIARABGAIiQL=="},
+			{Provider: "anthropic_messages", Redacted: "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+			{Provider: "openai_responses", ID: "rs_01", Text: "summary", Encrypted: "gAAAAABo\x01<&>"},
+		},
+		CreatedAt: tb.now(),
 	}
 }
 
@@ -287,6 +300,18 @@ func (tb *testBundle) toolCall(r *runtype.Run, id string) *runtype.ToolCall {
 		Failure:         &runtype.Failure{Kind: runtype.FailureToolError, Message: "exit status 2"},
 		StartedAt:       now,
 		EndedAt:         now.Add(40 * time.Millisecond),
+	}
+}
+
+// limit returns a session limit for s.
+func (tb *testBundle) limit(s *runtype.Session) *runtype.Limit {
+	return &runtype.Limit{
+		Owner:      runtype.Owner{TenantID: s.TenantID, PrincipalID: "admin_" + s.TenantID},
+		Scope:      runtype.LimitSession,
+		ScopeID:    s.ID,
+		MaxTokens:  250_000,
+		MaxCostUSD: 12.75,
+		UpdatedAt:  tb.now(),
 	}
 }
 
@@ -325,7 +350,8 @@ func (tb *testBundle) event(s *runtype.Session, turnID string, seq int64) *event
 }
 
 // graph is one tenant's connected set of records: a session with a thread,
-// a turn, its task and run, a message, a tool call, a blob and events.
+// a turn, its task and run, a message, a tool call, a blob, a limit on the
+// session and events.
 type graph struct {
 	session *runtype.Session
 	thread  *runtype.Thread
@@ -335,6 +361,7 @@ type graph struct {
 	message *runtype.Message
 	call    *runtype.ToolCall
 	blob    *runtype.Blob
+	limit   *runtype.Limit
 	events  []*event.Event
 }
 
@@ -348,6 +375,7 @@ func (tb *testBundle) graph(tenant string) *graph {
 	g.message = tb.message(g.thread, 1)
 	g.call = tb.toolCall(g.run, "toolu_01")
 	g.blob = tb.blob(tenant, `{"raw":"response `+tb.ids.New("")+`"}`)
+	g.limit = tb.limit(g.session)
 	g.events = []*event.Event{tb.event(g.session, "", 1), tb.event(g.session, g.turn.ID, 2)}
 	return g
 }
@@ -362,6 +390,7 @@ func (g *graph) batch() *store.Batch {
 		Messages:  []*runtype.Message{g.message},
 		ToolCalls: []*runtype.ToolCall{g.call},
 		Blobs:     []*runtype.Blob{g.blob},
+		Limits:    []*runtype.Limit{g.limit},
 		Events:    g.events,
 	}
 }

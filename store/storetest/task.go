@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -69,14 +70,15 @@ func exerciseRun(ctx context.Context, t *testing.T, newStore func(*testing.T) st
 		th := tb.thread(s)
 		k1, k2 := tb.task(tb.turn(th)), tb.task(tb.turn(th))
 		r1, r2, r3 := tb.run(k1), tb.run(k2), tb.run(k1)
-		r3.Attempt, r3.Failure = 3, nil
+		r3.Attempt, r3.Failure, r3.Routing = 3, nil, nil
 		elsewhere := tb.run(tb.task(tb.turn(tb.thread(tb.session(tenantA)))))
 		tb.apply(t, &store.Batch{Runs: []*runtype.Run{r1, elsewhere}})
 		tb.apply(t, &store.Batch{Runs: []*runtype.Run{r2}})
 		tb.apply(t, &store.Batch{Runs: []*runtype.Run{r3}})
 		// A run updated after every step keeps its place.
 		r1b := *r1
-		r1b.Hops, r1b.Usage, r1b.Status = 8, runtype.Usage{InputTokens: 1, CachedInputTokens: 2, OutputTokens: 3}, runtype.StatusFailed
+		r1b.Hops, r1b.Usage, r1b.Status = 8, runtype.Usage{InputTokens: 1, CachedInputTokens: 2, OutputTokens: 3, ReasoningTokens: 4, CostUSD: 5.5}, runtype.StatusFailed
+		r1b.Routing = &runtype.Routing{Mode: "single", Candidate: "default", Provider: "anthropic_messages", CandidateCount: 1, Reason: "only one"}
 		tb.apply(t, &store.Batch{Runs: []*runtype.Run{&r1b}})
 
 		tests := []struct {
@@ -99,6 +101,31 @@ func exerciseRun(ctx context.Context, t *testing.T, newStore func(*testing.T) st
 			}
 			if d := diff(tt.want, got); d != "" {
 				t.Errorf("RunList(%s) (-want +got):\n%s", tt.name, d)
+			}
+		}
+	})
+
+	// A run is written when it starts and rewritten after every step; each
+	// rewrite replaces its routing and usage, NULL or not.
+	t.Run("RewriteRoutingAndUsage", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		k := tb.task(tb.turn(tb.thread(tb.session(tenantA))))
+		full := tb.run(k)
+		started := *full
+		started.Routing, started.Usage, started.Failure, started.EndedAt = nil, runtype.Usage{}, nil, time.Time{}
+		unrouted := *full
+		unrouted.Routing = nil
+		restarted := *full
+		restarted.StartedAt, restarted.Attempt = full.StartedAt.Add(time.Minute), 3
+		for _, r := range []*runtype.Run{&started, full, &unrouted, &restarted} {
+			tb.apply(t, &store.Batch{Runs: []*runtype.Run{r}})
+			got, err := tb.store.RunList(ctx, &store.RunListParams{TenantID: tenantA, TaskID: k.ID})
+			if err != nil {
+				t.Fatalf("RunList: %v", err)
+			}
+			if d := diff([]*runtype.Run{r}, got); d != "" {
+				t.Errorf("RunList after a rewrite (-want +got):\n%s", d)
 			}
 		}
 	})

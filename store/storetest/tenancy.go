@@ -25,6 +25,7 @@ func exerciseTenancy(ctx context.Context, t *testing.T, newStore func(*testing.T
 		_, notFound["TurnGetByIdempotencyKey"] = r.TurnGetByIdempotencyKey(ctx, &store.TurnGetByIdempotencyKeyParams{TenantID: tenantB, IdempotencyKey: a.turn.IdempotencyKey})
 		_, notFound["TaskGet"] = r.TaskGet(ctx, &store.TaskGetParams{TenantID: tenantB, ID: a.task.ID})
 		_, notFound["BlobGet"] = r.BlobGet(ctx, &store.BlobGetParams{TenantID: tenantB, Ref: a.blob.Ref})
+		_, notFound["LimitGet"] = r.LimitGet(ctx, &store.LimitGetParams{TenantID: tenantB, Scope: a.limit.Scope, ScopeID: a.limit.ScopeID})
 		for what, err := range notFound {
 			wantNotFound(t, what, err)
 		}
@@ -100,6 +101,11 @@ func exerciseTenancy(ctx context.Context, t *testing.T, newStore func(*testing.T
 				t.Errorf("%s as tenant B = %d records, %v; want none", what, n, err)
 			}
 		}
+		for _, p := range []*store.UsageTotalParams{{TenantID: tenantB}, {TenantID: tenantB, SessionID: a.session.ID}} {
+			if u, err := r.UsageTotal(ctx, p); err != nil || !u.Zero() {
+				t.Errorf("UsageTotal(%+v) = %+v, %v; want zero", p, u, err)
+			}
+		}
 
 		// Tenant A still sees everything.
 		wantPresent(ctx, t, r, a)
@@ -109,11 +115,12 @@ func exerciseTenancy(ctx context.Context, t *testing.T, newStore func(*testing.T
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
 		a, b := tb.graph(tenantA), tb.graph(tenantB)
-		// The same caller-chosen idempotency key, blob content and
-		// provider tool call id in both tenants.
+		// The same caller-chosen idempotency key, blob content, provider
+		// tool call id and limit scope in both tenants.
 		b.turn.IdempotencyKey = a.turn.IdempotencyKey
 		b.blob.Data, b.blob.Ref = a.blob.Data, a.blob.Ref
 		b.call.ID = a.call.ID
+		b.limit.Scope, b.limit.ScopeID = a.limit.Scope, a.limit.ScopeID
 		tb.apply(t, a.batch())
 		tb.apply(t, b.batch())
 		wantPresent(ctx, t, tb.store, a)

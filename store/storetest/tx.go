@@ -92,6 +92,8 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		changedCall.Status = runtype.ToolCallCompleted
 		changedTask := *kept.task
 		changedTask.Result = "changed"
+		changedLimit := *kept.limit
+		changedLimit.MaxTokens = 1
 
 		tx, err := tb.store.Begin(ctx)
 		if err != nil {
@@ -99,7 +101,10 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		}
 		for _, b := range []*store.Batch{
 			dropped.batch(),
-			{Turns: []*runtype.Turn{&changedTurn}, Runs: []*runtype.Run{&changedRun}, ToolCalls: []*runtype.ToolCall{&changedCall}, Tasks: []*runtype.Task{&changedTask}},
+			{
+				Turns: []*runtype.Turn{&changedTurn}, Runs: []*runtype.Run{&changedRun}, ToolCalls: []*runtype.ToolCall{&changedCall},
+				Tasks: []*runtype.Task{&changedTask}, Limits: []*runtype.Limit{&changedLimit},
+			},
 			dropped2.batch(),
 		} {
 			if err := tx.Apply(ctx, b); err != nil {
@@ -144,10 +149,13 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		g := tb.graph(tenantA)
 		want := tb.graph(tenantA) // a twin with the same values
 		*want.session, *want.thread, *want.turn, *want.task = *g.session, *g.thread, *g.turn, *g.task
-		*want.run, *want.call, *want.blob = *g.run, *g.call, *g.blob
+		*want.run, *want.call, *want.blob, *want.limit = *g.run, *g.call, *g.blob, *g.limit
 		*want.message = *g.message
 		want.turn.Failure = &runtype.Failure{Kind: g.turn.Failure.Kind, Message: g.turn.Failure.Message, Retryable: g.turn.Failure.Retryable}
+		routing := *g.run.Routing
+		want.run.Routing = &routing
 		want.message.ToolCalls = append([]runtype.MessageToolCall(nil), g.message.ToolCalls...)
+		want.message.Reasoning = append([]runtype.Reasoning(nil), g.message.Reasoning...)
 		want.blob.Data = append([]byte(nil), g.blob.Data...)
 		want.events = g.events
 		tb.apply(t, g.batch())
@@ -157,6 +165,13 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		}
 		if got, err := tb.store.MessageList(ctx, &store.MessageListParams{TenantID: tenantA, ThreadID: g.thread.ID}); err == nil && len(got) == 1 {
 			got[0].ToolCalls[0].Arguments = "changed"
+			got[0].Reasoning[0].Text = "changed"
+		}
+		if got, err := tb.store.RunList(ctx, &store.RunListParams{TenantID: tenantA, TaskID: g.task.ID}); err == nil && len(got) == 1 {
+			got[0].Routing.Candidate = "changed"
+		}
+		if got, err := tb.store.LimitGet(ctx, &store.LimitGetParams{TenantID: tenantA, Scope: g.limit.Scope, ScopeID: g.limit.ScopeID}); err == nil {
+			got.MaxTokens = 1
 		}
 		if got, err := tb.store.BlobGet(ctx, &store.BlobGetParams{TenantID: tenantA, Ref: g.blob.Ref}); err == nil {
 			got.Data[0] = 'Y'
@@ -220,6 +235,8 @@ func wantPresent(ctx context.Context, t *testing.T, r store.Reader, g *graph) {
 	check("ToolCallList", []*runtype.ToolCall{g.call}, calls, err)
 	bl, err := r.BlobGet(ctx, &store.BlobGetParams{TenantID: tenant, Ref: g.blob.Ref})
 	check("BlobGet", g.blob, bl, err)
+	l, err := r.LimitGet(ctx, &store.LimitGetParams{TenantID: tenant, Scope: g.limit.Scope, ScopeID: g.limit.ScopeID})
+	check("LimitGet", g.limit, l, err)
 	evs, err := r.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: tenant, SessionID: g.session.ID}})
 	check("EventListAfter", g.events, evs, err)
 }
@@ -238,6 +255,8 @@ func wantAbsent(ctx context.Context, t *testing.T, r store.Reader, g *graph) {
 	wantNotFound(t, "TaskGet", err)
 	_, err = r.BlobGet(ctx, &store.BlobGetParams{TenantID: tenant, Ref: g.blob.Ref})
 	wantNotFound(t, "BlobGet", err)
+	_, err = r.LimitGet(ctx, &store.LimitGetParams{TenantID: tenant, Scope: g.limit.Scope, ScopeID: g.limit.ScopeID})
+	wantNotFound(t, "LimitGet", err)
 	wantNone := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil || n != 0 {

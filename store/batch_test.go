@@ -1,0 +1,96 @@
+package store_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.uber.org/goleak"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fillBatch returns a batch with one new, zero record in every slice, so
+// that a field Merge, Reset or Empty forgets shows up.
+func fillBatch(t *testing.T) *store.Batch {
+	t.Helper()
+	b := &store.Batch{}
+	v := reflect.ValueOf(b).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Pointer {
+			t.Fatalf("Batch.%s is a %s, want a slice of pointers", v.Type().Field(i).Name, f.Type())
+		}
+		f.Set(reflect.Append(f, reflect.New(f.Type().Elem().Elem())))
+	}
+	return b
+}
+
+func TestBatchEmptyAndReset(t *testing.T) {
+	t.Parallel()
+	if !(&store.Batch{}).Empty() {
+		t.Errorf("a zero Batch is not Empty")
+	}
+	typ := reflect.TypeFor[store.Batch]()
+	for i := range typ.NumField() {
+		name := typ.Field(i).Name
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			full := fillBatch(t)
+			b := &store.Batch{}
+			f := reflect.ValueOf(b).Elem().Field(i)
+			f.Set(reflect.ValueOf(full).Elem().Field(i))
+			if b.Empty() {
+				t.Errorf("a Batch holding only %s is Empty", name)
+			}
+			held := f.Index(0).Interface()
+			b.Reset()
+			if !b.Empty() {
+				t.Errorf("Batch is not Empty after Reset")
+			}
+			if f.Len() != 0 || f.Cap() == 0 {
+				t.Errorf("after Reset, %s has length %d and capacity %d; want 0 and its old capacity", name, f.Len(), f.Cap())
+			}
+			// Reset drops the references it held, so the records can be
+			// collected while the batch is reused.
+			if got := f.Slice(0, 1).Index(0); !got.IsNil() {
+				t.Errorf("after Reset, %s still references %v", name, held)
+			}
+		})
+	}
+}
+
+func TestBatchMerge(t *testing.T) {
+	t.Parallel()
+	owner := runtype.Owner{TenantID: "ten_1", PrincipalID: "usr_1"}
+	l1 := &runtype.Limit{Owner: owner, Scope: runtype.LimitSession, ScopeID: "ses_1", MaxTokens: 1}
+	l2 := &runtype.Limit{Owner: owner, Scope: runtype.LimitTenant, ScopeID: "ten_1", MaxTokens: 2}
+	l1b := &runtype.Limit{Owner: owner, Scope: runtype.LimitSession, ScopeID: "ses_1", MaxTokens: 3}
+	otherTenant := &runtype.Limit{Owner: runtype.Owner{TenantID: "ten_2"}, Scope: runtype.LimitSession, ScopeID: "ses_1", MaxTokens: 4}
+
+	t.Run("EveryField", func(t *testing.T) {
+		t.Parallel()
+		src := fillBatch(t)
+		dst := &store.Batch{}
+		dst.Merge(src)
+		if d := cmp.Diff(src, dst, cmpopts.IgnoreUnexported(event.Event{})); d != "" {
+			t.Errorf("Merge into an empty batch (-src +dst):\n%s", d)
+		}
+	})
+
+	t.Run("LimitsReplacedByKey", func(t *testing.T) {
+		t.Parallel()
+		dst := &store.Batch{Limits: []*runtype.Limit{l1, l2}}
+		dst.Merge(&store.Batch{Limits: []*runtype.Limit{l1b, otherTenant}})
+		if d := cmp.Diff([]*runtype.Limit{l1b, l2, otherTenant}, dst.Limits); d != "" {
+			t.Errorf("Limits after Merge (-want +got):\n%s", d)
+		}
+	})
+}

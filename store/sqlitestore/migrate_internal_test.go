@@ -1,0 +1,176 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// openAt opens a store in a new file, migrated up to version.
+func openAt(t *testing.T, version int) *Store {
+	t.Helper()
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentrt.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.migrateUp(ctx, version); err != nil {
+		t.Fatalf("migrating to version %d: %v", version, err)
+	}
+	if got := s.Info().SchemaVersion; got != version {
+		t.Fatalf("SchemaVersion after migrating to %d = %d", version, got)
+	}
+	return s
+}
+
+// schemaOf describes every table (its columns and whether it is WITHOUT
+// ROWID) and index of db, one line each. Columns come from the table's
+// current shape rather than its CREATE text, which ALTER TABLE edits.
+func schemaOf(ctx context.Context, t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	var out []string
+	rows, err := db.QueryContext(ctx, `SELECT l.name, l.wr, c.name, c.type, c."notnull", c.pk
+		FROM pragma_table_list AS l, pragma_table_info(l.name) AS c
+		WHERE l.schema = 'main' AND l.type = 'table' AND l.name NOT LIKE 'sqlite_%'
+		ORDER BY l.name, c.cid`)
+	if err != nil {
+		t.Fatalf("listing columns: %v", err)
+	}
+	for rows.Next() {
+		var (
+			table, col, typ string
+			wr, notNull, pk int
+		)
+		if err := rows.Scan(&table, &wr, &col, &typ, &notNull, &pk); err != nil {
+			t.Fatalf("listing columns: %v", err)
+		}
+		out = append(out, fmt.Sprintf("table %s (without rowid %d): %s %s not null %d pk %d", table, wr, col, typ, notNull, pk))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("listing columns: %v", err)
+	}
+	rows, err = db.QueryContext(ctx, `SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'index' ORDER BY name`)
+	if err != nil {
+		t.Fatalf("listing indexes: %v", err)
+	}
+	for rows.Next() {
+		var name, text string
+		if err := rows.Scan(&name, &text); err != nil {
+			t.Fatalf("listing indexes: %v", err)
+		}
+		out = append(out, fmt.Sprintf("index %s: %s", name, text))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("listing indexes: %v", err)
+	}
+	return out
+}
+
+// TestMigrateDownRestoresEachVersion: reverting from the latest version to
+// any older one leaves exactly the schema that migrating up to it builds.
+func TestMigrateDownRestoresEachVersion(t *testing.T) {
+	t.Parallel()
+	for v := range latestVersion() {
+		t.Run(fmt.Sprintf("to %d", v), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			want := schemaOf(ctx, t, openAt(t, v).read)
+
+			s := openAt(t, latestVersion())
+			if err := s.migrateDown(ctx, v); err != nil {
+				t.Fatalf("migrateDown(%d): %v", v, err)
+			}
+			if got := s.Info().SchemaVersion; got != v {
+				t.Errorf("SchemaVersion after migrateDown(%d) = %d", v, got)
+			}
+			if d := cmp.Diff(want, schemaOf(ctx, t, s.read)); d != "" {
+				t.Errorf("schema after reverting to %d (-migrated up to it +reverted to it):\n%s", v, d)
+			}
+			// And up again.
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("Migrate after migrateDown(%d): %v", v, err)
+			}
+			if d := cmp.Diff(schemaOf(ctx, t, openAt(t, latestVersion()).read), schemaOf(ctx, t, s.read)); d != "" {
+				t.Errorf("schema after migrating up again (-fresh +reverted and migrated):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestMigration2KeepsData: reverting 002 on a used database and migrating
+// again keeps every record, losing only what 002 added (reasoning, routing
+// and limits).
+func TestMigration2KeepsData(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, latestVersion())
+	owner := runtype.Owner{TenantID: "ten_1", PrincipalID: "usr_1"}
+	start := time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	run := &runtype.Run{
+		ID: "run_1", TaskID: "task_1", TurnID: "turn_1", SessionID: "ses_1", ThreadID: "thr_1", Owner: owner,
+		Attempt: 1, Status: runtype.StatusCompleted, Hops: 2,
+		Usage:     runtype.Usage{InputTokens: 100, CachedInputTokens: 10, OutputTokens: 20, ReasoningTokens: 5, CostUSD: 0.0125},
+		Routing:   &runtype.Routing{Mode: "auto", Candidate: "fast", Provider: "openai_responses", Model: "m", CandidateCount: 2, Reason: "cheap"},
+		StartedAt: start, EndedAt: start.Add(time.Second),
+	}
+	msg := &runtype.Message{
+		ThreadID: "thr_1", Seq: 1, SessionID: "ses_1", TurnID: "turn_1", RunID: "run_1", Owner: owner,
+		Role: runtype.RoleAssistant, Content: "hi",
+		Reasoning: []runtype.Reasoning{{Provider: "anthropic_messages", Text: "think", Signature: "sig"}},
+		CreatedAt: start,
+	}
+	limit := &runtype.Limit{Owner: owner, Scope: runtype.LimitTenant, ScopeID: "ten_1", MaxTokens: 1000, MaxCostUSD: 2.5, UpdatedAt: start}
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Runs: []*runtype.Run{run}, Messages: []*runtype.Message{msg}, Limits: []*runtype.Limit{limit}}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+
+	if err := s.migrateDown(ctx, 1); err != nil {
+		t.Fatalf("migrateDown(1): %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+
+	opts := cmp.Options{cmpopts.EquateApproxTime(0), cmpopts.EquateEmpty()}
+	runs, err := s.RunList(ctx, &store.RunListParams{TenantID: "ten_1", SessionID: "ses_1"})
+	wantRun := *run
+	wantRun.Routing = nil
+	if err != nil {
+		t.Errorf("RunList: %v", err)
+	} else if d := cmp.Diff([]*runtype.Run{&wantRun}, runs, opts); d != "" {
+		t.Errorf("RunList after 002 down and up (-want +got):\n%s", d)
+	}
+	msgs, err := s.MessageList(ctx, &store.MessageListParams{TenantID: "ten_1", ThreadID: "thr_1"})
+	wantMsg := *msg
+	wantMsg.Reasoning = nil
+	if err != nil {
+		t.Errorf("MessageList: %v", err)
+	} else if d := cmp.Diff([]*runtype.Message{&wantMsg}, msgs, opts); d != "" {
+		t.Errorf("MessageList after 002 down and up (-want +got):\n%s", d)
+	}
+	if _, err := s.LimitGet(ctx, &store.LimitGetParams{TenantID: "ten_1", Scope: runtype.LimitTenant, ScopeID: "ten_1"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("LimitGet after 002 down and up = %v, want store.ErrNotFound", err)
+	}
+	total, err := s.UsageTotal(ctx, &store.UsageTotalParams{TenantID: "ten_1"})
+	if err != nil || total != run.Usage {
+		t.Errorf("UsageTotal after 002 down and up = %+v, %v; want %+v", total, err, run.Usage)
+	}
+}
