@@ -299,7 +299,83 @@ func goldenEvents() []*Event {
 		Code: "completion_required", Message: "the model replied without calling complete_task; it gets one more hop with a reminder",
 	})
 
-	cost := gRunEvent(CostRecorded, 34, RawPayload(`{"currency":"USD","amount":0.0123,"lines":[{"model":"replay","tokens":2848}]}`))
+	// An event agentrt keeps undecoded: other runtimes' payloads of types
+	// agentrt does not produce survive a round trip as they were.
+	artifact := gRunEvent(ArtifactChanged, 35, RawPayload(`{"artifactId":"art_1","kind":"file","path":"tickets/T-1042.json"}`))
+
+	delta := gRunEvent(ModelDelta, 36, &DeltaPayload{Hop: 1, Candidate: "fast", Text: "Let me look up"})
+	delta.StepID = "step_01M7Z5ME30GPETVGA3GK813V03"
+	reasoningDelta := gRunEvent(ReasoningDelta, 37, &DeltaPayload{Hop: 1, Candidate: "fast", Text: "The customer asks about"})
+	reasoningDelta.StepID = "step_01M7Z5ME30GPETVGA3GK813V03"
+	reasoningSummary := gRunEvent(ReasoningSummary, 38, &DeltaPayload{Hop: 1, Candidate: "fast", Text: "Look the order up first."})
+	reasoningSummary.StepID = "step_01M7Z5ME30GPETVGA3GK813V03"
+
+	profile := gRunEvent(TaskProfileResolved, 5, &TaskProfilePayload{
+		TaskKind: "support", Source: "agent_config", RequiredCapabilities: []string{"tools"},
+		MinContextWindow: 32000, Preference: "cost", FallbackPolicy: "next_candidate",
+	})
+	candidates := gRunEvent(RoutingCandidatesResolved, 6, &CandidateSetPayload{
+		CandidateCount: 2,
+		Candidates: []CandidateInfo{
+			{Name: "fast", Provider: "openai_chat", Model: "gpt-4.1-mini", Capabilities: []string{"tools", "streaming"},
+				ContextWindow: 1047576, Price: &PriceInfo{InputPerMTok: 0.4, CachedInputPerMTok: 0.1, OutputPerMTok: 1.6}, TypicalLatencyMs: 800},
+			{Name: "careful", Provider: "anthropic_messages", Model: "claude-sonnet-4-5", Capabilities: []string{"tools", "vision", "streaming"},
+				ContextWindow: 200000, Price: &PriceInfo{InputPerMTok: 3, OutputPerMTok: 15}},
+		},
+		Excluded: []CandidateExclusion{{Candidate: "local", Reason: "context window 8192 is below the required 32000", Gap: "context_window"}},
+	})
+	decided := gRunEvent(RoutingDecided, 7, &RoutingPayload{
+		RoutingMode: "auto", DecisionSource: "task_profile",
+		DecisionReason:    "cheapest of 2 eligible candidates (fast: $0.4/M input, $1.6/M output); excluded: local",
+		SelectedCandidate: "fast", SelectedProvider: "openai_chat", SelectedModel: "gpt-4.1-mini",
+		CandidateCount: 2, FallbackChain: []string{"careful"}, CapabilityGap: "none",
+	})
+	single := gRunEvent(RoutingSingleCandidate, 7, &RoutingPayload{
+		RoutingMode: "single", DecisionSource: "explicit_default", DecisionReason: "the agent declares a single candidate",
+		SelectedCandidate: "default", SelectedProvider: "replay", SelectedModel: "support-triage-v1",
+		CandidateCount: 1, CapabilityGap: "none",
+	})
+	notPossible := gRunEvent(RoutingNotPossible, 7, &RoutingPayload{
+		RoutingMode: "auto", DecisionSource: "task_profile", DecisionReason: "no candidate meets the task profile: vision",
+		CandidateCount: 0, CapabilityGap: "vision", RequiresUserOverride: true,
+	})
+	fallback := gRunEvent(RoutingFallbackApplied, 18, &RoutingPayload{
+		RoutingMode: "fallback", DecisionSource: "fallback", DecisionReason: "fast failed with rate_limit; falling back to careful",
+		SelectedCandidate: "careful", SelectedProvider: "anthropic_messages", SelectedModel: "claude-sonnet-4-5",
+		CandidateCount: 2, CapabilityGap: "none", FromCandidate: "fast", FailureKind: "rate_limit", Hop: 2,
+	})
+	fallback.StepID = "step_01M7Z5ME399Y0NDSXSN8VEWD15"
+	estimated := gRunEvent(CostEstimated, 8, &CostPayload{
+		Hop: 1, Candidate: "fast", Provider: "openai_chat", Model: "gpt-4.1-mini", Currency: "USD", Priced: true,
+		EstimatedInputTokens: 412, EstimatedOutputTokens: 1024, CostUSD: 0.0018032,
+	})
+	estimated.StepID = "step_01M7Z5ME30GPETVGA3GK813V03"
+	recorded := gRunEvent(CostRecorded, 34, &CostPayload{
+		Hop: 1, Candidate: "fast", Provider: "openai_chat", Model: "gpt-4.1-mini-2025-04-14", Currency: "USD", Priced: true,
+		Usage:   &runtype.Usage{InputTokens: 412, CachedInputTokens: 100, OutputTokens: 31, CostUSD: 0.0001844},
+		CostUSD: 0.0001844, TurnCostUSD: 0.0001844,
+	})
+	recorded.StepID = "step_01M7Z5ME30GPETVGA3GK813V03"
+	rateLimit := gRunEvent(RateLimitHit, 17, &RateLimitPayload{
+		Hop: 2, Candidate: "fast", Provider: "openai_chat", Model: "gpt-4.1-mini", StatusCode: 429, Code: "rate_limit_exceeded",
+		RetryAfterMs: 1500, Headers: map[string]string{"x-ratelimit-remaining-tokens": "0", "retry-after-ms": "1500"}, Action: "fallback",
+	})
+	rateLimit.StepID = "step_01M7Z5ME399Y0NDSXSN8VEWD15"
+	quotaLow := gRunEvent(QuotaLow, 21, &QuotaPayload{
+		Scope: "session", ScopeID: gSession, LimitValues: LimitValues{MaxTokens: 10000, MaxCostUSD: 0.5},
+		Source: "config", UsedTokens: 8200, UsedCostUSD: 0.21, Threshold: 0.8,
+	})
+	quotaBlocked := gRunEvent(QuotaBlocked, 22, &QuotaPayload{
+		Scope: "tenant", ScopeID: "acme", LimitValues: LimitValues{MaxCostUSD: 5}, Source: "control_plane",
+		UsedTokens: 1210000, UsedCostUSD: 4.9991, EstimatedTokens: 5100, EstimatedCostUSD: 0.0011,
+		Exceeded: "cost", Action: "wait",
+	})
+	quotaBlocked.Status, quotaBlocked.StatusReason = "waiting_resource", "quota_exceeded"
+	limitChanged := gEvent(LimitChanged, 41, &QuotaPayload{
+		Scope: "session", ScopeID: gSession, LimitValues: LimitValues{MaxTokens: 20000, MaxCostUSD: 1},
+		Source: "control_plane", UsedTokens: 9100, UsedCostUSD: 0.24,
+		Previous: &LimitValues{MaxTokens: 10000, MaxCostUSD: 0.5}, ChangedBy: "ops-oncall",
+	})
 
 	return []*Event{
 		sessionCreated, sessionUpdated, threadStarted,
@@ -307,6 +383,9 @@ func goldenEvents() []*Event {
 		taskWaiting, taskFailed, attemptFailed,
 		catalog, modelRequested, modelCompleted, modelFailed,
 		permission, toolStarted, toolResult, toolFailed,
-		actionRequired, warning, cost,
+		actionRequired, warning, artifact,
+		delta, reasoningDelta, reasoningSummary,
+		profile, candidates, decided, single, notPossible, fallback,
+		estimated, recorded, rateLimit, quotaLow, quotaBlocked, limitChanged,
 	}
 }

@@ -65,6 +65,9 @@ type AttemptPayload struct {
 type ProviderRef struct {
 	Kind  string `json:"kind"`
 	Model string `json:"model,omitempty"`
+	// Candidate names the agent's model candidate, when the agent
+	// declares candidates by name.
+	Candidate string `json:"candidate,omitempty"`
 }
 
 // ModelRequestedPayload is the payload of model.requested.
@@ -180,6 +183,160 @@ type ActionPayload struct {
 	Decisions  []string `json:"decisions,omitempty"`
 }
 
+// DeltaPayload is the payload of model.delta, reasoning.delta and
+// reasoning.summary: a piece of a model call's streamed text (deltas of
+// one call arrive in order and together make its text; streamed pieces
+// that arrive close together share one event), or the reasoning summary of
+// a completed call.
+type DeltaPayload struct {
+	Hop       int    `json:"hop"`
+	Candidate string `json:"candidate,omitempty"`
+	Text      string `json:"text"`
+}
+
+// TaskProfilePayload is the payload of task.profile.resolved: what the
+// turn's task needs of a model.
+type TaskProfilePayload struct {
+	TaskKind             string   `json:"taskKind"`
+	Source               string   `json:"source"` // agent_config
+	RequiredCapabilities []string `json:"requiredCapabilities"`
+	MinContextWindow     int      `json:"minContextWindow,omitempty"`
+	// Preference orders eligible candidates: order, cost or latency.
+	Preference string `json:"preference"`
+	// FallbackPolicy is next_candidate or none.
+	FallbackPolicy string `json:"fallbackPolicy"`
+}
+
+// PriceInfo is a candidate's declared price in US dollars per million
+// tokens.
+type PriceInfo struct {
+	InputPerMTok       float64 `json:"inputPerMTok"`
+	CachedInputPerMTok float64 `json:"cachedInputPerMTok,omitempty"`
+	OutputPerMTok      float64 `json:"outputPerMTok"`
+}
+
+// CandidateInfo describes one candidate model.
+type CandidateInfo struct {
+	Name             string     `json:"name"`
+	Provider         string     `json:"provider"`
+	Model            string     `json:"model,omitempty"`
+	Capabilities     []string   `json:"capabilities"`
+	ContextWindow    int        `json:"contextWindow,omitempty"`
+	Price            *PriceInfo `json:"price,omitempty"`
+	TypicalLatencyMs int64      `json:"typicalLatencyMs,omitempty"`
+}
+
+// CandidateExclusion is a candidate routing set aside, and why.
+type CandidateExclusion struct {
+	Candidate string `json:"candidate"`
+	Reason    string `json:"reason"`
+	// Gap is the capability it lacks, context_window or credentials.
+	Gap string `json:"gap"`
+}
+
+// CandidateSetPayload is the payload of routing.candidates.resolved: the
+// candidates actually available for the turn.
+type CandidateSetPayload struct {
+	CandidateCount  int                  `json:"candidateCount"`
+	Candidates      []CandidateInfo      `json:"candidates"`
+	Excluded        []CandidateExclusion `json:"excluded,omitempty"`
+	SingleCandidate bool                 `json:"singleCandidate"`
+}
+
+// RoutingPayload is the payload of routing.decided,
+// routing.single_candidate, routing.not_possible and
+// routing.fallback.applied.
+type RoutingPayload struct {
+	// RoutingMode is single, auto or fallback.
+	RoutingMode string `json:"routingMode"`
+	// DecisionSource is explicit_default (one candidate), task_profile or
+	// fallback.
+	DecisionSource    string   `json:"decisionSource"`
+	DecisionReason    string   `json:"decisionReason"`
+	SelectedCandidate string   `json:"selectedCandidate,omitempty"`
+	SelectedProvider  string   `json:"selectedProvider,omitempty"`
+	SelectedModel     string   `json:"selectedModel,omitempty"`
+	CandidateCount    int      `json:"candidateCount"`
+	FallbackChain     []string `json:"fallbackChain,omitempty"`
+	// CapabilityGap is "none", or what no candidate has.
+	CapabilityGap        string `json:"capabilityGap"`
+	RequiresUserOverride bool   `json:"requiresUserOverride,omitempty"`
+	// FromCandidate and FailureKind say, for a fallback, which candidate
+	// failed and how; Hop is the hop it failed in.
+	FromCandidate string `json:"fromCandidate,omitempty"`
+	FailureKind   string `json:"failureKind,omitempty"`
+	Hop           int    `json:"hop,omitempty"`
+}
+
+// CostPayload is the payload of cost.estimated (before a model call:
+// estimated tokens at the candidate's prices) and cost.recorded (after:
+// the usage the provider reported at those prices).
+type CostPayload struct {
+	Hop       int    `json:"hop"`
+	Candidate string `json:"candidate"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model,omitempty"`
+	Currency  string `json:"currency"`
+	// Priced is false when the candidate declares no price: costs are
+	// then zero, not unknown amounts.
+	Priced                bool           `json:"priced"`
+	EstimatedInputTokens  int64          `json:"estimatedInputTokens,omitempty"`
+	EstimatedOutputTokens int64          `json:"estimatedOutputTokens,omitempty"`
+	Usage                 *runtype.Usage `json:"usage,omitempty"`
+	CostUSD               float64        `json:"costUsd"`
+	// TurnCostUSD is what the turn's model calls have cost so far.
+	TurnCostUSD float64 `json:"turnCostUsd,omitempty"`
+}
+
+// RateLimitPayload is the payload of rate_limit.hit: a provider refused a
+// call for its rate limits.
+type RateLimitPayload struct {
+	Hop          int               `json:"hop"`
+	Candidate    string            `json:"candidate"`
+	Provider     string            `json:"provider"`
+	Model        string            `json:"model,omitempty"`
+	StatusCode   int               `json:"statusCode,omitempty"`
+	Code         string            `json:"code,omitempty"`
+	RetryAfterMs int64             `json:"retryAfterMs,omitempty"`
+	Headers      map[string]string `json:"headers,omitempty"`
+	// Action is what the run does next: retry, fallback or fail.
+	Action string `json:"action"`
+}
+
+// LimitValues are a budget's maxima; zero means no limit of that kind.
+type LimitValues struct {
+	MaxTokens  int64   `json:"maxTokens,omitempty"`
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+}
+
+// QuotaPayload is the payload of quota.low, quota.blocked and
+// limit.changed: the state of one budget.
+type QuotaPayload struct {
+	// Scope is session or tenant; ScopeID the session or tenant id.
+	Scope   string `json:"scope"`
+	ScopeID string `json:"scopeId"`
+	LimitValues
+	// Source says where the budget comes from: config or control_plane.
+	Source      string  `json:"source,omitempty"`
+	UsedTokens  int64   `json:"usedTokens"`
+	UsedCostUSD float64 `json:"usedCostUsd"`
+	// EstimatedTokens and EstimatedCostUSD are what the call that would
+	// exceed the budget was estimated to use (quota.blocked).
+	EstimatedTokens  int64   `json:"estimatedTokens,omitempty"`
+	EstimatedCostUSD float64 `json:"estimatedCostUsd,omitempty"`
+	// Threshold is the fraction of the budget at which quota.low fires.
+	Threshold float64 `json:"threshold,omitempty"`
+	// Exceeded names what would be exceeded: tokens or cost.
+	Exceeded string `json:"exceeded,omitempty"`
+	// Action is what happens to the task: wait (parks waiting_resource)
+	// or fail.
+	Action string `json:"action,omitempty"`
+	// Previous is the budget before a limit.changed; ChangedBy who
+	// changed it.
+	Previous  *LimitValues `json:"previous,omitempty"`
+	ChangedBy string       `json:"changedBy,omitempty"`
+}
+
 // DiagnosticPayload is the payload of runtime.warning and runtime.error.
 type DiagnosticPayload struct {
 	Code    string `json:"code"`
@@ -211,6 +368,13 @@ func (*ToolStartedPayload) isPayload()    {}
 func (*ToolResultPayload) isPayload()     {}
 func (*ActionPayload) isPayload()         {}
 func (*DiagnosticPayload) isPayload()     {}
+func (*DeltaPayload) isPayload()          {}
+func (*TaskProfilePayload) isPayload()    {}
+func (*CandidateSetPayload) isPayload()   {}
+func (*RoutingPayload) isPayload()        {}
+func (*CostPayload) isPayload()           {}
+func (*RateLimitPayload) isPayload()      {}
+func (*QuotaPayload) isPayload()          {}
 func (RawPayload) isPayload()             {}
 
 // payloadFor returns a new zero payload for t's family, or nil when agentrt
@@ -246,6 +410,20 @@ func payloadFor(t Type) Payload {
 		return &ActionPayload{}
 	case RuntimeWarning, RuntimeError:
 		return &DiagnosticPayload{}
+	case ModelDelta, ReasoningDelta, ReasoningSummary:
+		return &DeltaPayload{}
+	case TaskProfileResolved:
+		return &TaskProfilePayload{}
+	case RoutingCandidatesResolved:
+		return &CandidateSetPayload{}
+	case RoutingDecided, RoutingSingleCandidate, RoutingNotPossible, RoutingFallbackApplied:
+		return &RoutingPayload{}
+	case CostEstimated, CostRecorded:
+		return &CostPayload{}
+	case RateLimitHit:
+		return &RateLimitPayload{}
+	case QuotaLow, QuotaBlocked, LimitChanged:
+		return &QuotaPayload{}
 	}
 	return nil
 }
