@@ -75,6 +75,47 @@ func HTTPError(status int, h http.Header, code, message string) *Error {
 	return e
 }
 
+// StreamError classifies an error a provider reported inside a streamed
+// response (an error event, a failed response), which arrived with status
+// 200: code is the provider's error type or code, mapped to the status the
+// provider's documentation gives for it. An unknown or missing code is a
+// server failure, since the request had been accepted. StatusCode stays 0.
+func StreamError(code, message string) *Error {
+	status, ok := codeStatus[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if message == "" {
+		message = "the provider reported an error in the stream"
+	}
+	e := HTTPError(status, nil, code, message)
+	e.StatusCode = 0
+	return e
+}
+
+// codeStatus maps the error types and codes OpenAI and Anthropic send in
+// streams to the HTTP statuses they document for them.
+var codeStatus = map[string]int{
+	"invalid_request_error":     http.StatusBadRequest,
+	"authentication_error":      http.StatusUnauthorized,
+	"permission_error":          http.StatusForbidden,
+	"not_found_error":           http.StatusNotFound,
+	"request_too_large":         http.StatusRequestEntityTooLarge,
+	"rate_limit_error":          http.StatusTooManyRequests,
+	"rate_limit_exceeded":       http.StatusTooManyRequests,
+	"too_many_requests":         http.StatusTooManyRequests,
+	"server_error":              http.StatusInternalServerError,
+	"api_error":                 http.StatusInternalServerError,
+	"service_unavailable_error": http.StatusServiceUnavailable,
+	"timeout_error":             http.StatusGatewayTimeout,
+	"overloaded_error":          529,
+	"billing_error":             http.StatusPaymentRequired,
+	"insufficient_quota":        http.StatusTooManyRequests,
+	"context_length_exceeded":   http.StatusBadRequest,
+	"content_filter":            http.StatusBadRequest,
+	"invalid_prompt":            http.StatusBadRequest,
+}
+
 // tooLong recognizes the context-window messages of providers that give
 // no error code for it.
 func tooLong(message string) bool {
