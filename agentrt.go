@@ -64,7 +64,14 @@ const MaxInputBytes = 1 << 20
 // Agent configures one agent.
 type Agent struct {
 	Instructions string
-	Provider     model.Provider
+	// Provider is the agent's one model: shorthand for Models holding one
+	// candidate named "default" with no declared price or capabilities.
+	// Set Provider or Models, not both.
+	Provider model.Provider
+	// Models are the agent's candidate models, routed per turn by Profile
+	// with fallback along the rest.
+	Models  []*model.Candidate
+	Profile model.Profile
 	// Tools names the tools the agent may call: built-ins (read_file,
 	// list_dir, write_file, complete_task) and Config.Tools.
 	Tools []string
@@ -105,7 +112,19 @@ type Config struct {
 	ModelRetries int
 	// RetrySleep overrides the wait between model retries (tests).
 	RetrySleep func(ctx context.Context, d time.Duration) error
+	// ModelStepTimeout bounds one model step with its retries and
+	// fallbacks; default 10 minutes.
+	ModelStepTimeout time.Duration
+	// Budgets are the default token and cost budgets of sessions and
+	// tenants; SetLimit overrides them per session or tenant.
+	Budgets Budgets
 }
+
+// Budgets are default limits on model spend; see loop.Budgets.
+type Budgets = loop.Budgets
+
+// Budget is one scope's token and cost maxima; zero means no limit.
+type Budget = loop.Budget
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
@@ -132,8 +151,23 @@ func (c Config) validate() error {
 		if !tool.ValidName(name) {
 			return fmt.Errorf("config: invalid agent name %q: use 1 to 64 letters, digits, '_' or '-'", name)
 		}
-		if a == nil || a.Provider == nil {
+		if a == nil || (a.Provider == nil && len(a.Models) == 0) {
 			return fmt.Errorf("config: agent %q has no model provider", name)
+		}
+		if a.Provider != nil && len(a.Models) > 0 {
+			return fmt.Errorf("config: agent %q sets both Provider and Models", name)
+		}
+		names := make(map[string]bool, len(a.Models))
+		for i, c := range a.Models {
+			switch {
+			case c == nil || c.Provider == nil:
+				return fmt.Errorf("config: agent %q: model %d has no provider", name, i)
+			case c.Name == "":
+				return fmt.Errorf("config: agent %q: model %d has no name", name, i)
+			case names[c.Name]:
+				return fmt.Errorf("config: agent %q: model %q is listed twice", name, c.Name)
+			}
+			names[c.Name] = true
 		}
 		if a.MaxToolHops < 0 {
 			return fmt.Errorf("config: agent %q: max tool hops must not be negative", name)
@@ -152,6 +186,7 @@ type Runtime struct {
 	writer    *store.Writer
 	bus       *event.Bus
 	registry  *tool.Registry
+	ledger    *loop.Ledger
 	coord     *loop.Coordinator
 	agents    map[string]*loop.Agent
 	ids       *runtype.IDGen
@@ -215,16 +250,19 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify})
+	rt.ledger = loop.NewLedger(rt.store, cfg.Budgets, cfg.Now)
 	coord, err := loop.New(loop.Config{
-		RuntimeID:    rt.runtimeID,
-		Writer:       rt.writer,
-		Registry:     rt.registry,
-		Policy:       cfg.Policy,
-		IDs:          rt.ids,
-		Logger:       cfg.Logger,
-		Now:          cfg.Now,
-		Sleep:        cfg.RetrySleep,
-		ModelRetries: cfg.ModelRetries,
+		RuntimeID:        rt.runtimeID,
+		Writer:           rt.writer,
+		Registry:         rt.registry,
+		Policy:           cfg.Policy,
+		IDs:              rt.ids,
+		Logger:           cfg.Logger,
+		Now:              cfg.Now,
+		Sleep:            cfg.RetrySleep,
+		ModelRetries:     cfg.ModelRetries,
+		ModelStepTimeout: cfg.ModelStepTimeout,
+		Ledger:           rt.ledger,
 	})
 	if err != nil {
 		rt.closeAgents()
@@ -239,10 +277,15 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}
+	candidates := a.Models
+	if a.Provider != nil {
+		candidates = []*model.Candidate{{Name: "default", Provider: a.Provider}}
+	}
 	la := &loop.Agent{
 		Name:              name,
 		Instructions:      a.Instructions,
-		Provider:          a.Provider,
+		Candidates:        candidates,
+		Profile:           a.Profile,
 		Tools:             tools,
 		RequireCompletion: a.RequireCompletion,
 		MaxToolHops:       a.MaxToolHops,

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/agentrt/agentrt/config"
-	"github.com/agentrt/agentrt/model/replay"
+	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/command"
@@ -42,22 +42,47 @@ func FromFile(f *config.File) (Config, error) {
 		}
 		cfg.Tools = append(cfg.Tools, ct)
 	}
+	cfg.Budgets = Budgets{
+		Session:        Budget{MaxTokens: f.Budgets.Session.MaxTokens, MaxCostUSD: f.Budgets.Session.MaxCostUSD},
+		Tenant:         Budget{MaxTokens: f.Budgets.Tenant.MaxTokens, MaxCostUSD: f.Budgets.Tenant.MaxCostUSD},
+		TenantWindow:   f.Budgets.TenantWindow,
+		LowThreshold:   f.Budgets.LowThreshold,
+		FailOnExceeded: f.Budgets.OnExceeded == config.OnExceededFail,
+	}
+	// A model declared under models is one candidate, shared by every
+	// agent that lists it; inline models belong to their agent.
+	shared := make(map[string]*model.Candidate)
+	for _, key := range sortedKeys(f.Models) {
+		c, err := candidate(f.Models[key])
+		if err != nil {
+			return Config{}, fmt.Errorf("model %q: %w", key, err)
+		}
+		shared[key] = c
+	}
 	for _, name := range f.AgentNames() {
 		a := f.Agents[name]
-		var p *replay.Provider
-		switch a.Model.Provider {
-		case config.ProviderReplay:
-			s, err := replay.Load(a.Model.Script)
-			if err != nil {
-				return Config{}, err
+		var models []*model.Candidate
+		for _, m := range a.Models {
+			c, ok := shared[m.Key]
+			if m.Key == config.InlineModel || !ok {
+				var err error
+				if c, err = candidate(m); err != nil {
+					return Config{}, fmt.Errorf("agent %q: %w", name, err)
+				}
 			}
-			p = replay.New(s)
-		default:
-			return Config{}, fmt.Errorf("agent %q: model provider %q is not supported", name, a.Model.Provider)
+			models = append(models, c)
+		}
+		requires := make([]model.Capability, len(a.Profile.Requires))
+		for i, k := range a.Profile.Requires {
+			requires[i] = model.Capability(k)
 		}
 		cfg.Agents[name] = &Agent{
-			Instructions:      a.Instructions,
-			Provider:          p,
+			Instructions: a.Instructions,
+			Models:       models,
+			Profile: model.Profile{
+				Kind: a.Profile.Kind, Requires: requires, MinContextWindow: a.Profile.MinContextWindow,
+				Prefer: model.Preference(a.Profile.Prefer), NoFallback: !a.Profile.Fallback,
+			},
 			Tools:             a.Tools,
 			RequireCompletion: a.RequireCompletion,
 			MaxToolHops:       a.MaxToolHops,
@@ -74,4 +99,28 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// candidate builds the routing candidate a model of the file describes.
+// A model whose API key is missing is still a candidate, marked
+// unavailable, so that routing can say why it was set aside.
+func candidate(m *config.Model) (*model.Candidate, error) {
+	caps := make([]model.Capability, len(m.Capabilities))
+	for i, k := range m.Capabilities {
+		caps[i] = model.Capability(k)
+	}
+	c := &model.Candidate{
+		Name:            m.Key,
+		Price:           model.Price{InputPerMTok: m.Price.Input, CachedInputPerMTok: m.Price.CachedInput, OutputPerMTok: m.Price.Output},
+		ContextWindow:   m.ContextWindow,
+		MaxOutputTokens: m.MaxOutputTokens,
+		Capabilities:    caps,
+		TypicalLatency:  m.TypicalLatency,
+	}
+	p, unavailable, err := provider(m)
+	if err != nil {
+		return nil, err
+	}
+	c.Provider, c.Unavailable = p, unavailable
+	return c, nil
 }

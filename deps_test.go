@@ -42,6 +42,7 @@ func TestDependencyRules(t *testing.T) {
 		{"runtype", nil},
 		{"event", []string{"runtype"}},
 		{"store", []string{"runtype", "event"}},
+		{"model", []string{"runtype"}},
 	}
 	for _, r := range only {
 		for _, imp := range g[r.pkg] {
@@ -69,6 +70,25 @@ func TestDependencyRules(t *testing.T) {
 	if drivers < 2 {
 		t.Errorf("found %d store drivers, want memstore and sqlitestore at least", drivers)
 	}
+	// Model adapters are every package under model/; each speaks to its
+	// provider with the provider's SDK and knows nothing of runs, stores
+	// or events.
+	adapters := 0
+	for pkg, imports := range g {
+		if !strings.HasPrefix(pkg, "model/") {
+			continue
+		}
+		adapters++
+		for _, imp := range imports {
+			if imp == "model" || imp == "runtype" || imp == "internal/yamlpos" || strings.HasPrefix(imp, "model/") {
+				continue
+			}
+			t.Errorf("%s imports %s: a model adapter may import only model, runtype and other adapters", pkg, imp)
+		}
+	}
+	if adapters < 5 {
+		t.Errorf("found %d model adapters, want replay, openaichat, openaicompat, openairesponses and anthropic", adapters)
+	}
 
 	// Packages that must not depend on others, even indirectly.
 	forbidden := []struct {
@@ -79,6 +99,7 @@ func TestDependencyRules(t *testing.T) {
 		{"policy", []string{"store", "loop", "execution"}, "policy decides on facts it is given; it never reads the store or drives execution"},
 		{"loop", []string{"httpapi", "cli", "config", root}, "the loop is below the runtime, its API and its configuration"},
 		{"httpapi", []string{"cli"}, "the HTTP API does not depend on the command line"},
+		{"config", []string{"model", "loop", "store", root}, "config describes agentrt.yaml; the root package turns it into providers and runs"},
 	}
 	for _, r := range forbidden {
 		for _, denied := range r.denied {

@@ -40,7 +40,44 @@ type ThreadRead struct {
 	QueuedTurns     []QueuedTurn         `json:"queuedTurns"`
 	Incidents       []Incident           `json:"incidents"`
 	ToolCalls       []ToolCallRead       `json:"toolCalls"`
-	CostState       CostState            `json:"costState"`
+	// ModelRouting is how the latest turn's model was chosen; absent
+	// before any turn was routed.
+	ModelRouting *ModelRouting `json:"modelRouting,omitempty"`
+	CostState    CostState     `json:"costState"`
+	LimitState   LimitState    `json:"limitState"`
+}
+
+// ModelRouting is the routing summary of a thread's latest routed turn.
+type ModelRouting struct {
+	TurnID         string `json:"turnId"`
+	RoutingMode    string `json:"routingMode"`
+	CandidateCount int    `json:"candidateCount"`
+	Selected       string `json:"selectedCandidate"`
+	Provider       string `json:"selectedProvider"`
+	Model          string `json:"selectedModel,omitempty"`
+	DecisionReason string `json:"decisionReason"`
+	Fallbacks      int    `json:"fallbacks"`
+}
+
+// LimitState is the state of the budgets that apply to a session.
+type LimitState struct {
+	// State is ok, low (a budget passed its low threshold), exhausted (a
+	// budget is used up), unlimited (no budget applies) or unknown (the
+	// budgets could not be read).
+	State   string       `json:"state"`
+	Budgets []BudgetRead `json:"budgets"`
+}
+
+// BudgetRead is one budget of a LimitState.
+type BudgetRead struct {
+	Scope       runtype.LimitScope `json:"scope"`
+	ScopeID     string             `json:"scopeId"`
+	Source      string             `json:"source"`
+	MaxTokens   int64              `json:"maxTokens,omitempty"`
+	MaxCostUSD  float64            `json:"maxCostUsd,omitempty"`
+	UsedTokens  int64              `json:"usedTokens"`
+	UsedCostUSD float64            `json:"usedCostUsd"`
+	State       string             `json:"state"`
 }
 
 // TurnRead is one turn (request) in a thread read model.
@@ -100,9 +137,11 @@ type ToolCallRead struct {
 	EndedAt         *time.Time             `json:"endedAt,omitempty"`
 }
 
-// CostState sums model usage.
+// CostState sums the thread's model usage and what it cost at the
+// candidates' declared prices.
 type CostState struct {
-	Usage runtype.Usage `json:"usage"`
+	Usage   runtype.Usage `json:"usage"`
+	CostUSD float64       `json:"costUsd"`
 }
 
 // TaskRead is a task with its attempts.
@@ -194,18 +233,20 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 		CreatedAt: ts(sess.CreatedAt), UpdatedAt: ts(sess.UpdatedAt),
 		Threads: []ThreadRead{}, Tasks: []TaskRead{},
 	}
-	var latest time.Time
-	for _, th := range threads {
-		tr, last, err := rt.threadRead(ctx, tenant, th, calls)
-		if err != nil {
-			return nil, err
-		}
-		latest = later(latest, last)
-		snap.Threads = append(snap.Threads, tr)
-	}
 	runsByTask := make(map[string][]*runtype.Run)
 	for _, r := range runs {
 		runsByTask[r.TaskID] = append(runsByTask[r.TaskID], r)
+	}
+	limits := rt.limitState(ctx, sess.Owner, sess.ID)
+	var latest time.Time
+	for _, th := range threads {
+		tr, last, err := rt.threadRead(ctx, tenant, th, calls, runsByTask)
+		if err != nil {
+			return nil, err
+		}
+		tr.LimitState = limits
+		latest = later(latest, last)
+		snap.Threads = append(snap.Threads, tr)
 	}
 	for _, t := range tasks {
 		if threadID != "" && t.ThreadID != threadID {
@@ -220,7 +261,7 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 			snap.TaskSummary.Cancelled++
 		case t.Status.Terminal():
 			snap.TaskSummary.Failed++
-		case t.Status.Parked():
+		case t.Status.Parked() || t.Status == runtype.StatusBlocked:
 			snap.TaskSummary.Waiting++
 		default:
 			snap.TaskSummary.Active++
@@ -232,7 +273,7 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 	return snap, nil
 }
 
-func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Thread, calls []*runtype.ToolCall) (ThreadRead, time.Time, error) {
+func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Thread, calls []*runtype.ToolCall, runsByTask map[string][]*runtype.Run) (ThreadRead, time.Time, error) {
 	turns, err := rt.store.TurnList(ctx, &store.TurnListParams{TenantID: tenant, SessionID: th.SessionID, ThreadID: th.ID, Limit: store.MaxListLimit})
 	if err != nil {
 		return ThreadRead{}, time.Time{}, fmt.Errorf("listing turns: %w", err)
@@ -246,11 +287,20 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 	for _, t := range turns {
 		tr.Turns = append(tr.Turns, turnRead(t))
 		tr.CostState.Usage = tr.CostState.Usage.Add(t.Usage)
+		tr.CostState.CostUSD = tr.CostState.Usage.CostUSD
+		if runs := runsByTask[t.TaskID]; len(runs) > 0 {
+			if rr := runs[len(runs)-1].Routing; rr != nil {
+				tr.ModelRouting = &ModelRouting{
+					TurnID: t.ID, RoutingMode: rr.Mode, CandidateCount: rr.CandidateCount, Selected: rr.Candidate,
+					Provider: rr.Provider, Model: rr.Model, DecisionReason: rr.Reason, Fallbacks: rr.Fallbacks,
+				}
+			}
+		}
 		latest = later(latest, later(t.CreatedAt, t.EndedAt))
 		switch {
 		case t.Status == runtype.StatusQueued || t.Status == runtype.StatusAccepted:
 			tr.QueuedTurns = append(tr.QueuedTurns, QueuedTurn{TurnID: t.ID, CreatedAt: ts(t.CreatedAt)})
-		case t.Status.Parked():
+		case t.Status.Parked() || t.Status == runtype.StatusBlocked:
 			tr.PendingRequests = append(tr.PendingRequests, PendingRequest{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason})
 		case t.Status.Terminal() && t.Status != runtype.StatusCompleted:
 			in := Incident{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason}
@@ -259,7 +309,7 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 			}
 			tr.Incidents = append(tr.Incidents, in)
 		}
-		if !t.Status.Terminal() && !t.Status.Parked() && t.Status != runtype.StatusQueued && t.Status != runtype.StatusAccepted {
+		if !resting(t.Status) && t.Status != runtype.StatusQueued && t.Status != runtype.StatusAccepted {
 			tr.ActiveTurnID = t.ID
 		}
 	}
@@ -268,7 +318,7 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 		// A turn the store says is queued or running that this runtime is
 		// not running was cut off (the process died): say so instead of
 		// claiming progress. Recovering it is a later capability.
-		if !t.Status.Terminal() && !t.Status.Parked() && !rt.isActive(t.ID) {
+		if !resting(t.Status) && !rt.isActive(t.ID) {
 			stale = true
 			tr.Incidents = append(tr.Incidents, Incident{TurnID: t.ID, Status: runtype.StatusUnknown, Reason: "stale",
 				Message: fmt.Sprintf("recorded as %s, but no runtime is running it; it was interrupted by a stop or crash", t.Status)})
@@ -305,6 +355,40 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 		})
 	}
 	return tr, latest, nil
+}
+
+// limitState reads the state of a session's budgets.
+func (rt *Runtime) limitState(ctx context.Context, owner runtype.Owner, sessionID string) LimitState {
+	states, err := rt.ledger.State(ctx, owner, sessionID)
+	if err != nil {
+		rt.cfg.Logger.Warn("reading budgets", "sessionId", sessionID, "err", err)
+		return LimitState{State: "unknown", Budgets: []BudgetRead{}}
+	}
+	ls := LimitState{State: "unlimited", Budgets: []BudgetRead{}}
+	rank := map[string]int{"unlimited": 0, "ok": 1, "low": 2, "exhausted": 3}
+	for _, q := range states {
+		b := BudgetRead{
+			Scope: q.Scope, ScopeID: q.ScopeID, Source: q.Source, MaxTokens: q.Limit.MaxTokens, MaxCostUSD: q.Limit.MaxCostUSD,
+			UsedTokens: q.Spent.Tokens(), UsedCostUSD: q.Spent.CostUSD, State: "ok",
+		}
+		switch {
+		case (q.Limit.MaxTokens > 0 && q.Spent.Tokens() >= q.Limit.MaxTokens) || (q.Limit.MaxCostUSD > 0 && q.Spent.CostUSD >= q.Limit.MaxCostUSD):
+			b.State = "exhausted"
+		case q.Low:
+			b.State = "low"
+		}
+		if rank[b.State] > rank[ls.State] {
+			ls.State = b.State
+		}
+		ls.Budgets = append(ls.Budgets, b)
+	}
+	return ls
+}
+
+// resting reports whether a turn in status s needs no running process:
+// it ended, parked, or is blocked until something outside changes.
+func resting(s runtype.TaskStatus) bool {
+	return s.Terminal() || s.Parked() || s == runtype.StatusBlocked
 }
 
 func turnRead(t *runtype.Turn) TurnRead {

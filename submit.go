@@ -351,6 +351,12 @@ func (rt *Runtime) runLine(threadID string, line *threadLine) {
 			}
 		}
 	}
+	rt.drainLine(threadID, line)
+}
+
+// drainLine runs the line's queued turns until it is empty or a turn
+// parks, then marks the line idle. The caller holds the line (busy).
+func (rt *Runtime) drainLine(threadID string, line *threadLine) {
 	for {
 		rt.mu.Lock()
 		if len(line.queue) == 0 || line.parked != "" {
@@ -452,8 +458,13 @@ func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnI
 	if err != nil {
 		return "", err
 	}
-	if t.Status.Parked() {
+	switch {
+	case t.Status.Parked():
 		return rt.cancelParked(ctx, t)
+	case t.Status == runtype.StatusBlocked:
+		// A blocked turn holds no thread and wrote no message: end it
+		// without claiming its thread's line.
+		return rt.endParked(ctx, t)
 	}
 	return t.Status, nil
 }
@@ -511,28 +522,11 @@ func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.T
 
 func (rt *Runtime) endParked(ctx context.Context, t *runtype.Turn) (runtype.TaskStatus, error) {
 	ctx = context.WithoutCancel(ctx)
-	tenant := t.TenantID
-	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: t.TaskID})
+	job, err := rt.parkedJob(ctx, t)
 	if err != nil {
-		return "", fmt.Errorf("reading the parked turn's task: %w", err)
+		return "", err
 	}
-	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.TaskID})
-	if err != nil || len(runs) == 0 {
-		return "", fmt.Errorf("reading the parked turn's run: %w", errors.Join(err, store.ErrNotFound))
-	}
-	history, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: tenant, ThreadID: t.ThreadID})
-	if err != nil {
-		return "", fmt.Errorf("reading the thread's history: %w", err)
-	}
-	msgs := make([]runtype.Message, len(history))
-	for i, m := range history {
-		msgs[i] = *m
-	}
-	a, ok := rt.agents[t.Agent]
-	if !ok {
-		return "", fmt.Errorf("%w: turn %s belongs to agent %q, which this runtime does not have", ErrConflict, t.ID, t.Agent)
-	}
-	out, err := rt.coord.CancelParked(ctx, &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]})
+	out, err := rt.coord.CancelParked(ctx, job)
 	if err != nil {
 		return "", fmt.Errorf("cancelling parked turn %s: %w", t.ID, err)
 	}

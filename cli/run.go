@@ -221,7 +221,7 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 
 // endsTurn reports whether an event is the last one of a turn's run.
 func endsTurn(t event.Type) bool {
-	return t == event.TurnCompleted || t == event.TurnFailed || t == event.TaskWaiting
+	return t == event.TurnCompleted || t == event.TurnFailed || t == event.TaskWaiting || t == event.TaskBlocked
 }
 
 func exitFor(t *runtype.Turn) error {

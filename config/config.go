@@ -19,9 +19,49 @@ const DefaultListen = "127.0.0.1:7420"
 // DefaultMaxToolHops is an agent's hop limit when the file sets none.
 const DefaultMaxToolHops = 8
 
-// ProviderReplay is the model provider that plays back a scripted
-// conversation; it is the only provider supported today.
-const ProviderReplay = "replay"
+// Model provider kinds.
+const (
+	// ProviderReplay plays back a scripted conversation (offline).
+	ProviderReplay = "replay"
+	// ProviderOpenAIChat is OpenAI's Chat Completions API.
+	ProviderOpenAIChat = "openai_chat"
+	// ProviderOpenAIResponses is OpenAI's Responses API.
+	ProviderOpenAIResponses = "openai_responses"
+	// ProviderAnthropic is Anthropic's Messages API.
+	ProviderAnthropic = "anthropic_messages"
+	// ProviderOpenAICompatible is any server speaking the Chat Completions
+	// API at a base URL (Ollama, vLLM, llama.cpp, …).
+	ProviderOpenAICompatible = "openai_compatible"
+)
+
+// Providers lists the provider kinds, in the order docs present them.
+var Providers = []string{ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible, ProviderReplay}
+
+// DefaultAPIKeyEnv returns the environment variable a provider kind reads
+// its API key from when the file names none; empty when the kind needs no
+// key by default.
+func DefaultAPIKeyEnv(provider string) string {
+	switch provider {
+	case ProviderOpenAIChat, ProviderOpenAIResponses:
+		return "OPENAI_API_KEY"
+	case ProviderAnthropic:
+		return "ANTHROPIC_API_KEY"
+	}
+	return ""
+}
+
+// InlineModel is the key of a model written inline under an agent.
+const InlineModel = "default"
+
+// Budget defaults.
+const (
+	DefaultLowThreshold = 0.8
+	OnExceededWait      = "wait"
+	OnExceededFail      = "fail"
+	WindowTotal         = "total"
+	WindowDay           = "day"
+	WindowMonth         = "month"
+)
 
 // Limits on an agent's max_tool_hops.
 const (
@@ -44,6 +84,32 @@ type File struct {
 	Agents map[string]*Agent
 	// Tools maps a declared tool's name to the tool. It is never nil.
 	Tools map[string]*Tool
+	// Models maps a declared model's key to the model. It is never nil.
+	Models map[string]*Model
+	// Budgets are the default token and cost budgets.
+	Budgets Budgets
+}
+
+// Budgets are the default limits on what model calls may use. Zero
+// maxima mean no limit.
+type Budgets struct {
+	// Session limits each session; Tenant all of a tenant's sessions
+	// together, within TenantWindow.
+	Session Budget
+	Tenant  Budget
+	// TenantWindow is total, day or month (calendar, UTC).
+	TenantWindow string
+	// LowThreshold is the fraction of a budget at which quota.low fires.
+	LowThreshold float64
+	// OnExceeded is wait (the task parks waiting_resource until the limit
+	// is raised) or fail.
+	OnExceeded string
+}
+
+// Budget is one scope's maxima.
+type Budget struct {
+	MaxTokens  int64
+	MaxCostUSD float64
 }
 
 // Server holds the HTTP server's settings.
@@ -57,7 +123,11 @@ type Agent struct {
 	// Name is the agent's key under agents.
 	Name         string
 	Instructions string
-	Model        Model
+	// Models are the agent's candidate models in declared order; the first
+	// is the default. It is never empty in a valid file.
+	Models []*Model
+	// Profile is what the agent's tasks need of a model.
+	Profile Profile
 	// Tools lists the tools the agent may call, declared or builtin, in the
 	// order the file lists them.
 	Tools []string
@@ -70,15 +140,67 @@ type Agent struct {
 	Workspace string
 }
 
-// Model says which model provider answers for an agent.
+// Model is one model an agent may use: a provider kind, the model's name
+// there, how to reach it, and what it can do and costs.
 type Model struct {
-	// Provider is the provider's kind; only ProviderReplay is supported.
+	// Key is the model's key under models, or InlineModel for a model
+	// written inline under an agent.
+	Key string
+	// Provider is the provider's kind, one of Providers.
 	Provider string
 	// Script is the absolute path of the replay script; empty for other
 	// providers.
 	Script string
-	// Name is the provider's model name (the YAML key "model"), if any.
+	// Name is the provider's model name (the YAML key "model").
 	Name string
+	// BaseURL overrides the provider's API address; required for
+	// openai_compatible.
+	BaseURL string
+	// APIKeyEnv names the environment variable holding the API key; empty
+	// when the key is inline or none is needed.
+	APIKeyEnv string
+	// APIKey is a key written in the file (api_key); prefer APIKeyEnv.
+	APIKey string
+	Price  Price
+	// ContextWindow is the model's context window in tokens; zero when not
+	// declared.
+	ContextWindow   int
+	MaxOutputTokens int
+	// Capabilities the model has; defaulted by provider when not written.
+	Capabilities   []string
+	TypicalLatency time.Duration
+	// Timeout bounds one request; IdleTimeout the wait for data within it.
+	// Zero means the adapter's default.
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+	Temperature *float64
+	// ReasoningEffort (OpenAI) and ReasoningSummary (OpenAI Responses).
+	ReasoningEffort  string
+	ReasoningSummary string
+	// ThinkingBudget enables Anthropic extended thinking with this many
+	// tokens; zero leaves it off.
+	ThinkingBudget int
+	// Headers are extra HTTP headers sent with every request.
+	Headers map[string]string
+}
+
+// Price is a model's price in US dollars per million tokens.
+type Price struct {
+	Input       float64
+	CachedInput float64
+	Output      float64
+}
+
+// Profile is what an agent's tasks need of a model and how to choose.
+type Profile struct {
+	// Kind names the kind of task; default the agent's name.
+	Kind             string
+	Requires         []string
+	MinContextWindow int
+	// Prefer is order, cost or latency.
+	Prefer string
+	// Fallback moves a run to the next candidate on retryable failures.
+	Fallback bool
 }
 
 // Tool is a tool declared in the file and run as a command.

@@ -36,7 +36,8 @@ func TestLoadExample(t *testing.T) {
 			"support": {
 				Name:              "support",
 				Instructions:      "You triage support requests. Finish with complete_task.",
-				Model:             Model{Provider: "replay", Script: filepath.Join(dir, "support.replay.yaml")},
+				Models:            []*Model{replayModel(filepath.Join(dir, "support.replay.yaml"), "")},
+				Profile:           Profile{Kind: "support", Prefer: "order", Fallback: true},
 				Tools:             []string{"lookup_order", "open_ticket", "read_file"},
 				RequireCompletion: true,
 				MaxToolHops:       8,
@@ -45,7 +46,8 @@ func TestLoadExample(t *testing.T) {
 			"triage": {
 				Name:         "triage",
 				Instructions: "You sort incoming requests.\nAnswer with one word.\n",
-				Model:        Model{Provider: "replay", Script: filepath.Join(dir, "support.replay.yaml"), Name: "triage-v1"},
+				Models:       []*Model{replayModel(filepath.Join(dir, "support.replay.yaml"), "triage-v1")},
+				Profile:      Profile{Kind: "triage", Prefer: "order", Fallback: true},
 				MaxToolHops:  8,
 			},
 		},
@@ -69,6 +71,8 @@ func TestLoadExample(t *testing.T) {
 				Timeout: 90 * time.Second,
 			},
 		},
+		Models:  map[string]*Model{},
+		Budgets: Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
 	}
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("Load mismatch (-want +got):\n%s", diff)
@@ -137,11 +141,14 @@ func TestParseDefaults(t *testing.T) {
 		Agents: map[string]*Agent{
 			"a": {
 				Name:        "a",
-				Model:       Model{Provider: ProviderReplay, Script: filepath.Join(dir, "support.replay.yaml")},
+				Models:      []*Model{replayModel(filepath.Join(dir, "support.replay.yaml"), "")},
+				Profile:     Profile{Kind: "a", Prefer: "order", Fallback: true},
 				MaxToolHops: DefaultMaxToolHops,
 			},
 		},
-		Tools: map[string]*Tool{},
+		Tools:   map[string]*Tool{},
+		Models:  map[string]*Model{},
+		Budgets: Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
 	}
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
@@ -176,7 +183,7 @@ func TestParsePaths(t *testing.T) {
 	}
 	got := paths{
 		DataDir:   f.DataDir,
-		Script:    f.Agents["a"].Model.Script,
+		Script:    f.Agents["a"].Models[0].Script,
 		Workspace: f.Agents["a"].Workspace,
 		Local:     f.Tools["local"].Command,
 		Absolute:  f.Tools["absolute"].Command,
@@ -271,7 +278,7 @@ func TestParseValues(t *testing.T) {
 				"agents:\n  a:\n    <<: *agent\n    max_tool_hops: 5\n  b: {<<: *agent, instructions: hi}\n",
 			get: func(f *File) any {
 				a, b := f.Agents["a"], f.Agents["b"]
-				return []any{a.MaxToolHops, a.Tools, b.MaxToolHops, b.Instructions, b.Model.Provider}
+				return []any{a.MaxToolHops, a.Tools, b.MaxToolHops, b.Instructions, b.Models[0].Provider}
 			},
 			want: []any{5, []string{"read_file"}, 3, "hi", "replay"},
 		},
@@ -291,7 +298,7 @@ func TestParseValues(t *testing.T) {
 		{
 			name: "ModelNameForReplay",
 			yaml: "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml, model: gpt-test}\n",
-			get:  func(f *File) any { return f.Agents["a"].Model.Name },
+			get:  func(f *File) any { return f.Agents["a"].Models[0].Name },
 			want: "gpt-test",
 		},
 	}
@@ -443,4 +450,9 @@ func mergeLadder(n int) string {
 		fmt.Fprintf(&b, "x-m%d: &m%d {<<: [*m%d, *m%d]}\n", i, i, i-1, i-1)
 	}
 	return b.String()
+}
+
+// replayModel is an inline replay model as Parse builds it.
+func replayModel(script, name string) *Model {
+	return &Model{Key: InlineModel, Provider: ProviderReplay, Script: script, Name: name, Capabilities: []string{"tools"}}
 }

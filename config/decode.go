@@ -13,17 +13,12 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys        = []string{"data_dir", "server", "agents", "tools"}
+	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets"}
 	serverKeys     = []string{"listen"}
-	agentKeys      = []string{"instructions", "model", "tools", "require_completion", "max_tool_hops", "workspace"}
-	modelKeys      = []string{"provider", "script", "model"}
+	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace"}
 	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations"}
 	annotationKeys = []string{"read_only", "destructive", "idempotent"}
 )
-
-// futureProviders are model providers the file format reserves but the
-// runtime does not support yet.
-var futureProviders = []string{"openai", "anthropic", "openai_compatible"}
 
 // namePattern is what agent and tool names must match; model providers
 // accept tool names of this shape.
@@ -51,11 +46,12 @@ type toolRef struct {
 
 // decoder walks the YAML values, building the File and collecting errors.
 type decoder struct {
-	name     string
-	dir      string
-	builtins []string // sorted
-	refs     []toolRef
-	errs     Errors
+	name      string
+	dir       string
+	builtins  []string // sorted
+	refs      []toolRef
+	modelRefs []modelRef
+	errs      Errors
 }
 
 func newDecoder(name, dir string, opts Options) *decoder {
@@ -114,6 +110,8 @@ func (d *decoder) decode(data []byte) *File {
 		Server:  Server{Listen: DefaultListen},
 		Agents:  make(map[string]*Agent),
 		Tools:   make(map[string]*Tool),
+		Models:  make(map[string]*Model),
+		Budgets: Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
 	}
 	entries := root.Fields()
 	var agents *yamlpos.Field
@@ -130,6 +128,10 @@ func (d *decoder) decode(data []byte) *File {
 			d.agents(e, f.Agents)
 		case "tools":
 			d.tools(e, f.Tools)
+		case "models":
+			d.models(e, f.Models)
+		case "budgets":
+			d.budgets(e, &f.Budgets)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)
@@ -147,6 +149,7 @@ func (d *decoder) decode(data []byte) *File {
 		}
 	}
 	d.checkRefs(f)
+	d.resolveModels(f)
 	return f
 }
 
@@ -212,12 +215,12 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 	if !namePattern.MatchString(name) {
 		d.errorAt(ae.KeyPos, "invalid agent name %q: use 1 to 64 letters, digits, '_' or '-'", name)
 	}
-	a := &Agent{Name: name, MaxToolHops: DefaultMaxToolHops}
+	a := &Agent{Name: name, MaxToolHops: DefaultMaxToolHops, Profile: Profile{Kind: name, Prefer: "order", Fallback: true}}
 	m, st := d.mapping(ae, where)
 	if st == valBad {
 		return a
 	}
-	modelSt := valNull
+	var modelKey *yamlpos.Field
 	for _, f := range m.Fields() {
 		label := f.Key + " in " + where
 		switch f.Key {
@@ -225,8 +228,21 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			if s, st := d.str(f, label); st == valOK {
 				a.Instructions = s
 			}
-		case "model":
-			modelSt = d.model(f, where, &a.Model)
+		case "model", "models":
+			v := f.Value()
+			if v != nil && v.Kind == yamlpos.Null {
+				continue
+			}
+			if modelKey != nil {
+				d.errorAt(f.KeyPos, "%s has both %s and %s; use model for one model, models for candidates", where, modelKey.Key, f.Key)
+				continue
+			}
+			modelKey = &f
+			if v != nil { // nil: unresolvable, and reported
+				d.agentModels(f, a, where)
+			}
+		case "profile":
+			d.profile(f, where, &a.Profile)
 		case "tools":
 			a.Tools = d.toolList(f, name, where)
 		case "require_completion":
@@ -251,59 +267,10 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			d.unknownKey(f, where, agentKeys)
 		}
 	}
-	if modelSt == valNull {
-		d.errorAt(ae.KeyPos, "model is required in %s", where)
+	if modelKey == nil {
+		d.errorAt(ae.KeyPos, "model is required in %s (or models, a list of candidates)", where)
 	}
 	return a
-}
-
-// model decodes an agent's model mapping; it returns valNull when the
-// model is absent.
-func (d *decoder) model(e yamlpos.Field, where string, m *Model) status {
-	mm, st := d.mapping(e, "model in "+where)
-	if st != valOK {
-		return st
-	}
-	var provider yamlpos.Field
-	providerSt, scriptSt := valNull, valNull
-	for _, f := range mm.Fields() {
-		label := "model." + f.Key + " in " + where
-		switch f.Key {
-		case "provider":
-			provider = f
-			m.Provider, providerSt = d.str(f, label)
-		case "script":
-			m.Script, scriptSt = d.path(f, "model.script", " in "+where, 0)
-		case "model":
-			if s, st := d.str(f, label); st == valOK {
-				m.Name = s
-			}
-		default:
-			d.unknownKey(f, "model of "+where, modelKeys)
-		}
-	}
-	if providerSt == valNull {
-		d.errorAt(e.KeyPos, "model.provider is required in %s", where)
-	}
-	if providerSt != valOK {
-		return valOK
-	}
-	switch p := m.Provider; {
-	case p == ProviderReplay:
-		if scriptSt == valNull {
-			d.errorAt(e.KeyPos, "model.script is required in %s for provider %s", where, ProviderReplay)
-		}
-	case slices.Contains(futureProviders, p):
-		d.errorAt(provider.Value().Pos, "provider %s is not supported yet in %s (supported: %s)", p, where, ProviderReplay)
-	default:
-		known := append([]string{ProviderReplay}, futureProviders...)
-		if s := didYouMean(p, known); s != "" {
-			d.errorAt(provider.Value().Pos, "unknown model provider %q in %s%s", p, where, s)
-		} else {
-			d.errorAt(provider.Value().Pos, "unknown model provider %q in %s (supported: %s)", p, where, ProviderReplay)
-		}
-	}
-	return valOK
 }
 
 // toolList decodes an agent's tools list, recording each item for

@@ -17,7 +17,7 @@ func ExampleLoad() {
 	}
 	for _, name := range f.AgentNames() {
 		a := f.Agents[name]
-		fmt.Printf("%s: %s %s, tools %v, %d hops\n", name, a.Model.Provider, filepath.Base(a.Model.Script), a.Tools, a.MaxToolHops)
+		fmt.Printf("%s: %s %s, tools %v, %d hops\n", name, a.Models[0].Provider, filepath.Base(a.Models[0].Script), a.Tools, a.MaxToolHops)
 	}
 	fmt.Println(filepath.Base(f.Tools["lookup_order"].Command[0]), f.Tools["lookup_order"].Timeout)
 	// Output:
@@ -41,7 +41,7 @@ tools:
 	_, err := config.Parse("agentrt.yaml", []byte(src), ".", config.Options{})
 	fmt.Println(err)
 	// Output:
-	// agentrt.yaml:3:23: provider openai is not supported yet in agent "support" (supported: replay)
+	// agentrt.yaml:3:23: unknown model provider "openai" in model of agent "support"; did you mean openai_chat or openai_responses?
 	// agentrt.yaml:4:13: agent "support" lists tool "lookup_ordr", which is neither declared under tools nor a builtin; did you mean lookup_order?
 	// agentrt.yaml:5:5: unknown key "max_hops" in agent "support"; did you mean max_tool_hops?
 	// agentrt.yaml:10:14: timeout in tool "lookup_order" must be a duration such as 10s or 1m30s, got integer 10

@@ -199,7 +199,7 @@ func TestParseErrors(t *testing.T) {
 			name: "AgentNullNeedsModel",
 			yaml: "agents:\n  a:\n",
 			want: []string{
-				`agentrt.yaml:2:3: model is required in agent "a"`,
+				`agentrt.yaml:2:3: model is required in agent "a" (or models, a list of candidates)`,
 			},
 		},
 		{
@@ -239,56 +239,57 @@ func TestParseErrors(t *testing.T) {
 			name: "ModelMissing",
 			yaml: "agents:\n  a:\n    instructions: hi\n",
 			want: []string{
-				`agentrt.yaml:2:3: model is required in agent "a"`,
+				`agentrt.yaml:2:3: model is required in agent "a" (or models, a list of candidates)`,
 			},
 		},
 		{
 			name: "ModelNotMapping",
 			yaml: "agents:\n  a:\n    model: replay\n",
 			want: []string{
-				`agentrt.yaml:3:12: model in agent "a" must be a mapping, got string "replay"`,
+				`agentrt.yaml:3:12: agent "a" uses model "replay", which is not declared under models; declare it under models, or write the model inline as a mapping`,
 			},
 		},
 		{
 			name: "ProviderMissing",
 			yaml: "agents:\n  a:\n    model: {script: support.replay.yaml}\n",
 			want: []string{
-				`agentrt.yaml:3:5: model.provider is required in agent "a"`,
+				`agentrt.yaml:3:5: provider is required in model of agent "a" (one of openai_chat, openai_responses, anthropic_messages, openai_compatible, replay)`,
 			},
 		},
 		{
-			name: "ProvidersNotSupportedYet",
+			name: "ProviderShorthandsAndRequiredKeys",
 			yaml: "agents:\n" +
 				"  a: {model: {provider: openai, model: gpt-5}}\n" +
 				"  b: {model: {provider: anthropic, model: claude}}\n" +
 				"  c: {model: {provider: openai_compatible}}\n",
 			want: []string{
-				`agentrt.yaml:2:25: provider openai is not supported yet in agent "a" (supported: replay)`,
-				`agentrt.yaml:3:25: provider anthropic is not supported yet in agent "b" (supported: replay)`,
-				`agentrt.yaml:4:25: provider openai_compatible is not supported yet in agent "c" (supported: replay)`,
+				`agentrt.yaml:2:25: unknown model provider "openai" in model of agent "a"; did you mean openai_chat or openai_responses?`,
+				`agentrt.yaml:3:25: unknown model provider "anthropic" in model of agent "b"; did you mean anthropic_messages?`,
+				`agentrt.yaml:4:7: base_url is required in model of agent "c" for provider openai_compatible (for example http://localhost:11434/v1 for Ollama)`,
+				`agentrt.yaml:4:7: model is required in model of agent "c" for provider openai_compatible (the provider's model name)`,
 			},
 		},
 		{
 			name: "UnknownProvider",
 			yaml: "agents:\n  a: {model: {provider: replya, script: support.replay.yaml}}\n  b: {model: {provider: gemini}}\n",
 			want: []string{
-				`agentrt.yaml:2:25: unknown model provider "replya" in agent "a"; did you mean replay?`,
-				`agentrt.yaml:3:25: unknown model provider "gemini" in agent "b" (supported: replay)`,
+				`agentrt.yaml:2:25: unknown model provider "replya" in model of agent "a"; did you mean replay?`,
+				`agentrt.yaml:3:25: unknown model provider "gemini" in model of agent "b" (one of openai_chat, openai_responses, anthropic_messages, openai_compatible, replay)`,
 			},
 		},
 		{
 			name: "ReplayWithoutScript",
 			yaml: "agents:\n  a:\n    model:\n      provider: replay\n",
 			want: []string{
-				`agentrt.yaml:3:5: model.script is required in agent "a" for provider replay`,
+				`agentrt.yaml:3:5: script is required in model of agent "a" for provider replay`,
 			},
 		},
 		{
 			name: "ReplayScriptMissingOrDirectory",
 			yaml: "agents:\n  a: {model: {provider: replay, script: nope.yaml}}\n  b: {model: {provider: replay, script: ws}}\n",
 			want: []string{
-				`agentrt.yaml:2:41: model.script "nope.yaml" in agent "a" does not exist (resolved to $DIR/nope.yaml)`,
-				`agentrt.yaml:3:41: model.script "ws" in agent "b" is a directory, not a file`,
+				`agentrt.yaml:2:41: script "nope.yaml" in model of agent "a" does not exist (resolved to $DIR/nope.yaml)`,
+				`agentrt.yaml:3:41: script "ws" in model of agent "b" is a directory, not a file`,
 			},
 		},
 

@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt/internal/yamlpos"
@@ -61,6 +63,42 @@ func (d *decoder) integer(f yamlpos.Field, label string) (int64, status) {
 		return 0, st
 	}
 	return v.Int, st
+}
+
+// number decodes f's value as a finite number that is not negative.
+func (d *decoder) number(f yamlpos.Field, label string) (float64, status) {
+	v, st := d.present(f, label, "a number", func(v *yamlpos.Value) bool {
+		return (v.Kind == yamlpos.Int || v.Kind == yamlpos.Float) && v.Num != ""
+	})
+	if st != valOK {
+		return 0, st
+	}
+	n, err := strconv.ParseFloat(v.Num, 64)
+	if err != nil || n < 0 {
+		d.errorAt(v.Pos, "%s must not be negative, got %s", label, v.Text)
+		return 0, valBad
+	}
+	return n, valOK
+}
+
+// count decodes f's value as an integer between lo and hi.
+func (d *decoder) count(f yamlpos.Field, label string, lo, hi int64) (int64, status) {
+	n, st := d.integer(f, label)
+	if st == valOK && (n < lo || n > hi) {
+		d.errorAt(f.Value().Pos, "%s must be between %d and %d, got %d", label, lo, hi, n)
+		return 0, valBad
+	}
+	return n, st
+}
+
+// oneOf decodes f's value as one of the strings in allowed.
+func (d *decoder) oneOf(f yamlpos.Field, label string, allowed []string) (string, status) {
+	s, st := d.str(f, label)
+	if st == valOK && !slices.Contains(allowed, s) {
+		d.errorAt(f.Value().Pos, "%s must be one of %s, got %q%s", label, strings.Join(allowed, ", "), s, didYouMean(s, allowed))
+		return "", valBad
+	}
+	return s, st
 }
 
 // duration decodes f's value as a positive Go duration such as "10s".

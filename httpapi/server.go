@@ -132,6 +132,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/sessions/{sessionId}", true, s.getSession},
 		{"GET /v1/sessions/{sessionId}/threads/{threadId}", true, s.getThreadRead},
 		{"GET /v1/events", true, s.events},
+		{"PUT /v1/limits", true, s.setLimit},
 	}
 }
 
@@ -225,6 +226,30 @@ func (s *Server) interruptTurn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"turnId": r.PathValue("turnId"), "status": status})
+}
+
+// SetLimitRequest is the body of PUT /v1/limits.
+type SetLimitRequest struct {
+	Scope      string  `json:"scope"`
+	SessionID  string  `json:"sessionId,omitempty"`
+	MaxTokens  int64   `json:"maxTokens,omitempty"`
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+}
+
+func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
+	var req SetLimitRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := s.rt.SetLimit(r.Context(), &agentrt.SetLimitParams{
+		Owner: s.cfg.Owner, Scope: runtype.LimitScope(req.Scope), SessionID: req.SessionID,
+		MaxTokens: req.MaxTokens, MaxCostUSD: req.MaxCostUSD,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {

@@ -36,7 +36,10 @@ const DefaultMaxToolHops = 8
 type Agent struct {
 	Name         string
 	Instructions string
-	Provider     model.Provider
+	// Candidates are the models the agent may use, in declared order;
+	// routing picks one per turn by Profile and falls back along the rest.
+	Candidates []*model.Candidate
+	Profile    model.Profile
 	// Tools is the agent's inventory. The coordinator adds complete_task
 	// from the registry when RequireCompletion is set and it is missing.
 	Tools             []tool.Tool
@@ -63,8 +66,16 @@ type Config struct {
 	// cause. Defaults to a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// ModelRetries is how many times a retryable model failure is retried
-	// in one hop. Default 2; negative means none.
+	// on one candidate in one hop. Default 2; negative means none.
 	ModelRetries int
+	// ModelStepTimeout bounds one hop's model step: every attempt, retry
+	// wait and fallback. Default 10 minutes.
+	ModelStepTimeout time.Duration
+	// Ledger tracks budgets; nil means no budgets apply.
+	Ledger *Ledger
+	// DefaultOutputTokens is the response size cost estimates assume for
+	// a candidate that declares no MaxOutputTokens. Default 1024.
+	DefaultOutputTokens int
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -86,6 +97,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ModelRetries == 0 {
 		c.ModelRetries = 2
+	}
+	if c.ModelStepTimeout <= 0 {
+		c.ModelStepTimeout = 10 * time.Minute
+	}
+	if c.DefaultOutputTokens <= 0 {
+		c.DefaultOutputTokens = 1024
 	}
 	return c
 }
@@ -170,13 +187,38 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 	return r.finish(ctx, r.batch(), runtype.StatusFailed, string(f.Kind), "", f)
 }
 
+// Resume continues a parked run from its last recorded step: a run
+// parked waiting_resource, after its budget was raised. job.History must
+// hold the thread's conversation including the turn's own messages, and
+// job.Run the parked run. The run routes again (the candidates' state may
+// have changed) and checks its budgets before its next model call, so it
+// may park again.
+func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Outcome, error) {
+	if job.Run == nil || job.Turn.Status != runtype.StatusWaitingResource {
+		return nil, fmt.Errorf("resuming turn %s: it is not waiting for a resource", job.Turn.ID)
+	}
+	r, err := c.newRun(job)
+	if err != nil {
+		return nil, err
+	}
+	if calls := r.unanswered(); len(calls) > 0 {
+		return nil, fmt.Errorf("resuming turn %s: %d tool calls have no result", job.Turn.ID, len(calls))
+	}
+	r.toolHops = r.rec.ToolHops
+	out, err := r.drive(ctx, r.resumeBatch(reason))
+	if r.flushTimer != nil {
+		r.flushTimer.Stop()
+	}
+	return out, err
+}
+
 // CancelParked ends a parked turn cancelled: its unanswered tool calls get
 // not-executed results, so the thread's conversation stays valid, and the
 // run records how it ended. job.History must hold the thread's
 // conversation including the turn's own messages, and job.Run the parked
 // run.
 func (c *Coordinator) CancelParked(ctx context.Context, job *Job) (*Outcome, error) {
-	if job.Run == nil || !job.Turn.Status.Parked() {
+	if job.Run == nil || !(job.Turn.Status.Parked() || job.Turn.Status == runtype.StatusBlocked) {
 		return nil, fmt.Errorf("cancelling turn %s: it is not parked", job.Turn.ID)
 	}
 	r, err := c.newRun(job)

@@ -79,11 +79,18 @@ type testBundle struct {
 	coord    *loop.Coordinator
 	sleeps   []time.Duration
 	policy   policy.Evaluator
+	ledger   *loop.Ledger
 }
 
 type setupOpts struct {
 	policy policy.Evaluator
 	tools  []tool.Tool
+	// budgets, when set, gives the coordinator a ledger with them.
+	budgets *loop.Budgets
+	// stepTimeout is the model step timeout (default the loop's).
+	stepTimeout time.Duration
+	// notify is called after every commit.
+	notify func()
 }
 
 func setup(t *testing.T, o setupOpts) *testBundle {
@@ -97,14 +104,23 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 			t.Fatal(err)
 		}
 	}
-	b.writer = store.NewWriter(b.store, store.WriterConfig{})
+	b.writer = store.NewWriter(b.store, store.WriterConfig{Notify: func([]*event.Event) {
+		if o.notify != nil {
+			o.notify()
+		}
+	}})
 	t.Cleanup(func() { b.writer.Stop(context.Background()) })
+	if o.budgets != nil {
+		b.ledger = loop.NewLedger(b.store, *o.budgets, nil)
+	}
 	var mu sync.Mutex
 	coord, err := loop.New(loop.Config{
-		RuntimeID: "rt_test",
-		Writer:    b.writer,
-		Registry:  b.registry,
-		Policy:    o.policy,
+		RuntimeID:        "rt_test",
+		Writer:           b.writer,
+		Registry:         b.registry,
+		Policy:           o.policy,
+		Ledger:           b.ledger,
+		ModelStepTimeout: o.stepTimeout,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			b.sleeps = append(b.sleeps, d)
@@ -124,9 +140,15 @@ var owner = runtype.Owner{TenantID: "t1", PrincipalID: "p1"}
 // run creates the session, thread, turn and task records and runs the turn.
 func (b *testBundle) run(t *testing.T, ctx context.Context, agent *loop.Agent, input string) (*loop.Outcome, *runtype.Turn) {
 	t.Helper()
+	return b.runIn(t, ctx, agent, input, runtype.NewIDGen(nil).New(runtype.PrefixSession))
+}
+
+// runIn is run in a new session with the given id.
+func (b *testBundle) runIn(t *testing.T, ctx context.Context, agent *loop.Agent, input, sessionID string) (*loop.Outcome, *runtype.Turn) {
+	t.Helper()
 	now := time.Now().UTC()
 	ids := runtype.NewIDGen(nil)
-	sess := &runtype.Session{ID: ids.New(runtype.PrefixSession), Owner: owner, Agent: agent.Name, CreatedAt: now}
+	sess := &runtype.Session{ID: sessionID, Owner: owner, Agent: agent.Name, CreatedAt: now}
 	thr := &runtype.Thread{ID: ids.New(runtype.PrefixThread), SessionID: sess.ID, Owner: owner, CreatedAt: now}
 	turn := &runtype.Turn{ID: ids.New(runtype.PrefixTurn), SessionID: sess.ID, ThreadID: thr.ID, Owner: owner, Agent: agent.Name,
 		Input: input, Status: runtype.StatusQueued, TaskID: ids.New(runtype.PrefixTask), TraceID: ids.TraceID(), CreatedAt: now}
@@ -198,7 +220,7 @@ func lookupTool(calls *[]string, mu *sync.Mutex) tool.Tool {
 }
 
 func agentWith(p model.Provider, tools ...tool.Tool) *loop.Agent {
-	return &loop.Agent{Name: "support", Instructions: "be helpful", Provider: p, Tools: tools, RequireCompletion: true}
+	return &loop.Agent{Name: "support", Instructions: "be helpful", Candidates: []*model.Candidate{{Name: "default", Provider: p}}, Tools: tools, RequireCompletion: true}
 }
 
 func TestRunCompletes(t *testing.T) {
@@ -223,6 +245,7 @@ func TestRunCompletes(t *testing.T) {
 	evs := b.events(t, turn.SessionID)
 	want := []string{
 		"turn.started", "task.started", "task.attempt.started", "tool.catalog.resolved",
+		"task.profile.resolved", "routing.candidates.resolved", "routing.single_candidate",
 		"model.requested", "model.completed",
 		"permission.evaluated", "tool.started", "tool.result",
 		"model.requested", "model.completed",

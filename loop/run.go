@@ -38,6 +38,11 @@ type run struct {
 	messages []runtype.Message
 	usedIDs  map[string]struct{} // tool call ids already in the thread; nil until one is
 	turnSpan string
+
+	// route is the turn's routing; cand indexes its Eligible candidate in
+	// use.
+	route    *model.Route
+	cand     int
 	toolHops int
 	grace    bool // a reminder was given and the model has not called tools since
 
@@ -50,6 +55,8 @@ type run struct {
 	held       store.Batch // guarded by pendMu
 	flushErr   error       // guarded by pendMu: a failed flush fails the next write
 	flushTimer *time.Timer // runs flush; armed by flushSoon
+	flushArmed bool        // guarded by pendMu: flushTimer will run
+	stream     streamBuf   // guarded by pendMu: streamed text not yet in an event
 
 	free []*store.Batch // batches to reuse; used by the run's goroutine only
 }
@@ -164,12 +171,22 @@ func (r *run) maxToolHops() int {
 // execute runs the turn to its end.
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	b := r.startBatch()
-	if ctx.Err() != nil {
-		// Cancelled before it started: the input never reached the model,
-		// so it does not join the thread's conversation.
+	if ctx.Err() != nil || len(r.route.Eligible) == 0 {
+		// Cancelled before it started, or no model can take it: the input
+		// never reached a model, so it does not join the thread's
+		// conversation.
 		b.Messages = b.Messages[:0]
 		r.messages = r.messages[:len(r.messages)-1]
 	}
+	if ctx.Err() == nil && len(r.route.Eligible) == 0 {
+		return r.finish(ctx, b, runtype.StatusBlocked, string(runtype.FailureRoutingImpossible), "",
+			failuref(runtype.FailureRoutingImpossible, "%s", r.route.Reason))
+	}
+	return r.drive(ctx, b)
+}
+
+// drive holds b's facts and hops until the run ends or parks.
+func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	r.hold(b)
 	for {
 		var out *Outcome
@@ -186,6 +203,20 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 			return out, nil
 		}
 	}
+}
+
+// resumeBatch marks a parked run running again and routes anew.
+func (r *run) resumeBatch(reason string) *store.Batch {
+	now := r.cfg.Now().UTC()
+	r.turn.Status, r.turn.StatusReason, r.turn.EndedAt = runtype.StatusRunning, "", time.Time{}
+	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = runtype.StatusRunning, "", now
+	r.rec.Status = runtype.StatusRunning
+	b := r.batch()
+	b.Events = append(b.Events, r.event(event.TaskResumed, reason, runtype.StatusRunning,
+		&event.TaskPayload{Status: runtype.StatusRunning, Reason: reason}))
+	r.routeFacts(b)
+	r.addRecords(b)
+	return b
 }
 
 func (r *run) startBatch() *store.Batch {
@@ -205,22 +236,27 @@ func (r *run) startBatch() *store.Batch {
 	r.task.Status, r.task.StartedAt, r.task.UpdatedAt, r.task.CurrentRunID = runtype.StatusRunning, now, now, r.rec.ID
 	b := r.batch()
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
-	r.addRecords(b)
 	b.Events = append(b.Events,
 		r.event(event.TurnStarted, "", "", &event.TurnPayload{Status: runtype.StatusRunning, Agent: r.agent.Name}),
 		r.event(event.TaskStarted, "", "", &event.TaskPayload{Status: runtype.StatusRunning, Objective: r.task.Objective}),
 		r.event(event.TaskAttemptStarted, "", "", &event.AttemptPayload{Attempt: r.rec.Attempt, Status: runtype.StatusRunning}),
 		r.event(event.ToolCatalogResolved, "", "", &event.ToolCatalogPayload{Tools: r.catalog}),
 	)
+	r.routeFacts(b)
+	r.addRecords(b)
 	return b
 }
 
 // hop makes one model call and runs the tools it requests. It returns a
 // non-nil Outcome when the run ended, and an error when a write failed.
 func (r *run) hop(ctx context.Context) (*Outcome, error) {
-	r.rec.Hops++
+	hop := r.rec.Hops + 1
 	stepID, span := r.cfg.IDs.New(runtype.PrefixStep), r.cfg.IDs.SpanID()
-	resp, start, err := r.generate(ctx, stepID, span)
+	if out, err := r.checkBudgets(ctx, hop, stepID, span); out != nil || err != nil {
+		return out, err
+	}
+	r.rec.Hops = hop
+	resp, c, start, err := r.generate(ctx, stepID, span)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.cancel(ctx, r.batch())
@@ -234,21 +270,30 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 		f.Retryable = me.Retryable()
 		return r.finish(ctx, r.batch(), runtype.StatusFailed, string(kind), "", f)
 	}
-	r.rec.Usage = r.rec.Usage.Add(resp.Usage)
+	usage := resp.Usage
+	if !c.Price.Zero() {
+		usage.CostUSD = c.Price.Cost(usage)
+	}
+	r.rec.Usage = r.rec.Usage.Add(usage)
 	r.turn.Usage = r.rec.Usage
 
 	calls := r.assignCallIDs(resp.ToolCalls)
 	b := r.batch()
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{
-		Role: runtype.RoleAssistant, Content: resp.Text, ToolCalls: calls,
+		Role: runtype.RoleAssistant, Content: resp.Text, ToolCalls: calls, Reasoning: resp.Reasoning,
 	}))
-	completed := r.modelCompleted(resp, calls, stepID, span, start)
+	completed := r.modelCompleted(resp, c, usage, calls, stepID, span, start)
 	if len(resp.Raw) > 0 {
-		blob := r.blob(resp.Raw, "application/json")
+		mt := resp.RawMediaType
+		if mt == "" {
+			mt = "application/json"
+		}
+		blob := r.blob(resp.Raw, mt)
 		b.Blobs = append(b.Blobs, blob)
 		completed.Refs = map[string]string{"rawResponse": blob.Ref}
 	}
 	b.Events = append(b.Events, completed)
+	r.modelFacts(b, resp, c, usage, stepID, span)
 
 	if len(calls) == 0 {
 		if !r.agent.RequireCompletion {
@@ -280,57 +325,18 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	return r.runTools(ctx, calls)
 }
 
-// generate calls the model, retrying retryable failures. It returns when
-// the successful attempt started, for its latency.
-func (r *run) generate(ctx context.Context, stepID, span string) (*model.Response, time.Time, error) {
-	info := r.agent.Provider.Info()
-	ref := event.ProviderRef{Kind: info.Kind, Model: info.Model}
-	req := &model.Request{
-		SessionID:    r.turn.SessionID,
-		TurnID:       r.turn.ID,
-		Instructions: r.agent.Instructions,
-		Messages:     r.messages,
-		Tools:        r.toolDefs,
-	}
-	for attempt := 1; ; attempt++ {
-		r.holdFacts(nil, r.stepEvent(event.ModelRequested, stepID, span, "", &event.ModelRequestedPayload{
-			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
-		}))
-		r.flushSoon()
-		start := r.cfg.Now()
-		resp, err := r.agent.Provider.Generate(ctx, req)
-		r.flushTimer.Stop()
-		if err == nil {
-			return resp, start, nil
-		}
-		if ctx.Err() != nil {
-			return nil, start, context.Cause(ctx)
-		}
-		me := model.AsError(err)
-		willRetry := me.Retryable() && attempt <= r.cfg.ModelRetries
-		r.holdFacts(nil, r.stepEvent(event.ModelFailed, stepID, span, "", &event.ModelFailedPayload{
-			Provider: ref, Hop: r.rec.Hops, Attempt: attempt, Kind: string(me.Kind), Message: failuref(runtype.FailureModel, "%s", me.Error()).Message,
-			Retryable: me.Retryable(), RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: willRetry,
-		}))
-		if !willRetry {
-			return nil, start, me
-		}
-		if err := r.cfg.Sleep(ctx, retryDelay(attempt, me.RetryAfter)); err != nil {
-			return nil, start, err
-		}
-	}
-}
-
-func (r *run) modelCompleted(resp *model.Response, calls []runtype.MessageToolCall, stepID, span string, start time.Time) *event.Event {
+func (r *run) modelCompleted(resp *model.Response, c *model.Candidate, usage runtype.Usage, calls []runtype.MessageToolCall, stepID, span string, start time.Time) *event.Event {
 	p := &event.ModelCompletedPayload{
 		Status:       "reply",
 		FinishReason: string(resp.FinishReason),
-		Usage:        resp.Usage,
+		Usage:        usage,
 		Hop:          r.rec.Hops,
 		LatencyMs:    r.cfg.Now().Sub(start).Milliseconds(),
+		Provider:     providerRef(c),
 	}
-	info := r.agent.Provider.Info()
-	p.Provider = event.ProviderRef{Kind: info.Kind, Model: info.Model}
+	if resp.Model != "" {
+		p.Provider.Model = resp.Model
+	}
 	p.AssistantMessage, _ = event.Preview(resp.Text, event.PreviewBytes)
 	if len(calls) > 0 {
 		p.Status = "tool_request"
@@ -392,6 +398,10 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 	switch status {
 	case runtype.StatusCompleted:
 		attemptT, taskT, turnT = event.TaskAttemptCompleted, event.TaskCompleted, event.TurnCompleted
+	case runtype.StatusBlocked:
+		// The task waits for a change outside the run (a model that meets
+		// its profile): the attempt is over, the turn is not.
+		attemptT, taskT = event.TaskAttemptFailed, event.TaskBlocked
 	case runtype.StatusCancelled:
 		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskCancelled, event.TurnFailed
 	default:
@@ -403,8 +413,10 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 	b.Events = append(b.Events,
 		r.event(attemptT, "", "", attempt),
 		r.event(taskT, reason, status, taskP),
-		r.event(turnT, reason, status, turnP),
 	)
+	if turnT != "" {
+		b.Events = append(b.Events, r.event(turnT, reason, status, turnP))
+	}
 	err := r.write(b)
 	return r.outcome(), err
 }
@@ -522,16 +534,26 @@ func (r *run) recycle(b *store.Batch) {
 // flushSoon arranges for the held facts to commit after flushDelay unless
 // r.flushTimer is stopped first. Call it before work that may be slow.
 func (r *run) flushSoon() {
+	r.pendMu.Lock()
+	r.flushArmed = true
+	r.pendMu.Unlock()
+	r.armFlush(flushDelay)
+}
+
+// armFlush starts (or restarts) the flush timer.
+func (r *run) armFlush(d time.Duration) {
 	if r.flushTimer == nil {
-		r.flushTimer = time.AfterFunc(flushDelay, r.flush)
+		r.flushTimer = time.AfterFunc(d, r.flush)
 		return
 	}
-	r.flushTimer.Reset(flushDelay)
+	r.flushTimer.Reset(d)
 }
 
 func (r *run) flush() {
 	r.pendMu.Lock()
 	defer r.pendMu.Unlock()
+	r.flushArmed = false
+	r.cutStream()
 	if r.held.Empty() || r.flushErr != nil {
 		return
 	}

@@ -1,0 +1,266 @@
+package agentrt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/loop"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// SetLimitParams is the input of SetLimit.
+type SetLimitParams struct {
+	// Owner.TenantID is the tenant whose budget changes (default
+	// DefaultTenant); Owner.PrincipalID is who changes it, recorded with
+	// the limit and in limit.changed.
+	runtype.Owner
+	// Scope is runtype.LimitSession (SessionID required) or
+	// runtype.LimitTenant.
+	Scope     runtype.LimitScope
+	SessionID string
+	// MaxTokens and MaxCostUSD are the new maxima; zero removes that
+	// kind of limit. They replace the configured default for the scope.
+	MaxTokens  int64
+	MaxCostUSD float64
+}
+
+// SetLimitResult is the budget after a SetLimit.
+type SetLimitResult struct {
+	Budget BudgetRead `json:"budget"`
+	// Resumed lists the turns that waited for this budget and were
+	// resumed (each checks its budgets again before its next model call).
+	Resumed []string `json:"resumed"`
+}
+
+// SetLimit changes the token and cost budget of a session or a tenant. The
+// limit is stored, limit.changed is recorded (in the session, or for a
+// tenant in each session with a turn waiting for the budget), and turns
+// parked waiting_resource in the scope resume.
+func (rt *Runtime) SetLimit(ctx context.Context, p *SetLimitParams) (*SetLimitResult, error) {
+	if !rt.running() {
+		return nil, ErrStopped
+	}
+	owner := p.Owner
+	if owner.TenantID == "" {
+		owner.TenantID = DefaultTenant
+	}
+	if owner.PrincipalID == "" {
+		owner.PrincipalID = DefaultPrincipal
+	}
+	lim := &runtype.Limit{Owner: owner, Scope: p.Scope, MaxTokens: p.MaxTokens, MaxCostUSD: p.MaxCostUSD, UpdatedAt: rt.cfg.Now().UTC()}
+	switch {
+	case p.MaxTokens < 0:
+		return nil, invalid("maxTokens", "must not be negative")
+	case p.MaxCostUSD < 0 || math.IsNaN(p.MaxCostUSD) || math.IsInf(p.MaxCostUSD, 0):
+		return nil, invalid("maxCostUsd", "must be a number that is not negative")
+	}
+	switch p.Scope {
+	case runtype.LimitSession:
+		if p.SessionID == "" {
+			return nil, invalid("sessionId", "required for a session limit")
+		}
+		if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: p.SessionID}); err != nil {
+			return nil, fmt.Errorf("reading session %s: %w", p.SessionID, err)
+		}
+		lim.ScopeID = p.SessionID
+	case runtype.LimitTenant:
+		if p.SessionID != "" {
+			return nil, invalid("sessionId", "must be empty for a tenant limit")
+		}
+		lim.ScopeID = owner.TenantID
+	default:
+		return nil, invalid("scope", "must be session or tenant, got %q", p.Scope)
+	}
+
+	waiting, err := rt.waitingTurns(ctx, owner.TenantID, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	before, err := rt.ledger.Scope(ctx, lim.TenantID, lim.Scope, lim.ScopeID)
+	if err != nil {
+		return nil, err
+	}
+	sessions := []string{p.SessionID}
+	if p.Scope == runtype.LimitTenant {
+		sessions = sessions[:0]
+		for _, t := range waiting {
+			if len(sessions) == 0 || sessions[len(sessions)-1] != t.SessionID {
+				sessions = append(sessions, t.SessionID)
+			}
+		}
+	}
+	b := &store.Batch{Limits: []*runtype.Limit{lim}}
+	for _, sid := range sessions {
+		b.Events = append(b.Events, &event.Event{
+			Type: event.LimitChanged, EventID: rt.ids.New(runtype.PrefixEvent), Timestamp: lim.UpdatedAt,
+			SchemaVersion: event.SchemaVersion, RuntimeID: rt.runtimeID, SessionID: sid, TenantID: owner.TenantID,
+			Payload: &event.QuotaPayload{
+				Scope: string(lim.Scope), ScopeID: lim.ScopeID,
+				LimitValues: event.LimitValues{MaxTokens: lim.MaxTokens, MaxCostUSD: lim.MaxCostUSD},
+				Source:      "control_plane", UsedTokens: before.Spent.Tokens(), UsedCostUSD: before.Spent.CostUSD,
+				Previous:  &event.LimitValues{MaxTokens: before.Limit.MaxTokens, MaxCostUSD: before.Limit.MaxCostUSD},
+				ChangedBy: owner.PrincipalID,
+			},
+		})
+	}
+	if err := rt.writer.Write(ctx, b); err != nil {
+		return nil, fmt.Errorf("recording limit: %w", err)
+	}
+	_, after, err := rt.ledger.SetLimit(ctx, lim)
+	if err != nil {
+		return nil, err
+	}
+	res := &SetLimitResult{Budget: budgetRead(after), Resumed: []string{}}
+	for _, t := range waiting {
+		if rt.resumeParked(t) {
+			res.Resumed = append(res.Resumed, t.ID)
+		}
+	}
+	return res, nil
+}
+
+// waitingTurns lists the tenant's turns parked waiting_resource, of one
+// session when sessionID is set, grouped by session.
+func (rt *Runtime) waitingTurns(ctx context.Context, tenant, sessionID string) ([]*runtype.Turn, error) {
+	var out []*runtype.Turn
+	p := &store.TurnListParams{TenantID: tenant, SessionID: sessionID, Status: runtype.StatusWaitingResource, Limit: store.MaxListLimit}
+	for {
+		page, err := rt.store.TurnList(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("listing turns waiting for a budget: %w", err)
+		}
+		out = append(out, page...)
+		if len(page) < p.Limit {
+			break
+		}
+		p.BeforeID = page[len(page)-1].ID
+	}
+	sortBySession(out)
+	return out, nil
+}
+
+func sortBySession(ts []*runtype.Turn) {
+	// Stable grouping keeps each session's turns newest first.
+	groups := make(map[string][]*runtype.Turn)
+	var order []string
+	for _, t := range ts {
+		if _, ok := groups[t.SessionID]; !ok {
+			order = append(order, t.SessionID)
+		}
+		groups[t.SessionID] = append(groups[t.SessionID], t)
+	}
+	ts = ts[:0]
+	for _, s := range order {
+		ts = append(ts, groups[s]...)
+	}
+}
+
+// budgetRead turns a ledger state into its read model.
+func budgetRead(q loop.QuotaState) BudgetRead {
+	b := BudgetRead{
+		Scope: q.Scope, ScopeID: q.ScopeID, Source: q.Source, MaxTokens: q.Limit.MaxTokens, MaxCostUSD: q.Limit.MaxCostUSD,
+		UsedTokens: q.Spent.Tokens(), UsedCostUSD: q.Spent.CostUSD, State: "ok",
+	}
+	switch {
+	case q.Limit.Zero():
+		b.State = "unlimited"
+	case (q.Limit.MaxTokens > 0 && q.Spent.Tokens() >= q.Limit.MaxTokens) || (q.Limit.MaxCostUSD > 0 && q.Spent.CostUSD >= q.Limit.MaxCostUSD):
+		b.State = "exhausted"
+	case q.Low:
+		b.State = "low"
+	}
+	return b
+}
+
+// resumeParked resumes a turn parked waiting_resource on its thread's
+// line, in the background. It reports false when the turn's line is busy
+// (another goroutine works the thread; the turn stays parked) or the
+// runtime is stopping.
+func (rt *Runtime) resumeParked(t *runtype.Turn) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.state != stateRunning {
+		return false
+	}
+	if _, ok := rt.active[t.ID]; ok {
+		return false
+	}
+	line := rt.threads[t.ThreadID]
+	if line == nil {
+		line = &threadLine{}
+		rt.threads[t.ThreadID] = line
+	}
+	if line.busy || (line.parked != "" && line.parked != t.ID) {
+		return false
+	}
+	line.busy, line.parked, line.checkParked = true, "", false
+	at := &activeTurn{turn: t, done: make(chan struct{})}
+	rt.active[t.ID] = at
+	ctx, cancel := context.WithCancelCause(rt.baseCtx)
+	at.cancel = cancel
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		status := rt.resumeTurn(ctx, at)
+		cancel(nil)
+		rt.mu.Lock()
+		if status.Parked() {
+			line.parked = t.ID
+		}
+		delete(rt.active, t.ID)
+		rt.mu.Unlock()
+		close(at.done)
+		rt.drainLine(t.ThreadID, line)
+	}()
+	return true
+}
+
+// resumeTurn continues a parked turn's run and returns how it ended or
+// parked ("" when that could not be recorded).
+func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskStatus {
+	t := at.turn
+	job, err := rt.parkedJob(context.WithoutCancel(ctx), t)
+	if err != nil {
+		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
+		return t.Status
+	}
+	out, err := rt.coord.Resume(ctx, job, loop.ReasonLimitChanged)
+	if err != nil {
+		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
+	}
+	if out == nil {
+		return t.Status
+	}
+	return out.Status
+}
+
+// parkedJob loads what the coordinator needs to continue or end a parked
+// turn: its task, its latest run and the thread's conversation.
+func (rt *Runtime) parkedJob(ctx context.Context, t *runtype.Turn) (*loop.Job, error) {
+	tenant := t.TenantID
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: t.TaskID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the parked turn's task: %w", err)
+	}
+	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.TaskID})
+	if err != nil || len(runs) == 0 {
+		return nil, fmt.Errorf("reading the parked turn's run: %w", errors.Join(err, store.ErrNotFound))
+	}
+	history, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: tenant, ThreadID: t.ThreadID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the thread's history: %w", err)
+	}
+	msgs := make([]runtype.Message, len(history))
+	for i, m := range history {
+		msgs[i] = *m
+	}
+	a, ok := rt.agents[t.Agent]
+	if !ok {
+		return nil, fmt.Errorf("%w: turn %s belongs to agent %q, which this runtime does not have", ErrConflict, t.ID, t.Agent)
+	}
+	return &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]}, nil
+}
