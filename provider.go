@@ -29,28 +29,21 @@ func provider(m *config.Model) (p model.Provider, unavailable string, err error)
 	if missing != "" {
 		return unavailableProvider{info: model.Info{Kind: m.Provider, Model: m.Name}, why: missing}, missing, nil
 	}
+	ep := model.Endpoint{
+		Model: m.Name, APIKey: key, BaseURL: m.BaseURL, Timeout: m.Timeout, IdleTimeout: m.IdleTimeout,
+		MaxOutputTokens: m.MaxOutputTokens, Temperature: m.Temperature, Headers: m.Headers,
+	}
 	switch m.Provider {
 	case config.ProviderOpenAIChat:
-		p, err = openaichat.New(openaichat.Config{
-			Model: m.Name, APIKey: key, BaseURL: m.BaseURL, Timeout: m.Timeout, IdleTimeout: m.IdleTimeout,
-			MaxOutputTokens: m.MaxOutputTokens, Temperature: m.Temperature, ReasoningEffort: m.ReasoningEffort, Headers: m.Headers,
-		})
+		p, err = openaichat.New(openaichat.Config{Endpoint: ep, ReasoningEffort: m.ReasoningEffort})
 	case config.ProviderOpenAICompatible:
-		p, err = openaicompat.New(openaicompat.Config{
-			Model: m.Name, APIKey: key, BaseURL: m.BaseURL, Timeout: m.Timeout, IdleTimeout: m.IdleTimeout,
-			MaxOutputTokens: m.MaxOutputTokens, Temperature: m.Temperature, ReasoningEffort: m.ReasoningEffort, Headers: m.Headers,
-		})
+		p, err = openaicompat.New(openaicompat.Config{Endpoint: ep, ReasoningEffort: m.ReasoningEffort})
 	case config.ProviderOpenAIResponses:
 		p, err = openairesponses.New(openairesponses.Config{
-			Model: m.Name, APIKey: key, BaseURL: m.BaseURL, Timeout: m.Timeout, IdleTimeout: m.IdleTimeout,
-			MaxOutputTokens: m.MaxOutputTokens, Temperature: m.Temperature, Headers: m.Headers,
-			ReasoningEffort: m.ReasoningEffort, ReasoningSummary: m.ReasoningSummary,
+			Endpoint: ep, ReasoningEffort: m.ReasoningEffort, ReasoningSummary: m.ReasoningSummary,
 		})
 	case config.ProviderAnthropic:
-		p, err = anthropic.New(anthropic.Config{
-			Model: m.Name, APIKey: key, BaseURL: m.BaseURL, Timeout: m.Timeout, IdleTimeout: m.IdleTimeout,
-			MaxOutputTokens: m.MaxOutputTokens, Temperature: m.Temperature, Headers: m.Headers, ThinkingBudget: m.ThinkingBudget,
-		})
+		p, err = anthropic.New(anthropic.Config{Endpoint: ep, ThinkingBudget: m.ThinkingBudget})
 	default:
 		return nil, "", fmt.Errorf("model provider %q is not supported", m.Provider)
 	}

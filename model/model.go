@@ -1,8 +1,12 @@
 // Package model defines how agentrt talks to language models: the Provider
-// interface adapters implement, the request and response shapes, and
-// classified provider errors. Adapters live in subpackages (model/replay
-// today); the coordinator in package loop normalizes a Response into a
-// turn output.
+// interface adapters implement, the request and response shapes, streamed
+// deltas, classified provider errors and what HTTP adapters share
+// (Endpoint, error classification, stall detection, raw capture,
+// redaction), and routing: candidates with prices and capabilities, task
+// profiles and Decide. Adapters live in subpackages (openaichat,
+// openaicompat, openairesponses, anthropic, replay); the coordinator in
+// package loop routes each turn and normalizes a Response into a turn
+// output.
 package model
 
 import (

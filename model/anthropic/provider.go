@@ -1,15 +1,14 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -20,101 +19,52 @@ import (
 // Kind is the provider kind a Provider reports in its Info.
 const Kind = "anthropic_messages"
 
-// Defaults of Config.
+// Defaults of Config, besides model.DefaultTimeout and
+// model.DefaultIdleTimeout.
 const (
 	DefaultBaseURL         = "https://api.anthropic.com/"
-	DefaultTimeout         = 10 * time.Minute
-	DefaultIdleTimeout     = 60 * time.Second
 	DefaultMaxOutputTokens = 4096
 )
 
 // minThinkingBudget is the smallest thinking budget the API accepts.
 const minThinkingBudget = 1024
 
-// Config configures a Provider.
+// Config configures a Provider. Model and APIKey are required. Its
+// Endpoint's BaseURL is DefaultBaseURL when empty, and its MaxOutputTokens
+// is max_tokens for requests that set none (the API requires it),
+// DefaultMaxOutputTokens when zero. Headers can carry anthropic-beta.
 type Config struct {
-	// Model is the model to call, such as claude-sonnet-4-5. Required.
-	Model string
-	// APIKey is the Anthropic API key. Required; it is never read from the
-	// environment.
-	APIKey string
-	// BaseURL is the API's base URL; DefaultBaseURL when empty.
-	BaseURL string
-	// HTTPClient sends the requests; when nil, a client with no overall
-	// timeout (Timeout and IdleTimeout bound each call instead).
-	HTTPClient *http.Client
-	// Timeout bounds a whole call, stream included; DefaultTimeout when
-	// zero.
-	Timeout time.Duration
-	// IdleTimeout bounds the wait for the response to start and between
-	// two chunks of the stream; DefaultIdleTimeout when zero.
-	IdleTimeout time.Duration
-	// MaxOutputTokens is max_tokens for requests that set none (the API
-	// requires it); DefaultMaxOutputTokens when zero.
-	MaxOutputTokens int
-	// Temperature is the sampling temperature; the API's default when nil.
-	// It cannot be set together with ThinkingBudget.
-	Temperature *float64
+	model.Endpoint
 	// ThinkingBudget turns on extended thinking with this many tokens
 	// (at least 1024, and less than the request's max_tokens); zero leaves
-	// thinking off.
+	// thinking off. Temperature must then stay unset.
 	ThinkingBudget int
-	// Headers are extra request headers, such as anthropic-beta.
-	Headers map[string]string
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = DefaultIdleTimeout
-	}
-	if c.MaxOutputTokens == 0 {
-		c.MaxOutputTokens = DefaultMaxOutputTokens
-	}
+	c.Endpoint = c.Endpoint.WithDefaults(DefaultBaseURL)
+	c.MaxOutputTokens = cmp.Or(c.MaxOutputTokens, DefaultMaxOutputTokens)
 	return c
 }
 
+// validate reports the first problem of a Config that WithDefaults has
+// filled in.
 func (c *Config) validate() error {
-	var errs []error
-	if c.Model == "" {
-		errs = append(errs, errors.New("model is required"))
+	if err := c.Endpoint.Validate(true); err != nil {
+		return err
 	}
-	if c.APIKey == "" {
-		errs = append(errs, errors.New("api key is required"))
+	switch {
+	case c.ThinkingBudget == 0:
+		return nil
+	case c.ThinkingBudget < minThinkingBudget:
+		return fmt.Errorf("thinking budget %d is below the api's minimum of %d", c.ThinkingBudget, minThinkingBudget)
+	case c.ThinkingBudget >= c.MaxOutputTokens:
+		return fmt.Errorf("thinking budget %d must be less than max output tokens %d", c.ThinkingBudget, c.MaxOutputTokens)
+	case c.Temperature != nil:
+		return errors.New("temperature cannot be set when thinking is on")
 	}
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("base url %q is not an absolute http or https url", c.BaseURL))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout %s is negative", c.Timeout))
-	}
-	if c.IdleTimeout < 0 {
-		errs = append(errs, fmt.Errorf("idle timeout %s is negative", c.IdleTimeout))
-	}
-	if c.MaxOutputTokens < 0 {
-		errs = append(errs, fmt.Errorf("max output tokens %d is negative", c.MaxOutputTokens))
-	}
-	if c.ThinkingBudget != 0 {
-		if c.ThinkingBudget < minThinkingBudget {
-			errs = append(errs, fmt.Errorf("thinking budget %d is below the api's minimum of %d", c.ThinkingBudget, minThinkingBudget))
-		}
-		if c.ThinkingBudget >= c.MaxOutputTokens {
-			errs = append(errs, fmt.Errorf("thinking budget %d must be less than max output tokens %d", c.ThinkingBudget, c.MaxOutputTokens))
-		}
-		if c.Temperature != nil {
-			errs = append(errs, errors.New("temperature cannot be set when thinking is on"))
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Provider calls the Anthropic Messages API. It implements model.Provider

@@ -185,33 +185,38 @@ func TestNewValidates(t *testing.T) {
 		want string
 	}{
 		{
-			name: "model and key missing",
+			name: "model missing",
 			cfg:  anthropic.Config{},
-			want: "configuring the anthropic provider: model is required\napi key is required",
+			want: "configuring the anthropic provider: model is required",
+		},
+		{
+			name: "key missing",
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{Model: "m"}},
+			want: "configuring the anthropic provider: api key is required",
 		},
 		{
 			name: "bad base url",
-			cfg:  anthropic.Config{Model: "m", APIKey: testKey, BaseURL: "api.anthropic.com"},
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{Model: "m", APIKey: testKey, BaseURL: "api.anthropic.com"}},
 			want: `configuring the anthropic provider: base url "api.anthropic.com" is not an absolute http or https url`,
 		},
 		{
 			name: "negative durations and tokens",
-			cfg:  anthropic.Config{Model: "m", APIKey: testKey, Timeout: -1, IdleTimeout: -time.Second, MaxOutputTokens: -5},
-			want: "configuring the anthropic provider: timeout -1ns is negative\nidle timeout -1s is negative\nmax output tokens -5 is negative",
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{Model: "m", APIKey: testKey, Timeout: -1, IdleTimeout: -time.Second, MaxOutputTokens: -5}},
+			want: "configuring the anthropic provider: timeout -1ns is negative",
 		},
 		{
 			name: "thinking budget too small",
-			cfg:  anthropic.Config{Model: "m", APIKey: testKey, ThinkingBudget: 100},
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{Model: "m", APIKey: testKey}, ThinkingBudget: 100},
 			want: "configuring the anthropic provider: thinking budget 100 is below the api's minimum of 1024",
 		},
 		{
 			name: "thinking budget not below max tokens",
-			cfg:  anthropic.Config{Model: "m", APIKey: testKey, ThinkingBudget: 4096},
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{Model: "m", APIKey: testKey}, ThinkingBudget: 4096},
 			want: "configuring the anthropic provider: thinking budget 4096 must be less than max output tokens 4096",
 		},
 		{
 			name: "thinking with temperature",
-			cfg:  anthropic.Config{Model: "m", APIKey: testKey, ThinkingBudget: 2048, Temperature: &temp},
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{Model: "m", APIKey: testKey, Temperature: &temp}, ThinkingBudget: 2048},
 			want: "configuring the anthropic provider: temperature cannot be set when thinking is on",
 		},
 	}
@@ -228,7 +233,7 @@ func TestNewValidates(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	t.Parallel()
-	p, err := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5", APIKey: testKey})
+	p, err := anthropic.New(anthropic.Config{Endpoint: model.Endpoint{Model: "claude-sonnet-4-5", APIKey: testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,19 +421,19 @@ func TestTimeouts(t *testing.T) {
 		{
 			name:        "stall before the response starts",
 			reply:       reply{},
-			cfg:         anthropic.Config{IdleTimeout: 100 * time.Millisecond},
+			cfg:         anthropic.Config{Endpoint: model.Endpoint{IdleTimeout: 100 * time.Millisecond}},
 			wantMessage: model.ErrStalled.Error(),
 		},
 		{
 			name:        "stall mid-stream",
 			reply:       reply{status: 200, header: sse("").header, body: head, hang: true},
-			cfg:         anthropic.Config{IdleTimeout: 100 * time.Millisecond},
+			cfg:         anthropic.Config{Endpoint: model.Endpoint{IdleTimeout: 100 * time.Millisecond}},
 			wantMessage: model.ErrStalled.Error(),
 		},
 		{
 			name:        "a stream that never ends",
 			reply:       reply{status: 200, header: sse("").header, body: head, drip: true},
-			cfg:         anthropic.Config{Timeout: 300 * time.Millisecond, IdleTimeout: time.Minute},
+			cfg:         anthropic.Config{Endpoint: model.Endpoint{Timeout: 300 * time.Millisecond, IdleTimeout: time.Minute}},
 			wantMessage: "the request's deadline passed",
 		},
 	}

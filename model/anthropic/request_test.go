@@ -80,7 +80,7 @@ func TestRequestMapping(t *testing.T) {
 		},
 		MaxOutputTokens: 1024,
 	}
-	got, rec := sentBody(t, anthropic.Config{Temperature: &temp, Headers: map[string]string{"Anthropic-Beta": "test-beta"}}, req)
+	got, rec := sentBody(t, anthropic.Config{Endpoint: model.Endpoint{Temperature: &temp, Headers: map[string]string{"Anthropic-Beta": "test-beta"}}}, req)
 
 	const golden = "testdata/request.golden.json"
 	if *update {
@@ -126,13 +126,13 @@ func TestRequestOptions(t *testing.T) {
 		},
 		{
 			name: "request max tokens",
-			cfg:  anthropic.Config{MaxOutputTokens: 2000},
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{MaxOutputTokens: 2000}},
 			req:  &model.Request{Messages: userMessages("hi"), MaxOutputTokens: 300},
 			want: `{"model":"claude-3-7-sonnet-latest","max_tokens":300}`,
 		},
 		{
 			name: "thinking",
-			cfg:  anthropic.Config{Model: "claude-sonnet-4-5", MaxOutputTokens: 16000, ThinkingBudget: 10000},
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{Model: "claude-sonnet-4-5", MaxOutputTokens: 16000}, ThinkingBudget: 10000},
 			req:  userRequest(),
 			want: `{"model":"claude-sonnet-4-5","max_tokens":16000,"thinking":{"type":"enabled","budget_tokens":10000}}`,
 		},
@@ -181,7 +181,7 @@ func TestRequestRejected(t *testing.T) {
 	}{
 		{
 			name: "max tokens not above the thinking budget",
-			cfg:  anthropic.Config{MaxOutputTokens: 8000, ThinkingBudget: 2048},
+			cfg:  anthropic.Config{Endpoint: model.Endpoint{MaxOutputTokens: 8000}, ThinkingBudget: 2048},
 			req:  &model.Request{Messages: userMessages("hi"), MaxOutputTokens: 2048},
 			want: "max output tokens 2048 must exceed the thinking budget 2048",
 		},

@@ -230,7 +230,7 @@ func TestReasoning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			t.Parallel()
-			resp, deltas, err := stream(t, anthropic.Config{MaxOutputTokens: 8192, ThinkingBudget: 2048}, fixture(t, tt.fixture))
+			resp, deltas, err := stream(t, anthropic.Config{Endpoint: model.Endpoint{MaxOutputTokens: 8192}, ThinkingBudget: 2048}, fixture(t, tt.fixture))
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}

@@ -179,7 +179,7 @@ func TestStall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, blocking(t, tt.head))
-			p := b.provider(t, openaichat.Config{IdleTimeout: 100 * time.Millisecond})
+			p := b.provider(t, openaichat.Config{Endpoint: model.Endpoint{IdleTimeout: 100 * time.Millisecond}})
 			start := time.Now()
 			_, _, err := generate(t, p, nil)
 			elapsed := time.Since(start)
@@ -202,7 +202,7 @@ func TestTimeout(t *testing.T) {
 	// The stream keeps arriving in time for the idle timeout but outlasts
 	// the whole call's.
 	b := setup(t, blocking(t, []byte(firstChunk)))
-	p := b.provider(t, openaichat.Config{Timeout: 150 * time.Millisecond})
+	p := b.provider(t, openaichat.Config{Endpoint: model.Endpoint{Timeout: 150 * time.Millisecond}})
 	_, _, err := generate(t, p, nil)
 	var me *model.Error
 	if !asModelError(err, &me) || me.Kind != model.ErrTimeout || !errors.Is(err, context.DeadlineExceeded) {

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -22,43 +20,16 @@ import (
 // Dialect names another.
 const Kind = "openai_chat"
 
-// Defaults applied by Config.WithDefaults.
-const (
-	DefaultTimeout     = 10 * time.Minute
-	DefaultIdleTimeout = 60 * time.Second
-)
-
-// Config configures a Provider.
+// Config configures a Provider. Its Endpoint's BaseURL defaults to
+// https://api.openai.com/v1/. The APIKey is sent as a bearer token; it is
+// required unless Dialect.OptionalAPIKey is set, and an empty key then
+// sends no Authorization header.
 type Config struct {
-	// Model is the model to call, such as gpt-4.1. Required.
-	Model string
-	// APIKey is sent as a bearer token. It is the only source of the key:
-	// OPENAI_API_KEY and the SDK's other environment variables are never
-	// read. Required unless Dialect.OptionalAPIKey is set; an empty key
-	// then sends no Authorization header.
-	APIKey string
-	// BaseURL is the API's base URL; empty means https://api.openai.com/v1/.
-	BaseURL string
-	// HTTPClient sends the requests; nil means a client with no overall
-	// timeout (Timeout and IdleTimeout bound each call instead).
-	HTTPClient *http.Client
-	// Timeout bounds a whole call, stream included; zero means
-	// DefaultTimeout.
-	Timeout time.Duration
-	// IdleTimeout is the longest wait for the response to start and
-	// between two pieces of it; zero means DefaultIdleTimeout.
-	IdleTimeout time.Duration
-	// MaxOutputTokens caps responses when a request does not; zero leaves
-	// the server's default.
-	MaxOutputTokens int
-	// Temperature is sent when set.
-	Temperature *float64
+	model.Endpoint
 	// ReasoningEffort is sent as reasoning_effort when set: minimal, low,
 	// medium or high (and the other values the SDK knows: none, xhigh,
 	// max).
 	ReasoningEffort string
-	// Headers are extra request headers.
-	Headers map[string]string
 	// NoStream asks for the whole response at once instead of streaming
 	// it; Request.Stream then gets the text and reasoning in one piece
 	// each, after the response arrived.
@@ -96,41 +67,22 @@ var reasoningEfforts = []shared.ReasoningEffort{
 	shared.ReasoningEffortMax,
 }
 
-// WithDefaults returns c with zero fields set to their defaults.
+// WithDefaults returns c with zero fields set to their defaults. BaseURL
+// stays empty: the SDK's default, OpenAI's API, then applies.
 func (c Config) WithDefaults() Config {
+	c.Endpoint = c.Endpoint.WithDefaults("")
 	c.Dialect.Kind = cmp.Or(c.Dialect.Kind, Kind)
-	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
-	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
-	}
 	return c
 }
 
+// validate reports the first problem of a Config that WithDefaults has
+// filled in.
 func (c *Config) validate() error {
-	var errs []error
-	if c.Model == "" {
-		errs = append(errs, errors.New("Model is required"))
+	err := c.Endpoint.Validate(!c.Dialect.OptionalAPIKey)
+	if err == nil && c.ReasoningEffort != "" && !slices.Contains(reasoningEfforts, shared.ReasoningEffort(c.ReasoningEffort)) {
+		err = fmt.Errorf("reasoning effort %q is not one of %v", c.ReasoningEffort, reasoningEfforts)
 	}
-	if c.APIKey == "" && !c.Dialect.OptionalAPIKey {
-		errs = append(errs, errors.New("APIKey is required"))
-	}
-	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("BaseURL %q is not an http or https URL", c.BaseURL))
-		}
-	}
-	if c.Timeout < 0 || c.IdleTimeout < 0 {
-		errs = append(errs, errors.New("Timeout and IdleTimeout must not be negative"))
-	}
-	if c.MaxOutputTokens < 0 {
-		errs = append(errs, fmt.Errorf("MaxOutputTokens must not be negative, got %d", c.MaxOutputTokens))
-	}
-	if c.ReasoningEffort != "" && !slices.Contains(reasoningEfforts, shared.ReasoningEffort(c.ReasoningEffort)) {
-		errs = append(errs, fmt.Errorf("ReasoningEffort %q is not one of %v", c.ReasoningEffort, reasoningEfforts))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return fmt.Errorf("invalid %s config: %w", c.Dialect.Kind, err)
 	}
 	return nil
@@ -146,7 +98,8 @@ type Provider struct {
 
 var _ model.Provider = (*Provider)(nil)
 
-// New returns a Provider for cfg, or an error naming every problem of cfg.
+// New returns a Provider for cfg, or an error naming the first problem of
+// cfg.
 func New(cfg Config) (*Provider, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {

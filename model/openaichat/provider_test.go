@@ -119,11 +119,13 @@ func TestRequestMapping(t *testing.T) {
 	b := setup(t, sseFile(t, "usage.sse"))
 	temp := 0.2
 	p := b.provider(t, openaichat.Config{
-		Model:           "gpt-5-mini",
-		Temperature:     &temp,
+		Endpoint: model.Endpoint{
+			Model:           "gpt-5-mini",
+			Temperature:     &temp,
+			MaxOutputTokens: 4096,
+			Headers:         map[string]string{"X-Tenant": "acme"},
+		},
 		ReasoningEffort: "low",
-		MaxOutputTokens: 4096,
-		Headers:         map[string]string{"X-Tenant": "acme"},
 	})
 	req := &model.Request{
 		Instructions: "You are a support agent.",
@@ -184,7 +186,7 @@ func TestRequestUsesConfiguredMaxOutputTokens(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, sseFile(t, "usage.sse"))
-			p := b.provider(t, openaichat.Config{MaxOutputTokens: tt.cfg})
+			p := b.provider(t, openaichat.Config{Endpoint: model.Endpoint{MaxOutputTokens: tt.cfg}})
 			req := &model.Request{MaxOutputTokens: tt.req, Messages: []runtype.Message{{Role: runtype.RoleUser, Content: "hi"}}}
 			if _, _, err := generate(t, p, req); err != nil {
 				t.Fatalf("Generate: %v", err)
@@ -250,20 +252,27 @@ func TestNewValidates(t *testing.T) {
 		{
 			name: "empty",
 			cfg:  openaichat.Config{},
-			want: "invalid openai_chat config: Model is required\nAPIKey is required",
+			want: "invalid openai_chat config: model is required",
 		},
 		{
-			name: "bad values",
-			cfg:  openaichat.Config{Model: "m", APIKey: testKey, BaseURL: "localhost:8080", Timeout: -1, MaxOutputTokens: -5, ReasoningEffort: "extreme"},
-			want: `invalid openai_chat config: BaseURL "localhost:8080" is not an http or https URL` + "\n" +
-				"Timeout and IdleTimeout must not be negative\n" +
-				"MaxOutputTokens must not be negative, got -5\n" +
-				`ReasoningEffort "extreme" is not one of [none minimal low medium high xhigh max]`,
+			name: "no key",
+			cfg:  openaichat.Config{Endpoint: model.Endpoint{Model: "m"}},
+			want: "invalid openai_chat config: api key is required",
+		},
+		{
+			name: "bad endpoint",
+			cfg:  openaichat.Config{Endpoint: model.Endpoint{Model: "m", APIKey: testKey, BaseURL: "localhost:8080", Timeout: -1}},
+			want: `invalid openai_chat config: base url "localhost:8080" is not an absolute http or https url`,
+		},
+		{
+			name: "bad reasoning effort",
+			cfg:  openaichat.Config{Endpoint: model.Endpoint{Model: "m", APIKey: testKey}, ReasoningEffort: "extreme"},
+			want: `invalid openai_chat config: reasoning effort "extreme" is not one of [none minimal low medium high xhigh max]`,
 		},
 		{
 			name: "dialect kind and optional key",
-			cfg:  openaichat.Config{Dialect: openaichat.Dialect{Kind: "openai_compatible", OptionalAPIKey: true}},
-			want: "invalid openai_compatible config: Model is required",
+			cfg:  openaichat.Config{Endpoint: model.Endpoint{Model: "m", Timeout: -1}, Dialect: openaichat.Dialect{Kind: "openai_compatible", OptionalAPIKey: true}},
+			want: "invalid openai_compatible config: timeout -1ns is negative",
 		},
 	}
 	for _, tt := range tests {
@@ -279,7 +288,7 @@ func TestNewValidates(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	t.Parallel()
-	p, err := openaichat.New(openaichat.Config{Model: "gpt-4o", APIKey: testKey})
+	p, err := openaichat.New(openaichat.Config{Endpoint: model.Endpoint{Model: "gpt-4o", APIKey: testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +310,7 @@ func TestDefaultBaseURL(t *testing.T) {
 		urls <- r.URL.String()
 		return &http.Response{StatusCode: http.StatusUnauthorized, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{}`)), Request: r}, nil
 	})}
-	p, err := openaichat.New(openaichat.Config{Model: "gpt-4o", APIKey: testKey, HTTPClient: client})
+	p, err := openaichat.New(openaichat.Config{Endpoint: model.Endpoint{Model: "gpt-4o", APIKey: testKey, HTTPClient: client}})
 	if err != nil {
 		t.Fatal(err)
 	}

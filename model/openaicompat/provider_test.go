@@ -202,7 +202,7 @@ func TestAuthorization(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := setup(t, "ollama_reasoning.sse")
-			_, _, got := b.generate(t, openaicompat.Config{APIKey: tt.key}, nil)
+			_, _, got := b.generate(t, openaicompat.Config{Endpoint: model.Endpoint{APIKey: tt.key}}, nil)
 			if v := got.header.Get("Authorization"); v != tt.want {
 				t.Errorf("Authorization = %q, want %q", v, tt.want)
 			}
@@ -219,13 +219,13 @@ func TestNewValidates(t *testing.T) {
 	}{
 		{
 			name: "missing base URL",
-			cfg:  openaicompat.Config{Model: "llama3.2"},
-			want: "invalid openai_compatible config: BaseURL is required (for example http://localhost:11434/v1)",
+			cfg:  openaicompat.Config{Endpoint: model.Endpoint{Model: "llama3.2"}},
+			want: "invalid openai_compatible config: base url is required (for example http://localhost:11434/v1)",
 		},
 		{
 			name: "missing model",
-			cfg:  openaicompat.Config{BaseURL: "http://localhost:11434/v1"},
-			want: "invalid openai_compatible config: Model is required",
+			cfg:  openaicompat.Config{Endpoint: model.Endpoint{BaseURL: "http://localhost:11434/v1"}},
+			want: "invalid openai_compatible config: model is required",
 		},
 	}
 	for _, tt := range tests {
@@ -241,7 +241,7 @@ func TestNewValidates(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	t.Parallel()
-	p, err := openaicompat.New(openaicompat.Config{Model: "llama3.2", BaseURL: "http://localhost:11434/v1"})
+	p, err := openaicompat.New(openaicompat.Config{Endpoint: model.Endpoint{Model: "llama3.2", BaseURL: "http://localhost:11434/v1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,12 +43,12 @@ func setup(t *testing.T, handler http.HandlerFunc, mod func(*openairesponses.Con
 		handler(w, r)
 	}))
 	t.Cleanup(b.srv.Close)
-	cfg := openairesponses.Config{
+	cfg := openairesponses.Config{Endpoint: model.Endpoint{
 		Model:      "gpt-4.1",
 		APIKey:     testKey,
 		BaseURL:    b.srv.URL,
 		HTTPClient: b.srv.Client(),
-	}
+	}}
 	if mod != nil {
 		mod(&cfg)
 	}

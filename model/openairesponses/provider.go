@@ -2,12 +2,9 @@ package openairesponses
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
-	"time"
 
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -23,40 +20,11 @@ const Kind = "openai_responses"
 // empty.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
-// Defaults for the Config durations left zero.
-const (
-	DefaultTimeout     = 10 * time.Minute
-	DefaultIdleTimeout = 60 * time.Second
-)
-
-// Config configures a Provider. Model and APIKey are required.
+// Config configures a Provider. Model and APIKey are required. Its
+// Endpoint's BaseURL is DefaultBaseURL when empty; requests go to
+// BaseURL + "responses". Reasoning models reject a Temperature.
 type Config struct {
-	// Model is the model to ask, such as gpt-5.
-	Model string
-	// APIKey is the secret the requests authenticate with. It is taken
-	// from here only, never from the environment, and kept out of errors
-	// and raw responses.
-	APIKey string
-	// BaseURL is the API's base URL, DefaultBaseURL when empty; requests
-	// go to BaseURL + "responses".
-	BaseURL string
-	// HTTPClient sends the requests; when nil, a client with no overall
-	// timeout (Timeout and IdleTimeout bound each request instead).
-	HTTPClient *http.Client
-	// Timeout bounds a whole request, its stream included; DefaultTimeout
-	// when zero.
-	Timeout time.Duration
-	// IdleTimeout bounds the wait for the response's first byte and
-	// between its chunks; DefaultIdleTimeout when zero.
-	IdleTimeout time.Duration
-	// MaxOutputTokens caps responses whose Request leaves it zero; zero
-	// leaves the API's default.
-	MaxOutputTokens int
-	// Temperature is the sampling temperature (0 to 2); nil leaves the
-	// API's default. Reasoning models reject it.
-	Temperature *float64
-	// Headers are extra headers sent with every request.
-	Headers map[string]string
+	model.Endpoint
 	// ReasoningEffort is sent as reasoning.effort: "minimal", "low",
 	// "medium" or "high"; empty leaves the model's default.
 	ReasoningEffort string
@@ -65,49 +33,23 @@ type Config struct {
 	ReasoningSummary string
 }
 
-// WithDefaults returns c with its zero durations and base URL set to the
-// defaults.
+// WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = DefaultIdleTimeout
-	}
+	c.Endpoint = c.Endpoint.WithDefaults(DefaultBaseURL)
 	return c
 }
 
 // validate reports the first problem of a Config that WithDefaults has
 // filled in.
 func (c Config) validate() error {
+	if err := c.Endpoint.Validate(true); err != nil {
+		return err
+	}
 	switch {
-	case c.Model == "":
-		return errors.New("model is required")
-	case c.APIKey == "":
-		return errors.New("api key is required")
-	case c.Timeout < 0:
-		return fmt.Errorf("timeout %v is negative", c.Timeout)
-	case c.IdleTimeout < 0:
-		return fmt.Errorf("idle timeout %v is negative", c.IdleTimeout)
-	case c.MaxOutputTokens < 0:
-		return fmt.Errorf("max output tokens %d is negative", c.MaxOutputTokens)
-	case c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2):
-		return fmt.Errorf("temperature %v is outside 0 to 2", *c.Temperature)
 	case !slices.Contains([]string{"", "minimal", "low", "medium", "high"}, c.ReasoningEffort):
 		return fmt.Errorf("reasoning effort %q is not one of minimal, low, medium, high", c.ReasoningEffort)
 	case !slices.Contains([]string{"", "auto", "concise", "detailed"}, c.ReasoningSummary):
 		return fmt.Errorf("reasoning summary %q is not one of auto, concise, detailed", c.ReasoningSummary)
-	}
-	u, err := url.Parse(c.BaseURL)
-	if err != nil {
-		// The parse error quotes the URL, which is not a secret.
-		return fmt.Errorf("parsing base url: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("base url %q is not an absolute http or https url", c.BaseURL)
 	}
 	return nil
 }
@@ -132,10 +74,6 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configuring openai responses provider: %w", err)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
 	// The service is built from explicit options rather than with
 	// openai.NewClient, whose defaults read OPENAI_API_KEY, OPENAI_BASE_URL
 	// and other variables from the environment: the key and endpoint come
@@ -143,7 +81,7 @@ func New(cfg Config) (*Provider, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(hc),
+		option.WithHTTPClient(cfg.HTTPClient),
 		// The coordinator retries with its own backoff and fallback.
 		option.WithMaxRetries(0),
 	}

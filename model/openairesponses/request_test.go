@@ -184,7 +184,7 @@ func TestEnvironmentIgnored(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	t.Parallel()
 	neg := -1.0
-	valid := openairesponses.Config{Model: "gpt-5", APIKey: testKey}
+	valid := openairesponses.Config{Endpoint: model.Endpoint{Model: "gpt-5", APIKey: testKey}}
 	tests := []struct {
 		name string
 		mod  func(*openairesponses.Config)
