@@ -110,6 +110,9 @@ type ModelFailedPayload struct {
 	Retryable    bool        `json:"retryable"`
 	RetryAfterMs int64       `json:"retryAfterMs,omitempty"`
 	WillRetry    bool        `json:"willRetry"`
+	// Next is what the run does next: retry (the same candidate), fallback
+	// (the next candidate) or fail.
+	Next string `json:"next,omitempty"`
 }
 
 // ToolSummary describes one tool of an inventory.

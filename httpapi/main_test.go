@@ -49,6 +49,8 @@ type setupOpts struct {
 	// store, when set, replaces the SQLite store the runtime would open in
 	// its data directory; the caller closes it.
 	store store.Store
+	// budgets are the runtime's default budgets.
+	budgets agentrt.Budgets
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -72,6 +74,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Store:   o.store,
 		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: names}},
 		Tools:   o.tools,
+		Budgets: o.budgets,
 	})
 	if err != nil {
 		t.Fatalf("agentrt.New: %v", err)

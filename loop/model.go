@@ -260,7 +260,7 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 		facts = append(facts, r.stepEvent(event.ModelFailed, stepID, span, "", &event.ModelFailedPayload{
 			Provider: providerRef(c), Hop: r.rec.Hops, Attempt: attempt, Kind: string(me.Kind),
 			Message: failuref(runtype.FailureModel, "%s", me.Error()).Message, Retryable: me.Retryable(),
-			RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: act != actFail,
+			RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: act != actFail, Next: string(act),
 		}))
 		r.holdFacts(nil, facts...)
 		r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "model call failed",
