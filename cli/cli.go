@@ -1,6 +1,7 @@
 // Package cli implements the agentrt command line: run (an agent turn
 // in-process, with a readable timeline or JSON Lines), serve (the HTTP
-// daemon), bench (the agent-loop benchmark) and version. cmd/agentrt only
+// daemon), doctor (configuration, providers and keys), bench (the
+// agent-loop benchmark) and version. cmd/agentrt only
 // calls Main.
 package cli
 
@@ -67,7 +68,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newServeCmd(), newBenchCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newServeCmd(), newDoctorCmd(), newBenchCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})

@@ -38,7 +38,7 @@ and print a readable timeline of the run (or, with --json, its events as JSON Li
 INPUT is the user's message; "-" reads it from standard input.
 
 Exit codes: 0 completed, 1 failed or cancelled, 2 usage or configuration error,
-3 parked (waiting for a permission decision or input).`,
+3 parked (waiting for a permission decision, input or a raised budget).`,
 		Example: `  agentrt run --config examples/support/agentrt.yaml --agent support "Where is order 1042?"
   agentrt run --config agentrt.yaml --agent support --json "Where is order 1042?" | jq .type`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,7 +82,9 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 		return usageErr("--agent is required: %s defines %s", f.config, strings.Join(file.AgentNames(), ", "))
 	}
 	// With --session and no --agent, the session's own agent runs.
-	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The timeline shows what warnings would (model failures, budgets);
+	// errors still reach standard error.
+	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
 
 	rt, err := agentrt.New(cfg)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
 )
 
 // timeline prints a run's events as a readable, line-oriented story: one
@@ -19,6 +20,7 @@ type timeline struct {
 	start time.Time
 	args  map[string]string // tool call id → arguments preview
 	calls int
+	cost  float64 // the turn's cost so far, from cost.recorded
 }
 
 func newTimeline(w io.Writer, agent string, res *agentrt.SubmitTurnResult) *timeline {
@@ -53,7 +55,10 @@ func (t *timeline) event(e *event.Event) {
 		}
 	case *event.ModelFailedPayload:
 		then := "giving up"
-		if p.WillRetry {
+		switch {
+		case p.Next == "fallback":
+			then = "falling back"
+		case p.WillRetry:
 			then = "retrying"
 		}
 		fmt.Fprintf(t.w, "hop %-3d %-8sfailed (%s): %s; %s\n", p.Hop, "model", p.Kind, oneLine(p.Message, maxLine), then)
@@ -80,10 +85,58 @@ func (t *timeline) event(e *event.Event) {
 	case *event.DiagnosticPayload:
 		fmt.Fprintf(t.w, "%s%-8s%s\n", indent, "runtime", oneLine(p.Message, maxLine))
 	case *event.TaskPayload:
-		if e.Type == event.TaskWaiting {
+		switch {
+		case e.Type == event.TaskWaiting && p.Status == runtype.StatusWaitingResource:
+			fmt.Fprintf(t.w, "⏸ %s (%s): the turn is parked until its budget is raised\n", p.Status, p.Reason)
+		case e.Type == event.TaskWaiting:
 			fmt.Fprintf(t.w, "⏸ %s (%s): the turn is parked until someone decides\n", p.Status, p.Reason)
+		case e.Type == event.TaskBlocked:
+			msg := ""
+			if p.Failure != nil {
+				msg = ": " + p.Failure.Message
+			}
+			fmt.Fprintf(t.w, "✘ %s (%s)%s\n", p.Status, p.Reason, oneLine(msg, maxLine))
+		}
+	case *event.RoutingPayload:
+		switch e.Type {
+		case event.RoutingDecided:
+			fmt.Fprintf(t.w, "%s%-8s%s (%s) · %s\n", indent, "route", p.SelectedCandidate, p.SelectedProvider+"/"+p.SelectedModel,
+				oneLine(p.DecisionReason, maxLine-40))
+		case event.RoutingFallbackApplied:
+			fmt.Fprintf(t.w, "%s%-8s%s → %s (%s)\n", indent, "route", p.FromCandidate, p.SelectedCandidate, p.FailureKind)
+		}
+	case *event.RateLimitPayload:
+		wait := ""
+		if p.RetryAfterMs > 0 {
+			wait = fmt.Sprintf(", retry after %s", duration(p.RetryAfterMs))
+		}
+		fmt.Fprintf(t.w, "%s%-8srate limited by %s/%s%s; %s\n", indent, "limit", p.Provider, p.Model, wait, p.Action)
+	case *event.CostPayload:
+		if e.Type == event.CostRecorded {
+			t.cost = p.TurnCostUSD
+			fmt.Fprintf(t.w, "%s%-8s%s (turn %s)\n", indent, "cost", usd(p.CostUSD), usd(p.TurnCostUSD))
+		}
+	case *event.QuotaPayload:
+		switch e.Type {
+		case event.QuotaLow:
+			fmt.Fprintf(t.w, "%s%-8s%s budget low: %s\n", indent, "budget", p.Scope, quota(p))
+		case event.QuotaBlocked:
+			fmt.Fprintf(t.w, "%s%-8s%s budget would be exceeded (%s): %s; %s\n", indent, "budget", p.Scope, p.Exceeded, quota(p), p.Action)
 		}
 	}
+}
+
+func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
+
+func quota(p *event.QuotaPayload) string {
+	var parts []string
+	if p.MaxTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d tokens", p.UsedTokens, p.MaxTokens))
+	}
+	if p.MaxCostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("%s of %s", usd(p.UsedCostUSD), usd(p.MaxCostUSD)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (t *timeline) turn(e *event.Event, p *event.TurnPayload) {
@@ -91,7 +144,7 @@ func (t *timeline) turn(e *event.Event, p *event.TurnPayload) {
 	case event.TurnStarted:
 		t.start = e.Timestamp
 	case event.TurnCompleted:
-		fmt.Fprintf(t.w, "✔ completed in %s · %d hops · %d tool calls%s\n", t.elapsed(e), p.Hops, t.calls, tokens(p))
+		fmt.Fprintf(t.w, "✔ completed in %s · %d hops · %d tool calls%s%s\n", t.elapsed(e), p.Hops, t.calls, tokens(p), t.costText())
 		if p.ResultPreview != "" {
 			fmt.Fprintf(t.w, "  result: %s\n", p.ResultPreview)
 		}
@@ -102,6 +155,13 @@ func (t *timeline) turn(e *event.Event, p *event.TurnPayload) {
 		}
 		fmt.Fprintf(t.w, "✘ %s (%s)%s · %d hops · %d tool calls\n", p.Status, p.Reason, msg, p.Hops, t.calls)
 	}
+}
+
+func (t *timeline) costText() string {
+	if t.cost == 0 {
+		return ""
+	}
+	return " · " + usd(t.cost)
 }
 
 func (t *timeline) elapsed(e *event.Event) time.Duration {
@@ -126,10 +186,14 @@ func tokens(p *event.TurnPayload) string {
 }
 
 func providerName(p event.ProviderRef) string {
-	if p.Model == "" {
-		return p.Kind
+	name := p.Kind
+	if p.Model != "" {
+		name += "/" + p.Model
 	}
-	return p.Kind + "/" + p.Model
+	if p.Candidate != "" && p.Candidate != "default" {
+		name = p.Candidate + " " + name
+	}
+	return name
 }
 
 // oneLine flattens s to one line of at most max runes.

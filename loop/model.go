@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -259,7 +260,7 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 		}
 		facts = append(facts, r.stepEvent(event.ModelFailed, stepID, span, "", &event.ModelFailedPayload{
 			Provider: providerRef(c), Hop: r.rec.Hops, Attempt: attempt, Kind: string(me.Kind),
-			Message: failuref(runtype.FailureModel, "%s", me.Error()).Message, Retryable: me.Retryable(),
+			Message: failuref(runtype.FailureModel, "%s", cmp.Or(me.Message, me.Error())).Message, Retryable: me.Retryable(),
 			RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: act != actFail, Next: string(act),
 		}))
 		r.holdFacts(nil, facts...)

@@ -1,0 +1,152 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentrt/agentrt/cli"
+	"github.com/agentrt/agentrt/model"
+)
+
+// TestDoctor: doctor reports each model's provider and key source without
+// printing a key, and where each agent would be routed; it exits 1 when an
+// agent has no usable model and 2 when the file does not load.
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	const secret = "sk-inline-never-printed-0042"
+	b := setup(t)
+	cfg := filepath.Join(b.dir, "doctor.yaml")
+	src := `models:
+  inline-key: {provider: anthropic_messages, model: claude, api_key: ` + secret + `, price: {input: 3, output: 15}}
+  no-key: {provider: openai_chat, model: gpt, api_key_env: AGENTRT_DOCTOR_TEST_UNSET_KEY}
+  local: {provider: openai_compatible, model: qwen3, base_url: "http://localhost:11434/v1"}
+agents:
+  fine: {models: [no-key, inline-key, local], profile: {prefer: cost}}
+  stuck: {model: no-key}
+`
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "doctor", "--config", cfg)
+	if r.code != cli.ExitFailed {
+		t.Errorf("exit %d, want %d (agent stuck has no usable model)\n%s%s", r.code, cli.ExitFailed, r.stdout, r.stderr)
+	}
+	matchLines(t, r.stdout, []string{
+		"config " + cfg,
+		"",
+		"models",
+		"  ✔ inline-key         anthropic_messages/claude                key in the config file · priced · tools,streaming",
+		"  ✔ local              openai_compatible/qwen3                  no key needed · no price · tools,streaming",
+		"  ✘ no-key             openai_chat/gpt                          ✘ $AGENTRT_DOCTOR_TEST_UNSET_KEY is not set · no price · tools,streaming",
+		"",
+		"agents",
+		"  ✔ fine               → local (then inline-key)",
+		"      excluded no-key: its API key is not set: the environment variable AGENTRT_DOCTOR_TEST_UNSET_KEY is empty",
+		"  ✘ stuck              cannot be routed: no candidate meets the task profile: credentials",
+		"      excluded no-key: its API key is not set: the environment variable AGENTRT_DOCTOR_TEST_UNSET_KEY is empty",
+	})
+
+	r = run(t, "", "doctor", "--config", cfg, "--json")
+	if strings.Contains(r.stdout+r.stderr, secret) {
+		t.Error("doctor printed the API key")
+	}
+	var rep cli.DoctorReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, r.stdout)
+	}
+	if rep.OK || len(rep.Models) != 3 || len(rep.Agents) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	want := cli.DoctorModel{Key: "no-key", Provider: "openai_chat", Model: "gpt", KeySource: "env",
+		KeyEnv: "AGENTRT_DOCTOR_TEST_UNSET_KEY", Caps: []string{"tools", "streaming"},
+		Problem: "its API key is not set: the environment variable AGENTRT_DOCTOR_TEST_UNSET_KEY is empty"}
+	if diff := cmp.Diff(want, rep.Models[2]); diff != "" {
+		t.Errorf("model no-key (-want +got):\n%s", diff)
+	}
+	wantAgent := cli.DoctorAgent{Name: "fine", Candidates: []string{"no-key", "inline-key", "local"}, Selected: "local",
+		Fallbacks: []string{"inline-key"},
+		Excluded: []model.Exclusion{{Candidate: "no-key", Gap: "credentials",
+			Reason: "its API key is not set: the environment variable AGENTRT_DOCTOR_TEST_UNSET_KEY is empty"}},
+		Reason: "cheapest of 2 eligible candidates (local: $0/M input, $0/M output); excluded: no-key"}
+	if diff := cmp.Diff(wantAgent, rep.Agents[0]); diff != "" {
+		t.Errorf("agent fine (-want +got):\n%s", diff)
+	}
+
+	// Every shipped example loads; those needing no key are healthy.
+	for _, name := range []string{"agentrt.yaml", "routing.yaml", "ollama.yaml"} {
+		if r := run(t, "", "doctor", "--config", filepath.Join(b.dir, name)); r.code != cli.ExitOK {
+			t.Errorf("doctor %s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, name := range []string{"openai.yaml", "anthropic.yaml"} {
+		if r := run(t, "", "doctor", "--config", filepath.Join(b.dir, name), "--json"); r.code == cli.ExitUsage {
+			t.Errorf("doctor %s does not load: %s", name, r.stderr)
+		}
+	}
+
+	if r := run(t, "", "doctor", "--config", filepath.Join(b.dir, "missing.yaml")); r.code != cli.ExitUsage {
+		t.Errorf("doctor on a missing file: exit %d, want %d", r.code, cli.ExitUsage)
+	}
+}
+
+// TestRunRoutingExample runs the offline routing example: the cheapest
+// model is rate limited, the turn falls back, and every call is priced.
+func TestRunRoutingExample(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := runOK(t, "", "run", "--config", filepath.Join(b.dir, "routing.yaml"), "--agent", "support", question)
+	matchLines(t, r.stdout, []string{
+		"request turn_{ID}  agent support  session ses_{ID}",
+		"        route   bargain (replay/bargain-v1) · cheapest of 2 eligible candidates {ANY}",
+		"        limit   rate limited by replay/bargain-v1, retry after 30s; fallback",
+		"hop 1   model   failed (rate_limit): rate limit reached for requests per minute; falling back",
+		"        route   bargain → steady (rate_limit)",
+		"hop 1   model   steady replay/support-triage-v1 → tool_request: lookup_order · 412 in / 31 out tokens",
+		`                "Let me look up order 1042."`,
+		"        cost    $0.0017 (turn $0.0017)",
+		"        policy  allow lookup_order (default: no_policy_configured)",
+		`        tool    lookup_order {ANY}`,
+		"hop 2   model   steady replay/support-triage-v1 → tool_request: read_file · 538 in / 42 out tokens",
+		`                "The order is 9 days past its promised date. Checking the support policy before deciding."`,
+		"        cost    $0.0022 (turn $0.0039)",
+		"        policy  allow read_file (default: no_policy_configured)",
+		`        tool    read_file {ANY}`,
+		"hop 3   model   steady replay/support-triage-v1 → tool_request: open_ticket · 801 in / 64 out tokens",
+		`                "Policy: orders more than 7 days late get a high-priority ticket. Opening one."`,
+		"        cost    $0.0034 (turn $0.0073)",
+		"        policy  allow open_ticket (default: no_policy_configured)",
+		`        tool    open_ticket {ANY}`,
+		"hop 4   model   steady replay/support-triage-v1 → complete: complete_task · 902 in / 58 out tokens",
+		"        cost    $0.0036 (turn $0.0109)",
+		"        policy  allow complete_task (default: no_policy_configured)",
+		`        tool    complete_task {ANY}`,
+		"✔ completed in {DUR} · 4 hops · 4 tool calls · 2653 in / 195 out tokens · $0.0109",
+		"  result: {ANY}",
+	})
+}
+
+// TestRunRoutingExampleBudget: the routing example's session budget lets
+// two turns through; the third parks waiting for a raised limit (exit 3).
+func TestRunRoutingExampleBudget(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := filepath.Join(b.dir, "routing.yaml")
+	for range 2 {
+		runOK(t, "", "run", "--config", cfg, "--agent", "support", "--session", "budgeted", question)
+	}
+	r := run(t, "", "run", "--config", cfg, "--session", "budgeted", question)
+	if r.code != cli.ExitParked {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, cli.ExitParked, r.stdout, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	matchLines(t, strings.Join(lines[len(lines)-3:], "\n"), []string{
+		"        budget  session budget would be exceeded (cost): $0.0235 of $0.0300; wait",
+		"        runtime the next model call (about {ANY} tokens, ${ANY}) would exceed the cost budget of session budgeted {ANY}",
+		"⏸ waiting_resource (quota_exceeded): the turn is parked until its budget is raised",
+	})
+}
