@@ -42,20 +42,23 @@ type Budgets struct {
 // against their budgets. It is shared by every run of a runtime and safe
 // for concurrent use.
 //
-// An account (a session, or a tenant in its current window) is loaded from
-// the store the first time a run of this process needs it: its limit, and
-// the usage of its runs so far. From then on the ledger adds what this
-// process's runs spend. A run loads its accounts before it writes any
-// usage, so usage is counted once. Several processes sharing one store
-// would each see only their own spend after loading: budgets are exact
-// for a single runtime per store.
+// A run opens the accounts of its session and its tenant (the tenant's in
+// its current window) before its first model call and closes them when it
+// ends. The first open loads an account from the store — its limit and the
+// usage of its runs so far — and the ledger then adds what this process's
+// runs spend; when the last run of an account closes it, the account is
+// dropped (its spend is in the store, since usage commits with every model
+// response). So memory follows the runs in flight, and a run loads its
+// accounts before it writes any usage, which is counted once. Several
+// processes sharing one store would each see only their own spend after
+// loading: budgets are exact for a single runtime per store.
 type Ledger struct {
 	reader   store.Reader
 	now      func() time.Time
 	defaults Budgets
 
 	mu       sync.Mutex
-	accounts map[accountKey]*account // guarded by mu
+	accounts map[accountKey]*account // guarded by mu: accounts of runs in flight
 }
 
 type accountKey struct {
@@ -66,6 +69,9 @@ type accountKey struct {
 }
 
 type account struct {
+	key  accountKey
+	refs int // guarded by Ledger.mu: open leases
+
 	mu      sync.Mutex // guards the fields below; held while loading
 	loaded  bool
 	limit   Budget
@@ -116,20 +122,59 @@ func (q *QuotaState) Payload() *event.QuotaPayload {
 	}
 }
 
-// Check returns the state of the budgets that apply to a session of owner
-// if a call estimated to use est were made: the session's, then the
-// tenant's. Scopes without a limit are left out.
-func (l *Ledger) Check(ctx context.Context, owner runtype.Owner, sessionID string, est runtype.Usage) ([]QuotaState, error) {
-	var out []QuotaState
-	for _, k := range l.keys(owner.TenantID, sessionID) {
-		a, err := l.account(ctx, k)
-		if err != nil {
+// Lease is a run's hold on its session's and tenant's accounts. It is used
+// by one run; Close it when the run ends.
+type Lease struct {
+	l        *Ledger
+	accounts [2]*account
+}
+
+// Open loads (or shares) the accounts of a session of owner for a run.
+func (l *Ledger) Open(ctx context.Context, owner runtype.Owner, sessionID string) (*Lease, error) {
+	le := &Lease{l: l}
+	for i, k := range l.keys(owner.TenantID, sessionID) {
+		a := l.acquire(k)
+		if err := l.load(ctx, a); err != nil {
+			l.release(a)
+			if i == 1 {
+				l.release(le.accounts[0])
+			}
 			return nil, err
 		}
+		le.accounts[i] = a
+	}
+	return le, nil
+}
+
+// Close releases the lease's accounts.
+func (le *Lease) Close() {
+	for _, a := range le.accounts {
+		le.l.release(a)
+	}
+}
+
+// Limited reports whether a budget applies to the lease's session.
+func (le *Lease) Limited() bool {
+	for _, a := range le.accounts {
+		a.mu.Lock()
+		limited := !a.limit.Zero()
+		a.mu.Unlock()
+		if limited {
+			return true
+		}
+	}
+	return false
+}
+
+// Check returns the state of the budgets that apply if a call estimated
+// to use est were made: the session's, then the tenant's. Scopes without a
+// limit are left out.
+func (le *Lease) Check(est runtype.Usage) []QuotaState {
+	var out []QuotaState
+	for _, a := range le.accounts {
 		a.mu.Lock()
 		if !a.limit.Zero() {
-			q := QuotaState{Scope: k.scope, ScopeID: k.id, Limit: a.limit, Source: a.source, Spent: a.spent}
-			q.Low = l.isLow(a.limit, a.spent)
+			q := le.l.state(a)
 			if q.Low && !a.low {
 				a.low, q.NewLow = true, true
 			}
@@ -144,28 +189,15 @@ func (l *Ledger) Check(ctx context.Context, owner runtype.Owner, sessionID strin
 		}
 		a.mu.Unlock()
 	}
-	return out, nil
+	return out
 }
 
-func (l *Ledger) isLow(b Budget, spent runtype.Usage) bool {
-	t := l.defaults.LowThreshold
-	return (b.MaxTokens > 0 && float64(spent.Tokens()) >= t*float64(b.MaxTokens)) ||
-		(b.MaxCostUSD > 0 && spent.CostUSD >= t*b.MaxCostUSD)
-}
-
-// Add counts u against the session's and the tenant's accounts. Accounts
-// not loaded yet are left alone: loading reads what the store holds.
-func (l *Ledger) Add(owner runtype.Owner, sessionID string, u runtype.Usage) {
+// Add counts u against the lease's accounts.
+func (le *Lease) Add(u runtype.Usage) {
 	if u.Zero() {
 		return
 	}
-	for _, k := range l.keys(owner.TenantID, sessionID) {
-		l.mu.Lock()
-		a := l.accounts[k]
-		l.mu.Unlock()
-		if a == nil {
-			continue
-		}
+	for _, a := range le.accounts {
 		a.mu.Lock()
 		if a.counted {
 			a.spent = a.spent.Add(u)
@@ -177,97 +209,115 @@ func (l *Ledger) Add(owner runtype.Owner, sessionID string, u runtype.Usage) {
 // SetLimit changes the limit of a scope after its limit record was
 // stored, and returns the scope's state before and after.
 func (l *Ledger) SetLimit(ctx context.Context, lim *runtype.Limit) (before, after QuotaState, err error) {
-	k := accountKey{tenant: lim.TenantID, scope: lim.Scope, id: lim.ScopeID}
-	if lim.Scope == runtype.LimitTenant {
-		k.since = l.windowStart()
-	}
-	a, err := l.account(ctx, k)
-	if err != nil {
+	a := l.acquire(l.scopeKey(lim.TenantID, lim.Scope, lim.ScopeID))
+	defer l.release(a)
+	if err := l.load(ctx, a); err != nil {
 		return before, after, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	before = QuotaState{Scope: k.scope, ScopeID: k.id, Limit: a.limit, Source: a.source, Spent: a.spent}
+	before = l.state(a)
 	a.limit, a.source, a.low = Budget{MaxTokens: lim.MaxTokens, MaxCostUSD: lim.MaxCostUSD}, "control_plane", false
 	if !a.counted && !a.limit.Zero() {
-		if a.spent, err = l.spentOf(ctx, k); err != nil {
+		if a.spent, err = l.spentOf(ctx, a.key); err != nil {
 			return before, after, err
 		}
 		a.counted = true
 	}
-	after = QuotaState{Scope: k.scope, ScopeID: k.id, Limit: a.limit, Source: a.source, Spent: a.spent}
-	after.Low = l.isLow(a.limit, a.spent)
-	return before, after, nil
+	return before, l.state(a), nil
 }
 
-// Scope returns the state of one scope's budget (loading its account).
+// Scope returns the state of one scope's budget.
 func (l *Ledger) Scope(ctx context.Context, tenant string, scope runtype.LimitScope, id string) (QuotaState, error) {
-	k := accountKey{tenant: tenant, scope: scope, id: id}
-	if scope == runtype.LimitTenant {
-		k.since = l.windowStart()
-	}
-	a, err := l.account(ctx, k)
-	if err != nil {
+	a := l.acquire(l.scopeKey(tenant, scope, id))
+	defer l.release(a)
+	if err := l.load(ctx, a); err != nil {
 		return QuotaState{}, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return QuotaState{Scope: scope, ScopeID: id, Limit: a.limit, Source: a.source, Spent: a.spent, Low: l.isLow(a.limit, a.spent)}, nil
+	return l.state(a), nil
 }
 
 // State returns the state of the budgets of a session of owner, for read
-// models: Check without an estimate and without marking quota.low seen.
+// models; scopes without a limit are left out.
 func (l *Ledger) State(ctx context.Context, owner runtype.Owner, sessionID string) ([]QuotaState, error) {
 	var out []QuotaState
 	for _, k := range l.keys(owner.TenantID, sessionID) {
-		a, err := l.account(ctx, k)
+		q, err := l.Scope(ctx, k.tenant, k.scope, k.id)
 		if err != nil {
 			return nil, err
 		}
-		a.mu.Lock()
-		if !a.limit.Zero() {
-			out = append(out, QuotaState{Scope: k.scope, ScopeID: k.id, Limit: a.limit, Source: a.source, Spent: a.spent,
-				Low: l.isLow(a.limit, a.spent)})
+		if !q.Limit.Zero() {
+			out = append(out, q)
 		}
-		a.mu.Unlock()
 	}
 	return out, nil
+}
+
+// state is a's state. a.mu is held.
+func (l *Ledger) state(a *account) QuotaState {
+	q := QuotaState{Scope: a.key.scope, ScopeID: a.key.id, Limit: a.limit, Source: a.source, Spent: a.spent}
+	t := l.defaults.LowThreshold
+	q.Low = (a.limit.MaxTokens > 0 && float64(a.spent.Tokens()) >= t*float64(a.limit.MaxTokens)) ||
+		(a.limit.MaxCostUSD > 0 && a.spent.CostUSD >= t*a.limit.MaxCostUSD)
+	return q
 }
 
 // keys returns a session's account keys: the session's, then its tenant's
 // in the current window.
 func (l *Ledger) keys(tenant, sessionID string) [2]accountKey {
 	return [2]accountKey{
-		{tenant: tenant, scope: runtype.LimitSession, id: sessionID},
-		{tenant: tenant, scope: runtype.LimitTenant, id: tenant, since: l.windowStart()},
+		l.scopeKey(tenant, runtype.LimitSession, sessionID),
+		l.scopeKey(tenant, runtype.LimitTenant, tenant),
 	}
 }
 
-func (l *Ledger) windowStart() time.Time {
-	now := l.now().UTC()
-	switch l.defaults.TenantWindow {
-	case "day":
-		return time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	case "month":
-		return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+func (l *Ledger) scopeKey(tenant string, scope runtype.LimitScope, id string) accountKey {
+	k := accountKey{tenant: tenant, scope: scope, id: id}
+	if scope == runtype.LimitTenant {
+		now := l.now().UTC()
+		switch l.defaults.TenantWindow {
+		case "day":
+			k.since = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+		case "month":
+			k.since = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		}
 	}
-	return time.Time{}
+	return k
 }
 
-// account returns k's account, loading it on first use.
-func (l *Ledger) account(ctx context.Context, k accountKey) (*account, error) {
+// acquire returns k's account with one more lease on it.
+func (l *Ledger) acquire(k accountKey) *account {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	a := l.accounts[k]
 	if a == nil {
-		a = &account{}
+		a = &account{key: k}
 		l.accounts[k] = a
 	}
-	l.mu.Unlock()
+	a.refs++
+	return a
+}
+
+// release drops a lease, and the account with its last one.
+func (l *Ledger) release(a *account) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a.refs--; a.refs == 0 {
+		delete(l.accounts, a.key)
+	}
+}
+
+// load reads a's limit and, when it is limited, its spend, unless another
+// lease loaded it already.
+func (l *Ledger) load(ctx context.Context, a *account) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.loaded {
-		return a, nil
+		return nil
 	}
+	k := a.key
 	a.limit, a.source = l.defaults.Session, "config"
 	if k.scope == runtype.LimitTenant {
 		a.limit = l.defaults.Tenant
@@ -277,16 +327,16 @@ func (l *Ledger) account(ctx context.Context, k accountKey) (*account, error) {
 	case err == nil:
 		a.limit, a.source = Budget{MaxTokens: lim.MaxTokens, MaxCostUSD: lim.MaxCostUSD}, "control_plane"
 	case !errors.Is(err, store.ErrNotFound):
-		return nil, fmt.Errorf("reading the %s limit of %s: %w", k.scope, k.id, err)
+		return fmt.Errorf("reading the %s limit of %s: %w", k.scope, k.id, err)
 	}
 	if !a.limit.Zero() {
 		if a.spent, err = l.spentOf(ctx, k); err != nil {
-			return nil, err
+			return err
 		}
 		a.counted = true
 	}
 	a.loaded = true
-	return a, nil
+	return nil
 }
 
 func (l *Ledger) spentOf(ctx context.Context, k accountKey) (runtype.Usage, error) {

@@ -162,9 +162,7 @@ func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
 		return nil, err
 	}
 	out, err := r.execute(ctx)
-	if r.flushTimer != nil {
-		r.flushTimer.Stop()
-	}
+	r.release()
 	if err != nil {
 		c.cfg.Logger.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "run ended without durable outcome",
 			slog.String("sessionId", job.Turn.SessionID), slog.String("turnId", job.Turn.ID), slog.Any("err", err))
@@ -206,9 +204,7 @@ func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Out
 	}
 	r.toolHops = r.rec.ToolHops
 	out, err := r.drive(ctx, r.resumeBatch(reason))
-	if r.flushTimer != nil {
-		r.flushTimer.Stop()
-	}
+	r.release()
 	return out, err
 }
 

@@ -148,7 +148,18 @@ func (r *run) estimate(c *model.Candidate) runtype.Usage {
 // call would exceed a budget, it parks the run waiting_resource or fails
 // it (as the budgets say) and returns the outcome.
 func (r *run) checkBudgets(ctx context.Context, hop int, stepID, span string) (*Outcome, error) {
+	if r.cfg.Ledger != nil && r.lease == nil {
+		lease, err := r.cfg.Ledger.Open(ctx, r.turn.Owner, r.turn.SessionID)
+		if err != nil {
+			return nil, fmt.Errorf("checking budgets: %w", err)
+		}
+		r.lease = lease
+	}
 	c := r.candidate()
+	limited := r.lease != nil && r.lease.Limited()
+	if c.Price.Zero() && !limited {
+		return nil, nil // nothing to estimate for
+	}
 	est := r.estimate(c)
 	var facts []*event.Event
 	if !c.Price.Zero() {
@@ -158,14 +169,11 @@ func (r *run) checkBudgets(ctx context.Context, hop int, stepID, span string) (*
 			EstimatedInputTokens: est.InputTokens, EstimatedOutputTokens: est.OutputTokens, CostUSD: est.CostUSD,
 		}))
 	}
-	if r.cfg.Ledger == nil {
+	if !limited {
 		r.holdFacts(nil, facts...)
 		return nil, nil
 	}
-	states, err := r.cfg.Ledger.Check(ctx, r.turn.Owner, r.turn.SessionID, est)
-	if err != nil {
-		return nil, fmt.Errorf("checking budgets: %w", err)
-	}
+	states := r.lease.Check(est)
 	for i := range states {
 		q := &states[i]
 		if q.NewLow {
@@ -363,8 +371,8 @@ func (r *run) modelFacts(b *store.Batch, resp *model.Response, c *model.Candidat
 		}))
 	}
 	if !usage.Zero() {
-		if r.cfg.Ledger != nil {
-			r.cfg.Ledger.Add(r.turn.Owner, r.turn.SessionID, usage)
+		if r.lease != nil {
+			r.lease.Add(usage)
 		}
 		turn, rec := r.turn, r.rec
 		b.Turns = append(b.Turns, &turn)

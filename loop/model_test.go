@@ -488,8 +488,12 @@ func TestBudgets(t *testing.T) {
 
 			// Raising the limit and resuming continues from the recorded
 			// step: the first response is not requested again.
-			if _, _, err := b.ledger.SetLimit(context.Background(), &runtype.Limit{Owner: owner, Scope: runtype.LimitSession,
-				ScopeID: turn.SessionID, MaxTokens: 10000}); err != nil {
+			// (The runtime stores the limit, then tells the ledger.)
+			lim := &runtype.Limit{Owner: owner, Scope: runtype.LimitSession, ScopeID: turn.SessionID, MaxTokens: 10000}
+			if err := b.writer.Write(context.Background(), &store.Batch{Limits: []*runtype.Limit{lim}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := b.ledger.SetLimit(context.Background(), lim); err != nil {
 				t.Fatal(err)
 			}
 			job := b.parkedJob(t, a, turn.ID)

@@ -41,8 +41,11 @@ type run struct {
 
 	// route is the turn's routing; cand indexes its Eligible candidate in
 	// use.
-	route    *model.Route
-	cand     int
+	route *model.Route
+	cand  int
+	// lease holds the budgets of the run's session and tenant, from the
+	// first model call on; nil without a ledger.
+	lease    *Lease
 	toolHops int
 	grace    bool // a reminder was given and the model has not called tools since
 
@@ -166,6 +169,17 @@ func (r *run) maxToolHops() int {
 		return r.agent.MaxToolHops
 	}
 	return DefaultMaxToolHops
+}
+
+// release lets go of what the run held while it ran.
+func (r *run) release() {
+	if r.flushTimer != nil {
+		r.flushTimer.Stop()
+	}
+	if r.lease != nil {
+		r.lease.Close()
+		r.lease = nil
+	}
 }
 
 // execute runs the turn to its end.
