@@ -44,13 +44,7 @@ func (rt *Runtime) SetLimit(ctx context.Context, p *SetLimitParams) (*SetLimitRe
 	if !rt.running() {
 		return nil, ErrStopped
 	}
-	owner := p.Owner
-	if owner.TenantID == "" {
-		owner.TenantID = DefaultTenant
-	}
-	if owner.PrincipalID == "" {
-		owner.PrincipalID = DefaultPrincipal
-	}
+	owner := ownerOrDefault(p.Owner)
 	lim := &runtype.Limit{Owner: owner, Scope: p.Scope, MaxTokens: p.MaxTokens, MaxCostUSD: p.MaxCostUSD, UpdatedAt: rt.cfg.Now().UTC()}
 	switch {
 	case p.MaxTokens < 0:

@@ -536,6 +536,15 @@ func (rt *Runtime) Health(ctx context.Context) *Health {
 	return h
 }
 
+// ownerOrDefault fills in DefaultTenant and DefaultPrincipal.
+func ownerOrDefault(o runtype.Owner) runtype.Owner {
+	o.TenantID = tenantOf(o)
+	if o.PrincipalID == "" {
+		o.PrincipalID = DefaultPrincipal
+	}
+	return o
+}
+
 func tenantOf(o runtype.Owner) string {
 	if o.TenantID == "" {
 		return DefaultTenant

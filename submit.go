@@ -77,13 +77,7 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*Submit
 	if !rt.running() {
 		return nil, ErrStopped
 	}
-	owner := p.Owner
-	if owner.TenantID == "" {
-		owner.TenantID = DefaultTenant
-	}
-	if owner.PrincipalID == "" {
-		owner.PrincipalID = DefaultPrincipal
-	}
+	owner := ownerOrDefault(p.Owner)
 	if err := rt.validateSubmit(p); err != nil {
 		return nil, err
 	}
