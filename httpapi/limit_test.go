@@ -47,7 +47,8 @@ func TestSetLimitResumesWaitingTurns(t *testing.T) {
 	if th.Status != runtype.ThreadBlocked || len(th.PendingRequests) != 1 || th.PendingRequests[0].Reason != "quota_exceeded" {
 		t.Errorf("thread %s, pending %+v; want blocked on quota_exceeded", th.Status, th.PendingRequests)
 	}
-	if th.ModelRouting == nil || th.ModelRouting.CandidateCount != 1 || th.ModelRouting.RoutingMode != "single" || th.ModelRouting.Selected != "default" {
+	if th.ModelRouting == nil || th.ModelRouting.CandidateCount != 1 || th.ModelRouting.RoutingMode != "single" ||
+		th.ModelRouting.Selected != "default" || th.ModelRouting.DecisionReason != "the agent declares a single candidate" {
 		t.Errorf("model routing %+v", th.ModelRouting)
 	}
 	if th.CostState.Usage.Tokens() != 1900 {
