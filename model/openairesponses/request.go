@@ -112,9 +112,11 @@ func inputMessage(role responses.EasyInputMessageRole, text string) responses.Re
 func assistant(m runtype.Message) []responses.ResponseInputItemUnionParam {
 	var items []responses.ResponseInputItemUnionParam
 	for _, r := range m.Reasoning {
-		// Only this API's own items can be sent back, and an item without
-		// its id would be rejected.
-		if r.Provider != Kind || r.ID == "" {
+		// Only this API's own items can be sent back. Requests are not
+		// stored (store: false), so an item is only worth sending with its
+		// encrypted content: by id alone the API looks it up, finds
+		// nothing and rejects the request.
+		if r.Provider != Kind || r.ID == "" || r.Encrypted == "" {
 			continue
 		}
 		// The API requires the summary list even when it is empty.
@@ -122,10 +124,7 @@ func assistant(m runtype.Message) []responses.ResponseInputItemUnionParam {
 		if r.Text != "" {
 			summary = append(summary, responses.ResponseReasoningItemSummaryParam{Text: r.Text})
 		}
-		item := &responses.ResponseReasoningItemParam{ID: r.ID, Summary: summary}
-		if r.Encrypted != "" {
-			item.EncryptedContent = param.NewOpt(r.Encrypted)
-		}
+		item := &responses.ResponseReasoningItemParam{ID: r.ID, Summary: summary, EncryptedContent: param.NewOpt(r.Encrypted)}
 		items = append(items, responses.ResponseInputItemUnionParam{OfReasoning: item})
 	}
 	if m.Content != "" {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -128,6 +129,37 @@ func TestRequestWithoutReasoning(t *testing.T) {
 	}
 	if got["store"] != false || got["stream"] != true {
 		t.Errorf("store, stream = %v, %v; want false, true", got["store"], got["stream"])
+	}
+}
+
+// TestReasoningWithoutEncryptedContentStaysBehind: a reasoning item the
+// API returned without encrypted content (a reasoning model the config
+// asks no reasoning settings of) is not sent back: with store false the
+// API could not find it by its id and would reject the request.
+func TestReasoningWithoutEncryptedContentStaysBehind(t *testing.T) {
+	t.Parallel()
+	b := setup(t, sse(fixture(t, "text.sse")), nil)
+	req := &model.Request{Messages: []runtype.Message{
+		{Role: runtype.RoleUser, Content: "weather?"},
+		{Role: runtype.RoleAssistant, ToolCalls: []runtype.MessageToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{}`}},
+			Reasoning: []runtype.Reasoning{{Provider: openairesponses.Kind, ID: "rs_plain", Text: "thinking"}}},
+		{Role: runtype.RoleTool, ToolCallID: "call_1", Content: "sunny"},
+	}}
+	if _, err := b.p.Generate(t.Context(), req); err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	var got struct {
+		Input []map[string]any `json:"input"`
+	}
+	if err := json.Unmarshal(<-b.bodies, &got); err != nil {
+		t.Fatal(err)
+	}
+	var types []any
+	for _, item := range got.Input {
+		types = append(types, item["type"])
+	}
+	if want := []any{"message", "function_call", "function_call_output"}; !reflect.DeepEqual(types, want) {
+		t.Errorf("input item types %v, want %v", types, want)
 	}
 }
 
