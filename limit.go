@@ -104,8 +104,17 @@ func (rt *Runtime) SetLimit(ctx context.Context, p *SetLimitParams) (*SetLimitRe
 	if err := rt.writer.Write(ctx, b); err != nil {
 		return nil, fmt.Errorf("recording limit: %w", err)
 	}
+	// The limit is stored: the rest must happen even if the caller goes.
+	ctx = context.WithoutCancel(ctx)
 	_, after, err := rt.ledger.SetLimit(ctx, lim)
 	if err != nil {
+		return nil, err
+	}
+	// Turns of the scope that run now may have checked the old limit:
+	// should they park on it, their line resumes them. Turns parked before
+	// now are listed anew (the list above may be stale) and resumed.
+	rt.wakeRunning(owner.TenantID, p.SessionID)
+	if waiting, err = rt.waitingTurns(ctx, owner.TenantID, p.SessionID); err != nil {
 		return nil, err
 	}
 	res := &SetLimitResult{Budget: budgetRead(after), Resumed: []string{}}
@@ -115,6 +124,21 @@ func (rt *Runtime) SetLimit(ctx context.Context, p *SetLimitParams) (*SetLimitRe
 		}
 	}
 	return res, nil
+}
+
+// wakeRunning tells the lines of the tenant's running turns (of one
+// session when sessionID is set) to resume a turn that parks on a budget.
+func (rt *Runtime) wakeRunning(tenant, sessionID string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, at := range rt.active {
+		if at.turn.TenantID != tenant || (sessionID != "" && at.turn.SessionID != sessionID) {
+			continue
+		}
+		if line := rt.threads[at.turn.ThreadID]; line != nil && line.busy {
+			line.wake = true
+		}
+	}
 }
 
 // waitingTurns lists the tenant's turns parked waiting_resource, of one
@@ -170,17 +194,15 @@ func budgetRead(q loop.QuotaState) BudgetRead {
 	return b
 }
 
-// resumeParked resumes a turn parked waiting_resource on its thread's
-// line, in the background. It reports false when the turn's line is busy
-// (another goroutine works the thread; the turn stays parked) or the
-// runtime is stopping.
+// resumeParked resumes a turn parked waiting_resource, on its thread's
+// line, in the background. When the line is busy (the turn is running into
+// the budget right now, say), the line is told to resume it should it park
+// waiting_resource. It reports false when the runtime is stopping or
+// another turn holds the thread.
 func (rt *Runtime) resumeParked(t *runtype.Turn) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.state != stateRunning {
-		return false
-	}
-	if _, ok := rt.active[t.ID]; ok {
 		return false
 	}
 	line := rt.threads[t.ThreadID]
@@ -188,33 +210,66 @@ func (rt *Runtime) resumeParked(t *runtype.Turn) bool {
 		line = &threadLine{}
 		rt.threads[t.ThreadID] = line
 	}
-	if line.busy || (line.parked != "" && line.parked != t.ID) {
+	if line.busy {
+		line.wake = true
+		return true
+	}
+	if line.parked != nil && line.parked.ID != t.ID {
 		return false
 	}
-	line.busy, line.parked, line.checkParked = true, "", false
-	at := &activeTurn{turn: t, done: make(chan struct{})}
-	rt.active[t.ID] = at
-	ctx, cancel := context.WithCancelCause(rt.baseCtx)
-	at.cancel = cancel
+	line.busy, line.parked, line.checkParked, line.wake = true, nil, false, false
+	// Registered now, so that WaitTurn waits for the resumed run.
+	at := rt.activate(t)
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
-		status := rt.resumeTurn(ctx, at)
-		cancel(nil)
-		rt.mu.Lock()
-		if status.Parked() {
-			line.parked = t.ID
-		}
-		delete(rt.active, t.ID)
-		rt.mu.Unlock()
-		close(at.done)
+		rt.resumeOnLine(line, at)
 		rt.drainLine(t.ThreadID, line)
 	}()
 	return true
 }
 
+// activate registers a parked turn this runtime is about to resume. rt.mu
+// is held.
+func (rt *Runtime) activate(t *runtype.Turn) *activeTurn {
+	at := &activeTurn{turn: t, done: make(chan struct{})}
+	at.ctx, at.cancel = context.WithCancelCause(rt.baseCtx)
+	rt.active[t.ID] = at
+	return at
+}
+
+// resumeOnLine resumes a parked turn, registered with activate, on its
+// line, which the caller holds (busy), and again, as the same active turn,
+// while budgets were raised during the attempt (wake). If the turn parks
+// for good, the line is left parked on it.
+func (rt *Runtime) resumeOnLine(line *threadLine, at *activeTurn) {
+	for {
+		rt.sem <- struct{}{}
+		status := rt.resumeTurn(at.ctx, at)
+		<-rt.sem
+
+		rt.mu.Lock()
+		again := status == runtype.StatusWaitingResource && line.wake && rt.state == stateRunning
+		line.wake = false
+		if again {
+			rt.mu.Unlock()
+			continue
+		}
+		if status.Parked() {
+			line.parked = at.turn
+		}
+		delete(rt.active, at.turn.ID)
+		rt.mu.Unlock()
+		at.cancel(nil)
+		close(at.done)
+		return
+	}
+}
+
 // resumeTurn continues a parked turn's run and returns how it ended or
-// parked ("" when that could not be recorded).
+// parked. The turn is read anew: one that ended or resumed meanwhile is
+// left alone. When nothing could be recorded it returns the turn's last
+// known status.
 func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskStatus {
 	t := at.turn
 	job, err := rt.parkedJob(context.WithoutCancel(ctx), t)
@@ -222,12 +277,15 @@ func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskS
 		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
 		return t.Status
 	}
+	if job.Turn.Status != runtype.StatusWaitingResource {
+		return job.Turn.Status
+	}
 	out, err := rt.coord.Resume(ctx, job, loop.ReasonLimitChanged)
 	if err != nil {
 		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
 	}
 	if out == nil {
-		return t.Status
+		return job.Turn.Status
 	}
 	return out.Status
 }
@@ -236,6 +294,10 @@ func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskS
 // turn: its task, its latest run and the thread's conversation.
 func (rt *Runtime) parkedJob(ctx context.Context, t *runtype.Turn) (*loop.Job, error) {
 	tenant := t.TenantID
+	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: tenant, ID: t.ID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the parked turn: %w", err)
+	}
 	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: t.TaskID})
 	if err != nil {
 		return nil, fmt.Errorf("reading the parked turn's task: %w", err)

@@ -62,8 +62,9 @@ type ModelRouting struct {
 // LimitState is the state of the budgets that apply to a session.
 type LimitState struct {
 	// State is ok, low (a budget passed its low threshold), exhausted (a
-	// budget is used up), unlimited (no budget applies) or unknown (the
-	// budgets could not be read).
+	// budget is used up), blocked (a turn of the session waits for a budget
+	// to be raised), unlimited (no budget applies) or unknown (the budgets
+	// could not be read).
 	State   string       `json:"state"`
 	Budgets []BudgetRead `json:"budgets"`
 }
@@ -238,6 +239,13 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 		runsByTask[r.TaskID] = append(runsByTask[r.TaskID], r)
 	}
 	limits := rt.limitState(ctx, sess.Owner, sess.ID)
+	for _, t := range tasks {
+		if t.Status == runtype.StatusWaitingResource {
+			// A turn waits for a budget: say so even when no budget is used
+			// up yet (the next call's estimate did not fit).
+			limits.State = "blocked"
+		}
+	}
 	var latest time.Time
 	for _, th := range threads {
 		tr, last, err := rt.threadRead(ctx, tenant, th, calls, runsByTask)

@@ -52,7 +52,8 @@ type SubmitTurnResult struct {
 type activeTurn struct {
 	turn   *runtype.Turn
 	task   *runtype.Task
-	done   chan struct{} // closed when the run has ended and recorded its end
+	done   chan struct{}   // closed when the run has ended and recorded its end
+	ctx    context.Context // the run's context, for a resumed turn; runLine makes its own
 	cancel context.CancelCauseFunc
 	// cancelCause is set by InterruptTurn before the run starts.
 	cancelCause error
@@ -64,9 +65,12 @@ type activeTurn struct {
 // guarded by Runtime.mu.
 type threadLine struct {
 	queue       []*activeTurn
-	busy        bool   // a goroutine works the line (runLine, or cancelParked)
-	parked      string // a turn of the thread waits for a decision: the line holds until it ends
-	checkParked bool   // look in the store for a parked turn before running anything
+	busy        bool          // a goroutine works the line (runLine, resumeLine or cancelParked)
+	parked      *runtype.Turn // a turn of the thread waits for a decision: the line holds until it ends
+	checkParked bool          // look in the store for a parked turn before running anything
+	// wake: a budget was raised while the line was busy: before the line
+	// goes idle, a turn parked on it resumes (it checks its budgets again).
+	wake bool
 }
 
 // SubmitTurn accepts a turn and returns once its acceptance is durable; the
@@ -315,7 +319,7 @@ func (rt *Runtime) dispatch(at *activeTurn) {
 // startLine starts the line's goroutine unless it runs, is held by a
 // parked turn, or has nothing to do. rt.mu is held.
 func (rt *Runtime) startLine(threadID string, line *threadLine) {
-	if line.busy || line.parked != "" || len(line.queue) == 0 {
+	if line.busy || line.parked != nil || len(line.queue) == 0 {
 		return
 	}
 	line.busy = true
@@ -339,9 +343,9 @@ func (rt *Runtime) runLine(threadID string, line *threadLine) {
 		for _, t := range turns {
 			if err == nil && t.Status.Parked() {
 				rt.mu.Lock()
-				line.parked, line.busy = t.ID, false
+				line.parked = t
 				rt.mu.Unlock()
-				return
+				break
 			}
 		}
 	}
@@ -349,13 +353,22 @@ func (rt *Runtime) runLine(threadID string, line *threadLine) {
 }
 
 // drainLine runs the line's queued turns until it is empty or a turn
-// parks, then marks the line idle. The caller holds the line (busy).
+// parks, then marks the line idle. A turn parked waiting_resource resumes
+// first if a budget was raised meanwhile (wake). The caller holds the line
+// (busy).
 func (rt *Runtime) drainLine(threadID string, line *threadLine) {
 	for {
 		rt.mu.Lock()
-		if len(line.queue) == 0 || line.parked != "" {
-			line.busy = false
-			if len(line.queue) == 0 && line.parked == "" {
+		if p := line.parked; p != nil && line.wake && rt.state == stateRunning {
+			line.parked, line.wake = nil, false
+			at := rt.activate(p)
+			rt.mu.Unlock()
+			rt.resumeOnLine(line, at)
+			continue
+		}
+		if len(line.queue) == 0 || line.parked != nil {
+			line.busy, line.wake = false, false
+			if len(line.queue) == 0 && line.parked == nil {
 				delete(rt.threads, threadID)
 			}
 			rt.mu.Unlock()
@@ -376,8 +389,17 @@ func (rt *Runtime) drainLine(threadID string, line *threadLine) {
 		cancel(nil)
 
 		rt.mu.Lock()
+		if status == runtype.StatusWaitingResource && line.wake && rt.state == stateRunning {
+			// A budget was raised while the turn ran into it: resume it as
+			// the same active turn.
+			line.wake = false
+			at.ctx, at.cancel = context.WithCancelCause(rt.baseCtx)
+			rt.mu.Unlock()
+			rt.resumeOnLine(line, at)
+			continue
+		}
 		if status.Parked() {
-			line.parked = at.turn.ID
+			line.parked = at.turn
 		}
 		delete(rt.active, at.turn.ID)
 		rt.mu.Unlock()
@@ -434,7 +456,7 @@ func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnI
 		switch line := rt.threads[at.turn.ThreadID]; {
 		case at.cancel != nil:
 			at.cancel(ErrInterrupted)
-		case line != nil && line.parked != "" && slices.Contains(line.queue, at):
+		case line != nil && line.parked != nil && slices.Contains(line.queue, at):
 			// Queued behind a parked turn: it would wait for that turn's
 			// decision, so end it now. It never reached the model and writes
 			// no message, so the parked turn's thread stays as it is.
@@ -456,8 +478,17 @@ func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnI
 	case t.Status.Parked():
 		return rt.cancelParked(ctx, t)
 	case t.Status == runtype.StatusBlocked:
-		// A blocked turn holds no thread and wrote no message: end it
-		// without claiming its thread's line.
+		// A blocked turn holds no thread: end it without claiming its
+		// thread's line, as this runtime's one active handler of the turn.
+		rt.mu.Lock()
+		if _, busy := rt.active[t.ID]; busy || rt.state != stateRunning {
+			rt.mu.Unlock()
+			return t.Status, fmt.Errorf("%w: turn %s is being handled; try again", ErrConflict, t.ID)
+		}
+		at := &activeTurn{turn: t, done: make(chan struct{})}
+		rt.active[t.ID] = at
+		rt.mu.Unlock()
+		defer rt.forget(at)
 		return rt.endParked(ctx, t)
 	}
 	return t.Status, nil
@@ -500,11 +531,11 @@ func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.T
 	status, err := rt.endParked(ctx, t)
 
 	rt.mu.Lock()
-	line.busy = false
-	if err == nil && line.parked == t.ID {
-		line.parked = ""
+	line.busy, line.wake = false, false
+	if err == nil && line.parked != nil && line.parked.ID == t.ID {
+		line.parked = nil
 	}
-	if len(line.queue) == 0 && line.parked == "" {
+	if len(line.queue) == 0 && line.parked == nil {
 		delete(rt.threads, t.ThreadID)
 	} else {
 		rt.startLine(t.ThreadID, line)
@@ -519,6 +550,9 @@ func (rt *Runtime) endParked(ctx context.Context, t *runtype.Turn) (runtype.Task
 	job, err := rt.parkedJob(ctx, t)
 	if err != nil {
 		return "", err
+	}
+	if s := job.Turn.Status; !s.Parked() && s != runtype.StatusBlocked {
+		return s, nil // it ended, or resumed, meanwhile
 	}
 	out, err := rt.coord.CancelParked(ctx, job)
 	if err != nil {

@@ -187,12 +187,16 @@ type ActionPayload struct {
 }
 
 // DeltaPayload is the payload of model.delta, reasoning.delta and
-// reasoning.summary: a piece of a model call's streamed text (deltas of
-// one call arrive in order and together make its text; streamed pieces
+// reasoning.summary: a piece of a model call's streamed text (the deltas of
+// one attempt arrive in order and together make its text; streamed pieces
 // that arrive close together share one event), or the reasoning summary of
 // a completed call.
 type DeltaPayload struct {
-	Hop       int    `json:"hop"`
+	Hop int `json:"hop"`
+	// Attempt is the model.requested attempt the text belongs to: a
+	// retried or fallen-back call streams anew, so the text of a hop is
+	// the deltas of its last attempt.
+	Attempt   int    `json:"attempt,omitempty"`
 	Candidate string `json:"candidate,omitempty"`
 	Text      string `json:"text"`
 }

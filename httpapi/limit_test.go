@@ -38,7 +38,7 @@ func TestSetLimitResumesWaitingTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	th := snap.Threads[0]
-	wantLimits := agentrt.LimitState{State: "low", Budgets: []agentrt.BudgetRead{{
+	wantLimits := agentrt.LimitState{State: "blocked", Budgets: []agentrt.BudgetRead{{
 		Scope: runtype.LimitSession, ScopeID: res.SessionID, Source: "config", MaxTokens: 2000, UsedTokens: 1900, State: "low",
 	}}}
 	if diff := cmp.Diff(wantLimits, th.LimitState); diff != "" {

@@ -207,7 +207,8 @@ func (le *Lease) Add(u runtype.Usage) {
 }
 
 // SetLimit changes the limit of a scope after its limit record was
-// stored, and returns the scope's state before and after.
+// stored, and returns the scope's state before and after (with its spend,
+// even when it had no limit before).
 func (l *Ledger) SetLimit(ctx context.Context, lim *runtype.Limit) (before, after QuotaState, err error) {
 	a := l.acquire(l.scopeKey(lim.TenantID, lim.Scope, lim.ScopeID))
 	defer l.release(a)
@@ -216,27 +217,44 @@ func (l *Ledger) SetLimit(ctx context.Context, lim *runtype.Limit) (before, afte
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	before = l.state(a)
-	a.limit, a.source, a.low = Budget{MaxTokens: lim.MaxTokens, MaxCostUSD: lim.MaxCostUSD}, "control_plane", false
-	if !a.counted && !a.limit.Zero() {
-		if a.spent, err = l.spentOf(ctx, a.key); err != nil {
+	// Read the spend before changing anything: a limit without its spend
+	// would never be enforced.
+	spent := a.spent
+	if !a.counted {
+		if spent, err = l.spentOf(ctx, a.key); err != nil {
 			return before, after, err
 		}
-		a.counted = true
 	}
+	before = l.state(a)
+	before.Spent = spent
+	a.limit, a.source, a.low = Budget{MaxTokens: lim.MaxTokens, MaxCostUSD: lim.MaxCostUSD}, "control_plane", false
+	a.spent, a.counted = spent, true
 	return before, l.state(a), nil
 }
 
-// Scope returns the state of one scope's budget.
+// Scope returns the state of one scope's budget, with its spend even when
+// it has no limit.
 func (l *Ledger) Scope(ctx context.Context, tenant string, scope runtype.LimitScope, id string) (QuotaState, error) {
-	a := l.acquire(l.scopeKey(tenant, scope, id))
+	return l.scope(ctx, l.scopeKey(tenant, scope, id), true)
+}
+
+func (l *Ledger) scope(ctx context.Context, k accountKey, withSpend bool) (QuotaState, error) {
+	a := l.acquire(k)
 	defer l.release(a)
 	if err := l.load(ctx, a); err != nil {
 		return QuotaState{}, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return l.state(a), nil
+	q := l.state(a)
+	if withSpend && !a.counted {
+		spent, err := l.spentOf(ctx, k)
+		if err != nil {
+			return QuotaState{}, err
+		}
+		q.Spent = spent
+	}
+	return q, nil
 }
 
 // State returns the state of the budgets of a session of owner, for read
@@ -244,7 +262,7 @@ func (l *Ledger) Scope(ctx context.Context, tenant string, scope runtype.LimitSc
 func (l *Ledger) State(ctx context.Context, owner runtype.Owner, sessionID string) ([]QuotaState, error) {
 	var out []QuotaState
 	for _, k := range l.keys(owner.TenantID, sessionID) {
-		q, err := l.Scope(ctx, k.tenant, k.scope, k.id)
+		q, err := l.scope(ctx, k, false)
 		if err != nil {
 			return nil, err
 		}

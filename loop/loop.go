@@ -221,10 +221,17 @@ func (c *Coordinator) CancelParked(ctx context.Context, job *Job) (*Outcome, err
 	if err != nil {
 		return nil, err
 	}
+	why := "the turn was cancelled while it waited for a decision"
+	switch job.Turn.Status {
+	case runtype.StatusWaitingResource:
+		why = "the turn was cancelled while it waited for a budget"
+	case runtype.StatusBlocked:
+		why = "the turn was cancelled while it was blocked"
+		r.attemptEnded = true
+	}
 	b := r.batch()
-	r.skip(b, r.unanswered(), "the turn was cancelled while it waited for a decision")
-	return r.finish(ctx, b, runtype.StatusCancelled, string(runtype.FailureInterrupted), "",
-		failuref(runtype.FailureInterrupted, "the turn was cancelled while it waited for a decision"))
+	r.skip(b, r.unanswered(), why)
+	return r.finish(ctx, b, runtype.StatusCancelled, string(runtype.FailureInterrupted), "", failuref(runtype.FailureInterrupted, "%s", why))
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -150,8 +150,14 @@ func (r *run) estimate(c *model.Candidate) runtype.Usage {
 func (r *run) checkBudgets(ctx context.Context, hop int, stepID, span string) (*Outcome, error) {
 	if r.cfg.Ledger != nil && r.lease == nil {
 		lease, err := r.cfg.Ledger.Open(ctx, r.turn.Owner, r.turn.SessionID)
-		if err != nil {
-			return nil, fmt.Errorf("checking budgets: %w", err)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return r.cancel(ctx, r.batch())
+		case err != nil:
+			// Budgets that cannot be read cannot be enforced: fail closed.
+			f := failuref(runtype.FailureStore, "reading the budgets of the session and its tenant: %v", err)
+			f.Retryable = true
+			return r.finish(ctx, r.batch(), runtype.StatusFailed, string(runtype.FailureStore), "", f)
 		}
 		r.lease = lease
 	}
@@ -243,7 +249,7 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 			Provider: providerRef(c), Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
 		}))
 		r.pendMu.Lock()
-		r.stream.step, r.stream.span = stepID, span
+		r.stream.step, r.stream.span, r.stream.attempt = stepID, span, attempt
 		r.pendMu.Unlock()
 		r.flushSoon()
 		start := r.cfg.Now()
@@ -389,6 +395,7 @@ type streamBuf struct {
 	kind       model.DeltaKind
 	text       strings.Builder
 	hop        int
+	attempt    int
 	cand       string
 	step, span string
 }
@@ -431,7 +438,7 @@ func (r *run) cutStream() {
 	if r.stream.kind == model.DeltaReasoning {
 		typ = event.ReasoningDelta
 	}
-	ev := r.stepEvent(typ, r.stream.step, r.stream.span, "", &event.DeltaPayload{Hop: r.stream.hop, Candidate: r.stream.cand, Text: r.stream.text.String()})
+	ev := r.stepEvent(typ, r.stream.step, r.stream.span, "", &event.DeltaPayload{Hop: r.stream.hop, Attempt: r.stream.attempt, Candidate: r.stream.cand, Text: r.stream.text.String()})
 	r.held.Events = append(r.held.Events, ev)
 	r.stream.text.Reset()
 }

@@ -346,7 +346,7 @@ func TestStreamedDeltas(t *testing.T) {
 				t.Errorf("%s after model.completed", e.Type)
 			}
 			p := e.Payload.(*event.DeltaPayload)
-			if p.Hop != 1 || p.Candidate != "only" {
+			if p.Hop != 1 || p.Attempt != 1 || p.Candidate != "only" {
 				t.Errorf("%s payload %+v", e.Type, p)
 			}
 			if e.Type == event.ModelDelta {

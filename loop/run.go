@@ -45,7 +45,11 @@ type run struct {
 	cand  int
 	// lease holds the budgets of the run's session and tenant, from the
 	// first model call on; nil without a ledger.
-	lease    *Lease
+	lease *Lease
+	// attemptEnded: the run's attempt already has its end event (a
+	// blocked turn being cancelled).
+	attemptEnded bool
+
 	toolHops int
 	grace    bool // a reminder was given and the model has not called tools since
 
@@ -192,15 +196,16 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 		b.Messages = b.Messages[:0]
 		r.messages = r.messages[:len(r.messages)-1]
 	}
-	if ctx.Err() == nil && len(r.route.Eligible) == 0 {
-		return r.finish(ctx, b, runtype.StatusBlocked, string(runtype.FailureRoutingImpossible), "",
-			failuref(runtype.FailureRoutingImpossible, "%s", r.route.Reason))
-	}
 	return r.drive(ctx, b)
 }
 
-// drive holds b's facts and hops until the run ends or parks.
+// drive holds b's facts and hops until the run ends or parks. A run that
+// routing found no model for ends blocked at once.
 func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
+	if ctx.Err() == nil && r.candidate() == nil {
+		return r.finish(ctx, b, runtype.StatusBlocked, string(runtype.FailureRoutingImpossible), "",
+			failuref(runtype.FailureRoutingImpossible, "%s", r.route.Reason))
+	}
 	r.hold(b)
 	for {
 		var out *Outcome
@@ -424,10 +429,10 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 	if failure != nil {
 		attempt.FailureCategory, attempt.Retryable = string(failure.Kind), failure.Retryable
 	}
-	b.Events = append(b.Events,
-		r.event(attemptT, "", "", attempt),
-		r.event(taskT, reason, status, taskP),
-	)
+	if !r.attemptEnded {
+		b.Events = append(b.Events, r.event(attemptT, "", "", attempt))
+	}
+	b.Events = append(b.Events, r.event(taskT, reason, status, taskP))
 	if turnT != "" {
 		b.Events = append(b.Events, r.event(turnT, reason, status, turnP))
 	}
