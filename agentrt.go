@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -147,6 +149,9 @@ func (c Config) validate() error {
 	if len(c.Agents) == 0 {
 		return errors.New("config: no agents")
 	}
+	if err := checkBudgets(&c.Budgets); err != nil {
+		return fmt.Errorf("config: budgets: %w", err)
+	}
 	for name, a := range c.Agents {
 		if !tool.ValidName(name) {
 			return fmt.Errorf("config: invalid agent name %q: use 1 to 64 letters, digits, '_' or '-'", name)
@@ -168,6 +173,12 @@ func (c Config) validate() error {
 				return fmt.Errorf("config: agent %q: model %q is listed twice", name, c.Name)
 			}
 			names[c.Name] = true
+			if err := checkCandidate(c); err != nil {
+				return fmt.Errorf("config: agent %q: model %q: %w", name, c.Name, err)
+			}
+		}
+		if err := checkProfile(&a.Profile); err != nil {
+			return fmt.Errorf("config: agent %q: %w", name, err)
 		}
 		if a.MaxToolHops < 0 {
 			return fmt.Errorf("config: agent %q: max tool hops must not be negative", name)
@@ -175,6 +186,65 @@ func (c Config) validate() error {
 	}
 	return nil
 }
+
+// checkCandidate checks what routing and pricing rely on.
+func checkCandidate(c *model.Candidate) error {
+	for _, v := range []float64{c.Price.InputPerMTok, c.Price.CachedInputPerMTok, c.Price.OutputPerMTok} {
+		if !finiteNonNegative(v) {
+			return fmt.Errorf("prices must be finite and not negative, got %+v", c.Price)
+		}
+	}
+	switch {
+	case c.ContextWindow < 0:
+		return errors.New("context window must not be negative")
+	case c.MaxOutputTokens < 0:
+		return errors.New("max output tokens must not be negative")
+	case c.TypicalLatency < 0:
+		return errors.New("typical latency must not be negative")
+	}
+	for _, k := range c.Capabilities {
+		if !slices.Contains(model.Capabilities, k) {
+			return fmt.Errorf("unknown capability %q", k)
+		}
+	}
+	return nil
+}
+
+func checkProfile(p *model.Profile) error {
+	switch p.Prefer {
+	case "", model.PreferOrder, model.PreferCost, model.PreferLatency:
+	default:
+		return fmt.Errorf("profile: unknown preference %q (order, cost or latency)", p.Prefer)
+	}
+	if p.MinContextWindow < 0 {
+		return errors.New("profile: min context window must not be negative")
+	}
+	for _, k := range p.Requires {
+		if !slices.Contains(model.Capabilities, k) {
+			return fmt.Errorf("profile: unknown capability %q", k)
+		}
+	}
+	return nil
+}
+
+func checkBudgets(b *Budgets) error {
+	for _, bud := range []Budget{b.Session, b.Tenant} {
+		if bud.MaxTokens < 0 || !finiteNonNegative(bud.MaxCostUSD) {
+			return fmt.Errorf("maxima must not be negative, got %+v", bud)
+		}
+	}
+	switch b.TenantWindow {
+	case "", "total", "day", "month":
+	default:
+		return fmt.Errorf("unknown tenant window %q (total, day or month)", b.TenantWindow)
+	}
+	if !finiteNonNegative(b.LowThreshold) || b.LowThreshold > 1 {
+		return fmt.Errorf("low threshold must be a fraction from 0 to 1, got %g", b.LowThreshold)
+	}
+	return nil
+}
+
+func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
 // Runtime runs agents: it accepts turns, executes them on the coordinator
 // and serves their durable facts. Create it with New, then Start; Stop

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -522,6 +523,18 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"unknown tool", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p, Tools: []string{"nope"}}}}, "nope"},
 		{"missing workspace", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p, Workspace: "/does/not/exist"}}}, "workspace"},
 		{"bad agent name", agentrt.Config{Agents: map[string]*agentrt.Agent{"a b": {Provider: p}}}, "agent name"},
+		{"provider and models", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p,
+			Models: []*model.Candidate{{Name: "m", Provider: p}}}}}, "both Provider and Models"},
+		{"nan price", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {
+			Models: []*model.Candidate{{Name: "m", Provider: p, Price: model.Price{InputPerMTok: math.NaN()}}}}}}, "prices"},
+		{"duplicate model", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {
+			Models: []*model.Candidate{{Name: "m", Provider: p}, {Name: "m", Provider: p}}}}}, "listed twice"},
+		{"unknown preference", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p,
+			Profile: model.Profile{Prefer: "speed"}}}}, "preference"},
+		{"negative budget", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p}},
+			Budgets: agentrt.Budgets{Session: agentrt.Budget{MaxCostUSD: -1}}}, "budgets"},
+		{"unknown window", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p}},
+			Budgets: agentrt.Budgets{TenantWindow: "week"}}, "window"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/model/anthropic"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/command"
@@ -109,11 +110,17 @@ func candidate(m *config.Model) (*model.Candidate, error) {
 	for i, k := range m.Capabilities {
 		caps[i] = model.Capability(k)
 	}
+	maxOut := m.MaxOutputTokens
+	if maxOut == 0 && m.Provider == config.ProviderAnthropic {
+		// The adapter sends this when none is set; estimates should assume
+		// the same.
+		maxOut = anthropic.DefaultMaxOutputTokens
+	}
 	c := &model.Candidate{
 		Name:            m.Key,
 		Price:           model.Price{InputPerMTok: m.Price.Input, CachedInputPerMTok: m.Price.CachedInput, OutputPerMTok: m.Price.Output},
 		ContextWindow:   m.ContextWindow,
-		MaxOutputTokens: m.MaxOutputTokens,
+		MaxOutputTokens: maxOut,
 		Capabilities:    caps,
 		TypicalLatency:  m.TypicalLatency,
 	}
