@@ -21,7 +21,7 @@ const (
 	ExitOK     = 0 // completed
 	ExitFailed = 1 // the turn failed or was cancelled; or an operational error
 	ExitUsage  = 2 // bad flags, arguments or configuration
-	ExitParked = 3 // the turn waits for a permission decision or input
+	ExitParked = 3 // the turn waits for a permission decision, input or a raised budget
 )
 
 // exitError carries an exit code through cobra.

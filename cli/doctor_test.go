@@ -149,4 +149,9 @@ func TestRunRoutingExampleBudget(t *testing.T) {
 		"        runtime the next model call (about {ANY} tokens, ${ANY}) would exceed the cost budget of session budgeted {ANY}",
 		"⏸ waiting_resource (quota_exceeded): the turn is parked until its budget is raised",
 	})
+	// A fourth turn would wait behind the parked one: refused, with why.
+	r = run(t, "", "run", "--config", cfg, "--session", "budgeted", question)
+	if r.code != cli.ExitParked || !strings.Contains(r.stderr, "waiting_resource, quota_exceeded") || r.stdout != "" {
+		t.Errorf("run behind a parked turn: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
 }

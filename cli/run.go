@@ -104,6 +104,11 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 		rt.StopAndCancel(stopCtx)
 	}()
 
+	if f.session != "" {
+		if err := checkNotParked(ctx, rt, f.session); err != nil {
+			return err
+		}
+	}
 	from, err := rt.LastCursor(ctx)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
@@ -235,6 +240,30 @@ func exitFor(t *runtype.Turn) error {
 	default:
 		return &exitError{code: ExitFailed, err: errors.New("")}
 	}
+}
+
+// checkNotParked refuses to run a turn behind a parked one: in this
+// process it would wait until someone else resumed or interrupted the
+// parked turn, which nobody can do while the command holds the data
+// directory.
+func checkNotParked(ctx context.Context, rt *agentrt.Runtime, session string) error {
+	snap, err := rt.GetSession(ctx, runtype.Owner{}, session)
+	if errors.Is(err, agentrt.ErrNotFound) {
+		return nil // a new session
+	}
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	for _, th := range snap.Threads {
+		for _, p := range th.PendingRequests {
+			if p.Status.Parked() {
+				return &exitError{code: ExitParked, err: fmt.Errorf(
+					"session %s has a parked turn %s (%s, %s); a new turn would wait behind it: resume it (for a budget, PUT /v1/limits on agentrt serve) or interrupt it first",
+					session, p.TurnID, p.Status, p.Reason)}
+			}
+		}
+	}
+	return nil
 }
 
 func readInput(stdin io.Reader, args []string) (string, error) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -126,7 +127,14 @@ func (t *timeline) event(e *event.Event) {
 	}
 }
 
-func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
+// usd formats dollars: four decimals, or as many as it takes to show a
+// small amount at all.
+func usd(v float64) string {
+	if v != 0 && v < 0.0001 {
+		return "$" + strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Sprintf("$%.4f", v)
+}
 
 func quota(p *event.QuotaPayload) string {
 	var parts []string
