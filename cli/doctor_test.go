@@ -145,7 +145,7 @@ func TestRunRoutingExampleBudget(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	matchLines(t, strings.Join(lines[len(lines)-3:], "\n"), []string{
-		"        budget  session budget would be exceeded (cost): $0.0235 of $0.0300; wait",
+		"        budget  session budget would be exceeded (cost): $0.0218 of $0.0300; wait",
 		"        runtime the next model call (about {ANY} tokens, ${ANY}) would exceed the cost budget of session budgeted {ANY}",
 		"⏸ waiting_resource (quota_exceeded): the turn is parked until its budget is raised",
 	})

@@ -161,10 +161,31 @@ func (r *run) checkBudgets(ctx context.Context, hop int, stepID, span string) (*
 		}
 		r.lease = lease
 	}
+	if q := r.priceCall(hop, stepID, span); q != nil {
+		return r.quotaBlocked(ctx, q, stepID, span)
+	}
+	return nil, nil
+}
+
+// overBudget is a call that would exceed a budget, and its estimate.
+type overBudget struct {
+	QuotaState
+	est runtype.Usage
+}
+
+func (q *overBudget) Error() string {
+	return fmt.Sprintf("the next model call (about %d tokens, $%.4f) would exceed the %s budget of %s %s (%s)",
+		q.est.Tokens(), q.est.CostUSD, q.Exceeded, q.Scope, q.ScopeID, budgetText(&q.QuotaState))
+}
+
+// priceCall holds the facts of the candidate in use's next call:
+// cost.estimated for a priced model, quota.low for a budget that ran low.
+// It returns the budget the call would exceed, or nil.
+func (r *run) priceCall(hop int, stepID, span string) *overBudget {
 	c := r.candidate()
 	limited := r.lease != nil && r.lease.Limited()
 	if c.Price.Zero() && !limited {
-		return nil, nil // nothing to estimate for
+		return nil // nothing to estimate for
 	}
 	est := r.estimate(c)
 	var facts []*event.Event
@@ -175,43 +196,42 @@ func (r *run) checkBudgets(ctx context.Context, hop int, stepID, span string) (*
 			EstimatedInputTokens: est.InputTokens, EstimatedOutputTokens: est.OutputTokens, CostUSD: est.CostUSD,
 		}))
 	}
-	if !limited {
-		r.holdFacts(nil, facts...)
-		return nil, nil
-	}
-	states := r.lease.Check(est)
-	for i := range states {
-		q := &states[i]
-		if q.NewLow {
-			p := q.Payload()
-			p.Threshold = r.cfg.Ledger.Defaults().LowThreshold
-			facts = append(facts, r.stepEvent(event.QuotaLow, stepID, span, "", p))
+	var over *overBudget
+	if limited {
+		states := r.lease.Check(est)
+		for i := range states {
+			q := &states[i]
+			if q.NewLow {
+				p := q.Payload()
+				p.Threshold = r.cfg.Ledger.Defaults().LowThreshold
+				facts = append(facts, r.stepEvent(event.QuotaLow, stepID, span, "", p))
+			}
+			if q.Exceeded != "" && over == nil {
+				over = &overBudget{QuotaState: *q, est: est}
+			}
 		}
 	}
 	r.holdFacts(nil, facts...)
-	for i := range states {
-		q := &states[i]
-		if q.Exceeded == "" {
-			continue
-		}
-		p := q.Payload()
-		p.EstimatedTokens, p.EstimatedCostUSD, p.Exceeded = est.Tokens(), est.CostUSD, q.Exceeded
-		msg := fmt.Sprintf("the next model call (about %d tokens, $%.4f) would exceed the %s budget of %s %s (%s)",
-			est.Tokens(), est.CostUSD, q.Exceeded, q.Scope, q.ScopeID, budgetText(q))
-		b := r.batch()
-		if r.cfg.Ledger.Defaults().FailOnExceeded {
-			p.Action = "fail"
-			b.Events = append(b.Events, r.stepEvent(event.QuotaBlocked, stepID, span, "", p))
-			return r.finish(ctx, b, runtype.StatusFailed, reasonQuotaExceeded, "", failuref(runtype.FailureQuotaExceeded, "%s", msg))
-		}
-		p.Action = "wait"
-		ev := r.stepEvent(event.QuotaBlocked, stepID, span, "", p)
-		ev.Status, ev.StatusReason = string(runtype.StatusWaitingResource), reasonQuotaExceeded
-		b.Events = append(b.Events, ev, r.stepEvent(event.RuntimeWarning, stepID, span, "", &event.DiagnosticPayload{
-			Code: reasonQuotaExceeded, Message: msg + "; the task waits until the limit is raised"}))
-		return r.park(b, runtype.StatusWaitingResource, reasonQuotaExceeded)
+	return over
+}
+
+// quotaBlocked records that the next call would exceed a budget and parks
+// the run waiting_resource, or fails it, as the budgets say.
+func (r *run) quotaBlocked(ctx context.Context, q *overBudget, stepID, span string) (*Outcome, error) {
+	p := q.Payload()
+	p.EstimatedTokens, p.EstimatedCostUSD, p.Exceeded = q.est.Tokens(), q.est.CostUSD, q.Exceeded
+	b := r.batch()
+	if r.cfg.Ledger.Defaults().FailOnExceeded {
+		p.Action = "fail"
+		b.Events = append(b.Events, r.stepEvent(event.QuotaBlocked, stepID, span, "", p))
+		return r.finish(ctx, b, runtype.StatusFailed, reasonQuotaExceeded, "", failuref(runtype.FailureQuotaExceeded, "%s", q.Error()))
 	}
-	return nil, nil
+	p.Action = "wait"
+	ev := r.stepEvent(event.QuotaBlocked, stepID, span, "", p)
+	ev.Status, ev.StatusReason = string(runtype.StatusWaitingResource), reasonQuotaExceeded
+	b.Events = append(b.Events, ev, r.stepEvent(event.RuntimeWarning, stepID, span, "", &event.DiagnosticPayload{
+		Code: reasonQuotaExceeded, Message: q.Error() + "; the task waits until the limit is raised"}))
+	return r.park(b, runtype.StatusWaitingResource, reasonQuotaExceeded)
 }
 
 func budgetText(q *QuotaState) string {
@@ -288,6 +308,11 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 		case actFallback:
 			r.fallback(c, me, stepID, span)
 			tries = 0
+			// The next candidate may cost more: its call is priced and
+			// checked like the first.
+			if over := r.priceCall(r.rec.Hops, stepID, span); over != nil {
+				return nil, c, start, over
+			}
 		case actRetry:
 			if err := r.cfg.Sleep(stepCtx, delay); err != nil {
 				if ctx.Err() != nil {

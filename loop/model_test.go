@@ -547,3 +547,34 @@ func (b *testBundle) parkedJob(t *testing.T, a *loop.Agent, turnID string) *loop
 	}
 	return &loop.Job{Agent: a, Turn: turn, Task: task, Run: runs[len(runs)-1], History: hist}
 }
+
+// TestFallbackChecksTheBudget: a fallback to a dearer model is priced and
+// checked like the first call; a call that would exceed the budget is
+// not made.
+func TestFallbackChecksTheBudget(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{budgets: &loop.Budgets{Session: loop.Budget{MaxCostUSD: 0.01}}})
+	cheap := cand("cheap", named{&script{steps: []step{failing(rateLimited())}}, "openai_chat", "mini"})
+	cheap.Price = model.Price{InputPerMTok: 0.1, OutputPerMTok: 0.4}
+	backup := &script{steps: []step{reply("expensive answer")}}
+	dear := cand("dear", named{backup, "anthropic_messages", "opus"})
+	dear.Price = model.Price{InputPerMTok: 15000, OutputPerMTok: 75000}
+	out, turn := b.run(t, context.Background(), agentOf(model.Profile{Prefer: model.PreferCost}, cheap, dear), "hello")
+	if out.Status != runtype.StatusWaitingResource || out.Reason != "quota_exceeded" {
+		t.Fatalf("outcome %s (%s), want waiting_resource (quota_exceeded)", out.Status, out.Reason)
+	}
+	if n := len(backup.requests()); n != 0 {
+		t.Errorf("the dear model was called %d times", n)
+	}
+	evs := b.events(t, turn.SessionID)
+	var priced []string
+	for _, e := range find(evs, event.CostEstimated) {
+		priced = append(priced, e.Payload.(*event.CostPayload).Candidate)
+	}
+	if diff := cmp.Diff([]string{"cheap", "dear"}, priced); diff != "" {
+		t.Errorf("cost.estimated candidates (-want +got):\n%s", diff)
+	}
+	if i, j := index(evs, event.RoutingFallbackApplied), index(evs, event.QuotaBlocked); i < 0 || j < i {
+		t.Errorf("routing.fallback.applied at %d, quota.blocked at %d: want the check after the fallback", i, j)
+	}
+}

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -279,6 +280,10 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.cancel(ctx, r.batch())
+		}
+		var over *overBudget
+		if errors.As(err, &over) {
+			return r.quotaBlocked(ctx, over, stepID, span)
 		}
 		me := model.AsError(err)
 		kind := runtype.FailureModel
