@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/loop"
@@ -157,24 +159,9 @@ func (rt *Runtime) waitingTurns(ctx context.Context, tenant, sessionID string) (
 		}
 		p.BeforeID = page[len(page)-1].ID
 	}
-	sortBySession(out)
+	// Grouped by session, each session's turns newest first as listed.
+	slices.SortStableFunc(out, func(a, b *runtype.Turn) int { return strings.Compare(a.SessionID, b.SessionID) })
 	return out, nil
-}
-
-func sortBySession(ts []*runtype.Turn) {
-	// Stable grouping keeps each session's turns newest first.
-	groups := make(map[string][]*runtype.Turn)
-	var order []string
-	for _, t := range ts {
-		if _, ok := groups[t.SessionID]; !ok {
-			order = append(order, t.SessionID)
-		}
-		groups[t.SessionID] = append(groups[t.SessionID], t)
-	}
-	ts = ts[:0]
-	for _, s := range order {
-		ts = append(ts, groups[s]...)
-	}
 }
 
 // budgetRead turns a ledger state into its read model.

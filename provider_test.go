@@ -363,3 +363,14 @@ func types(evs []*event.Event) []event.Type {
 	}
 	return out
 }
+
+// TestAnthropicDefaultsAgree: config checks a thinking budget against the
+// max tokens the Anthropic adapter sends by default; the largest budget the
+// file accepts must build an adapter too.
+func TestAnthropicDefaultsAgree(t *testing.T) {
+	t.Parallel()
+	models := "  m: {provider: anthropic_messages, model: claude, api_key: sk-e2e-test-key-123, thinking_budget: 4095}"
+	if _, _, err := agentrt.LoadConfig(providerConfig(t, models, "m", "")); err != nil {
+		t.Fatalf("a budget config accepts is refused by the adapter: %v", err)
+	}
+}

@@ -375,16 +375,7 @@ func (rt *Runtime) limitState(ctx context.Context, owner runtype.Owner, sessionI
 	ls := LimitState{State: "unlimited", Budgets: []BudgetRead{}}
 	rank := map[string]int{"unlimited": 0, "ok": 1, "low": 2, "exhausted": 3}
 	for _, q := range states {
-		b := BudgetRead{
-			Scope: q.Scope, ScopeID: q.ScopeID, Source: q.Source, MaxTokens: q.Limit.MaxTokens, MaxCostUSD: q.Limit.MaxCostUSD,
-			UsedTokens: q.Spent.Tokens(), UsedCostUSD: q.Spent.CostUSD, State: "ok",
-		}
-		switch {
-		case (q.Limit.MaxTokens > 0 && q.Spent.Tokens() >= q.Limit.MaxTokens) || (q.Limit.MaxCostUSD > 0 && q.Spent.CostUSD >= q.Limit.MaxCostUSD):
-			b.State = "exhausted"
-		case q.Low:
-			b.State = "low"
-		}
+		b := budgetRead(q)
 		if rank[b.State] > rank[ls.State] {
 			ls.State = b.State
 		}
