@@ -210,8 +210,9 @@ func (rt *Runtime) resumeParked(t *runtype.Turn) bool {
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
-		rt.resumeOnLine(line, at)
-		rt.drainLine(t.ThreadID, line)
+		if rt.resumeOnLine(t.ThreadID, line, at) {
+			rt.drainLine(t.ThreadID, line)
+		}
 	}()
 	return true
 }
@@ -228,28 +229,23 @@ func (rt *Runtime) activate(t *runtype.Turn) *activeTurn {
 // resumeOnLine resumes a parked turn, registered with activate, on its
 // line, which the caller holds (busy), and again, as the same active turn,
 // while budgets were raised during the attempt (wake). If the turn parks
-// for good, the line is left parked on it.
-func (rt *Runtime) resumeOnLine(line *threadLine, at *activeTurn) {
+// for good, the line is left parked on it. It reports whether the caller
+// still holds the line (settle).
+func (rt *Runtime) resumeOnLine(threadID string, line *threadLine, at *activeTurn) bool {
 	for {
 		rt.sem <- struct{}{}
 		status := rt.resumeTurn(at.ctx, at)
 		<-rt.sem
 
 		rt.mu.Lock()
-		again := status == runtype.StatusWaitingResource && line.wake && rt.state == stateRunning
-		line.wake = false
+		again, held := rt.settle(threadID, line, at, status)
+		rt.mu.Unlock()
 		if again {
-			rt.mu.Unlock()
 			continue
 		}
-		if status.Parked() {
-			line.parked = at.turn
-		}
-		delete(rt.active, at.turn.ID)
-		rt.mu.Unlock()
 		at.cancel(nil)
 		close(at.done)
-		return
+		return held
 	}
 }
 

@@ -363,14 +363,12 @@ func (rt *Runtime) drainLine(threadID string, line *threadLine) {
 			line.parked, line.wake = nil, false
 			at := rt.activate(p)
 			rt.mu.Unlock()
-			rt.resumeOnLine(line, at)
+			if !rt.resumeOnLine(threadID, line, at) {
+				return
+			}
 			continue
 		}
-		if len(line.queue) == 0 || line.parked != nil {
-			line.busy, line.wake = false, false
-			if len(line.queue) == 0 && line.parked == nil {
-				delete(rt.threads, threadID)
-			}
+		if !rt.lineHasWork(threadID, line) {
 			rt.mu.Unlock()
 			return
 		}
@@ -389,22 +387,54 @@ func (rt *Runtime) drainLine(threadID string, line *threadLine) {
 		cancel(nil)
 
 		rt.mu.Lock()
-		if status == runtype.StatusWaitingResource && line.wake && rt.state == stateRunning {
-			// A budget was raised while the turn ran into it: resume it as
-			// the same active turn.
-			line.wake = false
+		again, held := rt.settle(threadID, line, at, status)
+		if again {
 			at.ctx, at.cancel = context.WithCancelCause(rt.baseCtx)
 			rt.mu.Unlock()
-			rt.resumeOnLine(line, at)
+			if !rt.resumeOnLine(threadID, line, at) {
+				return
+			}
 			continue
 		}
-		if status.Parked() {
-			line.parked = at.turn
-		}
-		delete(rt.active, at.turn.ID)
 		rt.mu.Unlock()
 		close(at.done)
+		if !held {
+			return
+		}
 	}
+}
+
+// settle records how the line's current turn came out. It reports again
+// when the turn parked waiting_resource while a budget was raised (wake):
+// it resumes at once as the same active turn. Otherwise the turn leaves
+// the active set (a parked one holds the line), and held reports whether
+// the line has more to do; when not, the line is idle — in the same
+// critical section, so that whoever WaitTurn wakes finds it idle. rt.mu
+// is held.
+func (rt *Runtime) settle(threadID string, line *threadLine, at *activeTurn, status runtype.TaskStatus) (again, held bool) {
+	if status == runtype.StatusWaitingResource && line.wake && rt.state == stateRunning {
+		line.wake = false
+		return true, true
+	}
+	if status.Parked() {
+		line.parked = at.turn
+	}
+	delete(rt.active, at.turn.ID)
+	return false, rt.lineHasWork(threadID, line)
+}
+
+// lineHasWork reports whether the line has a turn to run; when not, it
+// marks the line idle (and forgets it when nothing holds it). rt.mu is
+// held.
+func (rt *Runtime) lineHasWork(threadID string, line *threadLine) bool {
+	if len(line.queue) > 0 && line.parked == nil {
+		return true
+	}
+	line.busy, line.wake = false, false
+	if len(line.queue) == 0 && line.parked == nil {
+		delete(rt.threads, threadID)
+	}
+	return false
 }
 
 // runTurn runs one turn and returns how it ended ("" when it could not be
