@@ -3,9 +3,11 @@
 // deny or ask. The coordinator records every decision as a
 // permission.evaluated event. A denial is a Decision value, not an error.
 //
-// Today agentrt ships DefaultEvaluator, which allows every call and says
-// so as its decision source; the rule engine, modes and scopes come later
-// behind the same interface.
+// Kernel is the evaluator agentrt uses when a policy is configured: rules
+// from YAML files in tiers (admin > workspace > user > agent), a mode per
+// agent or session, scopes, and checkers (see Checker and package
+// policy/checker). DefaultEvaluator, used when no policy is configured,
+// allows every call and says so as its decision source.
 package policy
 
 import (
@@ -41,7 +43,11 @@ const (
 
 // Request is one tool call to decide.
 type Request struct {
+	// Owner is the turn's tenant and principal (who submitted the turn).
 	runtype.Owner
+	// Roles are the principal's roles (resolved by the caller from its
+	// principal table; Kernel fills them from Config.Principals when nil).
+	Roles     []string
 	Agent     string
 	SessionID string
 	TurnID    string
@@ -52,15 +58,56 @@ type Request struct {
 	ArgumentsSHA256 string
 	ReadOnly        bool
 	Destructive     bool
+	// Intent is what the call does, from the tool's declaration: read,
+	// write, execute, network, … (empty when the tool declares none).
+	Intent string
+	// MCPServer names the MCP server the tool comes from; empty for
+	// builtin and command tools.
+	MCPServer string
+	// Command is the shell command line of a shell-like tool (the input
+	// field its spec names), parsed by the kernel so that command matchers
+	// see every simple command of it. Empty for other tools.
+	Command string
+	// RequiredScopes are the scopes the tool declares it needs.
+	RequiredScopes []string
+	// Mode is the session's mode when it was switched through the control
+	// plane; empty uses the agent's mode, then the kernel's default.
+	Mode Mode
+	// Extra are rules that apply to this call beyond the kernel's own:
+	// the ones people added by approving a call for the session or always
+	// (source human). The caller looks them up.
+	Extra []*Rule
+}
+
+// RuleRef names a rule that took part in a decision.
+type RuleRef struct {
+	ID   string `json:"id"`
+	Tier Tier   `json:"tier"`
+	// Source is where the rule came from: its file (file:line), or
+	// "human" for a rule added by an approval.
+	Source string `json:"source,omitempty"`
 }
 
 // Decision is the outcome of evaluating a Request.
 type Decision struct {
-	Outcome    Outcome
-	Source     Source
-	RuleIDs    []string
+	Outcome Outcome
+	Source  Source
+	// RuleIDs are the ids of RuleRefs, kept for callers that need only
+	// those.
+	RuleIDs  []string
+	RuleRefs []RuleRef
+	// ReasonCode is never empty: every decision says why in a stable,
+	// machine-readable code.
 	ReasonCode string
 	Message    string
+	// Mode is the mode the call was decided in; empty when no policy is
+	// configured.
+	Mode Mode
+	// MissingScopes are the scopes the call needed and did not have
+	// (source scope).
+	MissingScopes []string
+	// Checker names the checker that decided or flagged the call.
+	Checker string
 }
 
 // Evaluator decides tool calls. Implementations are safe for concurrent use
@@ -83,4 +130,80 @@ var defaultDecision = Decision{
 // Evaluate implements Evaluator.
 func (DefaultEvaluator) Evaluate(context.Context, *Request) (Decision, error) {
 	return defaultDecision, nil
+}
+
+// Tier is a rule's source tier. A rule of a higher tier always beats one
+// of a lower tier, whatever their priorities.
+type Tier int
+
+// Tiers, lowest first.
+const (
+	TierAgent     Tier = iota + 1 // an agent's defaults
+	TierUser                      // the user's own rules, and rules people add by approving
+	TierWorkspace                 // the workspace (project) rules
+	TierAdmin                     // the administrator's rules
+)
+
+// Mode is a permission mode: what happens to calls no rule decides.
+type Mode string
+
+// Modes.
+const (
+	// ModeDefault asks for anything a rule does not allow; destructive
+	// tools ask.
+	ModeDefault Mode = "default"
+	// ModeReadOnly denies every tool that is not read-only (plan mode).
+	ModeReadOnly Mode = "read_only"
+	// ModeAcceptEdits allows what is not destructive without asking.
+	ModeAcceptEdits Mode = "accept_edits"
+	// ModeAuto lets a checker decide what would ask.
+	ModeAuto Mode = "auto"
+	// ModeBypass allows everything, except what deny rules deny.
+	ModeBypass Mode = "bypass"
+)
+
+// Checker is a pluggable safety check: in-process Go, or an external
+// command speaking JSON (package policy/checker has both, and the
+// builtins). Implementations are safe for concurrent use.
+type Checker interface {
+	Check(ctx context.Context, in *CheckInput) (CheckResult, error)
+}
+
+// Check phases.
+const (
+	PhaseInput  = "input"  // before the call runs, on its input
+	PhaseOutput = "output" // after it ran, on its output
+)
+
+// CheckInput is what a checker looks at.
+type CheckInput struct {
+	// Phase is PhaseInput or PhaseOutput.
+	Phase     string          `json:"phase"`
+	ToolName  string          `json:"toolName"`
+	Agent     string          `json:"agent,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Principal string          `json:"principal,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	// Output is the tool's output (PhaseOutput only).
+	Output string `json:"output,omitempty"`
+}
+
+// CheckResult is a checker's verdict.
+type CheckResult struct {
+	// Flagged: the checker found what it looks for.
+	Flagged bool `json:"flagged"`
+	// ReasonCode is a stable code for what it found (secret_in_input,
+	// prompt_injection, …); required when Flagged.
+	ReasonCode string `json:"reasonCode,omitempty"`
+	Message    string `json:"message,omitempty"`
+	// Findings locate what was found, for redaction.
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Finding is one thing a checker found: a byte range of the checked text
+// (Input for PhaseInput, Output for PhaseOutput).
+type Finding struct {
+	Kind  string `json:"kind"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
 }

@@ -13,10 +13,13 @@ type Owner struct {
 type Session struct {
 	ID string
 	Owner
-	Agent     string // the agent the session was created for
-	Title     string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Agent string // the agent the session was created for
+	Title string
+	// PolicyMode is the session's permission mode when it was switched
+	// through the control plane; empty means the agent's mode.
+	PolicyMode string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Thread is one ordered execution context (a conversation) in a session.
@@ -284,5 +287,111 @@ type Blob struct {
 	Owner
 	MediaType string
 	Data      []byte
+	CreatedAt time.Time
+}
+
+// ActionStatus is where a pending decision stands.
+type ActionStatus string
+
+// Action statuses. Pending is the only one that changes.
+const (
+	ActionPending   ActionStatus = "pending"
+	ActionApproved  ActionStatus = "approved" // approve, approve_for_session, approve_always, edit
+	ActionDenied    ActionStatus = "denied"
+	ActionExpired   ActionStatus = "expired"   // nobody answered in time: the call is denied
+	ActionCancelled ActionStatus = "cancelled" // the turn ended while it waited
+)
+
+// Action decisions a person can take on a tool_permission action.
+const (
+	DecisionApprove           = "approve"
+	DecisionApproveForSession = "approve_for_session"
+	DecisionApproveAlways     = "approve_always"
+	DecisionDeny              = "deny"
+	DecisionEdit              = "edit"
+)
+
+// Action is a decision the runtime waits for from a person: today, whether
+// a tool call the policy asked about may run. Its id is stable: it is the
+// event envelope's actionId of action.required and action.resolved.
+type Action struct {
+	ID string
+	// Owner is the turn's owner.
+	Owner
+	SessionID  string
+	ThreadID   string
+	TurnID     string
+	TaskID     string
+	RunID      string
+	ToolCallID string
+	// Type is tool_permission.
+	Type     string
+	ToolName string
+	// InputPreview is a safe preview of the call's input: bounded, with
+	// secrets redacted.
+	InputPreview    string
+	ArgumentsSHA256 string
+	Prompt          string
+	// Decisions are the decisions a responder may take.
+	Decisions []string
+	// ReasonCode and RuleIDs say why the policy asked.
+	ReasonCode string
+	RuleIDs    []string
+	Status     ActionStatus
+	CreatedAt  time.Time
+	// ExpiresAt is when an unanswered action expires (and denies); zero
+	// means never.
+	ExpiresAt time.Time
+	// Resolution is set once the action is no longer pending.
+	Resolution *ActionResolution
+}
+
+// ActionResolution is how an action was resolved.
+type ActionResolution struct {
+	// Decision is one of the Decision* constants; for expired and
+	// cancelled actions it is deny.
+	Decision string
+	// Message is the responder's message; a denial's message is what the
+	// model sees.
+	Message string
+	// UpdatedInput is the input an edit replaced the call's input with.
+	UpdatedInput []byte
+	// By is the principal who responded ("runtime" for expiry and
+	// cancellation).
+	By string
+	At time.Time
+}
+
+// PolicyGrant is a rule a person added by approving a call for the
+// session (SessionID set) or always: it allows the tool for the agent
+// from then on. Owner.PrincipalID is who approved.
+type PolicyGrant struct {
+	ID string
+	Owner
+	// SessionID limits the grant to one session; empty means always.
+	SessionID string
+	Agent     string
+	ToolName  string
+	// ActionID is the action whose approval added the grant.
+	ActionID  string
+	CreatedAt time.Time
+}
+
+// Receipt is one link of a session's evidence chain: it seals one event
+// (a policy decision, an approval's resolution, a tool execution). Hash is
+// SHA-256 over PrevHash and Body (see store.ReceiptHash); the first
+// receipt of a session has an empty PrevHash. Body is the event's stored
+// JSON, so the chain proves neither the receipts nor the events they seal
+// were altered.
+type Receipt struct {
+	TenantID  string
+	SessionID string
+	// Seq numbers the session's receipts from 1.
+	Seq       int64
+	EventID   string
+	EventType string
+	Body      []byte
+	PrevHash  string
+	Hash      string
 	CreatedAt time.Time
 }

@@ -25,6 +25,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -128,7 +130,47 @@ type Batch struct {
 	ToolCalls []*runtype.ToolCall
 	Blobs     []*runtype.Blob
 	Limits    []*runtype.Limit
-	Events    []*event.Event
+	// Actions are inserted (new, pending); ResolvedActions replace an
+	// action only while it is pending in the store: one that is not
+	// (resolved meanwhile, or unknown) is a conflict (ErrConflict) and the
+	// batch writes nothing.
+	Actions         []*runtype.Action
+	ResolvedActions []*runtype.Action
+	// Grants are inserted.
+	Grants []*runtype.PolicyGrant
+	// SessionModes set sessions' PolicyMode.
+	SessionModes []SessionMode
+	// Events are appended. Each event that Sealed reports is also sealed
+	// by a receipt appended to its session's chain in the same
+	// transaction: the store numbers it and computes its hashes.
+	Events []*event.Event
+}
+
+// SessionMode sets one session's permission mode ("" clears it).
+type SessionMode struct {
+	TenantID  string
+	SessionID string
+	Mode      string
+}
+
+// Sealed reports whether events of type t get an evidence receipt: the
+// policy decisions, the resolutions of approvals and tool executions.
+func Sealed(t event.Type) bool {
+	switch t {
+	case event.PermissionEvaluated, event.PermissionResolved, event.ToolResult, event.ToolFailed:
+		return true
+	}
+	return false
+}
+
+// ReceiptHash is the hash of a receipt: the hex SHA-256 of the previous
+// receipt's hash (empty for a session's first), a newline, and the body.
+func ReceiptHash(prevHash string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(prevHash))
+	h.Write([]byte{'\n'})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Reader is the read half of a Store. Every method filters by tenant.
@@ -165,6 +207,17 @@ type Reader interface {
 	// EventListAfter returns up to Limit events with Cursor > AfterCursor
 	// that match Filter, in cursor order.
 	EventListAfter(ctx context.Context, p *EventListAfterParams) ([]*event.Event, error)
+
+	// ActionGet returns one action, or ErrNotFound.
+	ActionGet(ctx context.Context, p *ActionGetParams) (*runtype.Action, error)
+	// ActionList returns the tenant's actions matching p, newest first.
+	ActionList(ctx context.Context, p *ActionListParams) ([]*runtype.Action, error)
+	// GrantList returns the tenant's grants that apply in a session: the
+	// session's own and those without a session, oldest first.
+	GrantList(ctx context.Context, p *GrantListParams) ([]*runtype.PolicyGrant, error)
+	// ReceiptList returns a session's receipts with Seq > AfterSeq, in
+	// order, at most Limit.
+	ReceiptList(ctx context.Context, p *ReceiptListParams) ([]*runtype.Receipt, error)
 	// EventLastCursor returns the highest cursor in the log (0 when empty).
 	EventLastCursor(ctx context.Context) (int64, error)
 }
@@ -295,4 +348,37 @@ type EventListAfterParams struct {
 
 type EventLastSequenceParams struct {
 	SessionID string
+}
+
+// ActionGetParams selects one action.
+type ActionGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// ActionListParams filters actions; empty fields match all.
+type ActionListParams struct {
+	TenantID  string
+	SessionID string
+	TurnID    string
+	RunID     string
+	Status    runtype.ActionStatus
+	// Limit is clamped like other lists; BeforeID pages (ids sort by
+	// creation).
+	Limit    int
+	BeforeID string
+}
+
+// GrantListParams selects the grants that apply in a session.
+type GrantListParams struct {
+	TenantID  string
+	SessionID string
+}
+
+// ReceiptListParams selects a session's receipts.
+type ReceiptListParams struct {
+	TenantID  string
+	SessionID string
+	AfterSeq  int64
+	Limit     int
 }
