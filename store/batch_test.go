@@ -85,6 +85,33 @@ func TestBatchMerge(t *testing.T) {
 		}
 	})
 
+	t.Run("SessionModesReplacedByKey", func(t *testing.T) {
+		t.Parallel()
+		m1 := &store.SessionMode{TenantID: "ten_1", SessionID: "ses_1", Mode: "auto"}
+		m2 := &store.SessionMode{TenantID: "ten_1", SessionID: "ses_2", Mode: "auto"}
+		m1b := &store.SessionMode{TenantID: "ten_1", SessionID: "ses_1", Mode: "bypass"}
+		otherTenant := &store.SessionMode{TenantID: "ten_2", SessionID: "ses_1", Mode: "read_only"}
+		dst := &store.Batch{SessionModes: []*store.SessionMode{m1, m2}}
+		dst.Merge(&store.Batch{SessionModes: []*store.SessionMode{m1b, otherTenant}})
+		if d := cmp.Diff([]*store.SessionMode{m1b, m2, otherTenant}, dst.SessionModes); d != "" {
+			t.Errorf("SessionModes after Merge (-want +got):\n%s", d)
+		}
+	})
+
+	// Inserts and resolutions are appended: a duplicate in the merged batch
+	// still conflicts, as it would have in its own.
+	t.Run("ActionsAppended", func(t *testing.T) {
+		t.Parallel()
+		a := &runtype.Action{ID: "act_1", Owner: owner, Status: runtype.ActionPending}
+		r1 := &runtype.Action{ID: "act_1", Owner: owner, Status: runtype.ActionApproved}
+		r2 := &runtype.Action{ID: "act_1", Owner: owner, Status: runtype.ActionDenied}
+		dst := &store.Batch{Actions: []*runtype.Action{a}, ResolvedActions: []*runtype.Action{r1}}
+		dst.Merge(&store.Batch{Actions: []*runtype.Action{a}, ResolvedActions: []*runtype.Action{r2}})
+		if d := cmp.Diff(&store.Batch{Actions: []*runtype.Action{a, a}, ResolvedActions: []*runtype.Action{r1, r2}}, dst); d != "" {
+			t.Errorf("Batch after Merge (-want +got):\n%s", d)
+		}
+	})
+
 	t.Run("LimitsReplacedByKey", func(t *testing.T) {
 		t.Parallel()
 		dst := &store.Batch{Limits: []*runtype.Limit{l1, l2}}

@@ -28,6 +28,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -133,13 +134,18 @@ type Batch struct {
 	// Actions are inserted (new, pending); ResolvedActions replace an
 	// action only while it is pending in the store: one that is not
 	// (resolved meanwhile, or unknown) is a conflict (ErrConflict) and the
-	// batch writes nothing.
+	// batch writes nothing. An action's ID is unique across tenants, like
+	// a session's. ResolvedActions apply after Actions, so one batch may
+	// insert an action and resolve it, and an action resolved twice in one
+	// batch is a conflict.
 	Actions         []*runtype.Action
 	ResolvedActions []*runtype.Action
-	// Grants are inserted.
+	// Grants are inserted; a grant ID that exists is a conflict.
 	Grants []*runtype.PolicyGrant
-	// SessionModes set sessions' PolicyMode.
-	SessionModes []SessionMode
+	// SessionModes set sessions' PolicyMode, after Sessions are inserted.
+	// A session that does not exist for that tenant fails the batch with
+	// an error wrapping ErrNotFound.
+	SessionModes []*SessionMode
 	// Events are appended. Each event that Sealed reports is also sealed
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
@@ -154,10 +160,11 @@ type SessionMode struct {
 }
 
 // Sealed reports whether events of type t get an evidence receipt: the
-// policy decisions, the resolutions of approvals and tool executions.
+// policy decisions, the resolutions of approvals, switches of a session's
+// permission mode and tool executions.
 func Sealed(t event.Type) bool {
 	switch t {
-	case event.PermissionEvaluated, event.PermissionResolved, event.ToolResult, event.ToolFailed:
+	case event.PermissionEvaluated, event.PermissionResolved, event.PolicyChanged, event.ToolResult, event.ToolFailed:
 		return true
 	}
 	return false
@@ -171,6 +178,56 @@ func ReceiptHash(prevHash string, body []byte) string {
 	h.Write([]byte{'\n'})
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ReceiptError is why VerifyReceipts refused a chain: the first receipt
+// that is not what the chain says it should be.
+type ReceiptError struct {
+	Seq     int64
+	EventID string
+	Reason  string
+}
+
+func (e *ReceiptError) Error() string {
+	return fmt.Sprintf("receipt %d (event %s): %s", e.Seq, e.EventID, e.Reason)
+}
+
+// VerifyReceipts checks a session's receipts, in order from the first:
+// their sequence runs from 1 without gaps, they belong to one session,
+// each links to the hash of the one before (the first to none), and each
+// hash is ReceiptHash of its link and body. It returns nil for a sound
+// chain (or none) and otherwise a *ReceiptError naming the first receipt
+// that breaks it.
+//
+// A sound chain shows that no receipt was altered, removed or inserted
+// without rewriting every receipt after it. That the chain was not
+// rewritten or cut short takes its last hash compared with one kept
+// elsewhere (an export's), and that each sealed event still reads back as
+// its receipt's body takes comparing the two: both are the caller's.
+func VerifyReceipts(rs []*runtype.Receipt) error {
+	var prev *runtype.Receipt
+	for i, r := range rs {
+		fail := func(format string, args ...any) error {
+			return &ReceiptError{Seq: r.Seq, EventID: r.EventID, Reason: fmt.Sprintf(format, args...)}
+		}
+		want := int64(i) + 1
+		switch {
+		case r.Seq > want:
+			return fail("sequence gap: %d after %d", r.Seq, want-1)
+		case r.Seq < want:
+			return fail("sequence out of order: %d after %d", r.Seq, want-1)
+		case prev != nil && (r.TenantID != prev.TenantID || r.SessionID != prev.SessionID):
+			return fail("belongs to session %s of tenant %s, not %s of %s", r.SessionID, r.TenantID, prev.SessionID, prev.TenantID)
+		case r.Hash != ReceiptHash(r.PrevHash, r.Body):
+			return fail("hash does not match its body")
+		case prev == nil && r.PrevHash != "":
+			return fail("prev hash of the first receipt is not empty")
+		case prev != nil && r.PrevHash != prev.Hash:
+			return fail("prev hash does not match receipt %d", prev.Seq)
+		}
+		prev = r
+	}
+	return nil
 }
 
 // Reader is the read half of a Store. Every method filters by tenant.
@@ -358,11 +415,15 @@ type ActionGetParams struct {
 
 // ActionListParams filters actions; empty fields match all.
 type ActionListParams struct {
-	TenantID  string
-	SessionID string
-	TurnID    string
-	RunID     string
-	Status    runtype.ActionStatus
+	TenantID string
+	// AllTenants lists every tenant's actions, ignoring TenantID. It is
+	// for the runtime's own sweeps (expiring actions), never for a
+	// caller's request.
+	AllTenants bool
+	SessionID  string
+	TurnID     string
+	RunID      string
+	Status     runtype.ActionStatus
 	// Limit is clamped like other lists; BeforeID pages (ids sort by
 	// creation).
 	Limit    int
@@ -375,7 +436,9 @@ type GrantListParams struct {
 	SessionID string
 }
 
-// ReceiptListParams selects a session's receipts.
+// ReceiptListParams selects a session's receipts. Limit is clamped like
+// other lists (zero means DefaultListLimit): page with AfterSeq to read a
+// whole chain.
 type ReceiptListParams struct {
 	TenantID  string
 	SessionID string

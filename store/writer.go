@@ -311,9 +311,11 @@ func (w *Writer) Stats() WriterStats {
 
 // Merge adds src's records and events to dst, after dst's own. A turn,
 // task, run, tool call or limit already in dst with the same key is
-// replaced in place, since records are written whole and the later version wins. Merge
-// lets a caller hold facts that need not be durable yet and commit them
-// with its next batch.
+// replaced in place, since records are written whole and the later version wins;
+// so is a session mode for the same session. Inserts and action
+// resolutions are appended, so a duplicate still conflicts. Merge lets a
+// caller hold facts that need not be durable yet and commit them with its
+// next batch.
 func (dst *Batch) Merge(src *Batch) {
 	dst.Sessions = append(dst.Sessions, src.Sessions...)
 	dst.Threads = append(dst.Threads, src.Threads...)
@@ -325,6 +327,12 @@ func (dst *Batch) Merge(src *Batch) {
 	dst.Blobs = append(dst.Blobs, src.Blobs...)
 	dst.Limits = mergeByKey(dst.Limits, src.Limits, func(l *runtype.Limit) string {
 		return l.TenantID + "\x00" + string(l.Scope) + "\x00" + l.ScopeID
+	})
+	dst.Actions = append(dst.Actions, src.Actions...)
+	dst.ResolvedActions = append(dst.ResolvedActions, src.ResolvedActions...)
+	dst.Grants = append(dst.Grants, src.Grants...)
+	dst.SessionModes = mergeByKey(dst.SessionModes, src.SessionModes, func(m *SessionMode) string {
+		return m.TenantID + "\x00" + m.SessionID
 	})
 	dst.Events = append(dst.Events, src.Events...)
 }
@@ -356,16 +364,22 @@ func (b *Batch) Reset() {
 	clear(b.ToolCalls)
 	clear(b.Blobs)
 	clear(b.Limits)
+	clear(b.Actions)
+	clear(b.ResolvedActions)
+	clear(b.Grants)
+	clear(b.SessionModes)
 	clear(b.Events)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
 		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
-		Events: b.Events[:0],
+		Actions: b.Actions[:0], ResolvedActions: b.ResolvedActions[:0], Grants: b.Grants[:0],
+		SessionModes: b.SessionModes[:0], Events: b.Events[:0],
 	}
 }
 
 // Empty reports whether b holds nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Sessions)+len(b.Threads)+len(b.Turns)+len(b.Tasks)+len(b.Runs)+
-		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+len(b.Events) == 0
+		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+
+		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events) == 0
 }

@@ -45,6 +45,9 @@ func (d *data) validate(b *store.Batch) error {
 		m := b.Messages[i]
 		return fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, store.ErrConflict)
 	}
+	if err := d.validateGovernance(b); err != nil {
+		return err
+	}
 	if err := d.validateSequences(b.Events); err != nil {
 		return err
 	}
@@ -192,6 +195,11 @@ const (
 	undoBlob
 	undoLimit
 	undoEvents
+	undoAction        // an inserted action
+	undoActionResolve // a resolved action; prev is the pending one
+	undoGrant
+	undoSessionMode // prev is the session before
+	undoReceipt     // id and id2 are the chain's tenant and session
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -284,9 +292,11 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		log = append(log, undo{kind: undoLimit, prev: &limitUndo{key: k, prev: d.limits[k]}})
 		d.limits[k] = l
 	}
+	log = d.applyGovernance(b, log)
 	if len(b.Events) > 0 {
 		d.appendEvents(b.Events)
 		log = append(log, undo{kind: undoEvents, events: b.Events})
+		log = d.appendReceipts(b.Events, log)
 	}
 	return log
 }
@@ -341,6 +351,8 @@ func (d *data) revert(u *undo) {
 		}
 	case undoEvents:
 		d.dropEvents(u.events)
+	default:
+		d.revertGovernance(u)
 	}
 }
 

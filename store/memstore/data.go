@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -37,6 +38,13 @@ type data struct {
 	blobs map[blobKey]*runtype.Blob
 
 	limits map[limitKey]*runtype.Limit
+
+	actions         map[string]*runtype.Action
+	actionsByTenant map[string][]string // IDs, ascending
+	grants          map[string]*runtype.PolicyGrant
+	grantsByTenant  map[string][]*runtype.PolicyGrant // insertion order
+	receipts        map[receiptKey]*chain
+	sealMu          sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
 	// turn is recorded, and scan otherwise: an index by turn would cost
@@ -84,6 +92,11 @@ func newData() *data {
 		messages:        make(map[string][]*runtype.Message),
 		blobs:           make(map[blobKey]*runtype.Blob),
 		limits:          make(map[limitKey]*runtype.Limit),
+		actions:         make(map[string]*runtype.Action),
+		actionsByTenant: make(map[string][]string),
+		grants:          make(map[string]*runtype.PolicyGrant),
+		grantsByTenant:  make(map[string][]*runtype.PolicyGrant),
+		receipts:        make(map[receiptKey]*chain),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}

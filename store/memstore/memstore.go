@@ -13,7 +13,12 @@
 // forbids callers to modify them afterwards) and returns copies of records,
 // so callers may modify what they read. Events are returned as the stored
 // pointers: they are immutable once committed (see event.Event.JSON), and
-// not encoding them is what keeps the store's share of a step small.
+// not encoding them is what keeps the store's share of a step small. For
+// the same reason the evidence receipts of sealed events (store.Sealed)
+// are numbered in Apply but computed when first read: a receipt's body is
+// its event's encoding (json.Marshal of the event, cached on it), and its
+// hashes follow from the bodies before it, so a later computation gives
+// the receipt Apply would have.
 package memstore
 
 import (

@@ -332,3 +332,69 @@ func eventData(e *event.Event) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// encodeStrings encodes a list of strings as a JSON array, "[]" for none.
+func encodeStrings(ss []string) string {
+	n := 2
+	for _, s := range ss {
+		n += 3 + len(s)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return string(append(b, ']'))
+}
+
+// decodeStrings decodes encodeStrings' encoding; none is nil.
+func decodeStrings(s string) ([]string, error) {
+	if s == "[]" || s == "" {
+		return nil, nil
+	}
+	var ss []string
+	if err := json.Unmarshal([]byte(s), &ss); err != nil {
+		return nil, fmt.Errorf("decoding string list: %w", err)
+	}
+	return ss, nil
+}
+
+// resolutionJSON is the stored form of an action's resolution. Resolutions
+// are written once per action, so encoding/json is cheap enough.
+type resolutionJSON struct {
+	Decision     string `json:"decision"`
+	Message      string `json:"message,omitempty"`
+	UpdatedInput []byte `json:"updatedInput,omitempty"`
+	By           string `json:"by"`
+	At           int64  `json:"at"` // unix nanoseconds, 0 for the zero time
+}
+
+// encodeResolution returns nil (NULL) for no resolution.
+func encodeResolution(r *runtype.ActionResolution) (any, error) {
+	if r == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(resolutionJSON{
+		Decision: r.Decision, Message: r.Message, UpdatedInput: r.UpdatedInput, By: r.By, At: nanos(r.At),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encoding resolution: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeResolution(s sql.NullString) (*runtype.ActionResolution, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var j resolutionJSON
+	if err := json.Unmarshal([]byte(s.String), &j); err != nil {
+		return nil, fmt.Errorf("decoding resolution: %w", err)
+	}
+	return &runtype.ActionResolution{
+		Decision: j.Decision, Message: j.Message, UpdatedInput: j.UpdatedInput, By: j.By, At: fromNanos(j.At),
+	}, nil
+}

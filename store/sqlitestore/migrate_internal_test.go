@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
@@ -172,5 +173,76 @@ func TestMigration2KeepsData(t *testing.T) {
 	total, err := s.UsageTotal(ctx, &store.UsageTotalParams{TenantID: "ten_1"})
 	if err != nil || total != run.Usage {
 		t.Errorf("UsageTotal after 002 down and up = %+v, %v; want %+v", total, err, run.Usage)
+	}
+}
+
+// TestMigration3KeepsData: reverting 003 on a used database and migrating
+// again keeps every record, losing only what 003 added (session modes,
+// actions, grants and receipts); a session's chain then starts again.
+func TestMigration3KeepsData(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, latestVersion())
+	owner := runtype.Owner{TenantID: "ten_1", PrincipalID: "usr_1"}
+	start := time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	sess := &runtype.Session{ID: "ses_1", Owner: owner, Agent: "a", Title: "t", PolicyMode: "auto", CreatedAt: start, UpdatedAt: start}
+	action := &runtype.Action{ID: "act_1", Owner: owner, SessionID: "ses_1", Status: runtype.ActionPending, CreatedAt: start}
+	grant := &runtype.PolicyGrant{ID: "grant_1", Owner: owner, SessionID: "ses_1", ToolName: "shell", CreatedAt: start}
+	sealed := func(id string, seq int64) *event.Event {
+		return &event.Event{
+			Type: event.ToolResult, EventID: id, Timestamp: start, SchemaVersion: event.SchemaVersion, Sequence: seq,
+			SessionID: "ses_1", Payload: &event.ToolResultPayload{Name: "shell"}, TenantID: "ten_1",
+		}
+	}
+	apply := func(b *store.Batch) {
+		t.Helper()
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatalf("Begin: %v", err)
+		}
+		if err := tx.Apply(ctx, b); err != nil {
+			_ = tx.Rollback()
+			t.Fatalf("Apply: %v", err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatalf("Commit: %v", err)
+		}
+	}
+	apply(&store.Batch{
+		Sessions: []*runtype.Session{sess}, Actions: []*runtype.Action{action}, Grants: []*runtype.PolicyGrant{grant},
+		Events: []*event.Event{sealed("evt_1", 1)},
+	})
+
+	if err := s.migrateDown(ctx, 2); err != nil {
+		t.Fatalf("migrateDown(2): %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+
+	opts := cmp.Options{cmpopts.EquateApproxTime(0), cmpopts.EquateEmpty()}
+	got, err := s.SessionGet(ctx, &store.SessionGetParams{TenantID: "ten_1", ID: "ses_1"})
+	want := *sess
+	want.PolicyMode = ""
+	if err != nil {
+		t.Errorf("SessionGet: %v", err)
+	} else if d := cmp.Diff(&want, got, opts); d != "" {
+		t.Errorf("SessionGet after 003 down and up (-want +got):\n%s", d)
+	}
+	if _, err := s.ActionGet(ctx, &store.ActionGetParams{TenantID: "ten_1", ID: "act_1"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ActionGet after 003 down and up = %v, want store.ErrNotFound", err)
+	}
+	if gs, err := s.GrantList(ctx, &store.GrantListParams{TenantID: "ten_1", SessionID: "ses_1"}); err != nil || len(gs) != 0 {
+		t.Errorf("GrantList after 003 down and up = %d grants, %v; want none", len(gs), err)
+	}
+	evs, err := s.EventListAfter(ctx, &store.EventListAfterParams{})
+	if err != nil || len(evs) != 1 {
+		t.Errorf("EventListAfter after 003 down and up = %d events, %v; want 1", len(evs), err)
+	}
+
+	apply(&store.Batch{Events: []*event.Event{sealed("evt_2", 2)}})
+	rs, err := s.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "ten_1", SessionID: "ses_1"})
+	if err != nil || len(rs) != 1 || rs[0].Seq != 1 || rs[0].EventID != "evt_2" || store.VerifyReceipts(rs) != nil {
+		t.Errorf("ReceiptList after 003 down and up and a new event = %+v, %v; want one receipt, for evt_2", rs, err)
 	}
 }

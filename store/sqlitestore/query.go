@@ -53,7 +53,17 @@ const (
 	qEventLastCursor = qEventListAfter + 16
 	qLimitGet        = qEventLastCursor + 1
 	qUsageTotal      = qLimitGet + 1 // 2 variants: usageSession
-	numQueries       = qUsageTotal + 2
+	qInsertAction    = qUsageTotal + 2
+	qResolveAction   = qInsertAction + 1
+	qInsertGrant     = qResolveAction + 1
+	qSetSessionMode  = qInsertGrant + 1
+	qInsertReceipt   = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
+	qReceiptLast     = qInsertReceipt + maxEventRows
+	qActionGet       = qReceiptLast + 1
+	qActionList      = qActionGet + 1 // 64 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants
+	qGrantList       = qActionList + 64
+	qReceiptList     = qGrantList + 1
+	numQueries       = qReceiptList + 1
 )
 
 // Filter bits of the statement variants.
@@ -77,10 +87,17 @@ const (
 	eventAfter   = 8 // with eventSession: AfterCursor is not 0
 
 	usageSession = 1
+
+	actionSession    = 1
+	actionTurn       = 2
+	actionRun        = 4
+	actionStatus     = 8
+	actionBefore     = 16
+	actionAllTenants = 32 // no tenant filter
 )
 
 const (
-	sessionCols = `id, tenant_id, principal_id, agent, title, created_at, updated_at`
+	sessionCols = `id, tenant_id, principal_id, agent, title, created_at, updated_at, policy_mode`
 	threadCols  = `id, session_id, tenant_id, principal_id, created_at`
 	turnCols    = `id, session_id, thread_id, tenant_id, principal_id, agent, idempotency_key, input, status,
 		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at`
@@ -95,6 +112,12 @@ const (
 		output_bytes, failure, started_at, ended_at`
 	blobCols  = `tenant_id, ref, principal_id, media_type, data, created_at`
 	limitCols = `tenant_id, scope, scope_id, principal_id, max_tokens, max_cost_usd, updated_at`
+	// actionCols starts with the key; the resolve UPDATE sets the rest.
+	actionCols = `id, tenant_id, principal_id, session_id, thread_id, turn_id, task_id, run_id, tool_call_id, type,
+		tool_name, input_preview, arguments_sha256, prompt, decisions, reason_code, rule_ids, status, created_at,
+		expires_at, resolution`
+	grantCols   = `id, tenant_id, principal_id, session_id, agent, tool_name, action_id, created_at`
+	receiptCols = `tenant_id, session_id, seq, event_id, event_type, body, prev_hash, hash, created_at`
 )
 
 // queries holds the text of every statement, by queryID.
@@ -215,6 +238,50 @@ func buildQueries() [numQueries]string {
 		TOTAL(json_extract(usage, '$.costUsd')) FROM runs `
 	q[qUsageTotal] = usageSums + `INDEXED BY runs_tenant_started WHERE tenant_id = ? AND started_at >= ?`
 	q[qUsageTotal+usageSession] = usageSums + `INDEXED BY runs_session WHERE session_id = ? AND tenant_id = ? AND started_at >= ?`
+
+	q[qInsertAction] = insertSQL("actions", actionCols, "")
+	// Only a pending action is replaced: a resolution that changes no row
+	// lost a race (or names no action) and fails its batch.
+	q[qResolveAction] = `UPDATE actions SET principal_id = ?, session_id = ?, thread_id = ?, turn_id = ?, task_id = ?,
+		run_id = ?, tool_call_id = ?, type = ?, tool_name = ?, input_preview = ?, arguments_sha256 = ?, prompt = ?,
+		decisions = ?, reason_code = ?, rule_ids = ?, status = ?, created_at = ?, expires_at = ?, resolution = ?
+		WHERE id = ? AND tenant_id = ? AND status = 'pending'`
+	q[qInsertGrant] = insertSQL("policy_grants", grantCols, "")
+	q[qSetSessionMode] = `UPDATE sessions SET policy_mode = ? WHERE tenant_id = ? AND id = ?`
+	for n := 1; n <= maxEventRows; n++ {
+		q[qInsertReceipt+queryID(n-1)] = `INSERT INTO receipts (` + receiptCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)` +
+			strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?, ?, ?)`, n-1)
+	}
+	q[qReceiptLast] = `SELECT seq, hash FROM receipts WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC LIMIT 1`
+	q[qActionGet] = `SELECT ` + actionCols + ` FROM actions WHERE id = ? AND tenant_id = ?`
+	for m := range 64 {
+		var conds []string
+		if m&actionAllTenants == 0 {
+			conds = append(conds, `tenant_id = ?`)
+		}
+		if m&actionSession != 0 {
+			conds = append(conds, `session_id = ?`)
+		}
+		if m&actionTurn != 0 {
+			conds = append(conds, `turn_id = ?`)
+		}
+		if m&actionRun != 0 {
+			conds = append(conds, `run_id = ?`)
+		}
+		if m&actionStatus != 0 {
+			conds = append(conds, `status = ?`)
+		}
+		if m&actionBefore != 0 {
+			conds = append(conds, `id < ?`)
+		}
+		w := `SELECT ` + actionCols + ` FROM actions`
+		if len(conds) > 0 {
+			w += ` WHERE ` + strings.Join(conds, ` AND `)
+		}
+		q[qActionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
+	}
+	q[qGrantList] = `SELECT ` + grantCols + ` FROM policy_grants WHERE tenant_id = ? AND session_id IN (?, '') ORDER BY created_at, id`
+	q[qReceiptList] = `SELECT ` + receiptCols + ` FROM receipts WHERE tenant_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?`
 	return q
 }
 

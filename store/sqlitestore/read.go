@@ -367,7 +367,7 @@ func scanSession(sc scanner) (*runtype.Session, error) {
 		s                runtype.Session
 		created, updated int64
 	)
-	if err := sc.Scan(&s.ID, &s.TenantID, &s.PrincipalID, &s.Agent, &s.Title, &created, &updated); err != nil {
+	if err := sc.Scan(&s.ID, &s.TenantID, &s.PrincipalID, &s.Agent, &s.Title, &created, &updated, &s.PolicyMode); err != nil {
 		return nil, err
 	}
 	s.CreatedAt, s.UpdatedAt = fromNanos(created), fromNanos(updated)

@@ -16,7 +16,10 @@
 // One process writes a file at a time: a second one waits up to the busy
 // timeout for the lock, and the store caches each session's last event
 // sequence, so writes from two processes to one session can conflict
-// (each conflict refreshes the cache).
+// (each conflict refreshes the cache). Evidence receipts are not cached:
+// each batch reads its sessions' chain ends inside its transaction, so two
+// processes extend a chain, never fork it (the chain's key would refuse
+// a second receipt with the same number).
 //
 // Durability follows the synchronous pragma: FULL (the default) syncs the
 // WAL on every commit, so a committed batch survives power loss; NORMAL
@@ -28,7 +31,10 @@
 // A step's batch costs one INSERT per row (events four to a statement),
 // no savepoint (see Tx), and the WAL pages its rows touch: each index keyed
 // by session or thread adds a page per session per commit, so the schema
-// has no index a Reader method does not need. UsageTotal reads the usage
+// has no index a Reader method does not need. Sealed events (store.Sealed)
+// add a receipt each, four to a statement, its body a second copy of the
+// event's data, and one indexed read of the chain's end per session per
+// batch. UsageTotal reads the usage
 // JSON of every run it sums, through the tenant's (or the session's) runs
 // index, so its cost grows with the number of runs since Since.
 //

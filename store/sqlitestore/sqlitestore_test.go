@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -154,5 +155,121 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	}
 	if got := s.Info().SchemaVersion; got != future {
 		t.Errorf("Info().SchemaVersion = %d, want %d", got, future)
+	}
+}
+
+// sealedEvent returns a tool.result event of session ses_1 of tenant t;
+// the Writer or the caller sets its sequence.
+func sealedEvent(id string, seq int64) *event.Event {
+	return &event.Event{
+		Type: event.ToolResult, EventID: id, SchemaVersion: event.SchemaVersion, Sequence: seq, SessionID: "ses_1",
+		Payload: &event.ToolResultPayload{Name: "shell", Preview: "ok " + id}, TenantID: "t",
+	}
+}
+
+// receipts returns the whole chain of ses_1 of tenant t.
+func receipts(t *testing.T, r store.Reader) []*runtype.Receipt {
+	t.Helper()
+	rs, err := r.ReceiptList(t.Context(), &store.ReceiptListParams{TenantID: "t", SessionID: "ses_1", Limit: store.MaxListLimit})
+	if err != nil {
+		t.Fatalf("ReceiptList: %v", err)
+	}
+	return rs
+}
+
+// applyOne applies b in its own transaction on s.
+func applyOne(t *testing.T, s store.Store, b *store.Batch) {
+	t.Helper()
+	tx, err := s.Begin(t.Context())
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	if err := tx.Apply(t.Context(), b); err != nil {
+		_ = tx.Rollback()
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+}
+
+func TestReceiptChainContinuesAfterReopen(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentrt.db")
+	write := func(s *sqlitestore.Store, ids ...string) {
+		t.Helper()
+		w := store.NewWriter(s, store.WriterConfig{})
+		for _, id := range ids {
+			if err := w.Write(ctx, &store.Batch{Events: []*event.Event{sealedEvent(id, 0)}}); err != nil {
+				t.Fatalf("Write: %v", err)
+			}
+		}
+		if err := w.Stop(ctx); err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+	}
+	s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	write(s, "evt_1", "evt_2")
+	before := receipts(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	s = open(t, path, sqlitestore.Options{})
+	write(s, "evt_3")
+	rs := receipts(t, s)
+	if err := store.VerifyReceipts(rs); err != nil || len(rs) != 3 || rs[2].EventID != "evt_3" || rs[2].PrevHash != before[1].Hash {
+		t.Errorf("receipts after reopening = %+v, VerifyReceipts %v; want evt_3 chained after the 2 before", rs, err)
+	}
+}
+
+// TestTwoStoresShareAChain: a second handle (another process) appending
+// to a session between two writes of the first does not fork its chain.
+func TestTwoStoresShareAChain(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "agentrt.db")
+	a, b := open(t, path, sqlitestore.Options{}), open(t, path, sqlitestore.Options{})
+	applyOne(t, a, &store.Batch{Events: []*event.Event{sealedEvent("evt_1", 1)}})
+	applyOne(t, b, &store.Batch{Events: []*event.Event{sealedEvent("evt_2", 2)}})
+	applyOne(t, a, &store.Batch{Events: []*event.Event{sealedEvent("evt_3", 3), sealedEvent("evt_4", 4)}})
+	rs := receipts(t, a)
+	if err := store.VerifyReceipts(rs); err != nil || len(rs) != 4 {
+		t.Errorf("receipts = %d, VerifyReceipts %v; want a sound chain of 4", len(rs), err)
+	}
+}
+
+func TestTamperedReceiptIsNamed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentrt.db")
+	s := open(t, path, sqlitestore.Options{})
+	var events []*event.Event
+	for i := range 5 {
+		events = append(events, sealedEvent(fmt.Sprintf("evt_%d", i+1), int64(i+1)))
+	}
+	applyOne(t, s, &store.Batch{Events: events})
+	if err := store.VerifyReceipts(receipts(t, s)); err != nil {
+		t.Fatalf("VerifyReceipts before tampering: %v", err)
+	}
+
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatalf("sql.Open: %v", err)
+	}
+	defer db.Close()
+	res, err := db.ExecContext(ctx, `UPDATE receipts SET body = CAST(replace(CAST(body AS TEXT), 'ok evt_3', 'ok evt_X') AS BLOB) WHERE session_id = 'ses_1' AND seq = 3`)
+	if n, _ := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("tampering with receipt 3: %v (%d rows)", err, n)
+	}
+	var re *store.ReceiptError
+	if err := store.VerifyReceipts(receipts(t, s)); !errors.As(err, &re) || re.Seq != 3 || re.EventID != "evt_3" {
+		t.Errorf("VerifyReceipts after tampering with receipt 3 = %v, want a *store.ReceiptError naming receipt 3", err)
 	}
 }

@@ -196,9 +196,14 @@ func (t *Tx) replay(ctx context.Context) error {
 // reports whether any statement succeeded (and so whether a failure left
 // rows behind).
 func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bool, err error) {
+	// Actions go first: a resolution that lost a race is the conflict a
+	// caller expects most.
+	if wrote, err = t.writeActions(ctx, b); err != nil {
+		return wrote, err
+	}
 	for _, s := range b.Sessions {
 		if _, err := t.exec(ctx, qInsertSession,
-			s.ID, s.TenantID, s.PrincipalID, s.Agent, s.Title, nanos(s.CreatedAt), nanos(s.UpdatedAt),
+			s.ID, s.TenantID, s.PrincipalID, s.Agent, s.Title, nanos(s.CreatedAt), nanos(s.UpdatedAt), s.PolicyMode,
 		); err != nil {
 			return wrote, fmt.Errorf("inserting session %s: %w", s.ID, translate(err))
 		}
@@ -232,8 +237,12 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		}
 		wrote = true
 	}
-	// The rows below do not conflict: upserts, insert-or-ignore, and events
-	// whose sequences were checked.
+	if wrote, err = t.writeGrantsAndModes(ctx, b, wrote); err != nil {
+		return wrote, err
+	}
+	// The rows below do not conflict: upserts, insert-or-ignore, events
+	// whose sequences were checked, and their receipts (unless another
+	// process writes to the file).
 	for _, k := range b.Tasks {
 		if _, err := t.exec(ctx, qUpsertTask,
 			k.ID, k.SessionID, k.ThreadID, k.TurnID, k.TenantID, k.PrincipalID, k.Objective, string(k.Status),
@@ -326,6 +335,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		for i, e := range events {
 			e.Cursor = last - int64(len(events)-1-i)
 		}
+	}
+	if err := t.seal(ctx, b.Events, data); err != nil {
+		return wrote, err
 	}
 	return wrote, nil
 }

@@ -26,6 +26,13 @@
 // the bytes that were written, and an Apply that fails leaves its events'
 // Cursor zero. Usage totals may add costs in any order, so they are
 // compared to within a rounding error.
+//
+// ActionList's filters are ANDed like the others, and its lists by turn
+// work whether or not the turn is recorded. Grants come back in the order
+// they were written. A receipt's Body is byte for byte the encoding of its
+// event as read back, its CreatedAt the event's Timestamp; an event is
+// sealed only once its batch commits, so failed batches and rolled back
+// transactions leave no gap in a chain.
 package storetest
 
 import (
@@ -69,6 +76,10 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Tx", exerciseTx},
 		{"Tenancy", exerciseTenancy},
 		{"Writer", exerciseWriter},
+		{"Action", exerciseAction},
+		{"Grant", exerciseGrant},
+		{"SessionMode", exerciseSessionMode},
+		{"Receipt", exerciseReceipt},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
@@ -170,12 +181,13 @@ func wantNotFound(t *testing.T, what string, err error) {
 func (tb *testBundle) session(tenant string) *runtype.Session {
 	now := tb.now()
 	return &runtype.Session{
-		ID:        tb.ids.New(runtype.PrefixSession),
-		Owner:     runtype.Owner{TenantID: tenant, PrincipalID: "user_" + tenant},
-		Agent:     "triage",
-		Title:     "Printer on fire \"again\" — ünïcödé",
-		CreatedAt: now,
-		UpdatedAt: now.Add(time.Second),
+		ID:         tb.ids.New(runtype.PrefixSession),
+		Owner:      runtype.Owner{TenantID: tenant, PrincipalID: "user_" + tenant},
+		Agent:      "triage",
+		Title:      "Printer on fire \"again\" — ünïcödé",
+		PolicyMode: "read_only",
+		CreatedAt:  now,
+		UpdatedAt:  now.Add(time.Second),
 	}
 }
 
@@ -349,9 +361,69 @@ func (tb *testBundle) event(s *runtype.Session, turnID string, seq int64) *event
 	}
 }
 
+// action returns a pending tool_permission action of run r.
+func (tb *testBundle) action(r *runtype.Run) *runtype.Action {
+	now := tb.now()
+	return &runtype.Action{
+		ID:              tb.ids.New(runtype.PrefixAction),
+		Owner:           r.Owner,
+		SessionID:       r.SessionID,
+		ThreadID:        r.ThreadID,
+		TurnID:          r.TurnID,
+		TaskID:          r.TaskID,
+		RunID:           r.ID,
+		ToolCallID:      "toolu_01",
+		Type:            "tool_permission",
+		ToolName:        "shell",
+		InputPreview:    `{"cmd":"rm -rf /tmp/x \"quoted\"\n日本語"}`,
+		ArgumentsSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		Prompt:          "Allow shell to run <rm> & \"friends\"?",
+		Decisions: []string{
+			runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways,
+			runtype.DecisionDeny, runtype.DecisionEdit,
+		},
+		ReasonCode: "ask_destructive",
+		RuleIDs:    []string{"admin/shell-ask", "user \"quoted\" rule"},
+		Status:     runtype.ActionPending,
+		CreatedAt:  now,
+		ExpiresAt:  now.Add(10 * time.Minute),
+	}
+}
+
+// resolved returns a copy of a resolved (approved, with edited input).
+func (tb *testBundle) resolved(a *runtype.Action) *runtype.Action {
+	c := *a
+	c.Status = runtype.ActionApproved
+	c.Resolution = &runtype.ActionResolution{
+		Decision:     runtype.DecisionEdit,
+		Message:      "ok, but \"only\" /tmp\n",
+		UpdatedInput: []byte(`{"cmd":"rm -rf /tmp/x"}` + "\x00\xff"),
+		By:           "user_" + a.TenantID,
+		At:           tb.now(),
+	}
+	return &c
+}
+
+// grant returns a grant of s's tenant, for s or, when s is nil, always.
+func (tb *testBundle) grant(tenant string, s *runtype.Session) *runtype.PolicyGrant {
+	g := &runtype.PolicyGrant{
+		ID:        tb.ids.New("grant_"),
+		Owner:     runtype.Owner{TenantID: tenant, PrincipalID: "user_" + tenant},
+		Agent:     "triage",
+		ToolName:  "shell",
+		ActionID:  tb.ids.New(runtype.PrefixAction),
+		CreatedAt: tb.now(),
+	}
+	if s != nil {
+		g.SessionID = s.ID
+	}
+	return g
+}
+
 // graph is one tenant's connected set of records: a session with a thread,
 // a turn, its task and run, a message, a tool call, a blob, a limit on the
-// session and events.
+// session, a pending action, a grant for the session and events (sealed
+// ones, so they have receipts).
 type graph struct {
 	session *runtype.Session
 	thread  *runtype.Thread
@@ -362,6 +434,8 @@ type graph struct {
 	call    *runtype.ToolCall
 	blob    *runtype.Blob
 	limit   *runtype.Limit
+	action  *runtype.Action
+	grant   *runtype.PolicyGrant
 	events  []*event.Event
 }
 
@@ -376,6 +450,8 @@ func (tb *testBundle) graph(tenant string) *graph {
 	g.call = tb.toolCall(g.run, "toolu_01")
 	g.blob = tb.blob(tenant, `{"raw":"response `+tb.ids.New("")+`"}`)
 	g.limit = tb.limit(g.session)
+	g.action = tb.action(g.run)
+	g.grant = tb.grant(tenant, g.session)
 	g.events = []*event.Event{tb.event(g.session, "", 1), tb.event(g.session, g.turn.ID, 2)}
 	return g
 }
@@ -391,6 +467,8 @@ func (g *graph) batch() *store.Batch {
 		ToolCalls: []*runtype.ToolCall{g.call},
 		Blobs:     []*runtype.Blob{g.blob},
 		Limits:    []*runtype.Limit{g.limit},
+		Actions:   []*runtype.Action{g.action},
+		Grants:    []*runtype.PolicyGrant{g.grant},
 		Events:    g.events,
 	}
 }

@@ -26,6 +26,7 @@ func exerciseTenancy(ctx context.Context, t *testing.T, newStore func(*testing.T
 		_, notFound["TaskGet"] = r.TaskGet(ctx, &store.TaskGetParams{TenantID: tenantB, ID: a.task.ID})
 		_, notFound["BlobGet"] = r.BlobGet(ctx, &store.BlobGetParams{TenantID: tenantB, Ref: a.blob.Ref})
 		_, notFound["LimitGet"] = r.LimitGet(ctx, &store.LimitGetParams{TenantID: tenantB, Scope: a.limit.Scope, ScopeID: a.limit.ScopeID})
+		_, notFound["ActionGet"] = r.ActionGet(ctx, &store.ActionGetParams{TenantID: tenantB, ID: a.action.ID})
 		for what, err := range notFound {
 			wantNotFound(t, what, err)
 		}
@@ -89,6 +90,26 @@ func exerciseTenancy(ctx context.Context, t *testing.T, newStore func(*testing.T
 			},
 			"EventListAfter(tenant, session)": func() (int, error) {
 				l, err := r.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: tenantB, SessionID: a.session.ID}})
+				return len(l), err
+			},
+			"ActionList": func() (int, error) {
+				l, err := r.ActionList(ctx, &store.ActionListParams{TenantID: tenantB})
+				return len(l), err
+			},
+			"ActionList(session, turn, run, status)": func() (int, error) {
+				l, err := r.ActionList(ctx, &store.ActionListParams{TenantID: tenantB, SessionID: a.session.ID, TurnID: a.turn.ID, RunID: a.run.ID, Status: runtype.ActionPending})
+				return len(l), err
+			},
+			"ActionList(turn)": func() (int, error) {
+				l, err := r.ActionList(ctx, &store.ActionListParams{TenantID: tenantB, TurnID: a.turn.ID})
+				return len(l), err
+			},
+			"GrantList": func() (int, error) {
+				l, err := r.GrantList(ctx, &store.GrantListParams{TenantID: tenantB, SessionID: a.session.ID})
+				return len(l), err
+			},
+			"ReceiptList": func() (int, error) {
+				l, err := r.ReceiptList(ctx, &store.ReceiptListParams{TenantID: tenantB, SessionID: a.session.ID})
 				return len(l), err
 			},
 			"EventListAfter(tenant, turn)": func() (int, error) {

@@ -3,7 +3,11 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -34,6 +38,15 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		}},
 		{"event sequence", func(tb *testBundle, existing *graph, b *store.Batch) {
 			b.Events = append(b.Events, tb.event(existing.session, "", existing.events[0].Sequence))
+		}},
+		{"action id", func(_ *testBundle, existing *graph, b *store.Batch) {
+			b.Actions = append(b.Actions, existing.action)
+		}},
+		{"resolving an unknown action", func(tb *testBundle, existing *graph, b *store.Batch) {
+			b.ResolvedActions = append(b.ResolvedActions, tb.resolved(tb.action(existing.run)))
+		}},
+		{"grant id", func(_ *testBundle, existing *graph, b *store.Batch) {
+			b.Grants = append(b.Grants, existing.grant)
 		}},
 	}
 	for _, c := range conflicts {
@@ -124,6 +137,8 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		again := tb.graph(tenantA)
 		again.session = dropped.session
 		again.thread.SessionID = dropped.session.ID
+		again.action.SessionID = dropped.session.ID
+		again.grant.SessionID = dropped.session.ID
 		for _, e := range again.events {
 			e.SessionID = dropped.session.ID
 		}
@@ -157,6 +172,9 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		want.message.ToolCalls = append([]runtype.MessageToolCall(nil), g.message.ToolCalls...)
 		want.message.Reasoning = append([]runtype.Reasoning(nil), g.message.Reasoning...)
 		want.blob.Data = append([]byte(nil), g.blob.Data...)
+		*want.action, *want.grant = *g.action, *g.grant
+		want.action.Decisions = append([]string(nil), g.action.Decisions...)
+		want.action.RuleIDs = append([]string(nil), g.action.RuleIDs...)
 		want.events = g.events
 		tb.apply(t, g.batch())
 
@@ -181,6 +199,18 @@ func exerciseTx(ctx context.Context, t *testing.T, newStore func(*testing.T) sto
 		}
 		if got, err := tb.store.ToolCallList(ctx, &store.ToolCallListParams{TenantID: tenantA, SessionID: g.session.ID}); err == nil && len(got) > 0 {
 			got[0].Name = "changed"
+		}
+		if got, err := tb.store.ActionGet(ctx, &store.ActionGetParams{TenantID: tenantA, ID: g.action.ID}); err == nil {
+			got.Decisions[0], got.RuleIDs[0], got.Prompt = "changed", "changed", "changed"
+		}
+		if got, err := tb.store.ActionList(ctx, &store.ActionListParams{TenantID: tenantA}); err == nil && len(got) > 0 {
+			got[0].Decisions[1] = "changed"
+		}
+		if got, err := tb.store.GrantList(ctx, &store.GrantListParams{TenantID: tenantA, SessionID: g.session.ID}); err == nil && len(got) > 0 {
+			got[0].ToolName = "changed"
+		}
+		if got, err := tb.store.ReceiptList(ctx, &store.ReceiptListParams{TenantID: tenantA, SessionID: g.session.ID}); err == nil && len(got) > 0 {
+			got[0].Body[0], got[0].Hash = 'X', "changed"
 		}
 		wantPresent(ctx, t, tb.store, want)
 	})
@@ -239,6 +269,49 @@ func wantPresent(ctx context.Context, t *testing.T, r store.Reader, g *graph) {
 	check("LimitGet", g.limit, l, err)
 	evs, err := r.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: tenant, SessionID: g.session.ID}})
 	check("EventListAfter", g.events, evs, err)
+	a, err := r.ActionGet(ctx, &store.ActionGetParams{TenantID: tenant, ID: g.action.ID})
+	check("ActionGet", g.action, a, err)
+	grants, err := r.GrantList(ctx, &store.GrantListParams{TenantID: tenant, SessionID: g.grant.SessionID})
+	if err != nil {
+		t.Errorf("GrantList: %v", err)
+	} else if i := slices.IndexFunc(grants, func(x *runtype.PolicyGrant) bool { return x.ID == g.grant.ID }); i < 0 {
+		t.Errorf("GrantList lacks grant %s", g.grant.ID)
+	} else {
+		check("GrantList", g.grant, grants[i], nil)
+	}
+	wantReceipts(ctx, t, r, tenant, g.session.ID, evs)
+}
+
+// wantReceipts checks that r holds a sound receipt chain for a session
+// that seals exactly the sealed ones of events (as read back), in order.
+func wantReceipts(ctx context.Context, t *testing.T, r store.Reader, tenant, session string, events []*event.Event) {
+	t.Helper()
+	rs, err := r.ReceiptList(ctx, &store.ReceiptListParams{TenantID: tenant, SessionID: session, Limit: store.MaxListLimit})
+	if err != nil {
+		t.Errorf("ReceiptList: %v", err)
+		return
+	}
+	if err := store.VerifyReceipts(rs); err != nil {
+		t.Errorf("VerifyReceipts(session %s): %v", session, err)
+	}
+	var want []*runtype.Receipt
+	for _, e := range events {
+		if !store.Sealed(e.Type) {
+			continue
+		}
+		body, err := e.JSON()
+		if err != nil {
+			t.Fatalf("encoding event: %v", err)
+		}
+		want = append(want, &runtype.Receipt{
+			TenantID: tenant, SessionID: session, Seq: int64(len(want) + 1), EventID: e.EventID,
+			EventType: string(e.Type), Body: body, CreatedAt: e.Timestamp,
+		})
+	}
+	// VerifyReceipts checked the hashes.
+	if d := cmp.Diff(want, rs, append(cmpOpts, cmpopts.IgnoreFields(runtype.Receipt{}, "PrevHash", "Hash"))...); d != "" {
+		t.Errorf("ReceiptList(session %s) (-want +got):\n%s", session, d)
+	}
 }
 
 // wantAbsent checks that r returns no record of g.
@@ -271,4 +344,11 @@ func wantAbsent(ctx context.Context, t *testing.T, r store.Reader, g *graph) {
 	wantNone("ToolCallList", len(calls), err)
 	evs, err := r.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{SessionID: g.session.ID}})
 	wantNone("EventListAfter", len(evs), err)
+	_, err = r.ActionGet(ctx, &store.ActionGetParams{TenantID: tenant, ID: g.action.ID})
+	wantNotFound(t, "ActionGet", err)
+	grants, err := r.GrantList(ctx, &store.GrantListParams{TenantID: tenant, SessionID: g.grant.SessionID})
+	grants = slices.DeleteFunc(grants, func(x *runtype.PolicyGrant) bool { return x.ID != g.grant.ID })
+	wantNone("GrantList", len(grants), err)
+	rs, err := r.ReceiptList(ctx, &store.ReceiptListParams{TenantID: tenant, SessionID: g.session.ID})
+	wantNone("ReceiptList", len(rs), err)
 }
