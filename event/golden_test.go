@@ -295,6 +295,30 @@ func goldenEvents() []*Event {
 	})
 	actionRequired.ActionID, actionRequired.ToolCallID = "act_01M7Z5ME399Y0NDSXSN8VEWD18", gCall
 
+	expires := time.Date(2026, 5, 12, 10, 0, 3, 0, time.UTC)
+	permissionRequested := gRunEvent(PermissionRequested, 20, &PermissionPayload{ToolName: "open_ticket", Hop: 1})
+	permissionRequested.StepID, permissionRequested.ToolCallID = gStep, gCall
+	permissionRequested.ActionID = "act_01M7Z5ME399Y0NDSXSN8VEWD18"
+	permissionRequested.PermissionDecision = &PermissionDecision{
+		Decision: "ask", Source: "rule", RuleIDs: []string{"urgent-tickets"},
+		RuleRefs:   []RuleRef{{ID: "urgent-tickets", Tier: "workspace", Source: "policy/workspace.yaml:4"}},
+		ReasonCode: "urgent_ticket", Message: "urgent tickets page the on-call team", ToolName: "open_ticket",
+		ArgumentsSHA256: gArgsSHA, Mode: "default", ApprovalActionID: "act_01M7Z5ME399Y0NDSXSN8VEWD18", ExpiresAt: &expires,
+	}
+	actionResolved := gRunEvent(ActionResolved, 41, &ActionPayload{
+		ActionType: "tool_permission", Prompt: "Allow open_ticket for order 1042?", ToolName: "open_ticket",
+		Status: "denied", Decision: "deny", Message: "use priority high instead", ResolvedBy: "alice",
+	})
+	actionResolved.ActionID, actionResolved.ToolCallID = "act_01M7Z5ME399Y0NDSXSN8VEWD18", gCall
+	permissionResolved := gRunEvent(PermissionResolved, 42, &PermissionPayload{ToolName: "open_ticket", Hop: 1})
+	permissionResolved.ActionID, permissionResolved.ToolCallID = "act_01M7Z5ME399Y0NDSXSN8VEWD18", gCall
+	permissionResolved.PermissionDecision = &PermissionDecision{
+		Decision: "allow", Source: "human", ReasonCode: "approved_by_human", ToolName: "open_ticket",
+		ArgumentsSHA256: gArgsSHA, ApprovalActionID: "act_01M7Z5ME399Y0NDSXSN8VEWD18", ResolvedBy: "alice",
+		UpdatedInputSHA256: "5b1e0fa2a3c7d9e1f0a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d3e5",
+	}
+	policyChanged := gEvent(PolicyChanged, 43, &PolicyChangedPayload{Mode: "read_only", PreviousMode: "default", ChangedBy: "alice"})
+
 	warning := gRunEvent(RuntimeWarning, 16, &DiagnosticPayload{
 		Code: "completion_required", Message: "the model replied without calling complete_task; it gets one more hop with a reminder",
 	})
@@ -384,6 +408,7 @@ func goldenEvents() []*Event {
 		catalog, modelRequested, modelCompleted, modelFailed,
 		permission, toolStarted, toolResult, toolFailed,
 		actionRequired, warning, artifact,
+		permissionRequested, actionResolved, permissionResolved, policyChanged,
 		delta, reasoningDelta, reasoningSummary,
 		profile, candidates, decided, single, notPossible, fallback,
 		estimated, recorded, rateLimit, quotaLow, quotaBlocked, limitChanged,

@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -136,13 +137,38 @@ type PermissionDecision struct {
 	Decision string `json:"decision"`
 	// Source says what decided: rule, mode, hook, checker, human, host or
 	// default (no policy configured).
-	Source     string   `json:"source"`
-	RuleIDs    []string `json:"ruleIds,omitempty"`
-	ReasonCode string   `json:"reasonCode"`
-	Message    string   `json:"message,omitempty"`
-	ToolName   string   `json:"toolName"`
+	Source  string   `json:"source"`
+	RuleIDs []string `json:"ruleIds,omitempty"`
+	// RuleRefs name the rules that took part, the deciding rule first,
+	// with their tier (admin, workspace, user, agent) and source.
+	RuleRefs   []RuleRef `json:"ruleRefs,omitempty"`
+	ReasonCode string    `json:"reasonCode"`
+	Message    string    `json:"message,omitempty"`
+	ToolName   string    `json:"toolName"`
 	// ArgumentsSHA256 is the hex SHA-256 of the canonical JSON arguments.
 	ArgumentsSHA256 string `json:"argumentsSha256,omitempty"`
+	// Mode is the permission mode the call was decided in.
+	Mode string `json:"mode,omitempty"`
+	// MissingScopes are the scopes an out-of-scope call lacked.
+	MissingScopes []string `json:"missingScopes,omitempty"`
+	// Checker names the checker that decided or flagged the call.
+	Checker string `json:"checker,omitempty"`
+	// ApprovalActionID is the action a person resolves (decision ask, and
+	// the human decision that resolved it); ExpiresAt when it expires.
+	ApprovalActionID string     `json:"approvalActionId,omitempty"`
+	ExpiresAt        *time.Time `json:"expiresAt,omitempty"`
+	// ResolvedBy is the principal whose decision this is (source human).
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+	// UpdatedInputSHA256 is the hash of the input an edit replaced the
+	// call's input with.
+	UpdatedInputSHA256 string `json:"updatedInputSha256,omitempty"`
+}
+
+// RuleRef names a policy rule in a decision.
+type RuleRef struct {
+	ID     string `json:"id"`
+	Tier   string `json:"tier"`
+	Source string `json:"source,omitempty"`
 }
 
 // PermissionPayload is the payload of permission.* events; the decision
@@ -184,6 +210,28 @@ type ActionPayload struct {
 	Prompt     string   `json:"prompt"`
 	ToolName   string   `json:"toolName,omitempty"`
 	Decisions  []string `json:"decisions,omitempty"`
+	// InputPreview is a safe preview of the call's input: bounded, with
+	// secrets redacted.
+	InputPreview string `json:"inputPreview,omitempty"`
+	// ReasonCode is why the policy asked (action.required).
+	ReasonCode string     `json:"reasonCode,omitempty"`
+	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
+	// Status is the action's status after it was resolved: approved,
+	// denied, expired or cancelled (action.resolved).
+	Status string `json:"status,omitempty"`
+	// Decision, Message and ResolvedBy say how and by whom it was
+	// resolved (action.resolved).
+	Decision   string `json:"decision,omitempty"`
+	Message    string `json:"message,omitempty"`
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+}
+
+// PolicyChangedPayload is the payload of policy.changed: a session's
+// permission mode was switched through the control plane.
+type PolicyChangedPayload struct {
+	Mode         string `json:"mode"`
+	PreviousMode string `json:"previousMode,omitempty"`
+	ChangedBy    string `json:"changedBy,omitempty"`
 }
 
 // DeltaPayload is the payload of model.delta, reasoning.delta and
@@ -383,6 +431,7 @@ func (*CostPayload) isPayload()           {}
 func (*RateLimitPayload) isPayload()      {}
 func (*QuotaPayload) isPayload()          {}
 func (RawPayload) isPayload()             {}
+func (*PolicyChangedPayload) isPayload()  {}
 
 // payloadFor returns a new zero payload for t's family, or nil when agentrt
 // has no typed payload for t.
@@ -415,6 +464,8 @@ func payloadFor(t Type) Payload {
 		return &ToolResultPayload{}
 	case ActionRequired, ActionResolved:
 		return &ActionPayload{}
+	case PolicyChanged:
+		return &PolicyChangedPayload{}
 	case RuntimeWarning, RuntimeError:
 		return &DiagnosticPayload{}
 	case ModelDelta, ReasoningDelta, ReasoningSummary:

@@ -10,6 +10,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,11 +82,41 @@ func Check(schema string, doc []byte) error {
 }
 
 // Event fails t unless doc is a valid Agent Runtime event.
+//
+// It also holds agentrt's own rule for permission decisions: every
+// permission.* event carries a decision with a reason code and a source,
+// so that each decision in the suite says why it was made.
 func Event(t testing.TB, doc []byte) {
 	t.Helper()
 	if err := Check(EventSchema, doc); err != nil {
 		t.Errorf("event does not validate: %v\n%s", err, doc)
 	}
+	if err := checkDecision(doc); err != nil {
+		t.Errorf("%v\n%s", err, doc)
+	}
+}
+
+// checkDecision reports a permission.* event whose decision lacks a
+// reason code or source.
+func checkDecision(doc []byte) error {
+	var e struct {
+		Type     string `json:"type"`
+		Decision *struct {
+			Decision   string `json:"decision"`
+			Source     string `json:"source"`
+			ReasonCode string `json:"reasonCode"`
+		} `json:"permissionDecision"`
+	}
+	if err := json.Unmarshal(doc, &e); err != nil || !strings.HasPrefix(e.Type, "permission.") {
+		return nil
+	}
+	switch {
+	case e.Decision == nil:
+		return fmt.Errorf("%s event has no permissionDecision", e.Type)
+	case e.Decision.ReasonCode == "" || e.Decision.Source == "" || e.Decision.Decision == "":
+		return fmt.Errorf("%s event's decision lacks a decision, source or reason code", e.Type)
+	}
+	return nil
 }
 
 // Snapshot fails t unless v (a Go value or JSON bytes) encodes to a valid

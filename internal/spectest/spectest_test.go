@@ -58,3 +58,22 @@ func TestFixtures(t *testing.T) {
 		t.Error("snapshot with a thread status outside the enum was accepted")
 	}
 }
+
+// TestDecisionsCarryReasons: the suite-wide check rejects a permission
+// event whose decision lacks a reason code, and lets others through.
+func TestDecisionsCarryReasons(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		doc  string
+		fail bool
+	}{
+		{`{"type":"permission.evaluated","permissionDecision":{"decision":"allow","source":"rule","reasonCode":"ok"}}`, false},
+		{`{"type":"permission.evaluated","permissionDecision":{"decision":"allow","source":"rule"}}`, true},
+		{`{"type":"permission.resolved"}`, true},
+		{`{"type":"tool.result"}`, false},
+	} {
+		if err := checkDecision([]byte(tt.doc)); (err != nil) != tt.fail {
+			t.Errorf("checkDecision(%s) = %v, want failure %v", tt.doc, err, tt.fail)
+		}
+	}
+}
