@@ -88,6 +88,10 @@ type File struct {
 	Models map[string]*Model
 	// Budgets are the default token and cost budgets.
 	Budgets Budgets
+	// Policy is the policy section: nil when the file has none, and
+	// agentrt then allows every tool call. When it is set, every call
+	// goes through the policy kernel it describes.
+	Policy *Policy
 }
 
 // Budgets are the default limits on what model calls may use. Zero
@@ -138,6 +142,16 @@ type Agent struct {
 	// Workspace is the absolute directory for file tools and the working
 	// directory of command tools; empty when the agent has none.
 	Workspace string
+	// Mode is the agent's permission mode, one of Modes; empty means the
+	// policy's mode. It is set only when the file has a policy section.
+	Mode string
+	// Scopes are the scopes the agent's calls may use when
+	// ScopesRestricted; nil when none. ScopesRestricted is true when the
+	// file writes the agent's scopes key, even as an empty list: a
+	// restricted agent cannot call a tool needing a scope it lacks. It is
+	// set only when the file has a policy section.
+	Scopes           []string
+	ScopesRestricted bool
 }
 
 // Model is one model an agent may use: a provider kind, the model's name
@@ -219,6 +233,16 @@ type Tool struct {
 	// Env holds extra environment variables for the command; nil when none.
 	Env         map[string]string
 	Annotations Annotations
+	// Scopes are the scopes a call of the tool needs; nil when none. The
+	// file may declare them only with a policy section.
+	Scopes []string
+	// Intent says what a call does, for policy rules (read, write,
+	// execute, …); empty lets the runtime derive it from the annotations.
+	Intent string
+	// CommandField names the input property, of type string, that holds a
+	// shell command line; policy command matchers look at it. Empty for
+	// tools that run no command line.
+	CommandField string
 }
 
 // Annotations are hints about a tool's effects, as in MCP tool annotations.
@@ -226,6 +250,141 @@ type Annotations struct {
 	ReadOnly    bool
 	Destructive bool
 	Idempotent  bool
+}
+
+// Permission modes: what the policy kernel does with a call no rule
+// decides. They are the policy package's modes, as strings.
+const (
+	// ModeDefault asks for anything a rule does not allow.
+	ModeDefault = "default"
+	// ModeReadOnly denies every tool that is not read-only.
+	ModeReadOnly = "read_only"
+	// ModeAcceptEdits allows what is not destructive without asking.
+	ModeAcceptEdits = "accept_edits"
+	// ModeAuto lets the policy's auto checker decide what would ask.
+	ModeAuto = "auto"
+	// ModeBypass allows everything that deny rules do not deny.
+	ModeBypass = "bypass"
+)
+
+// Modes lists the permission modes, in the order docs present them.
+var Modes = []string{ModeDefault, ModeReadOnly, ModeAcceptEdits, ModeAuto, ModeBypass}
+
+// Builtin checkers: the runtime provides them, so a policy section uses
+// them without defining them and may not define a checker of that name.
+const (
+	// CheckerSecrets looks for credentials such as API keys and private
+	// keys.
+	CheckerSecrets = "secrets"
+	// CheckerPromptInjection looks for text that tries to give the model
+	// new instructions.
+	CheckerPromptInjection = "prompt_injection"
+)
+
+// BuiltinCheckers lists the builtin checkers.
+var BuiltinCheckers = []string{CheckerSecrets, CheckerPromptInjection}
+
+// Check actions: what happens when a checker flags a call's input or
+// output.
+const (
+	// ActionDeny denies the call (input checks).
+	ActionDeny = "deny"
+	// ActionAsk asks a person to approve the call (input checks).
+	ActionAsk = "ask"
+	// ActionWarn lets the call or its output through and records the
+	// finding (input and output checks).
+	ActionWarn = "warn"
+	// ActionRedact replaces what the checker found before the model sees
+	// the output (output checks).
+	ActionRedact = "redact"
+	// ActionBlock withholds the whole output from the model (output
+	// checks).
+	ActionBlock = "block"
+)
+
+// InputActions and OutputActions list the actions of input and output
+// checks.
+var (
+	InputActions  = []string{ActionDeny, ActionAsk, ActionWarn}
+	OutputActions = []string{ActionWarn, ActionRedact, ActionBlock}
+)
+
+// Policy defaults.
+const (
+	// DefaultCheckerTimeout bounds one run of a command checker whose
+	// timeout the file does not set.
+	DefaultCheckerTimeout = 5 * time.Second
+	// DefaultApprovalTimeout is how long an approval waits before it
+	// expires and denies, when the file does not say.
+	DefaultApprovalTimeout = 24 * time.Hour
+	// ApprovalNever is Policy.ApprovalTimeout for "approval_timeout:
+	// never": approvals wait until someone answers.
+	ApprovalNever time.Duration = -1
+)
+
+// Policy is the policy section: what the policy kernel is built from.
+// Rule files are only checked to exist here; the root package parses them.
+type Policy struct {
+	// Mode is the permission mode of agents that set none, one of Modes.
+	Mode string
+	// RuleFiles are the absolute paths of the rule files, in the order
+	// the file lists them.
+	RuleFiles []string
+	// Principals maps a principal's name to its roles and scopes. It is
+	// never nil.
+	Principals map[string]*Principal
+	// Checkers maps a command checker's name to the checker. It is never
+	// nil, and holds no builtin checker.
+	Checkers map[string]*Checker
+	// InputChecks run on a call's input before it is decided, and
+	// OutputChecks on its output before the model sees it, both in the
+	// order the file lists them; nil when none.
+	InputChecks  []Check
+	OutputChecks []Check
+	// AutoChecker names the checker that decides, in mode auto, the calls
+	// that would ask; empty when none is set.
+	AutoChecker string
+	// ApprovalTimeout is how long an approval waits before it expires and
+	// denies; ApprovalNever when it never expires.
+	ApprovalTimeout time.Duration
+}
+
+// Principal is what the policy knows of one principal (a caller of the
+// runtime).
+type Principal struct {
+	// Roles are the principal's roles, for rules that match on roles; nil
+	// when none.
+	Roles []string
+	// Scopes are the scopes the principal grants when Restricted; nil
+	// when none. Restricted is true when the file writes the principal's
+	// scopes key, even as an empty list; an unrestricted principal lacks
+	// no scope.
+	Scopes     []string
+	Restricted bool
+}
+
+// Checker is a checker run as a command: it reads a check's JSON on
+// standard input and prints its verdict as JSON.
+type Checker struct {
+	// Name is the checker's key under policy.checkers.
+	Name string
+	// Command is the program and its arguments, resolved as a tool's
+	// command is.
+	Command []string
+	// Timeout bounds one run.
+	Timeout time.Duration
+	// Env holds extra environment variables for the command; nil when none.
+	Env map[string]string
+}
+
+// Check runs a checker on every call's input or output.
+type Check struct {
+	// Checker names a builtin checker or one under policy.checkers.
+	Checker string
+	// Action is what happens when the checker flags a call: one of
+	// InputActions for an input check, of OutputActions for an output
+	// check.
+	Action string
 }
 
 // Options tune how a file is validated.

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,10 +15,10 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets"}
+	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy"}
 	serverKeys     = []string{"listen"}
-	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace"}
-	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations"}
+	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes"}
+	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field"}
 	annotationKeys = []string{"read_only", "destructive", "idempotent"}
 )
 
@@ -26,6 +28,9 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // envNamePattern is what environment variable names must match.
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// intentPattern is what a tool's intent must match.
+var intentPattern = regexp.MustCompile(`^[a-z_]{1,32}$`)
 
 // status says what a value helper found.
 type status int
@@ -44,14 +49,22 @@ type toolRef struct {
 	pos   yamlpos.Pos
 }
 
+// policyUse is a key that only means something with a policy section,
+// checked once the whole file is read.
+type policyUse struct {
+	key string // as agents.NAME.mode
+	pos yamlpos.Pos
+}
+
 // decoder walks the YAML values, building the File and collecting errors.
 type decoder struct {
-	name      string
-	dir       string
-	builtins  []string // sorted
-	refs      []toolRef
-	modelRefs []modelRef
-	errs      Errors
+	name       string
+	dir        string
+	builtins   []string // sorted
+	refs       []toolRef
+	modelRefs  []modelRef
+	policyUses []policyUse
+	errs       Errors
 }
 
 func newDecoder(name, dir string, opts Options) *decoder {
@@ -114,7 +127,7 @@ func (d *decoder) decode(data []byte) *File {
 		Budgets: Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
 	}
 	entries := root.Fields()
-	var agents *yamlpos.Field
+	var agents, policy *yamlpos.Field
 	for _, e := range entries {
 		switch e.Key {
 		case "data_dir":
@@ -132,6 +145,9 @@ func (d *decoder) decode(data []byte) *File {
 			d.models(e, f.Models)
 		case "budgets":
 			d.budgets(e, &f.Budgets)
+		case "policy":
+			policy = &e
+			f.Policy = d.policy(e)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)
@@ -150,7 +166,18 @@ func (d *decoder) decode(data []byte) *File {
 	}
 	d.checkRefs(f)
 	d.resolveModels(f)
+	if policy == nil {
+		for _, u := range d.policyUses {
+			d.errorAt(u.pos, "%s needs a policy section: add `policy:` to turn the policy kernel on", u.key)
+		}
+	}
 	return f
+}
+
+// needPolicy records a key that is an error unless the file has a policy
+// section.
+func (d *decoder) needPolicy(pos yamlpos.Pos, key string) {
+	d.policyUses = append(d.policyUses, policyUse{key: key, pos: pos})
 }
 
 // unknownKey reports a key that the mapping described by where does not
@@ -263,6 +290,16 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			if p, st := d.path(f, "workspace", " in "+where, wantDir); st == valOK {
 				a.Workspace = p
 			}
+		case "mode":
+			if s, st := d.mode(f, label); st == valOK {
+				a.Mode = s
+				d.needPolicy(f.KeyPos, "agents."+name+".mode")
+			}
+		case "scopes":
+			if scopes, st := d.nameList(f, "scope", where); st == valOK {
+				a.Scopes, a.ScopesRestricted = scopes, true
+				d.needPolicy(f.KeyPos, "agents."+name+".scopes")
+			}
 		default:
 			d.unknownKey(f, where, agentKeys)
 		}
@@ -316,6 +353,7 @@ func (d *decoder) tool(te yamlpos.Field) *Tool {
 		return t
 	}
 	commandSt, schemaSt := valNull, valNull
+	var commandField *yamlpos.Value
 	for _, f := range m.Fields() {
 		label := f.Key + " in " + where
 		switch f.Key {
@@ -335,6 +373,24 @@ func (d *decoder) tool(te yamlpos.Field) *Tool {
 			t.Env = d.env(f, where)
 		case "annotations":
 			t.Annotations = d.annotations(f, where)
+		case "scopes":
+			if scopes, st := d.nameList(f, "scope", where); st == valOK {
+				t.Scopes = scopes
+				d.needPolicy(f.KeyPos, "tools."+name+".scopes")
+			}
+		case "intent":
+			s, st := d.str(f, label)
+			switch {
+			case st != valOK:
+			case !intentPattern.MatchString(s):
+				d.errorAt(f.Value().Pos, "%s must be 1 to 32 lowercase letters or '_', such as read or execute, got %q", label, s)
+			default:
+				t.Intent = s
+			}
+		case "command_field":
+			if s, st := d.str(f, label); st == valOK {
+				t.CommandField, commandField = s, f.Value()
+			}
 		default:
 			d.unknownKey(f, where, toolKeys)
 		}
@@ -345,7 +401,38 @@ func (d *decoder) tool(te yamlpos.Field) *Tool {
 	if schemaSt == valNull {
 		d.errorAt(te.KeyPos, "input_schema is required in %s", where)
 	}
+	if commandField != nil && schemaSt == valOK {
+		d.checkCommandField(t, commandField.Pos, where)
+	}
 	return t
+}
+
+// checkCommandField reports a command_field that does not name a property
+// of type string in the tool's input schema, which is valid JSON by now.
+func (d *decoder) checkCommandField(t *Tool, pos yamlpos.Pos, where string) {
+	var schema, props, prop map[string]json.RawMessage
+	if json.Unmarshal(t.InputSchema, &schema) != nil || json.Unmarshal(schema["properties"], &props) != nil {
+		props = nil
+	}
+	raw, ok := props[t.CommandField]
+	if !ok {
+		names := slices.Sorted(maps.Keys(props))
+		hint := didYouMean(t.CommandField, names)
+		if len(names) == 0 {
+			hint = "; it declares no properties"
+		}
+		d.errorAt(pos, "command_field in %s names %q, which is not a property of its input_schema%s", where, t.CommandField, hint)
+		return
+	}
+	var typ string
+	if json.Unmarshal(raw, &prop) == nil && json.Unmarshal(prop["type"], &typ) == nil && typ == "string" {
+		return
+	}
+	got := "it has no type"
+	if tr := prop["type"]; tr != nil {
+		got = "its type is " + strings.Trim(string(tr), `"`)
+	}
+	d.errorAt(pos, "command_field in %s names %q, which must have type: string in its input_schema (%s)", where, t.CommandField, got)
 }
 
 // command decodes a tool's command list and checks that a command given
@@ -502,9 +589,15 @@ func (d *decoder) annotations(e yamlpos.Field, where string) Annotations {
 // key in messages, as "workspace" and ` in agent "a"` do.
 func (d *decoder) path(f yamlpos.Field, name, in string, want pathCheck) (string, status) {
 	v, st := d.present(f, name+in, "a string", (*yamlpos.Value).Scalar)
-	switch {
-	case st != valOK:
+	if st != valOK {
 		return "", st
+	}
+	return d.pathValue(v, name, in, want)
+}
+
+// pathValue is path for a scalar v, such as an item of a list.
+func (d *decoder) pathValue(v *yamlpos.Value, name, in string, want pathCheck) (string, status) {
+	switch {
 	case v.Text == "":
 		d.errorAt(v.Pos, "%s%s must not be empty", name, in)
 		return "", valBad

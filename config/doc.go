@@ -33,10 +33,34 @@
 //
 // Relative paths resolve against the folder holding the file and come out
 // absolute and cleaned: data_dir, an agent's workspace and model.script,
-// and a tool's command[0] when it contains a path separator. A bare command
+// policy.rules, and a tool's or checker's command[0] when it contains a
+// path separator. A bare command
 // name such as "jq" is kept as written and looked up in PATH when the tool
 // runs. Parse checks that the files and directories named exist, and that
 // command files are executable.
+//
+// # Policy
+//
+// An optional policy section turns on the policy kernel: without it every
+// tool call is allowed. It names rule files, principals with their roles
+// and scopes, command checkers, the input and output checks, the default
+// permission mode and how long approvals wait:
+//
+//	policy:
+//	  mode: default                    # default, read_only, accept_edits, auto or bypass
+//	  rules: [policy/admin.yaml]       # rule files, parsed by package policy
+//	  principals:
+//	    alice: {roles: [operator], scopes: [orders.read]}
+//	  checkers:
+//	    pii: {command: [./checkers/pii.sh], timeout: 5s}
+//	  input_checks: [{checker: secrets, action: deny}]
+//	  output_checks: [{checker: prompt_injection, action: block}]
+//	  approval_timeout: 24h            # or never
+//
+// Agents may then set a mode and scopes, and tools the scopes they need;
+// those keys are errors without a policy section. Package config only
+// checks that rule files exist: it does not import package policy, and
+// the runtime parses them when it is built from the file.
 //
 // # Errors
 //

@@ -46,3 +46,33 @@ tools:
 	// agentrt.yaml:5:5: unknown key "max_hops" in agent "support"; did you mean max_tool_hops?
 	// agentrt.yaml:10:14: timeout in tool "lookup_order" must be a duration such as 10s or 1m30s, got integer 10
 }
+
+func ExampleParse_policy() {
+	src := `agents:
+  support:
+    model: {provider: openai_chat, model: gpt-4.1-mini}
+    mode: read_only
+    scopes: [orders.read]
+policy:
+  principals:
+    alice: {roles: [operator]}
+  input_checks:
+    - {checker: secrets, action: deny}
+  output_checks:
+    - {checker: prompt_injection, action: block}
+  approval_timeout: never
+`
+	f, err := config.Parse("agentrt.yaml", []byte(src), ".", config.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, a := f.Policy, f.Agents["support"]
+	fmt.Printf("policy mode %s; agent mode %s, scopes %v (restricted: %t)\n", p.Mode, a.Mode, a.Scopes, a.ScopesRestricted)
+	fmt.Printf("alice's roles %v; input checks %v; output checks %v\n", p.Principals["alice"].Roles, p.InputChecks, p.OutputChecks)
+	fmt.Println("approvals expire:", p.ApprovalTimeout != config.ApprovalNever)
+	// Output:
+	// policy mode default; agent mode read_only, scopes [orders.read] (restricted: true)
+	// alice's roles [operator]; input checks [{secrets deny}]; output checks [{prompt_injection block}]
+	// approvals expire: false
+}
