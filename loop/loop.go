@@ -76,6 +76,16 @@ type Config struct {
 	// DefaultOutputTokens is the response size cost estimates assume for
 	// a candidate that declares no MaxOutputTokens. Default 1024.
 	DefaultOutputTokens int
+	// ActionTTL is how long an approval waits for an answer before it
+	// expires (and denies). Default DefaultActionTTL; negative means
+	// never.
+	ActionTTL time.Duration
+	// SafePreview makes text safe to show in events and actions (redacts
+	// secrets). Default: unchanged.
+	SafePreview func(string) string
+	// OutputCheck looks at tool output before the model sees it; nil
+	// checks nothing.
+	OutputCheck OutputChecker
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -100,6 +110,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ModelStepTimeout <= 0 {
 		c.ModelStepTimeout = 10 * time.Minute
+	}
+	if c.ActionTTL == 0 {
+		c.ActionTTL = DefaultActionTTL
+	}
+	if c.SafePreview == nil {
+		c.SafePreview = func(s string) string { return s }
 	}
 	if c.DefaultOutputTokens <= 0 {
 		c.DefaultOutputTokens = 1024
@@ -142,6 +158,8 @@ type Job struct {
 	History []runtype.Message
 	// Run is the run to continue (a parked one); nil starts a new run.
 	Run *runtype.Run
+	// Actions are the parked run's actions (a run waiting for permission).
+	Actions []*runtype.Action
 }
 
 // Outcome is how a run ended.
@@ -186,24 +204,47 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 }
 
 // Resume continues a parked run from its last recorded step: a run
-// parked waiting_resource, after its budget was raised. job.History must
+// parked waiting_resource, after its budget was raised, or waiting_permission,
+// once every action of its hop is resolved (job.Actions). job.History must
 // hold the thread's conversation including the turn's own messages, and
-// job.Run the parked run. The run routes again (the candidates' state may
-// have changed) and checks its budgets before its next model call, so it
-// may park again.
+// job.Run the parked run. A resumed permission wait first runs the hop's
+// waiting calls as they were decided (approved ones run, with the edited
+// input of an edit; denied and expired ones get the denial as their
+// result). The run routes again (the candidates' state may have changed)
+// and checks its budgets before its next model call, so it may park again.
 func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Outcome, error) {
-	if job.Run == nil || job.Turn.Status != runtype.StatusWaitingResource {
-		return nil, fmt.Errorf("resuming turn %s: it is not waiting for a resource", job.Turn.ID)
+	status := job.Turn.Status
+	if job.Run == nil || (status != runtype.StatusWaitingResource && status != runtype.StatusWaitingPermission) {
+		return nil, fmt.Errorf("resuming turn %s: it is not waiting for a resource or a permission", job.Turn.ID)
 	}
 	r, err := c.newRun(job)
 	if err != nil {
 		return nil, err
 	}
-	if calls := r.unanswered(); len(calls) > 0 {
+	calls := r.unanswered()
+	var resolved map[string]*runtype.Action
+	if status == runtype.StatusWaitingPermission {
+		if resolved, err = resolvedActions(job.Turn.ID, job.Actions); err != nil {
+			return nil, err
+		}
+	} else if len(calls) > 0 {
 		return nil, fmt.Errorf("resuming turn %s: %d tool calls have no result", job.Turn.ID, len(calls))
 	}
 	r.toolHops = r.rec.ToolHops
-	out, err := r.drive(ctx, r.resumeBatch(reason))
+	b := r.resumeBatch(reason)
+	if len(calls) > 0 {
+		r.hold(b)
+		out, err := r.runTools(ctx, calls, resolved)
+		if err != nil {
+			out, err = r.storeFailed(ctx, err)
+		}
+		if out != nil || err != nil {
+			r.release()
+			return out, err
+		}
+		b = r.batch()
+	}
+	out, err := r.drive(ctx, b)
 	r.release()
 	return out, err
 }
@@ -230,6 +271,11 @@ func (c *Coordinator) CancelParked(ctx context.Context, job *Job) (*Outcome, err
 		r.attemptEnded = true
 	}
 	b := r.batch()
+	for _, a := range job.Actions {
+		if a.Status == runtype.ActionPending {
+			b.Merge(c.ResolutionFacts(resolve(a, runtype.ActionCancelled, runtype.DecisionDeny, why, "runtime", c.cfg.Now()), job.Turn.TraceID))
+		}
+	}
 	r.skip(b, r.unanswered(), why)
 	return r.finish(ctx, b, runtype.StatusCancelled, string(runtype.FailureInterrupted), "", failuref(runtype.FailureInterrupted, "%s", why))
 }

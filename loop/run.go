@@ -53,6 +53,8 @@ type run struct {
 
 	toolHops int
 	grace    bool // a reminder was given and the model has not called tools since
+	// pending are the current hop's calls waiting for a person.
+	pending []pendingCall
 
 	// held collects facts that need not be durable before the next step
 	// (model.requested, tool.started, …): they commit with the run's next
@@ -346,7 +348,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	r.toolHops++
 	r.rec.ToolHops = r.toolHops
 	r.grace = false
-	return r.runTools(ctx, calls)
+	return r.runTools(ctx, calls, nil)
 }
 
 func (r *run) modelCompleted(resp *model.Response, c *model.Candidate, usage runtype.Usage, calls []runtype.MessageToolCall, stepID, span string, start time.Time) *event.Event {

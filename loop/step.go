@@ -41,23 +41,47 @@ const (
 )
 
 // runTools executes the calls of one hop in order, committing each result
-// before the next call.
-func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall) (*Outcome, error) {
+// before the next call. A call the policy asks about gets an action and
+// waits; the hop's other calls go on (the model asked for them together),
+// except complete_task, which waits for the decisions. When any call
+// waits, the run parks waiting_permission once the hop is through.
+// resolved holds the resolved actions of a resumed hop, by tool call id.
+func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, resolved map[string]*runtype.Action) (*Outcome, error) {
+	asked, refused := false, false
 	for i, call := range calls {
 		if ctx.Err() != nil {
 			b := r.batch()
 			r.skip(b, calls[i:], "the turn was interrupted")
+			r.dropPending(b, "the turn was interrupted")
 			return r.cancel(ctx, b)
 		}
-		b, kind, result, err := r.callTool(ctx, call)
+		switch {
+		case call.Name != tool.CompleteTaskName:
+		case asked:
+			continue // it runs once the decisions are in
+		case refused:
+			// The model meant to finish alongside a call a person refused:
+			// it sees the refusal first and decides again.
+			b := r.batch()
+			r.skip(b, calls[i:i+1], "a call it came with was refused by a person; the model decides again")
+			if err := r.write(b); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if a := resolved[call.ID]; a != nil && a.Status != runtype.ActionApproved {
+			refused = true
+		}
+		b, kind, result, err := r.callTool(ctx, call, resolved[call.ID])
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case kind == stepParked:
-			return r.park(b, runtype.StatusWaitingPermission, "permission_required")
+			asked = true
 		case ctx.Err() != nil:
 			r.skip(b, calls[i+1:], "the turn was interrupted")
+			r.dropPending(b, "the turn was interrupted")
 			return r.cancel(ctx, b)
 		case kind == stepCompleted:
 			r.skip(b, calls[i+1:], tool.CompleteTaskName+" ended the task")
@@ -66,6 +90,9 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall) (*O
 		if err := r.write(b); err != nil {
 			return nil, err
 		}
+	}
+	if asked {
+		return r.park(r.batch(), runtype.StatusWaitingPermission, "permission_required")
 	}
 	return nil, nil
 }
@@ -82,7 +109,7 @@ type step struct {
 
 // callTool takes one call through lookup, validation, permission and
 // execution, and returns the batch holding its result.
-func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.Batch, stepKind, string, error) {
+func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall, act *runtype.Action) (*store.Batch, stepKind, string, error) {
 	s := r.newStep(mc)
 	t, ok := r.tools[mc.Name]
 	if !ok {
@@ -104,40 +131,45 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 	s.tc.ArgumentsSHA256 = sum
 
 	spec := t.Spec()
-	dec, err := r.cfg.Policy.Evaluate(ctx, &policy.Request{
-		Owner: r.turn.Owner, Agent: r.agent.Name, SessionID: r.turn.SessionID, TurnID: r.turn.ID,
-		ToolName: mc.Name, Input: input, ArgumentsSHA256: s.tc.ArgumentsSHA256,
-		ReadOnly: spec.Annotations.ReadOnly, Destructive: spec.Annotations.Destructive,
-	})
-	if err != nil {
-		// Fail closed: a policy that cannot decide denies.
-		dec = policy.Decision{Outcome: policy.Deny, Source: policy.SourceHost, ReasonCode: "policy_error",
-			Message: fmt.Sprintf("the policy evaluator failed: %v", err)}
+	var perm *event.Event
+	switch {
+	case act == nil:
+		dec := s.decide(ctx, spec, input)
+		perm = s.permissionEvent(event.PermissionEvaluated, dec)
+		switch dec.Outcome {
+		case policy.Allow:
+		case policy.Ask:
+			return s.ask(perm, dec), stepParked, "", nil
+		default:
+			return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s",
+				dec.Source, dec.ReasonCode, dec.Message)), stepDone, "", nil
+		}
+	case act.Status != runtype.ActionApproved:
+		return s.refused(nil, deniedByAction(act)), stepDone, "", nil
+	case act.Resolution != nil && len(act.Resolution.UpdatedInput) > 0:
+		// An edit: the call runs with the input the person gave, checked
+		// against the schema again.
+		input = json.RawMessage(act.Resolution.UpdatedInput)
+		sum, err := r.cfg.Registry.Check(mc.Name, input)
+		if err != nil {
+			return s.refused(nil, failuref(runtype.FailureInvalidArguments, "the edited input is invalid: %v", err)), stepDone, "", nil
+		}
+		s.tc.ArgumentsSHA256 = sum
+		mc.Arguments = string(input)
+		// The edited input is evaluated too: the person answers the ask,
+		// but a rule or check that denies the new input still binds.
+		dec := s.decide(ctx, spec, input)
+		perm = s.permissionEvent(event.PermissionEvaluated, dec)
+		perm.ActionID = act.ID
+		if dec.Outcome == policy.Deny {
+			return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied for the edited input (%s, %s): %s",
+				dec.Source, dec.ReasonCode, dec.Message)), stepDone, "", nil
+		}
 	}
-	perm := s.event(event.PermissionEvaluated, &event.PermissionPayload{ToolName: mc.Name, Hop: s.tc.Hop})
-	perm.PermissionDecision = &event.PermissionDecision{
-		Decision: string(dec.Outcome), Source: string(dec.Source), RuleIDs: dec.RuleIDs, ReasonCode: dec.ReasonCode,
-		Message: dec.Message, ToolName: mc.Name, ArgumentsSHA256: s.tc.ArgumentsSHA256,
-	}
-	s.tc.Decision = string(dec.Outcome)
-	switch dec.Outcome {
-	case policy.Allow:
-	case policy.Ask:
-		act := s.event(event.ActionRequired, &event.ActionPayload{
-			ActionType: "tool_permission", ToolName: mc.Name, Decisions: []string{"approve", "deny"},
-			Prompt: fmt.Sprintf("Allow %s to run? %s", mc.Name, dec.Message),
-		})
-		act.ActionID = r.cfg.IDs.New(runtype.PrefixAction)
-		b := r.batch()
-		b.Events = append(b.Events, perm, act)
-		return b, stepParked, "", nil
-	default:
-		return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s",
-			dec.Source, dec.ReasonCode, dec.Message)), stepDone, "", nil
-	}
+	s.tc.Decision = string(policy.Allow)
 
 	s.tc.Status = runtype.ToolCallStarted
-	argsPreview, _ := event.Preview(mc.Arguments, event.PreviewBytes)
+	argsPreview, _ := event.Preview(r.cfg.SafePreview(mc.Arguments), event.PreviewBytes)
 	started := s.event(event.ToolStarted, &event.ToolStartedPayload{
 		Name: mc.Name, Hop: s.tc.Hop, ArgumentsPreview: argsPreview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
 		IdempotencyKey: s.tc.IdempotencyKey, ReadOnly: spec.Annotations.ReadOnly,
@@ -147,13 +179,19 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 	if spec.Annotations.Idempotent {
 		// Running it again after a crash is safe, so its start need not be
 		// durable first: it commits with the result.
-		r.holdFacts(&startedRec, perm, started)
+		if perm != nil {
+			r.holdFacts(nil, perm)
+		}
+		r.holdFacts(&startedRec, started)
 	} else {
 		// DESIGN §5: a call that may not be repeated is marked started, with
 		// its idempotency key and the decision that allowed it, before it runs.
 		b := r.batch()
 		b.ToolCalls = append(b.ToolCalls, &startedRec)
-		b.Events = append(b.Events, perm, started)
+		if perm != nil {
+			b.Events = append(b.Events, perm)
+		}
+		b.Events = append(b.Events, started)
 		if err := r.write(b); err != nil {
 			return nil, stepDone, "", err
 		}
@@ -166,7 +204,14 @@ func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall) (*store.
 		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
 		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
 	})
+	var flagged []*event.Event
+	if r.cfg.OutputCheck != nil {
+		content, isError, failure, flagged = s.checkOutput(ctx, spec, input, content, isError, failure)
+	}
 	b := s.result(nil, content, isError, failure)
+	if len(flagged) > 0 {
+		b.Events = append(flagged, b.Events...)
+	}
 	if mc.Name == tool.CompleteTaskName && !isError {
 		var in struct {
 			Result string `json:"result"`
@@ -258,7 +303,16 @@ func (s *step) result(pre *event.Event, content string, isError bool, f *runtype
 	}
 	tc.OutputBytes = int64(len(content))
 	var truncated bool
-	tc.ResultPreview, truncated = event.Preview(content, event.PreviewBytes)
+	// Previews go into events: secrets in them are redacted (the blob and
+	// the message the model sees keep the output as it was).
+	// The redaction looks a little past the preview's end, so that a
+	// secret the cut would halve is still recognized.
+	_, truncated = event.Preview(content, event.PreviewBytes)
+	wide, _ := event.Preview(content, event.PreviewBytes+256)
+	tc.ResultPreview, _ = event.Preview(r.cfg.SafePreview(wide), event.PreviewBytes)
+	if f != nil {
+		f.Message = r.cfg.SafePreview(f.Message)
+	}
 	if truncated {
 		blob := r.blob([]byte(content), "text/plain; charset=utf-8")
 		b.Blobs = append(b.Blobs, blob)

@@ -23,6 +23,7 @@ const (
 	FailureInternal          FailureKind = "internal"             // a bug in agentrt
 	FailureQuotaExceeded     FailureKind = "quota_exceeded"       // a token or cost budget would be exceeded
 	FailureRoutingImpossible FailureKind = "routing_not_possible" // no candidate model meets the task profile
+	FailureOutputBlocked     FailureKind = "output_blocked"       // a checker withheld the tool output from the model
 )
 
 // Failure is a persisted failure: a kind callers branch on, a message for

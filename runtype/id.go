@@ -22,6 +22,7 @@ const (
 	PrefixStep     = "step_"
 	PrefixToolCall = "call_"
 	PrefixAction   = "act_"
+	PrefixGrant    = "grant_"
 	PrefixEvent    = "evt_"
 	PrefixRuntime  = "rt_"
 )

@@ -40,8 +40,31 @@ type Spec struct {
 	Annotations Annotations
 	// Timeout bounds one call; zero means DefaultTimeout.
 	Timeout time.Duration
-	// Source says where the tool comes from: builtin, command, go.
+	// Source says where the tool comes from: builtin, command, go, or
+	// mcp:SERVER.
 	Source string
+	// Scopes are the scopes a caller needs to call the tool; the policy
+	// denies a call whose agent or principal lacks one.
+	Scopes []string
+	// Intent says what a call does, for policy rules: read, write,
+	// execute, network, … Empty derives it from the annotations (read for
+	// read-only tools, else write).
+	Intent string
+	// CommandField names the input field holding a shell command line,
+	// for shell-like tools: policy command rules match every simple
+	// command of it.
+	CommandField string
+}
+
+// CallIntent is the spec's Intent, or the one its annotations imply.
+func (s Spec) CallIntent() string {
+	switch {
+	case s.Intent != "":
+		return s.Intent
+	case s.Annotations.ReadOnly:
+		return "read"
+	}
+	return "write"
 }
 
 // DefaultTimeout bounds a call whose Spec has no Timeout.

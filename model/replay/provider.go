@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/runtype"
 )
 
 // Kind is the provider kind a Provider reports in its Info.
@@ -59,7 +60,20 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request) (*model.Res
 	session := req.SessionID
 
 	p.mu.Lock()
-	i := p.next[session]
+	i, seen := p.next[session]
+	if !seen {
+		// A session this provider has not served yet may be mid-turn: a
+		// turn another process began, resumed after a restart. Go on after
+		// the answers the turn already holds (those after its input).
+		for _, m := range req.Messages {
+			switch m.Role {
+			case runtype.RoleUser:
+				i = 0
+			case runtype.RoleAssistant:
+				i++
+			}
+		}
+	}
 	if i >= len(p.script.responses) {
 		p.mu.Unlock()
 		return nil, &model.Error{

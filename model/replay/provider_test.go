@@ -357,3 +357,38 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
+
+// TestGenerateResumesFromTheConversation: a provider that has not served
+// a session yet starts after the answers the current turn holds (as after
+// a restart), and at the top for a new turn.
+func TestGenerateResumesFromTheConversation(t *testing.T) {
+	t.Parallel()
+	p := newProvider(t, numbered(5))
+	req := &model.Request{SessionID: "ses_resumed", Messages: []runtype.Message{
+		{Role: runtype.RoleUser, Content: "earlier turn"}, {Role: runtype.RoleAssistant, Content: "1"},
+		{Role: runtype.RoleUser, Content: "go"}, {Role: runtype.RoleAssistant, Content: "1"},
+		{Role: runtype.RoleTool, Content: "x"}, {Role: runtype.RoleAssistant, Content: "2"}, {Role: runtype.RoleTool, Content: "y"},
+	}}
+	var got []string
+	for range 2 {
+		resp, err := p.Generate(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, resp.Text)
+	}
+	if diff := cmp.Diff([]string{"3", "4"}, got); diff != "" {
+		t.Errorf("responses after two recorded answers (-want +got):\n%s", diff)
+	}
+}
+
+func TestGenerateNewTurnStartsAtTheTop(t *testing.T) {
+	t.Parallel()
+	p := newProvider(t, numbered(5))
+	resp, err := p.Generate(t.Context(), &model.Request{SessionID: "ses_new_turn", Messages: []runtype.Message{
+		{Role: runtype.RoleUser, Content: "earlier"}, {Role: runtype.RoleAssistant, Content: "1"}, {Role: runtype.RoleUser, Content: "again"},
+	}})
+	if err != nil || resp.Text != "1" {
+		t.Errorf("a new turn in a fresh process got %v, %v; want the first entry", resp, err)
+	}
+}
