@@ -1,59 +1,24 @@
 package config
 
 import (
-	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/agentrt/agentrt/internal/yamlpos"
 )
 
-// Error is one problem in a config file, at a position.
-type Error struct {
-	File string
-	// Line and Column are 1-based; zero when the problem has no position.
-	Line, Column int
-	Message      string
-}
+// Error is one problem in a config file, at a position. Its Error method
+// returns "file:line:column: message", or "file: message" when the problem
+// has no position (Line is zero).
+type Error = yamlpos.FileError
 
-// Error returns "file:line:column: message".
-func (e *Error) Error() string {
-	if e.Line == 0 {
-		return fmt.Sprintf("%s: %s", e.File, e.Message)
-	}
-	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message)
-}
+// Errors is every problem found in a config file, sorted by position. Its
+// Error method returns the errors one per line, and Unwrap returns them,
+// so errors.As finds an *Error.
+type Errors = yamlpos.FileErrors
 
-// Errors is every problem found in a config file, sorted by position.
-type Errors []*Error
-
-// Error returns the errors one per line.
-func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap returns the errors, so errors.As finds an *Error.
-func (es Errors) Unwrap() []error {
-	errs := make([]error, len(es))
-	for i, e := range es {
-		errs[i] = e
-	}
-	return errs
-}
-
-// sortErrors orders errors by position and drops exact duplicates, which
-// appear when an anchor holding a mistake is merged in several places.
-func sortErrors(es Errors) Errors {
-	slices.SortStableFunc(es, func(a, b *Error) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-	})
-	return slices.CompactFunc(es, func(a, b *Error) bool { return *a == *b })
-}
+// sortErrors orders errors by position and drops exact duplicates.
+func sortErrors(es Errors) Errors { return yamlpos.SortFileErrors(es, nil) }
 
 // suggest returns the candidate the user probably meant by s, or "". A
 // candidate qualifies when it is within edit distance 2 of s, ignoring

@@ -1,6 +1,6 @@
 // Package yamlpos owns positioned YAML values and problems for agentrt's
-// YAML files: agentrt.yaml (package config) and replay scripts (package
-// model/replay).
+// YAML files: agentrt.yaml (package config), policy rule files (package
+// policy) and replay scripts (package model/replay).
 //
 // Parse reads one document, whose values are resolved when asked for:
 // anchors, aliases, tags and merge keys (<<) are followed within limits
@@ -13,4 +13,11 @@
 // kind, a position and a message. What keys a file may hold and what their
 // values mean stay with the package reading it, which may also word a
 // Problem, a [JSONError] or a [SyntaxError] its own way.
+//
+// A package that reports every problem of a file at once, worded its way,
+// can collect them as [FileErrors]: each [FileError] names the file, line
+// and column, and [SortFileErrors] puts them in file and position order
+// without duplicates. Packages config and policy export these types under
+// their own names, as config.Error and config.Errors, policy.Error and
+// policy.Errors.
 package yamlpos

@@ -35,14 +35,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/internal/proc"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -57,14 +56,6 @@ const (
 
 // previewLen bounds the excerpts of stdout and stderr in error results.
 const previewLen = 1024
-
-// waitDelay bounds how long a call waits, after the command exited or was
-// killed, for its stdout and stderr to close: a background process that
-// inherited them must not hold the call open.
-const waitDelay = 500 * time.Millisecond
-
-// passEnv are the daemon's environment variables a command inherits.
-var passEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"}
 
 // Config says how to run a command tool.
 type Config struct {
@@ -150,10 +141,13 @@ func (t *commandTool) Call(ctx context.Context, call *tool.Call) (res *tool.Resu
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	stdout := &cappedBuffer{limit: MaxStdout, onOverflow: func() { cancelRun(errOutputLimit) }}
-	stderr := &cappedBuffer{limit: MaxStderr}
+	stdout := proc.NewCappedBuffer(MaxStdout, func() error {
+		cancelRun(errOutputLimit)
+		return errOutputLimit
+	})
+	stderr := proc.NewCappedBuffer(MaxStderr, nil)
 
-	cmd := exec.CommandContext(runCtx, t.argv[0], t.argv[1:]...)
+	cmd := proc.Command(runCtx, t.argv)
 	cmd.Dir = t.dir
 	if call.WorkspaceDir != "" {
 		cmd.Dir = call.WorkspaceDir
@@ -162,27 +156,20 @@ func (t *commandTool) Call(ctx context.Context, call *tool.Call) (res *tool.Resu
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = waitDelay
 
 	if err := cmd.Start(); err != nil {
 		return t.errorResult("starting %s: %v", t.argv[0], err), nil
 	}
-	waitErr := cmd.Wait()
-	// Background processes the command left in its group do not outlive
-	// the call. The group still exists while any of them lives, so its id
-	// cannot have been reused.
-	_ = killGroup(cmd.Process.Pid)
+	waitErr := proc.Wait(cmd)
 
 	switch {
-	case stdout.overflow:
+	case stdout.Overflowed():
 		return t.errorResult("output exceeds %s", formatSize(MaxStdout)), nil
 	case waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay):
 		return t.failure(ctx, runCtx, timeout, waitErr, stdout, stderr), nil
 	}
 
-	out := bytes.TrimSpace(stdout.buf.Bytes())
+	out := bytes.TrimSpace(stdout.Bytes())
 	if len(out) == 0 {
 		return t.errorResult("command wrote nothing on stdout; want a JSON value%s", stderrPreview(stderr)), nil
 	}
@@ -194,7 +181,7 @@ func (t *commandTool) Call(ctx context.Context, call *tool.Call) (res *tool.Resu
 }
 
 // failure explains a command that did not exit with status 0.
-func (t *commandTool) failure(parent, runCtx context.Context, timeout time.Duration, waitErr error, stdout, stderr *cappedBuffer) *tool.Result {
+func (t *commandTool) failure(parent, runCtx context.Context, timeout time.Duration, waitErr error, stdout, stderr *proc.CappedBuffer) *tool.Result {
 	if errors.Is(context.Cause(runCtx), errTimedOut) {
 		return t.errorResult("timed out after %v", timeout)
 	}
@@ -212,7 +199,7 @@ func (t *commandTool) failure(parent, runCtx context.Context, timeout time.Durat
 		what = fmt.Sprintf("exit code %d", exitErr.ExitCode())
 	}
 	msg := what + stderrPreview(stderr)
-	if out := bytes.TrimSpace(stdout.buf.Bytes()); len(out) > 0 {
+	if out := bytes.TrimSpace(stdout.Bytes()); len(out) > 0 {
 		msg += "; stdout: " + preview(out, len(out))
 	}
 	return t.errorResult("%s", msg)
@@ -220,15 +207,9 @@ func (t *commandTool) failure(parent, runCtx context.Context, timeout time.Durat
 
 // environ builds the command's environment from scratch.
 func (t *commandTool) environ(call *tool.Call) []string {
-	env := make([]string, 0, len(passEnv)+len(t.env)+5)
-	for _, k := range passEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
 	// Later entries win: configured variables override the daemon's, and
 	// nothing overrides the call's identity.
-	env = append(env, t.env...)
+	env := append(proc.BaseEnv(), t.env...)
 	return append(env,
 		"AGENTRT_TOOL_NAME="+t.spec.Name,
 		"AGENTRT_TOOL_CALL_ID="+call.ID,
@@ -242,73 +223,19 @@ func (t *commandTool) errorResult(format string, args ...any) *tool.Result {
 	return &tool.Result{Content: t.spec.Name + ": " + fmt.Sprintf(format, args...), IsError: true}
 }
 
-// killGroup kills the process group led by pid. A group that is already
-// gone is not an error.
-func killGroup(pid int) error {
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("killing process group %d: %w", pid, err)
-	}
-	return nil
-}
-
-// cappedBuffer keeps the first limit bytes written to it. A write beyond
-// the limit sets overflow and calls onOverflow once; when onOverflow is
-// set the write also fails, so the command's output stops being read.
-// Without onOverflow the excess is discarded and reading continues.
-// exec.Cmd calls Write from one goroutine, and the fields are read only
-// after Wait returns.
-type cappedBuffer struct {
-	limit      int
-	onOverflow func()
-	buf        bytes.Buffer
-	overflow   bool
-	dropped    int64
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.buf.Len(); len(p) > room {
-		b.buf.Write(p[:max(room, 0)])
-		b.dropped += int64(len(p) - max(room, 0))
-		if !b.overflow {
-			b.overflow = true
-			if b.onOverflow != nil {
-				b.onOverflow()
-			}
-		}
-		if b.onOverflow != nil {
-			return max(room, 0), errOutputLimit
-		}
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
 // stderrPreview is "; stderr: …" with the start of the command's stderr,
 // or "" when it wrote none.
-func stderrPreview(b *cappedBuffer) string {
-	out := bytes.TrimSpace(b.buf.Bytes())
+func stderrPreview(b *proc.CappedBuffer) string {
+	out := bytes.TrimSpace(b.Bytes())
 	if len(out) == 0 {
 		return ""
 	}
-	return "; stderr: " + preview(out, len(out)+int(b.dropped))
+	return "; stderr: " + preview(out, len(out)+int(b.Dropped()))
 }
 
 // preview returns the start of b, at most previewLen bytes cut at a rune
 // boundary, saying how much was left out of total.
-func preview(b []byte, total int) string {
-	if len(b) > previewLen {
-		cut := previewLen
-		for cut > 0 && !utf8.RuneStart(b[cut]) {
-			cut--
-		}
-		b = b[:cut]
-	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if n := total - len(b); n > 0 {
-		s += fmt.Sprintf(" … (%d more bytes)", n)
-	}
-	return s
-}
+func preview(b []byte, total int) string { return proc.Excerpt(b, previewLen, total) }
 
 func formatSize(n int) string {
 	switch {
