@@ -3,11 +3,64 @@
 // deny or ask. The coordinator records every decision as a
 // permission.evaluated event. A denial is a Decision value, not an error.
 //
-// Kernel is the evaluator agentrt uses when a policy is configured: rules
-// from YAML files in tiers (admin > workspace > user > agent), a mode per
-// agent or session, scopes, and checkers (see Checker and package
-// policy/checker). DefaultEvaluator, used when no policy is configured,
-// allows every call and says so as its decision source.
+// DefaultEvaluator, used when no policy is configured, allows every call
+// and says so as its decision source. Kernel is the evaluator agentrt uses
+// when a policy is configured: rules in tiers, a mode per agent or
+// session, scopes, and checkers (see Checker and package policy/checker).
+//
+// # Rules
+//
+// Rules come from YAML rule files (ParseRules, LoadRuleFiles), whose
+// errors carry a file:line:column, or are built in code and compiled with
+// Rule.Compile. A rule matches a call when all its matchers do: tool,
+// MCP server, agent, intent, principal and role globs, modes, a CEL
+// condition (when) over the input and the call, a command prefix or
+// regex for shell-like tools, and a checker that must flag the input.
+// Matching rules are ranked: higher tier first (admin > workspace > user
+// > agent), then higher priority, then deny > ask > allow, so deny wins a
+// tie. The first ranked rule decides. Command matchers see every simple
+// command of a command line; a deny or ask rule matches when any simple
+// command matches, an allow rule only when all do (see CommandMatch).
+//
+// # Evaluation order
+//
+// Kernel.Evaluate decides a call in these steps; Kernel.Explain takes the
+// same steps and reports each.
+//
+//  1. Mode: the request's (the session's), else the agent's, else the
+//     kernel's default, else default. An unknown mode denies the call
+//     (reason mode_unknown).
+//  2. Roles: the request's, or the principal's from KernelConfig.Principals.
+//  3. Scopes: the effective grant is the agent's grant ∩ the principal's
+//     (an unrestricted side drops out). A required scope outside it denies
+//     the call: source scope, reason scope_missing, MissingScopes set.
+//     Nothing later overrides that denial.
+//  4. Rules: the kernel's rules and the request's Extra rules (those with
+//     a SessionID only in that session). The first ranked matching rule
+//     decides (source rule); RuleRefs list it, then the other matches.
+//     When no rule matches, the mode decides (source mode):
+//     default and auto ask (destructive_requires_approval for destructive
+//     tools, else mode_default_ask) but allow read-only tools
+//     (mode_default_read_only); accept_edits allows what is not
+//     destructive (mode_accept_edits) and asks for the rest; read_only
+//     allows read-only tools (mode_read_only_allowed); bypass allows
+//     (mode_bypass).
+//  5. Read-only mode denies every call that is not read-only, whatever a
+//     rule said (source mode, mode_read_only).
+//  6. Input checkers, in order, unless the call is already denied: a
+//     flagged deny checker denies (source checker, the checker's reason
+//     code), and nothing overrides it; a flagged ask checker turns an
+//     allow into ask, except in bypass mode; a flagged warn checker is
+//     only recorded (Decision.Checker and the message).
+//  7. Mode again: bypass turns a rule's ask into allow (mode_bypass); auto
+//     hands a rule's or the mode's ask to KernelConfig.AutoChecker, which
+//     denies what it flags and allows the rest (auto_checker_allowed);
+//     auto without a checker asks, as default does. No mode turns a deny
+//     into anything else.
+//
+// A checker that returns an error fails the call closed: deny, reason
+// checker_error. Every decision has a reason code and the mode it was
+// decided in.
 package policy
 
 import (
@@ -39,6 +92,8 @@ const (
 	SourceChecker Source = "checker"
 	SourceHuman   Source = "human"
 	SourceHost    Source = "host"
+	// SourceScope: the call needs a scope the agent or principal lacks.
+	SourceScope Source = "scope"
 )
 
 // Request is one tool call to decide.
@@ -46,7 +101,8 @@ type Request struct {
 	// Owner is the turn's tenant and principal (who submitted the turn).
 	runtype.Owner
 	// Roles are the principal's roles (resolved by the caller from its
-	// principal table; Kernel fills them from Config.Principals when nil).
+	// principal table; Kernel fills them from KernelConfig.Principals
+	// when nil).
 	Roles     []string
 	Agent     string
 	SessionID string

@@ -3,7 +3,10 @@ package policy
 import "time"
 
 // Rule is one policy rule. Matchers left empty match every call; a rule
-// applies to a call when all its matchers match.
+// applies to a call when all its matchers match. Rule files hold rules
+// (see ParseRules); a rule built in code should be compiled (see
+// Rule.Compile) before it is shared. A rule is not modified once it is
+// in use.
 type Rule struct {
 	// ID is unique across all loaded rules.
 	ID          string
@@ -15,7 +18,9 @@ type Rule struct {
 	Source   string
 	Priority int
 
-	// Tools are tool name globs (path.Match syntax).
+	// Tools are tool name globs (path.Match syntax). MCPServers, Agents,
+	// Intents, Principals and Roles are globs too; a call with no value
+	// for one (a builtin tool has no MCP server) matches none of them.
 	Tools      []string
 	MCPServers []string
 	Agents     []string
@@ -23,14 +28,23 @@ type Rule struct {
 	Principals []string
 	// Roles match when the principal has any of them.
 	Roles []string
+	// Modes match the mode the call is decided in.
 	Modes []Mode
-	// When is a CEL expression over the tool input (bound as input) and
-	// the call (tool, agent, principal, roles, mode); it must evaluate to
-	// a bool.
+	// When is a CEL expression over the tool input (bound as input, a map
+	// with JSON integers as int and other numbers as double) and the call
+	// (tool, agent, principal, intent, mode as strings, roles as a list of
+	// strings); it must type-check to a bool. It is compiled once and
+	// evaluated under a cost limit. An evaluation error, such as a missing
+	// key or the cost limit, fails closed: a deny or ask rule applies, an
+	// allow rule does not. Guard optional keys with has(input.key).
 	When string
-	// Command matches shell-like tools: a prefix (word-wise) or regex that
-	// must match at least one simple command of the call's command line —
-	// every simple command of a compound command is checked.
+	// Command matches shell-like tools (calls with Request.Command set;
+	// a rule with a Command never matches other calls). Every simple
+	// command of the command line is checked, and the decision sets how
+	// many must match: a deny or ask rule matches when any does (so a
+	// deny on "rm -rf" catches "ls && rm -rf /"), an allow rule only when
+	// all do (so an allow on "ls" does not allow "ls && rm -rf /"). See
+	// CommandMatch.
 	Command *CommandMatch
 	// Checker names a checker: the rule matches only when it flags the
 	// call's input.
@@ -46,13 +60,41 @@ type Rule struct {
 	// AddedBy and AddedAt say who added a human rule, and when.
 	AddedBy string
 	AddedAt time.Time
+
+	// compiled holds the prepared matchers; nil until the rule is
+	// compiled.
+	compiled *compiledRule
 }
 
-// CommandMatch matches the simple commands of a shell command line.
+// CommandMatch matches the simple commands of a shell command line. The
+// kernel parses the line as bash and finds every simple command in it:
+// in lists (&&, ||, ;), pipes, subshells and blocks, command and process
+// substitutions, here-documents, loop, if and case bodies, function
+// bodies, and the scripts of sh -c '…' and eval '…' when written as
+// literal strings. A simple command's words are the words the shell
+// would see with quotes and escapes removed ('rm' "-rf" is rm -rf); a
+// word with expansions keeps its source form ("$HOME", "$(date)").
+//
+// A simple command matches when its words start with one of Prefixes
+// (when there are any) and Regex matches (when set). Deny and ask rules
+// also try a program given by path under its base name (/bin/rm as rm),
+// and match a command line that does not parse, failing closed. Allow
+// rules are stricter: every simple command must match, and a simple
+// command that sets variables (FOO=1 cmd) or redirects output to a file
+// (cmd > f) is never covered, since either changes what the command does;
+// a command line that does not parse is never allowed by a rule.
+//
+// Matchers see commands as written. A deny rule cannot catch a command
+// assembled at run time ($cmd, $(echo rm), brace expansion) or run by
+// another program (sudo, env, xargs, find -exec); such commands are not
+// what an allow rule names either, so they fall to other rules and the
+// mode. Grant shell access with allow rules and keep deny rules as a
+// backstop.
 type CommandMatch struct {
 	// Prefixes match a simple command whose words start with the
 	// prefix's words ("rm -rf" matches "rm -rf /tmp", not "rm -r").
 	Prefixes []string
-	// Regex matches a simple command's words joined by single spaces.
+	// Regex matches a simple command's words joined by single spaces
+	// (Go regexp syntax, unanchored unless written with ^ and $).
 	Regex string
 }
