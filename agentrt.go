@@ -100,8 +100,26 @@ type Config struct {
 	Agents map[string]*Agent
 	// Tools are registered besides the built-ins.
 	Tools []tool.Tool
-	// Policy decides every tool call; default policy.DefaultEvaluator.
+	// Policy decides every tool call; default policy.DefaultEvaluator
+	// (allow all, "no_policy_configured"). A *policy.Kernel applies rules,
+	// modes, scopes and checkers; the runtime adds to each request the
+	// session's mode, the principal's roles (Principals) and the rules
+	// people added by approving.
 	Policy policy.Evaluator
+	// Principals are the roles and scopes of principals. A principal
+	// needs the operator role to respond to actions and switch modes; the
+	// built-in principals (DefaultPrincipal, APIPrincipal) have it unless
+	// listed here without it.
+	Principals map[string]Principal
+	// OutputChecks look at every tool output before the model sees it (a
+	// prompt-injection gate, say), in order.
+	OutputChecks []OutputCheck
+	// ActionTTL is how long an approval waits before it expires and
+	// denies; default 24h, negative never.
+	ActionTTL time.Duration
+	// ActionSweepInterval is how often expired actions are resolved;
+	// default 30s.
+	ActionSweepInterval time.Duration
 	// Logger receives structured logs; default discards.
 	Logger *slog.Logger
 	// MaxConcurrentRuns bounds runs executing at once; more wait queued.
@@ -132,6 +150,9 @@ type Budget = loop.Budget
 func (c Config) WithDefaults() Config {
 	if c.Policy == nil {
 		c.Policy = policy.DefaultEvaluator{}
+	}
+	if c.ActionSweepInterval <= 0 {
+		c.ActionSweepInterval = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -258,6 +279,9 @@ type Runtime struct {
 	registry  *tool.Registry
 	ledger    *loop.Ledger
 	coord     *loop.Coordinator
+	gov       *governor // nil without a configured policy
+	stopSweep context.CancelFunc
+	sweepDone chan struct{} // closed when the action sweeper has returned
 	agents    map[string]*loop.Agent
 	ids       *runtype.IDGen
 	runtimeID string
@@ -321,11 +345,24 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify})
 	rt.ledger = loop.NewLedger(rt.store, cfg.Budgets, cfg.Now)
+	evaluator := cfg.Policy
+	if _, none := cfg.Policy.(policy.DefaultEvaluator); !none {
+		rt.gov = &governor{next: cfg.Policy, store: rt.store, principals: cfg.Principals,
+			modes: make(map[string]policy.Mode), grants: make(map[string][]*runtype.PolicyGrant)}
+		evaluator = rt.gov
+	}
+	var outputCheck loop.OutputChecker
+	if len(cfg.OutputChecks) > 0 {
+		outputCheck = outputChecks(cfg.OutputChecks)
+	}
 	coord, err := loop.New(loop.Config{
 		RuntimeID:        rt.runtimeID,
 		Writer:           rt.writer,
 		Registry:         rt.registry,
-		Policy:           cfg.Policy,
+		Policy:           evaluator,
+		ActionTTL:        cfg.ActionTTL,
+		SafePreview:      redactSecrets,
+		OutputCheck:      outputCheck,
 		IDs:              rt.ids,
 		Logger:           cfg.Logger,
 		Now:              cfg.Now,
@@ -439,6 +476,10 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	rt.baseCtx, rt.cancelAll = context.WithCancelCause(context.Background())
 	rt.startedAt = rt.cfg.Now()
 	rt.state = stateRunning
+	var sweepCtx context.Context
+	sweepCtx, rt.stopSweep = context.WithCancel(rt.baseCtx)
+	rt.sweepDone = make(chan struct{})
+	go rt.sweepActions(sweepCtx, rt.cfg.ActionSweepInterval)
 	return nil
 }
 
@@ -472,6 +513,8 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	}
 	rt.state = stateStopping
 	rt.mu.Unlock()
+	rt.stopSweep()
+	<-rt.sweepDone
 
 	if cancelNow {
 		rt.cancelAll(ErrStop)

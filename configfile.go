@@ -31,12 +31,15 @@ func FromFile(f *config.File) (Config, error) {
 	for _, name := range sortedKeys(f.Tools) {
 		t := f.Tools[name]
 		ct, err := command.New(tool.Spec{
-			Name:        t.Name,
-			Description: t.Description,
-			InputSchema: t.InputSchema,
-			Annotations: tool.Annotations{ReadOnly: t.Annotations.ReadOnly, Destructive: t.Annotations.Destructive, Idempotent: t.Annotations.Idempotent},
-			Timeout:     t.Timeout,
-			Source:      "command",
+			Name:         t.Name,
+			Description:  t.Description,
+			InputSchema:  t.InputSchema,
+			Annotations:  tool.Annotations{ReadOnly: t.Annotations.ReadOnly, Destructive: t.Annotations.Destructive, Idempotent: t.Annotations.Idempotent},
+			Timeout:      t.Timeout,
+			Source:       "command",
+			Scopes:       t.Scopes,
+			Intent:       t.Intent,
+			CommandField: t.CommandField,
 		}, command.Config{Argv: t.Command, Dir: f.Dir, Env: t.Env})
 		if err != nil {
 			return Config{}, fmt.Errorf("tool %q: %w", name, err)
@@ -49,6 +52,9 @@ func FromFile(f *config.File) (Config, error) {
 		TenantWindow:   f.Budgets.TenantWindow,
 		LowThreshold:   f.Budgets.LowThreshold,
 		FailOnExceeded: f.Budgets.OnExceeded == config.OnExceededFail,
+	}
+	if err := policyFromFile(f, &cfg); err != nil {
+		return Config{}, err
 	}
 	// A model declared under models is one candidate, shared by every
 	// agent that lists it; inline models belong to their agent.

@@ -96,10 +96,10 @@ func TestDependencyRules(t *testing.T) {
 		denied []string // a denied package also denies its subpackages
 		why    string
 	}{
-		{"policy", []string{"store", "loop", "execution"}, "policy decides on facts it is given; it never reads the store or drives execution"},
+		{"policy", []string{"store", "loop", "execution", "config", "model"}, "policy decides on facts it is given; it never reads the store or configuration, or drives execution"},
 		{"loop", []string{"httpapi", "cli", "config", root}, "the loop is below the runtime, its API and its configuration"},
 		{"httpapi", []string{"cli"}, "the HTTP API does not depend on the command line"},
-		{"config", []string{"model", "loop", "store", root}, "config describes agentrt.yaml; the root package turns it into providers and runs"},
+		{"config", []string{"model", "loop", "store", "policy", root}, "config describes agentrt.yaml; the root package turns it into providers, policy and runs"},
 	}
 	for _, r := range forbidden {
 		for _, denied := range r.denied {

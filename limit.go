@@ -181,10 +181,11 @@ func budgetRead(q loop.QuotaState) BudgetRead {
 	return b
 }
 
-// resumeParked resumes a turn parked waiting_resource, on its thread's
-// line, in the background. When the line is busy (the turn is running into
-// the budget right now, say), the line is told to resume it should it park
-// waiting_resource. It reports false when the runtime is stopping or
+// resumeParked resumes a parked turn (waiting_resource, or
+// waiting_permission once its actions are resolved), on its thread's line,
+// in the background. When the line is busy (the turn is running into the
+// budget, or still parking, right now, say), the line is told to resume it
+// should it park. It reports false when the runtime is stopping or
 // another turn holds the thread.
 func (rt *Runtime) resumeParked(t *runtype.Turn) bool {
 	rt.mu.Lock()
@@ -260,10 +261,20 @@ func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskS
 		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
 		return t.Status
 	}
-	if job.Turn.Status != runtype.StatusWaitingResource {
+	reason := loop.ReasonLimitChanged
+	switch job.Turn.Status {
+	case runtype.StatusWaitingResource:
+	case runtype.StatusWaitingPermission:
+		for _, a := range job.Actions {
+			if a.Status == runtype.ActionPending {
+				return job.Turn.Status // a person has yet to answer
+			}
+		}
+		reason = loop.ReasonActionResolved
+	default:
 		return job.Turn.Status
 	}
-	out, err := rt.coord.Resume(ctx, job, loop.ReasonLimitChanged)
+	out, err := rt.coord.Resume(ctx, job, reason)
 	if err != nil {
 		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
 	}
@@ -301,5 +312,11 @@ func (rt *Runtime) parkedJob(ctx context.Context, t *runtype.Turn) (*loop.Job, e
 	if !ok {
 		return nil, fmt.Errorf("%w: turn %s belongs to agent %q, which this runtime does not have", ErrConflict, t.ID, t.Agent)
 	}
-	return &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]}, nil
+	job := &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]}
+	if t.Status == runtype.StatusWaitingPermission {
+		if job.Actions, err = rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, RunID: job.Run.ID, Limit: store.MaxListLimit}); err != nil {
+			return nil, fmt.Errorf("reading the parked turn's actions: %w", err)
+		}
+	}
+	return job, nil
 }

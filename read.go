@@ -105,6 +105,8 @@ type PendingRequest struct {
 	TurnID string             `json:"turnId"`
 	Status runtype.TaskStatus `json:"status"`
 	Reason string             `json:"reason,omitempty"`
+	// Actions are the pending approvals of a turn waiting for permission.
+	Actions []ActionRead `json:"actions,omitempty"`
 }
 
 // QueuedTurn is a turn waiting for its thread.
@@ -309,7 +311,17 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 		case t.Status == runtype.StatusQueued || t.Status == runtype.StatusAccepted:
 			tr.QueuedTurns = append(tr.QueuedTurns, QueuedTurn{TurnID: t.ID, CreatedAt: ts(t.CreatedAt)})
 		case t.Status.Parked() || t.Status == runtype.StatusBlocked:
-			tr.PendingRequests = append(tr.PendingRequests, PendingRequest{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason})
+			pr := PendingRequest{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason}
+			if t.Status == runtype.StatusWaitingPermission {
+				acts, err := rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, TurnID: t.ID, Status: runtype.ActionPending, Limit: store.MaxListLimit})
+				if err != nil {
+					return ThreadRead{}, time.Time{}, fmt.Errorf("listing the turn's actions: %w", err)
+				}
+				for _, a := range acts {
+					pr.Actions = append(pr.Actions, actionRead(a))
+				}
+			}
+			tr.PendingRequests = append(tr.PendingRequests, pr)
 		case t.Status.Terminal() && t.Status != runtype.StatusCompleted:
 			in := Incident{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason}
 			if t.Failure != nil {

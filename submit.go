@@ -405,14 +405,15 @@ func (rt *Runtime) drainLine(threadID string, line *threadLine) {
 }
 
 // settle records how the line's current turn came out. It reports again
-// when the turn parked waiting_resource while a budget was raised (wake):
-// it resumes at once as the same active turn. Otherwise the turn leaves
+// when the turn parked while a budget was raised or an action resolved
+// (wake): it resumes at once as the same active turn (and parks again if
+// it still waits). Otherwise the turn leaves
 // the active set (a parked one holds the line), and held reports whether
 // the line has more to do; when not, the line is idle — in the same
 // critical section, so that whoever WaitTurn wakes finds it idle. rt.mu
 // is held.
 func (rt *Runtime) settle(threadID string, line *threadLine, at *activeTurn, status runtype.TaskStatus) (again, held bool) {
-	if status == runtype.StatusWaitingResource && line.wake && rt.state == stateRunning {
+	if status.Parked() && line.wake && rt.state == stateRunning {
 		line.wake = false
 		return true, true
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model/replay"
+	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/tool"
@@ -51,6 +52,11 @@ type setupOpts struct {
 	store store.Store
 	// budgets are the runtime's default budgets.
 	budgets agentrt.Budgets
+	// policy and principals configure governance.
+	policy     policy.Evaluator
+	principals map[string]agentrt.Principal
+	// builtins are built-in tools the agent gets.
+	builtins []string
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -65,7 +71,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	if err != nil {
 		t.Fatalf("parsing script: %v", err)
 	}
-	var names []string
+	names := o.builtins
 	for _, tl := range o.tools {
 		names = append(names, tl.Spec().Name)
 	}
@@ -75,6 +81,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: names}},
 		Tools:   o.tools,
 		Budgets: o.budgets,
+		Policy:  o.policy, Principals: o.principals,
 	})
 	if err != nil {
 		t.Fatalf("agentrt.New: %v", err)

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -63,7 +64,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 		cfg.Owner.TenantID = agentrt.DefaultTenant
 	}
 	if cfg.Owner.PrincipalID == "" {
-		cfg.Owner.PrincipalID = "operator"
+		cfg.Owner.PrincipalID = agentrt.APIPrincipal
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -133,6 +134,11 @@ func (s *Server) routes() []route {
 		{"GET /v1/sessions/{sessionId}/threads/{threadId}", true, s.getThreadRead},
 		{"GET /v1/events", true, s.events},
 		{"PUT /v1/limits", true, s.setLimit},
+		{"GET /v1/actions", true, s.listActions},
+		{"GET /v1/actions/{actionId}", true, s.getAction},
+		{"POST /v1/actions/{actionId}", true, s.respondAction},
+		{"PUT /v1/sessions/{sessionId}/policy", true, s.setPolicyMode},
+		{"GET /v1/sessions/{sessionId}/receipts/verify", true, s.verifySession},
 	}
 }
 
@@ -245,6 +251,84 @@ func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
 		Owner: s.cfg.Owner, Scope: runtype.LimitScope(req.Scope), SessionID: req.SessionID,
 		MaxTokens: req.MaxTokens, MaxCostUSD: req.MaxCostUSD,
 	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) listActions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, ok := intParam(w, q.Get("limit"), "limit")
+	if !ok {
+		return
+	}
+	acts, err := s.rt.ListActions(r.Context(), &agentrt.ListActionsParams{
+		Owner: s.cfg.Owner, SessionID: q.Get("sessionId"), TurnID: q.Get("turnId"),
+		Status: runtype.ActionStatus(q.Get("status")), Limit: limit,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"actions": acts})
+}
+
+func (s *Server) getAction(w http.ResponseWriter, r *http.Request) {
+	a, err := s.rt.GetAction(r.Context(), s.cfg.Owner, r.PathValue("actionId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// RespondActionRequest is the body of POST /v1/actions/{actionId}.
+type RespondActionRequest struct {
+	Decision     string          `json:"decision"`
+	Message      string          `json:"message,omitempty"`
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+func (s *Server) respondAction(w http.ResponseWriter, r *http.Request) {
+	var req RespondActionRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := s.rt.RespondAction(r.Context(), &agentrt.RespondActionParams{
+		Owner: s.cfg.Owner, ActionID: r.PathValue("actionId"), Decision: req.Decision,
+		Message: req.Message, UpdatedInput: req.UpdatedInput,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// SetPolicyModeRequest is the body of PUT /v1/sessions/{sessionId}/policy.
+type SetPolicyModeRequest struct {
+	Mode string `json:"mode"`
+}
+
+func (s *Server) setPolicyMode(w http.ResponseWriter, r *http.Request) {
+	var req SetPolicyModeRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	sid := r.PathValue("sessionId")
+	if err := s.rt.SetPolicyMode(r.Context(), &agentrt.SetPolicyModeParams{
+		Owner: s.cfg.Owner, SessionID: sid, Mode: policy.Mode(req.Mode),
+	}); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"sessionId": sid, "mode": req.Mode})
+}
+
+func (s *Server) verifySession(w http.ResponseWriter, r *http.Request) {
+	res, err := s.rt.VerifySession(r.Context(), s.cfg.Owner, r.PathValue("sessionId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -372,6 +456,8 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 	case errors.Is(err, agentrt.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, agentrt.ErrForbidden):
+		writeError(w, http.StatusForbidden, "forbidden", err.Error())
 	case errors.Is(err, agentrt.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict", err.Error())
 	case errors.Is(err, agentrt.ErrStopped):

@@ -362,9 +362,10 @@ type ActionResolution struct {
 	At time.Time
 }
 
-// PolicyGrant is a rule a person added by approving a call for the
-// session (SessionID set) or always: it allows the tool for the agent
-// from then on. Owner.PrincipalID is who approved.
+// PolicyGrant is a standing approval a person gave by approving a call
+// for the session (SessionID set) or always: from then on it answers the
+// policy's asks about the tool for the agent (source human). It never
+// lifts a denial. Owner.PrincipalID is who approved.
 type PolicyGrant struct {
 	ID string
 	Owner

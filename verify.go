@@ -1,0 +1,102 @@
+package agentrt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// VerifyResult is what VerifySession found.
+type VerifyResult struct {
+	SessionID string `json:"sessionId"`
+	// Receipts is how many receipts the session's chain holds; Head is
+	// the last one's hash.
+	Receipts int    `json:"receipts"`
+	Head     string `json:"head,omitempty"`
+	OK       bool   `json:"ok"`
+	// Problem says what is wrong with the first bad receipt (Seq, EventID)
+	// when OK is false.
+	Problem string `json:"problem,omitempty"`
+	Seq     int64  `json:"seq,omitempty"`
+	EventID string `json:"eventId,omitempty"`
+}
+
+// VerifySession checks a session's evidence chain: every receipt's hash
+// covers its body and its predecessor's hash, the sequence has no gaps,
+// and every sealed event of the session still reads back as its receipt
+// recorded it (and has one). It reports the first problem it finds.
+func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*VerifyResult, error) {
+	owner = ownerOrDefault(owner)
+	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", sessionID, err)
+	}
+	var receipts []*runtype.Receipt
+	for after := int64(0); ; {
+		page, err := rt.store.ReceiptList(ctx, &store.ReceiptListParams{TenantID: owner.TenantID, SessionID: sessionID, AfterSeq: after, Limit: store.MaxListLimit})
+		if err != nil {
+			return nil, fmt.Errorf("reading receipts: %w", err)
+		}
+		receipts = append(receipts, page...)
+		if len(page) < store.MaxListLimit {
+			break
+		}
+		after = page[len(page)-1].Seq
+	}
+	res := &VerifyResult{SessionID: sessionID, Receipts: len(receipts), OK: true}
+	if n := len(receipts); n > 0 {
+		res.Head = receipts[n-1].Hash
+	}
+	fail := func(seq int64, eventID, problem string) (*VerifyResult, error) {
+		res.OK, res.Seq, res.EventID, res.Problem = false, seq, eventID, problem
+		return res, nil
+	}
+	if err := store.VerifyReceipts(receipts); err != nil {
+		var re *store.ReceiptError
+		if errors.As(err, &re) {
+			return fail(re.Seq, re.EventID, re.Reason)
+		}
+		return nil, err
+	}
+	byEvent := make(map[string]*runtype.Receipt, len(receipts))
+	for _, r := range receipts {
+		byEvent[r.EventID] = r
+	}
+	for cursor := int64(0); ; {
+		events, err := rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: owner.TenantID, SessionID: sessionID}, AfterCursor: cursor, Limit: store.MaxListLimit})
+		if err != nil {
+			return nil, fmt.Errorf("reading events: %w", err)
+		}
+		for _, e := range events {
+			if !store.Sealed(e.Type) {
+				continue
+			}
+			r := byEvent[e.EventID]
+			if r == nil {
+				return fail(0, e.EventID, fmt.Sprintf("%s event %s has no receipt", e.Type, e.EventID))
+			}
+			body, err := e.JSON()
+			if err != nil {
+				return nil, fmt.Errorf("encoding event %s: %w", e.EventID, err)
+			}
+			if !bytes.Equal(body, r.Body) {
+				return fail(r.Seq, e.EventID, fmt.Sprintf("the stored %s event differs from what its receipt sealed", e.Type))
+			}
+			delete(byEvent, e.EventID)
+		}
+		if len(events) < store.MaxListLimit {
+			break
+		}
+		cursor = events[len(events)-1].Cursor
+	}
+	for _, r := range receipts {
+		if byEvent[r.EventID] != nil {
+			return fail(r.Seq, r.EventID, fmt.Sprintf("the %s event the receipt seals is missing", r.EventType))
+		}
+	}
+	return res, nil
+}
