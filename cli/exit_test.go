@@ -7,9 +7,9 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 )
 
-// TestExitFor maps every turn status to its exit code. A parked turn
-// (code 3) cannot be reached end to end yet: no policy that asks is
-// configurable from agentrt.yaml.
+// TestExitFor maps every turn status to its exit code. The end-to-end
+// tests reach some of them (a policy ask parks a run with code 3: see
+// TestApprovalsApprove).
 func TestExitFor(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -148,3 +148,95 @@ func matchLines(t *testing.T, out string, patterns []string) {
 		t.Logf("output:\n%s", out)
 	}
 }
+
+// governedScript looks an order up (the policy allows it), then opens a
+// ticket (the policy asks) and completes in the same hop, so that an
+// approved turn completes without asking the model again. After a denial
+// the model is asked again (it must see the refusal before it finishes)
+// and gets the third answer: a replay script resumes a turn begun in
+// another process after its recorded answers.
+const governedScript = `model: governed-v1
+responses:
+  - text: "Let me look up order 1042."
+    tool_calls: [{name: lookup_order, input: {order_id: "1042"}}]
+  - text: "Opening a ticket."
+    tool_calls:
+      - {name: open_ticket, input: {order_id: "1042", priority: high, summary: "Order 1042 is late"}}
+      - {name: complete_task, input: {result: "Ticket opened for order 1042."}}
+  - tool_calls:
+      - {name: complete_task, input: {result: "No ticket was opened for order 1042."}}
+`
+
+// ticketRules deny low-priority tickets, ask about the others and allow
+// every other call.
+const ticketRules = `tier: workspace
+rules:
+  - id: refuse-low-tickets
+    tools: [open_ticket]
+    when: input.priority == 'low'
+    decision: deny
+    reason_code: low_priority_ticket
+    message: low-priority tickets go to the forum
+  - id: review-tickets
+    tools: [open_ticket]
+    decision: ask
+    reason_code: ticket_review
+    message: tickets are reviewed by a person
+  - id: allow-rest
+    tools: ["*"]
+    priority: -1
+    decision: allow
+    reason_code: allowed
+`
+
+// governedPolicy is the policy section setupGoverned appends: the rules,
+// and a principal without the operator role.
+const governedPolicy = `
+policy:
+  rules: [rules.yaml]
+  principals:
+    viewer: {roles: [viewer]}
+`
+
+// setupGoverned is setup with governedScript, ticketRules and
+// governedPolicy.
+func setupGoverned(t *testing.T) *testBundle {
+	t.Helper()
+	b := setup(t)
+	b.useScript(t, governedScript)
+	b.write(t, "rules.yaml", ticketRules)
+	f, err := os.OpenFile(b.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(governedPolicy); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// write writes a file into the bundle's folder and returns its path.
+func (b *testBundle) write(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(b.dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// park runs the governed turn, which parks waiting for the open_ticket
+// call to be decided, and returns the pending action's id.
+func (b *testBundle) park(t *testing.T) (actionID string, r result) {
+	t.Helper()
+	r = run(t, "", "run", "--config", b.config, question)
+	if r.code != cli.ExitParked {
+		t.Fatalf("run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, cli.ExitParked, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`(?m)^  pending (act_[0-9A-Z]{26}): `).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("run printed no pending action:\n%s", r.stdout)
+	}
+	return m[1], r
+}

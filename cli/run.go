@@ -85,6 +85,7 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	// The timeline shows what warnings would (model failures, budgets);
 	// errors still reach standard error.
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
+	cfg.ActionSweepInterval = noSweep
 
 	rt, err := agentrt.New(cfg)
 	if err != nil {
@@ -131,17 +132,39 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	defer sub.Close()
 
-	// The first interrupt asks the runtime to cancel the turn, which then
-	// ends (and is recorded) as cancelled; a second one exits at once.
-	// signal.Stop never closes sigs, so done ends the goroutine when the
-	// command returns.
+	stopSignals := interruptOnSignal(cmd, rt, res.TurnID)
+	defer stopSignals()
+
+	out := cmd.OutOrStdout()
+	var p *timeline
+	if !f.json {
+		p = newTimeline(out, agent, res)
+	}
+	turn, err := followTurn(ctx, rt, sub, res.TurnID, func(e *event.Event) error {
+		if !f.json {
+			p.event(e)
+			return nil
+		}
+		return writeEvent(out, e)
+	})
+	if err != nil {
+		return err
+	}
+	if turn.Status == runtype.StatusWaitingPermission {
+		return parkedForApproval(ctx, cmd, rt, turn, f.json, continueFlags(f.config, f.dataDir))
+	}
+	return exitFor(turn)
+}
+
+// interruptOnSignal makes the first interrupt (SIGINT or SIGTERM) ask the
+// runtime to cancel the turn, which then ends (and is recorded) as
+// cancelled; a second one exits at once. Call the returned function when
+// the command is done with the turn. signal.Stop never closes the channel,
+// so done ends the goroutine.
+func interruptOnSignal(cmd *cobra.Command, rt *agentrt.Runtime, turnID string) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
-	defer func() {
-		signal.Stop(sigs)
-		close(done)
-	}()
 	go func() {
 		select {
 		case <-sigs:
@@ -149,42 +172,32 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 			return
 		}
 		fmt.Fprintln(cmd.ErrOrStderr(), "agentrt: interrupting the turn (press Ctrl-C again to quit at once)")
-		rt.InterruptTurn(context.Background(), runtype.Owner{}, res.TurnID)
+		rt.InterruptTurn(context.Background(), runtype.Owner{}, turnID)
 		select {
 		case <-sigs:
 			os.Exit(ExitFailed)
 		case <-done:
 		}
 	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
 
-	out := cmd.OutOrStdout()
-	var p *timeline
-	if !f.json {
-		p = newTimeline(out, agent, res)
-	}
-	show := func(e *event.Event) error {
-		if e.TurnID != "" && e.TurnID != res.TurnID {
-			return nil // another turn of the session, submitted elsewhere
-		}
-		if !f.json {
-			p.event(e)
-			return nil
-		}
-		b, err := e.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(append(b, '\n'))
-		return err
-	}
-	// Follow the events until the turn ends or parks. WaitTurn is the
-	// authority on that: if the run could not record its last events, the
-	// stream would never show them, and run must still end.
+// followTurn shows the turn's events from sub until the turn ends or
+// parks, then whatever of it committed before that, and returns the
+// turn's record. show sees only the turn's events and those of no turn
+// (a new session's session.created and thread.started).
+func followTurn(ctx context.Context, rt *agentrt.Runtime, sub *agentrt.Subscription, turnID string, show func(*event.Event) error) (*runtype.Turn, error) {
+	// WaitTurn is the authority on when the turn ends or parks: if the run
+	// could not record its last events, the stream would never show them,
+	// and the command must still end.
 	ended := make(chan struct{})
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	go func() {
-		rt.WaitTurn(followCtx, runtype.Owner{}, res.TurnID)
+		rt.WaitTurn(followCtx, runtype.Owner{}, turnID)
 		close(ended)
 		stopFollowing() // wakes a Next still waiting for events
 	}()
@@ -194,14 +207,17 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 			select {
 			case <-ended:
 			default:
-				return &exitError{code: ExitFailed, err: fmt.Errorf("following the turn: %w", err)}
+				return nil, &exitError{code: ExitFailed, err: fmt.Errorf("following the turn: %w", err)}
 			}
 			break
 		}
-		if err := show(e); err != nil {
-			return &exitError{code: ExitFailed, err: err}
+		if e.TurnID != "" && e.TurnID != turnID {
+			continue // another turn of the session, submitted elsewhere
 		}
-		if e.TurnID == res.TurnID && endsTurn(e.Type) {
+		if err := show(e); err != nil {
+			return nil, &exitError{code: ExitFailed, err: err}
+		}
+		if e.TurnID == turnID && endsTurn(e.Type) {
 			break
 		}
 	}
@@ -213,17 +229,26 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 		if err != nil || e == nil {
 			break
 		}
-		if e.TurnID == res.TurnID {
+		if e.TurnID == turnID {
 			if err := show(e); err != nil {
-				return &exitError{code: ExitFailed, err: err}
+				return nil, &exitError{code: ExitFailed, err: err}
 			}
 		}
 	}
-	turn, err := rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID)
+	turn, err := rt.WaitTurn(ctx, runtype.Owner{}, turnID)
 	if err != nil {
-		return &exitError{code: ExitFailed, err: err}
+		return nil, &exitError{code: ExitFailed, err: err}
 	}
-	return exitFor(turn)
+	return turn, nil
+}
+
+func writeEvent(w io.Writer, e *event.Event) error {
+	b, err := e.JSON()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // endsTurn reports whether an event is the last one of a turn's run.

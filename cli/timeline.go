@@ -29,6 +29,14 @@ func newTimeline(w io.Writer, agent string, res *agentrt.SubmitTurnResult) *time
 	return &timeline{w: w, args: make(map[string]string)}
 }
 
+// resumeTimeline prints the rest of a parked turn's run once it resumes.
+// The turn's duration counts from when it first started, as
+// turn.completed reports it.
+func resumeTimeline(w io.Writer, turn *runtype.Turn) *timeline {
+	fmt.Fprintf(w, "request %s  agent %s  session %s (resumed)\n", turn.ID, turn.Agent, turn.SessionID)
+	return &timeline{w: w, args: make(map[string]string)}
+}
+
 const (
 	indent  = "        " // as wide as "hop 12  "
 	maxLine = 110
@@ -64,7 +72,8 @@ func (t *timeline) event(e *event.Event) {
 		}
 		fmt.Fprintf(t.w, "hop %-3d %-8sfailed (%s): %s; %s\n", p.Hop, "model", p.Kind, oneLine(p.Message, maxLine), then)
 	case *event.PermissionPayload:
-		if d := e.PermissionDecision; d != nil {
+		// permission.requested repeats the ask of permission.evaluated.
+		if d := e.PermissionDecision; d != nil && e.Type != event.PermissionRequested {
 			fmt.Fprintf(t.w, "%s%-8s%s %s (%s: %s)\n", indent, "policy", d.Decision, d.ToolName, d.Source, d.ReasonCode)
 		}
 	case *event.ToolStartedPayload:
@@ -152,7 +161,7 @@ func (t *timeline) turn(e *event.Event, p *event.TurnPayload) {
 	case event.TurnStarted:
 		t.start = e.Timestamp
 	case event.TurnCompleted:
-		fmt.Fprintf(t.w, "✔ completed in %s · %d hops · %d tool calls%s%s\n", t.elapsed(e), p.Hops, t.calls, tokens(p), t.costText())
+		fmt.Fprintf(t.w, "✔ completed in %s · %d hops · %d tool calls%s%s\n", t.elapsed(e, p), p.Hops, t.calls, tokens(p), t.costText())
 		if p.ResultPreview != "" {
 			fmt.Fprintf(t.w, "  result: %s\n", p.ResultPreview)
 		}
@@ -172,9 +181,10 @@ func (t *timeline) costText() string {
 	return " · " + usd(t.cost)
 }
 
-func (t *timeline) elapsed(e *event.Event) time.Duration {
+func (t *timeline) elapsed(e *event.Event, p *event.TurnPayload) time.Duration {
 	if t.start.IsZero() {
-		return 0
+		// A resumed turn's start is not in the stream.
+		return time.Duration(p.DurationMs) * time.Millisecond
 	}
 	return e.Timestamp.Sub(t.start).Round(time.Millisecond)
 }

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt"
+)
+
+// noSweep keeps a command's runtime from expiring actions on its own. An
+// expired action resumes its turn, so a short-lived command would run a
+// turn nobody asked it to, and cancel it when it exits. agentrt serve
+// expires actions; a response to an expired one expires it too.
+const noSweep = time.Duration(math.MaxInt64)
+
+// storeFlags are the flags of the commands that open the config's data
+// directory.
+type storeFlags struct {
+	config  string
+	dataDir string
+}
+
+func (f *storeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.config, "config", "agentrt.yaml", "the agentrt.yaml to load")
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
+}
+
+// loadConfig loads the config with --data-dir applied and the runtime's
+// errors logged to standard error.
+func (f *storeFlags) loadConfig(cmd *cobra.Command) (agentrt.Config, error) {
+	cfg, _, err := agentrt.LoadConfig(f.config)
+	if err != nil {
+		return agentrt.Config{}, configErr(err)
+	}
+	if f.dataDir != "" {
+		abs, err := filepath.Abs(f.dataDir)
+		if err != nil {
+			return agentrt.Config{}, usageErr("resolving --data-dir: %v", err)
+		}
+		cfg.DataDir = abs
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
+	cfg.ActionSweepInterval = noSweep
+	return cfg, nil
+}
+
+// openRuntime starts a runtime on the config's data directory. Starting
+// runs nothing: turns run only when the command submits or resumes one.
+// stop stops it, cancelling whatever still runs after 30 seconds.
+func (f *storeFlags) openRuntime(cmd *cobra.Command) (rt *agentrt.Runtime, stop func(), err error) {
+	cfg, err := f.loadConfig(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err = agentrt.New(cfg)
+	if err != nil {
+		return nil, nil, &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
+	}
+	ctx := commandContext(cmd)
+	if err := rt.Start(ctx); err != nil {
+		rt.Stop(context.Background())
+		return nil, nil, &exitError{code: ExitFailed, err: err}
+	}
+	stop = func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		rt.StopAndCancel(stopCtx)
+	}
+	return rt, stop, nil
+}
+
+func commandContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// continueFlags are the flags a follow-up command needs to reach the same
+// store: --config, and --data-dir when it was given.
+func continueFlags(config, dataDir string) string {
+	s := "--config " + shellQuote(config)
+	if dataDir != "" {
+		if abs, err := filepath.Abs(dataDir); err == nil {
+			dataDir = abs
+		}
+		s += " --data-dir " + shellQuote(dataDir)
+	}
+	return s
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runtimeErr turns an error of the runtime into the command's exit: a
+// request it cannot accept as given is a usage error, anything else an
+// operational failure.
+func runtimeErr(err error) error {
+	var inv *agentrt.InvalidError
+	if errors.As(err, &inv) {
+		return usageErr("%v", err)
+	}
+	return &exitError{code: ExitFailed, err: err}
+}
