@@ -113,8 +113,8 @@ func (s *step) ask(perm *event.Event, dec policy.Decision) *store.Batch {
 		ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
 		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Type: "tool_permission",
 		ToolName: s.tc.Name, InputPreview: preview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
-		Prompt:    strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, dec.Message)),
-		Decisions: []string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit},
+		Prompt:     strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, dec.Message)),
+		Decisions:  []string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit},
 		ReasonCode: dec.ReasonCode, RuleIDs: dec.RuleIDs, Status: runtype.ActionPending, CreatedAt: now,
 	}
 	if ttl := r.cfg.ActionTTL; ttl > 0 {
