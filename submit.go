@@ -562,6 +562,7 @@ func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.T
 	status, err := rt.endParked(ctx, t)
 
 	rt.mu.Lock()
+	woken := line.wake
 	line.busy, line.wake = false, false
 	if err == nil && line.parked != nil && line.parked.ID == t.ID {
 		line.parked = nil
@@ -573,6 +574,11 @@ func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.T
 	}
 	rt.mu.Unlock()
 	rt.wg.Done()
+	if err != nil && woken {
+		// The turn could not be ended (an answer to its action won the
+		// race) and was meant to resume meanwhile: resume it now.
+		rt.resumeParked(t)
+	}
 	return status, err
 }
 
