@@ -152,22 +152,32 @@ func scriptOf(args []*syntax.Word) (script string, ok, plain bool) {
 	if !slices.Contains(shells, path.Base(name)) {
 		return "", false, false
 	}
-	dashC, plain, optArg := false, true, false
+	dashC, plain, optArg, fileArg := false, true, false, false
 	for _, w := range args[1:] {
 		s, lit := wordText(w)
 		switch {
 		case !lit:
 			return "", false, false
-		case dashC && !strings.HasPrefix(s, "-"):
-			return s, true, plain
 		case optArg:
+			// The argument of -o/-O (also in -co, +o, …): never the
+			// script, even after -c.
 			optArg = false
-		case len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsRune(s, 'c'):
-			dashC = true
-		case s == "-o" || s == "-O" || s == "+o" || s == "+O":
-			optArg = true
+		case fileArg:
+			// The file of --rcfile: the shell runs more than the script.
+			fileArg, plain = false, false
+		case s == "--rcfile" || s == "--init-file":
+			fileArg = true
+		case len(s) > 1 && (s[0] == '-' || s[0] == '+') && s[1] != '-':
+			if s[0] == '-' && strings.ContainsRune(s, 'c') {
+				dashC = true
+			}
+			if strings.ContainsAny(s[1:], "oO") {
+				optArg = true
+			}
+		case dashC && s != "--" && !strings.HasPrefix(s, "-"):
+			return s, true, plain
 		case !strings.HasPrefix(s, "-"):
-			plain = false // an argument of an option such as --rcfile
+			plain = false
 		}
 	}
 	return "", false, false

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -163,5 +165,28 @@ func TestCommandMatch(t *testing.T) {
 	}
 	if _, err := compileCommand(&CommandMatch{}); err == nil {
 		t.Error("an empty command matcher compiled")
+	}
+}
+
+// TestShellOptionArguments: the argument of -o/-O (alone or combined with
+// -c) is never taken for the script, so `bash -c -o posix 'rm -rf /'` is
+// judged by rm -rf.
+func TestShellOptionArguments(t *testing.T) {
+	t.Parallel()
+	k := mustKernel(t, KernelConfig{DefaultMode: ModeBypass, Rules: mustParse(t, "r.yaml", `rules:
+  - {id: no-rm-rf, tools: [shell], command: {prefix: rm -rf}, decision: deny, reason_code: rm_rf}
+`)})
+	for _, cmd := range []string{
+		`bash -c -o posix 'rm -rf /'`,
+		`bash -co posix 'rm -rf /'`,
+		`bash -o posix -c 'rm -rf /'`,
+		`sh +o vi -c 'rm -rf /'`,
+		`bash --rcfile x -c 'rm -rf /'`,
+		`bash -c -- 'rm -rf /'`,
+	} {
+		d, err := k.Evaluate(context.Background(), &Request{ToolName: "shell", Command: cmd, Input: json.RawMessage(`{}`)})
+		if err != nil || d.Outcome != Deny || d.ReasonCode != "rm_rf" {
+			t.Errorf("%s: %+v, %v; want denied by no-rm-rf", cmd, d, err)
+		}
 	}
 }
