@@ -362,6 +362,7 @@ func New(cfg Config) (*Runtime, error) {
 		Policy:           evaluator,
 		ActionTTL:        cfg.ActionTTL,
 		SafePreview:      redactSecrets,
+		Reader:           rt.store,
 		OutputCheck:      outputCheck,
 		IDs:              rt.ids,
 		Logger:           cfg.Logger,

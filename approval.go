@@ -166,14 +166,6 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*
 		return nil, fmt.Errorf("action %s: %w", p.ActionID, err)
 	}
 	if a.Status != runtype.ActionPending {
-		// Answering again is a conflict; but should the turn still wait
-		// with nothing pending (the process went down between the answer
-		// and the resume), it resumes now.
-		if t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: a.TurnID}); err == nil && t.Status == runtype.StatusWaitingPermission {
-			if _, err := rt.resumeDecided(context.WithoutCancel(ctx), t, a.RunID); err != nil {
-				return nil, err
-			}
-		}
 		return nil, alreadyResolved(a)
 	}
 	if !slices.Contains(a.Decisions, p.Decision) {
@@ -427,7 +419,12 @@ func (g *governor) Evaluate(ctx context.Context, req *policy.Request) (policy.De
 		if len(g.modes) >= maxCached {
 			clear(g.modes)
 		}
-		g.modes[key] = mode
+		// A switch recorded meanwhile (setMode) is newer than this read.
+		if cur, ok := g.modes[key]; ok {
+			mode = cur
+		} else {
+			g.modes[key] = mode
+		}
 		g.mu.Unlock()
 	}
 	r := *req

@@ -20,6 +20,7 @@ import (
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/policy/checker"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store/memstore"
 	"github.com/agentrt/agentrt/tool"
 
 	_ "modernc.org/sqlite"
@@ -617,6 +618,10 @@ func TestVerifyNamesTheTamperedReceipt(t *testing.T) {
 	}{
 		{`UPDATE receipts SET body = CAST(replace(CAST(body AS TEXT), 'reads_need_review', 'reads_are_fine') AS BLOB) WHERE seq = 1`, 1, "hash does not match its body"},
 		{`UPDATE events SET data = CAST(replace(CAST(data AS TEXT), 'alpha', 'omega') AS BLOB) WHERE type = 'tool.result'`, 3, "the stored tool.result event differs from what its receipt sealed"},
+		{`DELETE FROM receipts WHERE seq = 2`, 3, "sequence gap: 3 after 1"},
+		// A session with no receipts at all reads as one recorded before
+		// receipts existed: intact, its events counted as unsealed.
+		{`DELETE FROM receipts WHERE session_id = 'tamper' AND seq = 3; DELETE FROM receipts WHERE session_id = 'tamper'`, 0, ""},
 	} {
 		tamper := tt.tamper
 		dir := t.TempDir()
@@ -641,7 +646,7 @@ func TestVerifyNamesTheTamperedReceipt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := r.RowsAffected(); n != 1 {
+		if n, _ := r.RowsAffected(); n < 1 {
 			t.Fatalf("%s changed %d rows", tamper, n)
 		}
 		db.Close()
@@ -649,6 +654,12 @@ func TestVerifyNamesTheTamperedReceipt(t *testing.T) {
 		v, err = g2.rt.VerifySession(ctx, runtype.Owner{}, res.SessionID)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tt.seq == 0 {
+			if !v.OK || v.Receipts != 0 || v.Unsealed != 3 {
+				t.Errorf("after %q: %+v, want intact with 3 unsealed events", tamper, v)
+			}
+			continue
 		}
 		if v.OK || v.Seq != tt.seq || v.EventID == "" || v.Problem != tt.problem {
 			t.Errorf("after %q: %+v, want the bad receipt named", tamper, v)
@@ -675,5 +686,38 @@ func TestEditIsEvaluatedAgain(t *testing.T) {
 	}
 	if got := g.m.seen("c1"); !strings.Contains(got, "permission denied for the edited input (rule, b_is_private): b.md is private") {
 		t.Errorf("the model saw %q", got)
+	}
+}
+
+// TestThreadFreedByAnotherProcess: a turn parked in one runtime and
+// answered (and completed) through another on the same store no longer
+// holds its thread in the first: the next turn there runs.
+func TestThreadFreedByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	ms := memstore.New()
+	g1 := startGov(t, agentrt.Config{Store: ms, Policy: kernel(t, askRules)},
+		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}}, &model.Response{Text: "second turn done"})
+	res, _ := g1.submit(t, "freed")
+	id := g1.pending(t, res.TurnID)[0].ActionID
+	g2 := startGov(t, agentrt.Config{Store: ms, Policy: kernel(t, askRules)}, &model.Response{Text: "done in the other"})
+	g2.respond(t, &agentrt.RespondActionParams{ActionID: id, Decision: "approve"})
+	if turn := g2.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn in the other runtime: %s", turn.Status)
+	}
+	// The first runtime's writer learns of the other's events when its
+	// first append conflicts (one store, two writers); it then succeeds.
+	ctx := context.Background()
+	var next *agentrt.SubmitTurnResult
+	var err error
+	for range 2 {
+		if next, err = g1.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "again", SessionID: "freed"}); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn := g1.wait(t, next.TurnID); turn.Status != runtype.StatusCompleted || turn.Result != "second turn done" {
+		t.Errorf("the next turn in the first runtime: %s %q", turn.Status, turn.Result)
 	}
 }

@@ -159,6 +159,7 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		}
 		return nil, fmt.Errorf("recording turn: %w", err)
 	}
+	rt.refreshParked(ctx, at.turn.ThreadID)
 	rt.dispatch(at)
 	return &SubmitTurnResult{
 		SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, TaskID: task.ID,
@@ -313,6 +314,30 @@ func (rt *Runtime) dispatch(at *activeTurn) {
 	}
 	line.queue = append(line.queue, at)
 	rt.startLine(at.turn.ThreadID, line)
+	rt.mu.Unlock()
+}
+
+// refreshParked lets go of a thread's parked turn that is parked no more
+// in the store: another process resumed (and ended) it meanwhile.
+func (rt *Runtime) refreshParked(ctx context.Context, threadID string) {
+	rt.mu.Lock()
+	line := rt.threads[threadID]
+	var parked *runtype.Turn
+	if line != nil && !line.busy {
+		parked = line.parked
+	}
+	rt.mu.Unlock()
+	if parked == nil {
+		return
+	}
+	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: parked.TenantID, ID: parked.ID})
+	if err != nil || t.Status.Parked() || t.Status == runtype.StatusBlocked {
+		return
+	}
+	rt.mu.Lock()
+	if line.parked == parked && !line.busy {
+		line.parked = nil
+	}
 	rt.mu.Unlock()
 }
 

@@ -24,12 +24,18 @@ type VerifyResult struct {
 	Problem string `json:"problem,omitempty"`
 	Seq     int64  `json:"seq,omitempty"`
 	EventID string `json:"eventId,omitempty"`
+	// Unsealed counts events of sealed types recorded before the
+	// session's first receipt (by an agentrt from before receipts): they
+	// are not covered by the chain.
+	Unsealed int `json:"unsealed,omitempty"`
 }
 
 // VerifySession checks a session's evidence chain: every receipt's hash
 // covers its body and its predecessor's hash, the sequence has no gaps,
 // and every sealed event of the session still reads back as its receipt
-// recorded it (and has one). It reports the first problem it finds.
+// recorded it (and has one, from the session's first receipt on; events
+// before it, recorded before receipts existed, are counted as Unsealed).
+// It reports the first problem it finds.
 func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*VerifyResult, error) {
 	owner = ownerOrDefault(owner)
 	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
@@ -66,6 +72,7 @@ func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessi
 	for _, r := range receipts {
 		byEvent[r.EventID] = r
 	}
+	sealing := false // a sealed event with a receipt was seen: every later one needs one
 	for cursor := int64(0); ; {
 		events, err := rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: owner.TenantID, SessionID: sessionID}, AfterCursor: cursor, Limit: store.MaxListLimit})
 		if err != nil {
@@ -76,9 +83,14 @@ func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessi
 				continue
 			}
 			r := byEvent[e.EventID]
-			if r == nil {
+			switch {
+			case r == nil && !sealing:
+				res.Unsealed++ // recorded before the session had receipts
+				continue
+			case r == nil:
 				return fail(0, e.EventID, fmt.Sprintf("%s event %s has no receipt", e.Type, e.EventID))
 			}
+			sealing = true
 			body, err := e.JSON()
 			if err != nil {
 				return nil, fmt.Errorf("encoding event %s: %w", e.EventID, err)

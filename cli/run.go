@@ -229,7 +229,9 @@ func followTurn(ctx context.Context, rt *agentrt.Runtime, sub *agentrt.Subscript
 		if err != nil || e == nil {
 			break
 		}
-		if e.TurnID == turnID {
+		// The same events as above: the session's own (session.created,
+		// thread.started, policy.changed carry no turn id) and the turn's.
+		if e.TurnID == "" || e.TurnID == turnID {
 			if err := show(e); err != nil {
 				return nil, &exitError{code: ExitFailed, err: err}
 			}

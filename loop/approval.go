@@ -87,14 +87,14 @@ func (s *step) decide(ctx context.Context, spec tool.Spec, input json.RawMessage
 // permissionEvent builds a permission.* event carrying dec.
 func (s *step) permissionEvent(t event.Type, dec policy.Decision) *event.Event {
 	e := s.event(t, &event.PermissionPayload{ToolName: s.tc.Name, Hop: s.tc.Hop})
-	e.PermissionDecision = permissionDecision(dec, s.tc.Name, s.tc.ArgumentsSHA256)
+	e.PermissionDecision = s.r.c.permissionDecision(dec, s.tc.Name, s.tc.ArgumentsSHA256)
 	return e
 }
 
-func permissionDecision(dec policy.Decision, toolName, sum string) *event.PermissionDecision {
+func (c *Coordinator) permissionDecision(dec policy.Decision, toolName, sum string) *event.PermissionDecision {
 	pd := &event.PermissionDecision{
 		Decision: string(dec.Outcome), Source: string(dec.Source), RuleIDs: dec.RuleIDs, ReasonCode: dec.ReasonCode,
-		Message: dec.Message, ToolName: toolName, ArgumentsSHA256: sum, Mode: string(dec.Mode),
+		Message: c.cfg.SafePreview(dec.Message), ToolName: toolName, ArgumentsSHA256: sum, Mode: string(dec.Mode),
 		MissingScopes: dec.MissingScopes, Checker: dec.Checker,
 	}
 	for _, ref := range dec.RuleRefs {
@@ -113,7 +113,7 @@ func (s *step) ask(perm *event.Event, dec policy.Decision) *store.Batch {
 		ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
 		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Type: "tool_permission",
 		ToolName: s.tc.Name, InputPreview: preview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
-		Prompt:     strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, dec.Message)),
+		Prompt:     strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, r.cfg.SafePreview(dec.Message))),
 		Decisions:  []string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit},
 		ReasonCode: dec.ReasonCode, RuleIDs: dec.RuleIDs, Status: runtype.ActionPending, CreatedAt: now,
 	}
@@ -160,11 +160,24 @@ func deniedByAction(a *runtype.Action) *runtype.Failure {
 	return failuref(runtype.FailurePermissionDenied, "permission denied by %s", res.By)
 }
 
-// dropPending ends the hop's waiting calls: their actions are cancelled
-// and the calls get not-executed results, so the conversation stays valid.
-func (r *run) dropPending(b *store.Batch, why string) {
+// dropPending ends the hop's waiting calls: their actions still pending
+// are cancelled (one a person answered meanwhile keeps its answer) and the
+// calls get not-executed results, so the conversation stays valid.
+func (r *run) dropPending(ctx context.Context, b *store.Batch, why string) {
+	var answered map[string]bool
+	if r.cfg.Reader != nil && len(r.pending) > 0 {
+		acts, err := r.cfg.Reader.ActionList(context.WithoutCancel(ctx), &store.ActionListParams{TenantID: r.turn.TenantID, RunID: r.rec.ID, Limit: store.MaxListLimit})
+		if err == nil {
+			answered = make(map[string]bool, len(acts))
+			for _, a := range acts {
+				answered[a.ID] = a.Status != runtype.ActionPending
+			}
+		}
+	}
 	for _, p := range r.pending {
-		b.Merge(r.c.ResolutionFacts(resolve(p.act, runtype.ActionCancelled, runtype.DecisionDeny, why, "runtime", r.cfg.Now()), r.turn.TraceID))
+		if !answered[p.act.ID] {
+			b.Merge(r.c.ResolutionFacts(resolve(p.act, runtype.ActionCancelled, runtype.DecisionDeny, why, "runtime", r.cfg.Now()), r.turn.TraceID))
+		}
 		s := r.newStep(p.call)
 		sb := s.refused(nil, failuref(runtype.FailureNotExecuted, "not executed: %s", why))
 		b.Merge(sb)
@@ -234,7 +247,7 @@ func (c *Coordinator) ResolutionFacts(a *runtype.Action, traceID string) *store.
 		Decision: res.Decision, Message: res.Message, ResolvedBy: res.By,
 	})
 	perm := ev(event.PermissionResolved, &event.PermissionPayload{ToolName: a.ToolName})
-	perm.PermissionDecision = permissionDecision(dec, a.ToolName, a.ArgumentsSHA256)
+	perm.PermissionDecision = c.permissionDecision(dec, a.ToolName, a.ArgumentsSHA256)
 	perm.PermissionDecision.ApprovalActionID, perm.PermissionDecision.ResolvedBy = a.ID, res.By
 	if len(res.UpdatedInput) > 0 {
 		perm.PermissionDecision.UpdatedInputSHA256 = tool.ArgumentsSHA256(res.UpdatedInput)
@@ -272,7 +285,7 @@ func (s *step) checkOutput(ctx context.Context, spec tool.Spec, input json.RawMe
 	warnings := make([]*event.Event, len(v.Flags))
 	for i, fl := range v.Flags {
 		warnings[i] = s.event(event.RuntimeWarning, &event.DiagnosticPayload{
-			Code: fl.ReasonCode, Message: fmt.Sprintf("the %s checker flagged the output of %s (%s): %s", fl.Checker, spec.Name, fl.Action, fl.Message),
+			Code: fl.ReasonCode, Message: r.cfg.SafePreview(fmt.Sprintf("the %s checker flagged the output of %s (%s): %s", fl.Checker, spec.Name, fl.Action, fl.Message)),
 		})
 	}
 	if v.Blocked {

@@ -86,6 +86,9 @@ type Config struct {
 	// OutputCheck looks at tool output before the model sees it; nil
 	// checks nothing.
 	OutputCheck OutputChecker
+	// Reader, when set, lets a run that ends mid-hop see which of its
+	// actions a person answered meanwhile.
+	Reader store.Reader
 }
 
 // WithDefaults returns c with zero fields set to their defaults.

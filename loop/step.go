@@ -52,7 +52,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		if ctx.Err() != nil {
 			b := r.batch()
 			r.skip(b, calls[i:], "the turn was interrupted")
-			r.dropPending(b, "the turn was interrupted")
+			r.dropPending(ctx, b, "the turn was interrupted")
 			return r.cancel(ctx, b)
 		}
 		switch {
@@ -81,7 +81,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 			asked = true
 		case ctx.Err() != nil:
 			r.skip(b, calls[i+1:], "the turn was interrupted")
-			r.dropPending(b, "the turn was interrupted")
+			r.dropPending(ctx, b, "the turn was interrupted")
 			return r.cancel(ctx, b)
 		case kind == stepCompleted:
 			r.skip(b, calls[i+1:], tool.CompleteTaskName+" ended the task")
