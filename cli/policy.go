@@ -17,6 +17,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/internal/yamlpos"
+	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
@@ -182,22 +183,10 @@ func explain(cmd *cobra.Command, f *explainFlags) error {
 		return usageErr("invalid --input: %v", err)
 	}
 	spec := t.Spec()
-	req := &policy.Request{
-		Owner: runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: f.principal},
-		Roles: f.roles, Agent: agent, SessionID: f.session, ToolName: spec.Name, Input: input, ArgumentsSHA256: sum,
-		ReadOnly: spec.Annotations.ReadOnly, Destructive: spec.Annotations.Destructive, Intent: spec.CallIntent(),
-		RequiredScopes: spec.Scopes, Mode: policy.Mode(f.mode),
-	}
-	// As the runtime builds the request (loop.step.request).
-	if server, ok := strings.CutPrefix(spec.Source, "mcp:"); ok {
-		req.MCPServer = server
-	}
-	if spec.CommandField != "" {
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(input, &fields) == nil {
-			_ = json.Unmarshal(fields[spec.CommandField], &req.Command)
-		}
-	}
+	// The request the runtime would build for this call.
+	req := loop.PolicyRequest(spec, input)
+	req.Owner = runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: f.principal}
+	req.Roles, req.Agent, req.SessionID, req.ArgumentsSHA256, req.Mode = f.roles, agent, f.session, sum, policy.Mode(f.mode)
 	rep := ExplainReport{
 		Request: ExplainRequest{
 			Tool: spec.Name, Input: input, Agent: agent, Principal: f.principal, Roles: f.roles, Mode: f.mode, SessionID: f.session,

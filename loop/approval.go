@@ -49,12 +49,13 @@ type pendingCall struct {
 	act  *runtype.Action
 }
 
-// request builds the policy request for a call.
-func (s *step) request(spec tool.Spec, input json.RawMessage) *policy.Request {
-	r := s.r
+// PolicyRequest is the policy request for a call of the tool spec
+// describes with input, as far as the tool tells: its name, input,
+// annotations, intent, scopes, MCP server and command line. Callers add
+// who calls it and where.
+func PolicyRequest(spec tool.Spec, input json.RawMessage) *policy.Request {
 	req := &policy.Request{
-		Owner: r.turn.Owner, Agent: r.agent.Name, SessionID: r.turn.SessionID, TurnID: r.turn.ID,
-		ToolName: spec.Name, Input: input, ArgumentsSHA256: s.tc.ArgumentsSHA256,
+		ToolName: spec.Name, Input: input,
 		ReadOnly: spec.Annotations.ReadOnly, Destructive: spec.Annotations.Destructive,
 		Intent: spec.CallIntent(), RequiredScopes: spec.Scopes,
 	}
@@ -67,6 +68,15 @@ func (s *step) request(spec tool.Spec, input json.RawMessage) *policy.Request {
 			_ = json.Unmarshal(fields[spec.CommandField], &req.Command)
 		}
 	}
+	return req
+}
+
+// request builds the policy request for a call of this run.
+func (s *step) request(spec tool.Spec, input json.RawMessage) *policy.Request {
+	r := s.r
+	req := PolicyRequest(spec, input)
+	req.Owner, req.Agent, req.SessionID, req.TurnID = r.turn.Owner, r.agent.Name, r.turn.SessionID, r.turn.ID
+	req.ArgumentsSHA256 = s.tc.ArgumentsSHA256
 	return req
 }
 
