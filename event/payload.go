@@ -398,6 +398,110 @@ type DiagnosticPayload struct {
 	Message string `json:"message"`
 }
 
+// SandboxLimits are the resource limits a sandboxed process ran under.
+// Zero means not limited.
+type SandboxLimits struct {
+	Processes   int   `json:"processes,omitempty"`
+	MemoryBytes int64 `json:"memoryBytes,omitempty"`
+	FileBytes   int64 `json:"fileBytes,omitempty"`
+	CPUSeconds  int64 `json:"cpuSeconds,omitempty"`
+}
+
+// SandboxPayload is the payload of sandbox.applied (the profile a process
+// actually ran under) and sandbox.violation (what the sandbox refused).
+type SandboxPayload struct {
+	// Profile is the profile's name; Mode is read_only, workspace_write
+	// or full_access; Network is none or full.
+	Profile string `json:"profile"`
+	Mode    string `json:"mode"`
+	Network string `json:"network"`
+	// Enforcer is what enforced it: bubblewrap or landlock.
+	Enforcer   string        `json:"enforcer,omitempty"`
+	Cwd        string        `json:"cwd,omitempty"`
+	ReadRoots  []string      `json:"readRoots,omitempty"`
+	WriteRoots []string      `json:"writeRoots,omitempty"`
+	Limits     SandboxLimits `json:"limits"`
+	// ProcessID names the process it applies to, when the tool runs one.
+	ProcessID string `json:"processId,omitempty"`
+	// Violation and Detail say what was refused (sandbox.violation):
+	// write_denied, read_denied, network_denied, process_limit,
+	// memory_limit, file_size_limit, cpu_limit.
+	Violation string `json:"violation,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+	// Escalation names the wider profile offered to rerun the call
+	// (sandbox.violation), if any.
+	Escalation string `json:"escalation,omitempty"`
+}
+
+// ProcessPayload is the payload of process.* events: a process a tool
+// started, its bounded output chunks, input written to it and how it
+// ended.
+type ProcessPayload struct {
+	ProcessID string `json:"processId"`
+	// Command is a safe preview of the command line (process.started).
+	Command string `json:"command,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	Pid     int    `json:"pid,omitempty"`
+	// Stream is stdout or stderr; Data is a redacted chunk of it
+	// (process.output) or of the input written (process.input); Seq
+	// numbers a process's chunks from 1.
+	Stream string `json:"stream,omitempty"`
+	Data   string `json:"data,omitempty"`
+	Seq    int    `json:"seq,omitempty"`
+	// Bytes is the chunk's size, or the total output at the end.
+	Bytes int64 `json:"bytes,omitempty"`
+	// ExitCode and Signal say how it ended (process.completed, failed,
+	// terminated); Reason says why it was terminated: timeout,
+	// inactivity, terminated, run_ended, output_limit.
+	ExitCode   *int   `json:"exitCode,omitempty"`
+	Signal     string `json:"signal,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	DurationMs int64  `json:"durationMs,omitempty"`
+}
+
+// OutputPayload is the payload of output.* events: a tool's output that
+// was spilled to an output ref, truncated or redacted.
+type OutputPayload struct {
+	// Bytes is the output's whole size; StoredBytes what the output ref
+	// holds; InlineBytes what the model sees inline; Limit the limit that
+	// applied.
+	Bytes       int64  `json:"bytes"`
+	StoredBytes int64  `json:"storedBytes,omitempty"`
+	InlineBytes int64  `json:"inlineBytes,omitempty"`
+	Limit       int64  `json:"limit,omitempty"`
+	MediaType   string `json:"mediaType,omitempty"`
+	// Redactions counts the redacted secrets by kind (output.redacted);
+	// never the secrets themselves.
+	Redactions map[string]int `json:"redactions,omitempty"`
+	ProcessID  string         `json:"processId,omitempty"`
+}
+
+// HookPayload is the payload of hook.* events: one run of one hook.
+type HookPayload struct {
+	// Point is the hook point (pre_tool_use, …); Hook the hook's name;
+	// Handler command or http.
+	Point     string `json:"point"`
+	Hook      string `json:"hook"`
+	Handler   string `json:"handler"`
+	ToolName  string `json:"toolName,omitempty"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	// Status is ok, blocked or failed; Decision the permission decision
+	// or block it gave (allow, deny, ask, block), if any.
+	Status     string `json:"status,omitempty"`
+	Decision   string `json:"decision,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	DurationMs int64  `json:"durationMs,omitempty"`
+	// UpdatedInputRef is the blob holding input the hook rewrote;
+	// AddedContext whether it added context for the model.
+	UpdatedInputRef string `json:"updatedInputRef,omitempty"`
+	AddedContext    bool   `json:"addedContext,omitempty"`
+	// FailMode is fail_open or fail_closed; ErrorCategory why it failed
+	// (timeout, exit, invalid_output, transport) (hook.failed).
+	FailMode      string `json:"failMode,omitempty"`
+	ErrorCategory string `json:"errorCategory,omitempty"`
+	Message       string `json:"message,omitempty"`
+}
+
 // RawPayload is a payload agentrt keeps undecoded.
 type RawPayload json.RawMessage
 
@@ -432,6 +536,10 @@ func (*RateLimitPayload) isPayload()      {}
 func (*QuotaPayload) isPayload()          {}
 func (RawPayload) isPayload()             {}
 func (*PolicyChangedPayload) isPayload()  {}
+func (*SandboxPayload) isPayload()        {}
+func (*ProcessPayload) isPayload()        {}
+func (*OutputPayload) isPayload()         {}
+func (*HookPayload) isPayload()           {}
 
 // payloadFor returns a new zero payload for t's family, or nil when agentrt
 // has no typed payload for t.
@@ -482,6 +590,14 @@ func payloadFor(t Type) Payload {
 		return &RateLimitPayload{}
 	case QuotaLow, QuotaBlocked, LimitChanged:
 		return &QuotaPayload{}
+	case SandboxApplied, SandboxViolation:
+		return &SandboxPayload{}
+	case ProcessStarted, ProcessOutput, ProcessInput, ProcessCompleted, ProcessFailed, ProcessTerminated:
+		return &ProcessPayload{}
+	case OutputSpilled, OutputTruncated, OutputRedacted, OutputExpired:
+		return &OutputPayload{}
+	case HookStarted, HookCompleted, HookFailed:
+		return &HookPayload{}
 	}
 	return nil
 }

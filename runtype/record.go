@@ -324,7 +324,8 @@ type Action struct {
 	TaskID     string
 	RunID      string
 	ToolCallID string
-	// Type is tool_permission.
+	// Type is tool_permission, or sandbox_escalation for an offer to rerun
+	// a call the sandbox refused under a wider profile.
 	Type     string
 	ToolName string
 	// InputPreview is a safe preview of the call's input: bounded, with
@@ -344,6 +345,9 @@ type Action struct {
 	ExpiresAt time.Time
 	// Resolution is set once the action is no longer pending.
 	Resolution *ActionResolution
+	// Escalation names the sandbox profile a sandbox_escalation action
+	// offers to rerun the call under.
+	Escalation string
 }
 
 // ActionResolution is how an action was resolved.

@@ -27,9 +27,9 @@ func exerciseEvent(ctx context.Context, t *testing.T, newStore func(*testing.T) 
 				TenantID:           tenantA,
 			},
 			{
-				Type: event.ProcessOutput, EventID: tb.ids.New(runtype.PrefixEvent), Timestamp: tb.now(),
+				Type: event.ArtifactChanged, EventID: tb.ids.New(runtype.PrefixEvent), Timestamp: tb.now(),
 				SchemaVersion: event.SchemaVersion, Sequence: 3, SessionID: s.ID,
-				Payload: event.RawPayload(`{"chunk":"aGVsbG8=","stream":"stdout"}`), TenantID: tenantA,
+				Payload: event.RawPayload(`{"artifactId":"art_1","kind":"file"}`), TenantID: tenantA,
 			},
 		}
 		last, err := tb.store.EventLastCursor(ctx)

@@ -387,6 +387,7 @@ func (tb *testBundle) action(r *runtype.Run) *runtype.Action {
 		Status:     runtype.ActionPending,
 		CreatedAt:  now,
 		ExpiresAt:  now.Add(10 * time.Minute),
+		Escalation: "workspace_write+network",
 	}
 }
 
