@@ -1,0 +1,202 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"regexp"
+	"sync"
+)
+
+// Counts counts redactions by kind ("secret_env", "pattern", or a token
+// shape such as "openai_key", "github_token", "aws_access_key_id",
+// "bearer_token", "private_key", "jwt"). It never holds the secrets.
+type Counts map[string]int
+
+// Total is the sum of the counts.
+func (c Counts) Total() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// Add adds o's counts to c, which must not be nil unless o is empty.
+func (c Counts) Add(o Counts) {
+	for k, v := range o {
+		c[k] += v
+	}
+}
+
+// RedactorConfig says what a Redactor removes.
+type RedactorConfig struct {
+	// Secrets are literal values to remove wherever they occur (the
+	// values of declared secret environment variables). Values shorter
+	// than 4 bytes are ignored.
+	Secrets []string
+	// Patterns are extra regular expressions; each match is removed.
+	// They match within a line (see the package documentation).
+	Patterns []*regexp.Regexp
+	// NoTokenShapes turns off the built-in token shapes (API keys,
+	// bearer tokens, private keys, JWTs, …).
+	NoTokenShapes bool
+}
+
+// Redactor replaces secrets by "[REDACTED:kind]". It is safe for
+// concurrent use.
+type Redactor struct {
+	literals *literalStage // nil without secrets
+	shapes   bool
+	patterns *patternStage // nil without patterns
+}
+
+// NewRedactor returns a Redactor for cfg.
+func NewRedactor(cfg RedactorConfig) *Redactor {
+	r := &Redactor{literals: newLiteralStage(cfg.Secrets), shapes: !cfg.NoTokenShapes}
+	var pats []*regexp.Regexp
+	for _, re := range cfg.Patterns {
+		if re != nil {
+			pats = append(pats, re)
+		}
+	}
+	if len(pats) > 0 {
+		r.patterns = &patternStage{patterns: pats}
+	}
+	return r
+}
+
+// stages returns the passes of one text or stream, in order: secret
+// values, token shapes, patterns.
+func (r *Redactor) stages() []stage {
+	var st []stage
+	if r.literals != nil {
+		st = append(st, r.literals)
+	}
+	if r.shapes {
+		st = append(st, &shapeScanner{})
+	}
+	if r.patterns != nil {
+		st = append(st, r.patterns)
+	}
+	return st
+}
+
+// String returns s with every secret replaced, and what it replaced.
+func (r *Redactor) String(s string) (string, Counts) {
+	c := Counts{}
+	for _, st := range r.stages() {
+		out, tail, end := st.redact(nil, s, true, c)
+		if len(out) == 0 && tail == 0 {
+			continue // nothing replaced
+		}
+		s = string(append(out, s[tail:end]...))
+	}
+	return s, c
+}
+
+// Writer returns a writer that redacts what passes through it into dst.
+// It holds back at most a bounded tail (enough for the longest secret or
+// token shape) to catch secrets split across writes; Close flushes it.
+func (r *Redactor) Writer(dst io.Writer) *RedactWriter {
+	w := &RedactWriter{dst: dst, counts: Counts{}}
+	for _, st := range r.stages() {
+		w.stages = append(w.stages, &streamStage{stage: st})
+	}
+	return w
+}
+
+// RedactWriter is a streaming redactor: what it writes to its
+// destination, over all its writes and Close, is exactly what
+// Redactor.String returns for all it was given. It holds back the
+// undecided tail of what it was given, at most a few KiB plus the longest
+// configured secret plus maxPatternLine with patterns, whatever the size
+// of the stream. It is safe for concurrent use, but concurrent writes
+// interleave in no set order.
+type RedactWriter struct {
+	dst    io.Writer
+	stages []*streamStage
+
+	mu     sync.Mutex
+	counts Counts // guarded by mu
+	err    error  // guarded by mu; sticky
+	closed bool   // guarded by mu
+}
+
+// streamStage is a stage with the tail it held back.
+type streamStage struct {
+	stage
+	pending []byte // the undecided tail
+	out     []byte // scratch for the stage's output
+}
+
+// feed runs the stage on pending+p and returns its output, valid until the
+// next feed.
+func (s *streamStage) feed(p []byte, eof bool, c Counts) []byte {
+	s.pending = append(s.pending, p...)
+	text := string(s.pending)
+	out, tail, end := s.redact(s.out[:0], text, eof, c)
+	out = append(out, text[tail:end]...)
+	s.out = out
+	s.pending = s.pending[:copy(s.pending, s.pending[end:])]
+	return out
+}
+
+// Write redacts p and writes what it can decide to the destination. It
+// returns len(p) unless the destination failed; an error from the
+// destination is returned by every later call too.
+func (w *RedactWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, fmt.Errorf("%w: writing to a closed redacting writer", fs.ErrClosed)
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if err := w.push(p, false); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *RedactWriter) push(p []byte, eof bool) error {
+	for _, s := range w.stages {
+		p = s.feed(p, eof, w.counts)
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	if _, err := w.dst.Write(p); err != nil {
+		w.err = fmt.Errorf("writing redacted output: %w", err)
+		return w.err
+	}
+	return nil
+}
+
+// Close flushes what is held back; it does not close dst. Closing again
+// does nothing.
+func (w *RedactWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
+	err := w.push(nil, true)
+	for _, s := range w.stages {
+		s.pending, s.out = nil, nil
+	}
+	return err
+}
+
+// Counts is what was redacted so far (complete after Close), a copy.
+func (w *RedactWriter) Counts() Counts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.counts)
+}
