@@ -92,7 +92,114 @@ type File struct {
 	// agentrt then allows every tool call. When it is set, every call
 	// goes through the policy kernel it describes.
 	Policy *Policy
+	// Execution is the execution section: how tool calls run, their
+	// output limits and redaction. Zero fields mean the defaults.
+	Execution Execution
+	// Hooks are the hooks section's hooks, in file order; nil when none.
+	Hooks []*Hook
 }
+
+// Execution is the execution section.
+type Execution struct {
+	// MaxParallel bounds the calls of one hop running at once; zero means
+	// the runtime's default (8).
+	MaxParallel int
+	// Output holds the global output limits.
+	Output OutputLimits
+	// SecretEnv names daemon environment variables whose values are
+	// secrets: they are redacted from every tool output.
+	SecretEnv []string
+	// RedactPatterns are extra regular expressions (RE2 syntax) whose
+	// matches are redacted from every tool output. Validated here.
+	RedactPatterns []string
+	// NoTokenShapes turns off the built-in redaction of common token
+	// shapes (API keys, bearer tokens, private keys, JWTs).
+	NoTokenShapes bool
+	// EnvAllow names daemon environment variables passed to processes the
+	// shell and exec tools start.
+	EnvAllow []string
+}
+
+// OutputLimits bound a tool's output. Zero means the default.
+type OutputLimits struct {
+	// InlineBytes is the most output shown inline; more is spilled to the
+	// output store with a head/tail preview.
+	InlineBytes int
+	// MaxBytes is the most output stored; the rest is dropped.
+	MaxBytes int64
+}
+
+// Sandbox is an agent's sandbox profile.
+type Sandbox struct {
+	// Mode is one of SandboxModes; Network is none or full.
+	Mode    string
+	Network string
+	// ReadRoots and WriteRoots are absolute paths (relative ones in the
+	// file resolve against File.Dir).
+	ReadRoots  []string
+	WriteRoots []string
+	// Limits; zero means the default, -1 unlimited.
+	Processes   int
+	MemoryBytes int64
+	FileBytes   int64
+	CPUSeconds  int64
+}
+
+// Sandbox modes.
+const (
+	SandboxReadOnly       = "read_only"
+	SandboxWorkspaceWrite = "workspace_write"
+	SandboxFullAccess     = "full_access"
+)
+
+// SandboxModes lists the sandbox modes.
+var SandboxModes = []string{SandboxReadOnly, SandboxWorkspaceWrite, SandboxFullAccess}
+
+// Sandbox networks.
+const (
+	SandboxNetworkNone = "none"
+	SandboxNetworkFull = "full"
+)
+
+// SandboxNetworks lists the sandbox networks.
+var SandboxNetworks = []string{SandboxNetworkNone, SandboxNetworkFull}
+
+// Hook is one entry of the hooks section.
+type Hook struct {
+	// Name is the hook's name (default: point and index).
+	Name string
+	// Point is one of HookPoints.
+	Point string
+	// Matcher is a regular expression on the tool name (tool points only).
+	Matcher string
+	// Command is run with /bin/sh -c; URL receives a POST. Exactly one is
+	// set.
+	Command string
+	URL     string
+	Headers map[string]string
+	Env     map[string]string
+	// Timeout bounds one run; zero means the default (60 s).
+	Timeout time.Duration
+	// FailMode is fail_open or fail_closed; empty means the point's
+	// default.
+	FailMode string
+}
+
+// HookPoints lists the hook points.
+var HookPoints = []string{"session_start", "user_prompt_submit", "pre_tool_use", "permission_request", "post_tool_use",
+	"post_tool_failure", "pre_compact", "stop", "subagent_start", "subagent_stop"}
+
+// Hook fail modes.
+const (
+	HookFailOpen   = "fail_open"
+	HookFailClosed = "fail_closed"
+)
+
+// HookFailModes lists the hook fail modes.
+var HookFailModes = []string{HookFailOpen, HookFailClosed}
+
+// MaxHookTimeout bounds a hook's timeout.
+const MaxHookTimeout = 10 * time.Minute
 
 // Budgets are the default limits on what model calls may use. Zero
 // maxima mean no limit.
@@ -152,6 +259,9 @@ type Agent struct {
 	// set only when the file has a policy section.
 	Scopes           []string
 	ScopesRestricted bool
+	// Sandbox is the profile the agent's processes run under: the file's
+	// sandbox key, or workspace_write with network none.
+	Sandbox Sandbox
 }
 
 // Model is one model an agent may use: a provider kind, the model's name
@@ -243,6 +353,11 @@ type Tool struct {
 	// shell command line; policy command matchers look at it. Empty for
 	// tools that run no command line.
 	CommandField string
+	// Concurrency is parallel, exclusive or a resource key template
+	// ("file:{path}"); empty derives it from the annotations.
+	Concurrency string
+	// Output overrides the global output limits for this tool.
+	Output OutputLimits
 }
 
 // Annotations are hints about a tool's effects, as in MCP tool annotations.

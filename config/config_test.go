@@ -42,6 +42,7 @@ func TestLoadExample(t *testing.T) {
 				RequireCompletion: true,
 				MaxToolHops:       8,
 				Workspace:         filepath.Join(dir, "workspace"),
+				Sandbox:           Sandbox{Mode: SandboxWorkspaceWrite, Network: SandboxNetworkNone},
 			},
 			"triage": {
 				Name:         "triage",
@@ -49,6 +50,7 @@ func TestLoadExample(t *testing.T) {
 				Models:       []*Model{replayModel(filepath.Join(dir, "support.replay.yaml"), "triage-v1")},
 				Profile:      Profile{Kind: "triage", Prefer: "order", Fallback: true},
 				MaxToolHops:  8,
+				Sandbox:      Sandbox{Mode: SandboxWorkspaceWrite, Network: SandboxNetworkNone},
 			},
 		},
 		Tools: map[string]*Tool{
@@ -79,6 +81,92 @@ func TestLoadExample(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"support", "triage"}, f.AgentNames()); diff != "" {
 		t.Errorf("AgentNames mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadExecutionExample checks testdata/execution.yaml, which uses
+// every key of the execution and hooks sections, agents' sandboxes and
+// tools' concurrency and output.
+func TestLoadExecutionExample(t *testing.T) {
+	t.Parallel()
+
+	f, err := Load("testdata/execution.yaml", Options{Builtins: builtins})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantExecution := Execution{
+		MaxParallel:    4,
+		Output:         OutputLimits{InlineBytes: 32768, MaxBytes: 1 << 30},
+		SecretEnv:      []string{"GITHUB_TOKEN", "STRIPE_KEY"},
+		RedactPatterns: []string{"acct-[0-9]{8}"},
+		NoTokenShapes:  true,
+		EnvAllow:       []string{"GOPATH", "NODE_ENV"},
+	}
+	if diff := cmp.Diff(wantExecution, f.Execution); diff != "" {
+		t.Errorf("Execution mismatch (-want +got):\n%s", diff)
+	}
+	wantSandboxes := map[string]Sandbox{
+		"coder": {
+			Mode:        SandboxWorkspaceWrite,
+			Network:     SandboxNetworkFull,
+			ReadRoots:   []string{"/opt/data", filepath.Join(dir, "refs")},
+			WriteRoots:  []string{filepath.Join(dir, "scratch")},
+			Processes:   64,
+			MemoryBytes: 2 << 30,
+			FileBytes:   -1,
+			CPUSeconds:  120,
+		},
+		"reviewer": {Mode: SandboxReadOnly, Network: SandboxNetworkNone},
+		"operator": {Mode: SandboxFullAccess, Network: SandboxNetworkFull},
+	}
+	gotSandboxes := map[string]Sandbox{}
+	for name, a := range f.Agents {
+		gotSandboxes[name] = a.Sandbox
+	}
+	if diff := cmp.Diff(wantSandboxes, gotSandboxes); diff != "" {
+		t.Errorf("sandboxes mismatch (-want +got):\n%s", diff)
+	}
+	type execution struct {
+		Concurrency string
+		Output      OutputLimits
+	}
+	wantTools := map[string]execution{
+		"shell": {Concurrency: "exclusive", Output: OutputLimits{InlineBytes: 4096, MaxBytes: 10 << 20}},
+		"edit":  {Concurrency: "file:{path}"},
+	}
+	gotTools := map[string]execution{}
+	for name, tl := range f.Tools {
+		gotTools[name] = execution{tl.Concurrency, tl.Output}
+	}
+	if diff := cmp.Diff(wantTools, gotTools); diff != "" {
+		t.Errorf("tools mismatch (-want +got):\n%s", diff)
+	}
+	wantHooks := []*Hook{
+		{
+			Name:     "guard-rm",
+			Point:    "pre_tool_use",
+			Matcher:  "shell|exec",
+			Command:  filepath.Join(dir, "hooks", "guard.sh") + " --strict",
+			Env:      map[string]string{"LEVEL": "strict"},
+			Timeout:  10 * time.Second,
+			FailMode: HookFailClosed,
+		},
+		{
+			Name:     "post_tool_use-1",
+			Point:    "post_tool_use",
+			URL:      "https://hooks.example.com/post",
+			Headers:  map[string]string{"Authorization": "Bearer $HOOK_TOKEN"},
+			Env:      map[string]string{"HOOK_TOKEN": "t0ken"},
+			FailMode: HookFailOpen,
+		},
+		{Name: "session_start-2", Point: "session_start", Command: "echo '{}'"},
+	}
+	if diff := cmp.Diff(wantHooks, f.Hooks); diff != "" {
+		t.Errorf("Hooks mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -144,6 +232,7 @@ func TestParseDefaults(t *testing.T) {
 				Models:      []*Model{replayModel(filepath.Join(dir, "support.replay.yaml"), "")},
 				Profile:     Profile{Kind: "a", Prefer: "order", Fallback: true},
 				MaxToolHops: DefaultMaxToolHops,
+				Sandbox:     Sandbox{Mode: SandboxWorkspaceWrite, Network: SandboxNetworkNone},
 			},
 		},
 		Tools:   map[string]*Tool{},
@@ -172,7 +261,8 @@ func TestParsePaths(t *testing.T) {
 		"tools:\n" +
 		"  local: {input_schema: {type: object}, command: [../tools/run.sh, ./x]}\n" +
 		"  absolute: {input_schema: {type: object}, command: [" + dir + "/tools/../tools/run.sh]}\n" +
-		"  bare: {input_schema: {type: object}, command: [jq, -r, .]}\n"
+		"  bare: {input_schema: {type: object}, command: [jq, -r, .]}\n" +
+		"hooks:\n  - {point: stop, command: ../tools/run.sh --x ../y}\n"
 	f, err := Parse("agentrt.yaml", []byte(src), sub, Options{})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -180,6 +270,7 @@ func TestParsePaths(t *testing.T) {
 	type paths struct {
 		DataDir, Script, Workspace string
 		Local, Absolute, Bare      []string
+		Hook                       string
 	}
 	got := paths{
 		DataDir:   f.DataDir,
@@ -188,6 +279,7 @@ func TestParsePaths(t *testing.T) {
 		Local:     f.Tools["local"].Command,
 		Absolute:  f.Tools["absolute"].Command,
 		Bare:      f.Tools["bare"].Command,
+		Hook:      f.Hooks[0].Command,
 	}
 	want := paths{
 		DataDir:   filepath.Join(dir, "state", "db"),
@@ -196,6 +288,7 @@ func TestParsePaths(t *testing.T) {
 		Local:     []string{filepath.Join(dir, "tools", "run.sh"), "./x"},
 		Absolute:  []string{filepath.Join(dir, "tools", "run.sh")},
 		Bare:      []string{"jq", "-r", "."},
+		Hook:      filepath.Join(dir, "tools", "run.sh") + " --x ../y",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paths mismatch (-want +got):\n%s", diff)
@@ -296,6 +389,126 @@ func TestParseValues(t *testing.T) {
 			want: 0,
 		},
 		{
+			name: "NullExecutionSandboxAndHooks",
+			yaml: agent + "    sandbox:\nexecution:\n  max_parallel:\n  output:\n  redact:\n  process:\nhooks:\n",
+			get:  func(f *File) any { return []any{f.Agents["a"].Sandbox, f.Execution, f.Hooks} },
+			want: []any{Sandbox{Mode: SandboxWorkspaceWrite, Network: SandboxNetworkNone}, Execution{}, []*Hook(nil)},
+		},
+		{
+			name: "EmptyHooksList",
+			yaml: agent + "hooks: []\nexecution: {}\n",
+			get:  func(f *File) any { return []any{f.Hooks, f.Execution} },
+			want: []any{[]*Hook(nil), Execution{}},
+		},
+		{
+			name: "SandboxNetworkDefaults",
+			yaml: "agents:\n" +
+				"  a: {model: {provider: replay, script: support.replay.yaml}, sandbox: {mode: full_access}}\n" +
+				"  b: {model: {provider: replay, script: support.replay.yaml}, sandbox: {mode: full_access, network: none}}\n" +
+				"  c: {model: {provider: replay, script: support.replay.yaml}, sandbox: {mode: read_only, network: full}}\n" +
+				"  d: {model: {provider: replay, script: support.replay.yaml}, sandbox: workspace_write}\n",
+			get: func(f *File) any {
+				var out []string
+				for _, name := range f.AgentNames() {
+					out = append(out, f.Agents[name].Sandbox.Mode+"/"+f.Agents[name].Sandbox.Network)
+				}
+				return out
+			},
+			want: []string{"full_access/full", "full_access/none", "read_only/full", "workspace_write/none"},
+		},
+		{
+			name: "SandboxRootsAndZeroLimits",
+			yaml: agent + "    sandbox:\n      mode: full_access\n      read_roots: [/opt/./data/, refs, /opt/data]\n" +
+				"      write_roots: [../out]\n      limits: {processes: 0, memory_bytes: -1}\n",
+			get: func(f *File) any {
+				s := f.Agents["a"].Sandbox
+				return []any{s.ReadRoots, s.WriteRoots, s.Processes, s.MemoryBytes}
+			},
+			want: []any{[]string{"/opt/data", "$DIR/refs"}, []string{"$PARENT/out"}, 0, int64(-1)},
+		},
+		{
+			name: "TokenShapesTrue",
+			yaml: agent + "execution: {redact: {token_shapes: true}, max_parallel: 256}\n",
+			get:  func(f *File) any { return []any{f.Execution.NoTokenShapes, f.Execution.MaxParallel} },
+			want: []any{false, 256},
+		},
+		{
+			name: "OutputLimitsAlone",
+			yaml: agent + "execution: {output: {max_bytes: 256}}\n" +
+				"tools:\n  t: {command: [jq], input_schema: {type: object}, output: {inline_bytes: 16777216}}\n",
+			get:  func(f *File) any { return []any{f.Execution.Output, f.Tools["t"].Output} },
+			want: []any{OutputLimits{MaxBytes: 256}, OutputLimits{InlineBytes: 16 << 20}},
+		},
+		{
+			name: "ConcurrencyKeys",
+			yaml: agent + "tools:\n" +
+				"  a: {command: [jq], input_schema: {type: object}, concurrency: parallel}\n" +
+				"  b: {command: [jq], input_schema: {type: object}, concurrency: \"db:{any}\"}\n" +
+				"  c: {command: [jq], input_schema: {type: object, properties: {x: {}, y: {}}}, concurrency: \"{x}/{y}\"}\n" +
+				"  d: {command: [jq], input_schema: {type: object}, concurrency: deploy-lock}\n" +
+				"  e: {command: [jq], input_schema: {type: object}, concurrency:}\n",
+			get: func(f *File) any {
+				return []string{f.Tools["a"].Concurrency, f.Tools["b"].Concurrency, f.Tools["c"].Concurrency,
+					f.Tools["d"].Concurrency, f.Tools["e"].Concurrency}
+			},
+			want: []string{"parallel", "db:{any}", "{x}/{y}", "deploy-lock", ""},
+		},
+		{
+			name: "ClaudeCodeHookEvents",
+			yaml: agent + "hooks:\n" +
+				"  - {point: SessionStart, command: \"true\"}\n" +
+				"  - {point: UserPromptSubmit, command: \"true\"}\n" +
+				"  - {point: PreToolUse, matcher: Bash, command: \"true\"}\n" +
+				"  - {point: PermissionRequest, command: \"true\"}\n" +
+				"  - {point: PostToolUse, command: \"true\"}\n" +
+				"  - {point: PostToolUseFailure, command: \"true\"}\n" +
+				"  - {point: PreCompact, command: \"true\"}\n" +
+				"  - {point: Stop, matcher: \"*\", command: \"true\"}\n" +
+				"  - {point: SubagentStart, command: \"true\"}\n" +
+				"  - {point: SubagentStop, command: \"true\"}\n",
+			get: func(f *File) any {
+				var points []string
+				for _, h := range f.Hooks {
+					points = append(points, h.Point)
+				}
+				return points
+			},
+			want: HookPoints,
+		},
+		{
+			name: "HookCommands",
+			yaml: agent + "hooks:\n" +
+				"  - {point: stop, command: ./tools/run.sh}\n" +
+				"  - {point: stop, command: \"  ./tools/../tools/run.sh  --a 'b c'\"}\n" +
+				"  - {point: stop, command: \"./tools/run.sh;./nope.sh\"}\n" +
+				"  - {point: stop, command: \"'./nope.sh' x\"}\n" +
+				"  - {point: stop, command: \"$HOME/bin/hook ./rel\"}\n" +
+				"  - {point: stop, command: \"/usr/bin/env true\"}\n" +
+				"  - {point: stop, command: \"jq -n '{}'\"}\n",
+			get: func(f *File) any {
+				var cmds []string
+				for _, h := range f.Hooks {
+					cmds = append(cmds, h.Command)
+				}
+				return cmds
+			},
+			want: []string{
+				"$DIR/tools/run.sh",
+				"  $DIR/tools/run.sh  --a 'b c'",
+				"./tools/run.sh;./nope.sh",
+				"'./nope.sh' x",
+				"$HOME/bin/hook ./rel",
+				"/usr/bin/env true",
+				"jq -n '{}'",
+			},
+		},
+		{
+			name: "HookDefaults",
+			yaml: agent + "hooks:\n  - {point: pre_tool_use, url: \"http://127.0.0.1:9000/h\", timeout: 10m}\n",
+			get:  func(f *File) any { return f.Hooks },
+			want: []*Hook{{Name: "pre_tool_use-0", Point: "pre_tool_use", URL: "http://127.0.0.1:9000/h", Timeout: 10 * time.Minute}},
+		},
+		{
 			name: "ModelNameForReplay",
 			yaml: "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml, model: gpt-test}\n",
 			get:  func(f *File) any { return f.Agents["a"].Models[0].Name },
@@ -305,15 +518,43 @@ func TestParseValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f, err := Parse("agentrt.yaml", []byte(tt.yaml), fixture(t), Options{Builtins: builtins})
+			dir := fixture(t)
+			f, err := Parse("agentrt.yaml", []byte(tt.yaml), dir, Options{Builtins: builtins})
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, tt.get(f)); diff != "" {
+			// Paths in want name the fixture as $DIR and its parent as
+			// $PARENT.
+			want := withDirs(tt.want, dir)
+			if diff := cmp.Diff(want, tt.get(f)); diff != "" {
 				t.Errorf("mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// withDirs replaces $DIR and $PARENT in the strings of v, a value of
+// TestParseValues' want, with dir and its parent.
+func withDirs(v any, dir string) any {
+	r := strings.NewReplacer("$DIR", dir, "$PARENT", filepath.Dir(dir))
+	switch v := v.(type) {
+	case []string:
+		if v == nil {
+			return v
+		}
+		out := make([]string, len(v))
+		for i, s := range v {
+			out[i] = r.Replace(s)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withDirs(x, dir)
+		}
+		return out
+	}
+	return v
 }
 
 func TestParseInputSchemaJSON(t *testing.T) {
@@ -455,4 +696,24 @@ func mergeLadder(n int) string {
 // replayModel is an inline replay model as Parse builds it.
 func replayModel(script, name string) *Model {
 	return &Model{Key: InlineModel, Provider: ProviderReplay, Script: script, Name: name, Capabilities: []string{"tools"}}
+}
+
+// TestParseHookCommandQuoted checks that a hook command's first word,
+// resolved against a folder whose name the shell would split, is quoted.
+func TestParseHookCommandQuoted(t *testing.T) {
+	t.Parallel()
+
+	dir := filepath.Join(t.TempDir(), "my 'hooks' dir")
+	writeFile(t, filepath.Join(dir, "guard.sh"), "#!/bin/sh\n", 0o755)
+	writeFile(t, filepath.Join(dir, "support.replay.yaml"), "model: m\nresponses: []\n", 0o644)
+	src := "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n" +
+		"hooks:\n  - {point: stop, command: ./guard.sh --x}\n"
+	f, err := Parse("agentrt.yaml", []byte(src), dir, Options{})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := "'" + strings.ReplaceAll(filepath.Join(dir, "guard.sh"), "'", `'\''`) + "' --x"
+	if diff := cmp.Diff(want, f.Hooks[0].Command); diff != "" {
+		t.Errorf("Command mismatch (-want +got):\n%s", diff)
+	}
 }

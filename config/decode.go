@@ -15,10 +15,10 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy"}
+	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks"}
 	serverKeys     = []string{"listen"}
-	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes"}
-	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field"}
+	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox"}
+	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
 	annotationKeys = []string{"read_only", "destructive", "idempotent"}
 )
 
@@ -148,6 +148,10 @@ func (d *decoder) decode(data []byte) *File {
 		case "policy":
 			policy = &e
 			f.Policy = d.policy(e)
+		case "execution":
+			d.execution(e, &f.Execution)
+		case "hooks":
+			f.Hooks = d.hooks(e)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)
@@ -242,7 +246,7 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 	if !namePattern.MatchString(name) {
 		d.errorAt(ae.KeyPos, "invalid agent name %q: use 1 to 64 letters, digits, '_' or '-'", name)
 	}
-	a := &Agent{Name: name, MaxToolHops: DefaultMaxToolHops, Profile: Profile{Kind: name, Prefer: "order", Fallback: true}}
+	a := &Agent{Name: name, MaxToolHops: DefaultMaxToolHops, Profile: Profile{Kind: name, Prefer: "order", Fallback: true}, Sandbox: defaultSandbox()}
 	m, st := d.mapping(ae, where)
 	if st == valBad {
 		return a
@@ -300,6 +304,8 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 				a.Scopes, a.ScopesRestricted = scopes, true
 				d.needPolicy(f.KeyPos, "agents."+name+".scopes")
 			}
+		case "sandbox":
+			a.Sandbox = d.sandbox(f, where)
 		default:
 			d.unknownKey(f, where, agentKeys)
 		}
@@ -353,7 +359,7 @@ func (d *decoder) tool(te yamlpos.Field) *Tool {
 		return t
 	}
 	commandSt, schemaSt := valNull, valNull
-	var commandField *yamlpos.Value
+	var commandField, concurrency *yamlpos.Value
 	for _, f := range m.Fields() {
 		label := f.Key + " in " + where
 		switch f.Key {
@@ -391,6 +397,12 @@ func (d *decoder) tool(te yamlpos.Field) *Tool {
 			if s, st := d.str(f, label); st == valOK {
 				t.CommandField, commandField = s, f.Value()
 			}
+		case "concurrency":
+			if s, st := d.concurrency(f, label); st == valOK {
+				t.Concurrency, concurrency = s, f.Value()
+			}
+		case "output":
+			t.Output = d.outputLimits(f, "output of "+where, func(k string) string { return "output." + k + " in " + where })
 		default:
 			d.unknownKey(f, where, toolKeys)
 		}
@@ -403,6 +415,9 @@ func (d *decoder) tool(te yamlpos.Field) *Tool {
 	}
 	if commandField != nil && schemaSt == valOK {
 		d.checkCommandField(t, commandField.Pos, where)
+	}
+	if concurrency != nil && schemaSt == valOK {
+		d.checkConcurrency(t, concurrency.Pos, where)
 	}
 	return t
 }

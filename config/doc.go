@@ -32,12 +32,30 @@
 // # Paths
 //
 // Relative paths resolve against the folder holding the file and come out
-// absolute and cleaned: data_dir, an agent's workspace and model.script,
-// policy.rules, and a tool's or checker's command[0] when it contains a
-// path separator. A bare command
+// absolute and cleaned: data_dir, an agent's workspace, model.script and
+// sandbox roots, policy.rules, and a tool's or checker's command[0] when
+// it contains a path separator. A bare command
 // name such as "jq" is kept as written and looked up in PATH when the tool
-// runs. Parse checks that the files and directories named exist, and that
-// command files are executable.
+// runs. A hook's command is a shell command line: only its first word is
+// resolved, when it is a path starting with ./ or ../. Parse checks that
+// the files and directories named exist (sandbox roots need not), and
+// that command files are executable.
+//
+// # Execution and hooks
+//
+// The execution section bounds how many calls of a hop run at once, how
+// much of a tool's output is shown inline and stored, and what is
+// redacted from it; agents may set a sandbox profile and tools a
+// concurrency class and output limits. The hooks section lists commands
+// and URLs run at fixed points of a run (pre_tool_use, stop, …; Claude
+// Code's event names are accepted too):
+//
+//	execution:
+//	  max_parallel: 8
+//	  output: {inline_bytes: 32768, max_bytes: 1073741824}
+//	  redact: {secret_env: [GITHUB_TOKEN], patterns: ['acct-[0-9]{8}']}
+//	hooks:
+//	  - {point: pre_tool_use, matcher: shell, command: ./hooks/guard.sh}
 //
 // # Policy
 //

@@ -454,6 +454,209 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 
+		// Execution.
+		{
+			name: "ExecutionUnknownKeys",
+			yaml: okAgent + "execution:\n  max_paralel: 4\n  output: {inline: 1}\n" +
+				"  redact: {secrets: [A]}\n  process: {env: [A]}\n",
+			want: []string{
+				`agentrt.yaml:5:3: unknown key "max_paralel" in execution; did you mean max_parallel?`,
+				`agentrt.yaml:6:12: unknown key "inline" in execution.output; did you mean inline_bytes?`,
+				`agentrt.yaml:7:12: unknown key "secrets" in execution.redact`,
+				`agentrt.yaml:8:13: unknown key "env" in execution.process; did you mean env_allow?`,
+			},
+		},
+		{
+			name: "ExecutionMaxParallel",
+			yaml: okAgent + "execution: {max_parallel: 0}\n",
+			want: []string{
+				`agentrt.yaml:4:27: execution.max_parallel must be between 1 and 256, got 0`,
+			},
+		},
+		{
+			name: "OutputLimits",
+			yaml: okAgent + "execution:\n  output: {inline_bytes: 100, max_bytes: 32KiB}\n" +
+				"tools:\n  t:\n    command: [jq]\n    input_schema: {type: object}\n" +
+				"    output: {inline_bytes: 4096, max_bytes: 1024, max: 1}\n",
+			want: []string{
+				`agentrt.yaml:5:26: execution.output.inline_bytes must be between 256 and 16777216, got 100`,
+				`agentrt.yaml:5:42: execution.output.max_bytes must be an integer, got string "32KiB"`,
+				`agentrt.yaml:10:45: output.max_bytes in tool "t" must be at least inline_bytes (4096), got 1024`,
+				`agentrt.yaml:10:51: unknown key "max" in output of tool "t"; did you mean max_bytes?`,
+			},
+		},
+		{
+			name: "RedactAndProcess",
+			yaml: okAgent + "execution:\n  redact:\n" +
+				"    secret_env: [GITHUB_TOKEN, 1BAD, GITHUB_TOKEN]\n" +
+				"    patterns: ['acct-[0-9', '', {a: b}]\n" +
+				"    token_shapes: off\n" +
+				"  process: {env_allow: [A-B]}\n",
+			want: []string{
+				`agentrt.yaml:6:32: invalid variable name "1BAD" in execution.redact.secret_env: use letters, digits and '_', not starting with a digit`,
+				`agentrt.yaml:6:38: variable "GITHUB_TOKEN" is listed twice in execution.redact.secret_env`,
+				"agentrt.yaml:7:16: pattern \"acct-[0-9\" in execution.redact.patterns is not a valid regular expression: missing closing ]: `[0-9`",
+				`agentrt.yaml:7:29: execution.redact.patterns must not list an empty pattern (it would match everywhere)`,
+				`agentrt.yaml:7:33: execution.redact.patterns must list regular expressions, got a mapping`,
+				`agentrt.yaml:8:19: execution.redact.token_shapes must be true or false, got string "off"`,
+				`agentrt.yaml:9:25: invalid variable name "A-B" in execution.process.env_allow: use letters, digits and '_', not starting with a digit`,
+			},
+		},
+
+		// Sandboxes.
+		{
+			name: "SandboxUnknownKeys",
+			yaml: okAgent + "    sandbox:\n      mode: read_only\n      netwrk: none\n      limits: {procs: 1}\n",
+			want: []string{
+				`agentrt.yaml:6:7: unknown key "netwrk" in sandbox of agent "a"; did you mean network?`,
+				`agentrt.yaml:7:16: unknown key "procs" in sandbox.limits of agent "a"`,
+			},
+		},
+		{
+			name: "SandboxBadModes",
+			yaml: okAgent + "    sandbox: readonly\n" +
+				"  b: {model: {provider: replay, script: support.replay.yaml}, sandbox: {mode: yolo}}\n" +
+				"  c: {model: {provider: replay, script: support.replay.yaml}, sandbox: {network: full}}\n" +
+				"  d: {model: {provider: replay, script: support.replay.yaml}, sandbox: [read_only]}\n",
+			want: []string{
+				`agentrt.yaml:4:14: sandbox in agent "a" must be one of read_only, workspace_write, full_access, got "readonly"; did you mean read_only?`,
+				`agentrt.yaml:5:79: sandbox.mode in agent "b" must be one of read_only, workspace_write, full_access, got "yolo"`,
+				`agentrt.yaml:6:63: mode is required in sandbox of agent "c" (one of read_only, workspace_write, full_access)`,
+				`agentrt.yaml:7:72: sandbox in agent "d" must be a mode (read_only, workspace_write, full_access) or a mapping, got a list`,
+			},
+		},
+		{
+			name: "SandboxWriteRootsNeedWriteMode",
+			yaml: okAgent + "    sandbox:\n      mode: read_only\n      write_roots: [./scratch]\n",
+			want: []string{
+				`agentrt.yaml:6:7: write_roots in sandbox of agent "a" need mode workspace_write or full_access, not read_only`,
+			},
+		},
+		{
+			name: "SandboxBadNetworkAndRoots",
+			yaml: okAgent + "    sandbox:\n      mode: workspace_write\n      network: host\n" +
+				"      read_roots: [\"\", ~/data, [x]]\n      write_roots: /tmp\n",
+			want: []string{
+				`agentrt.yaml:6:16: sandbox.network in agent "a" must be one of none, full, got "host"`,
+				`agentrt.yaml:7:20: sandbox.read_roots in agent "a" must not list an empty path`,
+				`agentrt.yaml:7:24: path "~/data" in sandbox.read_roots in agent "a" starts with ~, which is not expanded; write an absolute path`,
+				`agentrt.yaml:7:32: sandbox.read_roots in agent "a" must list paths, got a list`,
+				`agentrt.yaml:8:20: sandbox.write_roots in agent "a" must be a list of paths, got string "/tmp"`,
+			},
+		},
+		{
+			name: "SandboxLimits",
+			yaml: okAgent + "    sandbox:\n      mode: workspace_write\n" +
+				"      limits: {processes: -2, memory_bytes: -5, file_bytes: -1, cpu_seconds: 1.5, processes_x: 1}\n",
+			want: []string{
+				`agentrt.yaml:6:27: sandbox.limits.processes in agent "a" must be between 0 and 2147483647, or -1 for no limit, got -2`,
+				`agentrt.yaml:6:45: sandbox.limits.memory_bytes in agent "a" must be between 0 and 4611686018427387904, or -1 for no limit, got -5`,
+				`agentrt.yaml:6:78: sandbox.limits.cpu_seconds in agent "a" must be an integer, got number 1.5`,
+				`agentrt.yaml:6:83: unknown key "processes_x" in sandbox.limits of agent "a"; did you mean processes?`,
+			},
+		},
+
+		// Tool concurrency.
+		{
+			name: "ConcurrencyTemplates",
+			yaml: okAgent + "tools:\n" +
+				"  a: {command: [jq], input_schema: {type: object, properties: {path: {}}}, concurrency: \"file:{pth}\"}\n" +
+				"  b: {command: [jq], input_schema: {type: object}, concurrency: \"file:{path\"}\n" +
+				"  c: {command: [jq], input_schema: {type: object}, concurrency: \"file:{a{b}}\"}\n" +
+				"  d: {command: [jq], input_schema: {type: object}, concurrency: \"by path\"}\n" +
+				"  e: {command: [jq], input_schema: {type: object}, concurrency: \"\"}\n" +
+				"  f: {command: [jq], input_schema: {type: object}, concurrency: \"x}{\"}\n" +
+				"  g: {command: [jq], input_schema: {type: object}, concurrency: \"f:{}\"}\n",
+			want: []string{
+				`agentrt.yaml:5:89: concurrency in tool "a" names {pth}, which is not a property of its input_schema; did you mean path?`,
+				`agentrt.yaml:6:65: concurrency in tool "b": resource key "file:{path" has a '{' without a '}' at offset 5`,
+				`agentrt.yaml:7:65: concurrency in tool "c": resource key "file:{a{b}}" nests braces at offset 7`,
+				`agentrt.yaml:8:65: concurrency in tool "d" must be parallel, exclusive or a resource key without spaces or control characters, got "by path"`,
+				`agentrt.yaml:9:65: concurrency in tool "e" must not be empty: use parallel, exclusive or a resource key such as file:{path}`,
+				`agentrt.yaml:10:65: concurrency in tool "f": resource key "x}{" has a '}' without a '{' at offset 1`,
+				`agentrt.yaml:11:65: concurrency in tool "g": resource key "f:{}" has empty braces {}; name an input property, as in file:{path}`,
+			},
+		},
+
+		// Hooks.
+		{
+			name: "HooksKeyedByEvent",
+			yaml: okAgent + "hooks:\n  PreToolUse:\n    - matcher: Bash\n",
+			want: []string{
+				`agentrt.yaml:4:1: hooks must be a list of hooks, each with point and command or url, got a mapping ` +
+					`(hooks keyed by event, as Claude Code writes them, are not read: write one list item per hook, ` +
+					`such as - {point: PreToolUse, matcher: Bash, command: ./hooks/guard.sh})`,
+			},
+		},
+		{
+			name: "HookShapes",
+			yaml: okAgent + "hooks:\n  - ./tools/run.sh\n  - {command: ./tools/run.sh}\n" +
+				"  - {point: pre_tool, command: ./tools/run.sh, type: command}\n",
+			want: []string{
+				`agentrt.yaml:5:5: hooks[0] must be a mapping with point and command or url, got string "./tools/run.sh"`,
+				`agentrt.yaml:6:5: point is required in hooks[1] (one of session_start, user_prompt_submit, pre_tool_use, permission_request, post_tool_use, post_tool_failure, pre_compact, stop, subagent_start, subagent_stop)`,
+				`agentrt.yaml:7:13: point in hooks[2] must be one of session_start, user_prompt_submit, pre_tool_use, permission_request, post_tool_use, post_tool_failure, pre_compact, stop, subagent_start, subagent_stop (or the Claude Code event name, such as PreToolUse), got "pre_tool"; did you mean pre_tool_use?`,
+				`agentrt.yaml:7:48: unknown key "type" in hooks[2]`,
+			},
+		},
+		{
+			name: "HookMatchers",
+			yaml: okAgent + "hooks:\n" +
+				"  - {point: pre_tool_use, matcher: \"shell|(exec\", command: ./tools/run.sh}\n" +
+				"  - {point: session_start, matcher: startup, command: ./tools/run.sh}\n" +
+				"  - {point: Stop, matcher: \"*\", command: ./tools/run.sh}\n",
+			want: []string{
+				"agentrt.yaml:5:36: matcher in hooks[0] is not a valid regular expression: missing closing ): `shell|(exec`",
+				`agentrt.yaml:6:37: matcher in hooks[1] applies only at the tool points (pre_tool_use, permission_request, post_tool_use, post_tool_failure), not at session_start`,
+			},
+		},
+		{
+			name: "HookCommandOrURL",
+			yaml: okAgent + "hooks:\n" +
+				"  - {point: stop, command: ./tools/run.sh, url: https://example.com/h}\n" +
+				"  - {point: stop, name: idle}\n" +
+				"  - {point: stop, url: ftp://example.com/h}\n" +
+				"  - {point: stop, command: ./tools/run.sh, headers: {X-A: b}}\n" +
+				"  - {point: stop, command: ./tools/missing.sh}\n" +
+				"  - {point: stop, command: \"  \"}\n" +
+				"  - {point: stop, url: \"https://example.com/h\", headers: {\"Bad Name\": x}}\n",
+			want: []string{
+				`agentrt.yaml:5:44: hooks[0] has both command and url; set one`,
+				`agentrt.yaml:6:5: command or url is required in hooks[1]`,
+				`agentrt.yaml:7:24: url in hooks[2] must be an http or https URL such as https://hooks.example.com/pre, got "ftp://example.com/h"`,
+				`agentrt.yaml:8:44: headers in hooks[3] apply to url hooks only, and this hook has a command`,
+				`agentrt.yaml:9:28: command "./tools/missing.sh" in hooks[4] does not exist (resolved to $DIR/tools/missing.sh)`,
+				`agentrt.yaml:10:28: command in hooks[5] must not be empty`,
+				`agentrt.yaml:11:59: header name "Bad Name" in hooks[6] is not a valid HTTP header name`,
+			},
+		},
+		{
+			name: "HookNames",
+			yaml: okAgent + "hooks:\n" +
+				"  - {point: stop, name: guard, command: ./tools/run.sh}\n" +
+				"  - {point: stop, name: guard, command: ./tools/run.sh}\n" +
+				"  - {point: stop, name: stop-3, command: ./tools/run.sh}\n" +
+				"  - {point: stop, command: ./tools/run.sh}\n" +
+				"  - {point: stop, name: \"bad name\", command: ./tools/run.sh}\n",
+			want: []string{
+				`agentrt.yaml:6:25: hook name "guard" in hooks[1] is already used by hooks[0]`,
+				`agentrt.yaml:8:5: hooks[3] needs a name: its default name "stop-3" is already used by hooks[2]`,
+				`agentrt.yaml:9:25: invalid hook name "bad name" in hooks[4]: use 1 to 64 letters, digits, '_' or '-'`,
+			},
+		},
+		{
+			name: "HookTimeoutFailModeEnv",
+			yaml: okAgent + "hooks:\n" +
+				"  - point: stop\n    command: ./tools/run.sh\n    timeout: 11m\n    fail_mode: closed\n    env: {BAD-NAME: x}\n" +
+				"  - {point: stop, command: ./tools/run.sh, timeout: 0s}\n",
+			want: []string{
+				`agentrt.yaml:7:14: timeout in hooks[0] must be at most 10m, got string "11m"`,
+				`agentrt.yaml:8:16: fail_mode in hooks[0] must be one of fail_open, fail_closed, got "closed"; did you mean fail_closed?`,
+				`agentrt.yaml:9:11: env key "BAD-NAME" in hooks[0] is not a valid variable name`,
+				`agentrt.yaml:10:53: timeout in hooks[1] must be positive, got string "0s"`,
+			},
+		},
+
 		// Anchors.
 		{
 			name: "UnknownAlias",
