@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/agentrt/agentrt/cli"
+	"github.com/agentrt/agentrt/sandbox"
 )
 
 func main() {
+	sandbox.Main()
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

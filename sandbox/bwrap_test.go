@@ -1,0 +1,58 @@
+package sandbox
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestBwrapArgs: the bwrap argv for a restricted profile: system
+// directories read-only (symbolic links as links), fresh /proc, /dev and
+// /tmp, roots parents first, read-only tmpfs over the parents of roots in
+// /tmp, everything else read-only.
+func TestBwrapArgs(t *testing.T) {
+	t.Parallel()
+	l := &layout{
+		mode: WorkspaceWrite,
+		cwd:  "/tmp/a/ws/sub",
+		system: []sysEntry{
+			{path: "/usr"}, {path: "/bin", link: "usr/bin"}, {path: "/etc"},
+		},
+		extra: []string{"/run/resolv.conf"},
+		ro:    []root{{path: "/data/ro/deep"}, {path: "/data/file", file: true}, {path: "/tmp/a/ws/ro"}},
+		rw:    []root{{path: "/tmp/a/ws"}, {path: "/tmp/b/c/out"}},
+	}
+	got := bwrapArgs("/usr/bin/bwrap", l, NetworkNone, true, []string{"make", "test"})
+	want := []string{"/usr/bin/bwrap",
+		"--die-with-parent", "--new-session",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
+		"--cap-drop", "ALL",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--ro-bind", "/etc", "/etc",
+		"--ro-bind-try", "/run/resolv.conf", "/run/resolv.conf",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--tmpfs", "/tmp/a", "--tmpfs", "/tmp/b/c",
+		"--ro-bind", "/data/file", "/data/file",
+		"--ro-bind", "/data/ro/deep", "/data/ro/deep",
+		"--bind", "/tmp/a/ws", "/tmp/a/ws",
+		"--ro-bind", "/tmp/a/ws/ro", "/tmp/a/ws/ro",
+		"--bind", "/tmp/b/c/out", "/tmp/b/c/out",
+		"--remount-ro", "/tmp/a", "--remount-ro", "/tmp/b/c",
+		"--remount-ro", "/",
+		"--chdir", "/tmp/a/ws/sub", "--", "make", "test",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bwrapArgs (-want +got):\n%s", diff)
+	}
+
+	full := &layout{mode: FullAccess, cwd: "/srv"}
+	got = bwrapArgs("bwrap", full, NetworkFull, false, []string{"true"})
+	want = []string{"bwrap",
+		"--die-with-parent", "--new-session",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+		"--chdir", "/srv", "--", "true",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("full_access bwrapArgs (-want +got):\n%s", diff)
+	}
+}
