@@ -11,6 +11,10 @@ import (
 	"encoding/json"
 	"os"
 	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/output"
+	"github.com/agentrt/agentrt/sandbox"
 )
 
 // Control tools are handled by the coordinator: calling them changes the
@@ -54,6 +58,35 @@ type Spec struct {
 	// for shell-like tools: policy command rules match every simple
 	// command of it.
 	CommandField string
+	// Concurrency says how the tool's calls may overlap: Parallel,
+	// Exclusive, or a resource key template such as "file:{path}" (input
+	// fields in braces) whose calls with the same key never overlap,
+	// across every run of the runtime. Empty means Parallel for
+	// read-only tools and Exclusive otherwise.
+	Concurrency string
+	// Output bounds the call's output: what is shown inline and what is
+	// stored. Zero fields take the runtime's limits.
+	Output output.Limits
+}
+
+// Concurrency classes.
+const (
+	// Parallel calls may overlap with any call but an exclusive one.
+	Parallel = "parallel"
+	// Exclusive calls run alone within their session.
+	Exclusive = "exclusive"
+)
+
+// CallConcurrency is the spec's Concurrency, or the class its annotations
+// imply.
+func (s Spec) CallConcurrency() string {
+	switch {
+	case s.Concurrency != "":
+		return s.Concurrency
+	case s.Annotations.ReadOnly:
+		return Parallel
+	}
+	return Exclusive
 }
 
 // CallIntent is the spec's Intent, or the one its annotations imply.
@@ -93,6 +126,23 @@ type Call struct {
 	// WorkspaceDir is its path on disk ("" when none).
 	Workspace    *os.Root
 	WorkspaceDir string
+
+	// Emit records a fact of the call (process.started, sandbox.applied,
+	// output.redacted, …) in the run's event log; the event gets the
+	// call's ids. Nil discards. Safe for concurrent use. output.spilled
+	// and output.truncated are recorded by the runtime from
+	// Result.Output, with the output ref; a tool need not emit them.
+	Emit func(t event.Type, p event.Payload)
+	// Sandbox runs the call's processes under Profile. Tools that run
+	// processes refuse to run without them (fail closed).
+	Sandbox *sandbox.Sandbox
+	Profile *sandbox.Profile
+	// Outputs keeps output larger than OutputLimits.Inline; Redactor
+	// removes secrets from output before anything keeps or shows it.
+	// Tools that stream output use them and set Result.Output.
+	Outputs      *output.Store
+	Redactor     *output.Redactor
+	OutputLimits output.Limits
 }
 
 // Result is what a call produced. Content is what the model sees: JSON or
@@ -100,4 +150,12 @@ type Call struct {
 type Result struct {
 	Content string
 	IsError bool
+	// Output, when set, is output the tool already redacted and stored
+	// through Call.Outputs; Content is then what the model sees (its
+	// preview) and the runtime does not redact or spill it again.
+	Output *output.Spill
+	// Violation, when set, says the call failed because the sandbox
+	// refused something or a limit was hit: the runtime reports it as
+	// such and may offer to rerun the call with a wider profile.
+	Violation *sandbox.Violation
 }
