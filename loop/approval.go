@@ -116,15 +116,22 @@ func (c *Coordinator) permissionDecision(dec policy.Decision, toolName, sum stri
 // ask records that a call waits for a person: an action (pending) with
 // permission.evaluated, permission.requested and action.required.
 func (s *step) ask(perm *event.Event, dec policy.Decision) *store.Batch {
+	return s.askWith(perm, dec, actionToolPermission,
+		strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, s.r.cfg.SafePreview(dec.Message))),
+		[]string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit})
+}
+
+// askWith records an action of type typ with a prompt and the decisions a
+// responder may take.
+func (s *step) askWith(perm *event.Event, dec policy.Decision, typ, prompt string, decisions []string) *store.Batch {
 	r := s.r
 	now := r.cfg.Now().UTC()
 	preview, _ := event.Preview(r.cfg.SafePreview(s.args), event.PreviewBytes)
 	act := &runtype.Action{
 		ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
-		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Type: "tool_permission",
+		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Type: typ,
 		ToolName: s.tc.Name, InputPreview: preview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
-		Prompt:     strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, r.cfg.SafePreview(dec.Message))),
-		Decisions:  []string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit},
+		Prompt: prompt, Decisions: decisions,
 		ReasonCode: dec.ReasonCode, RuleIDs: dec.RuleIDs, Status: runtype.ActionPending, CreatedAt: now,
 	}
 	if ttl := r.cfg.ActionTTL; ttl > 0 {

@@ -11,9 +11,13 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/execution"
+	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/tool"
 )
@@ -49,6 +53,9 @@ type Agent struct {
 	// its path. Both are empty when the agent has none.
 	Workspace    *os.Root
 	WorkspaceDir string
+	// Sandbox is the profile the agent's tools run processes under; nil
+	// lets no tool run a process (process tools fail closed).
+	Sandbox *sandbox.Profile
 }
 
 // Config holds a Coordinator's dependencies.
@@ -89,6 +96,21 @@ type Config struct {
 	// Reader, when set, lets a run that ends mid-hop see which of its
 	// actions a person answered meanwhile.
 	Reader store.Reader
+	// Scheduler runs a hop's calls by concurrency class; nil gives the
+	// coordinator its own (execution.New(0)). Share one across
+	// coordinators of a runtime so that resource keys hold across them.
+	Scheduler *execution.Scheduler
+	// Hooks run at the hook points; nil runs none.
+	Hooks *hook.Runner
+	// Sandbox runs tools' processes under their agent's profile.
+	Sandbox *sandbox.Sandbox
+	// Outputs keeps tool output over the inline limit; nil keeps it in
+	// blobs. Redactor removes secrets from tool output before anything
+	// keeps or shows it; nil redacts nothing. OutputLimits are the
+	// runtime's limits, which a tool's own override.
+	Outputs      *output.Store
+	Redactor     *output.Redactor
+	OutputLimits output.Limits
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -117,6 +139,9 @@ func (c Config) WithDefaults() Config {
 	if c.ActionTTL == 0 {
 		c.ActionTTL = DefaultActionTTL
 	}
+	if c.Scheduler == nil {
+		c.Scheduler = execution.New(0)
+	}
 	if c.SafePreview == nil {
 		c.SafePreview = func(s string) string { return s }
 	}
@@ -139,6 +164,7 @@ func (c Config) validate() error {
 // Coordinator runs turns. It is safe for concurrent use by many runs.
 type Coordinator struct {
 	cfg   Config
+	sched *execution.Scheduler
 	plans sync.Map // *Agent → *plan
 }
 
@@ -148,7 +174,7 @@ func New(cfg Config) (*Coordinator, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{cfg: cfg}, nil
+	return &Coordinator{cfg: cfg, sched: cfg.Scheduler}, nil
 }
 
 // Job is one turn to run. The coordinator copies Turn and Task and never

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,9 +15,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/execution"
+	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -91,9 +95,17 @@ type setupOpts struct {
 	stepTimeout time.Duration
 	// notify is called after every commit.
 	notify func()
+	// hooks run at the hook points.
+	hooks *hook.Runner
+	// scheduler runs hops' calls (default the coordinator's own).
+	scheduler *execution.Scheduler
+	// outputs and redactor control tool output.
+	outputs  *output.Store
+	redactor *output.Redactor
+	limits   output.Limits
 }
 
-func setup(t *testing.T, o setupOpts) *testBundle {
+func setup(t testing.TB, o setupOpts) *testBundle {
 	t.Helper()
 	b := &testBundle{store: memstore.New(), registry: tool.NewRegistry()}
 	if err := builtin.Register(b.registry); err != nil {
@@ -121,6 +133,11 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Policy:           o.policy,
 		Ledger:           b.ledger,
 		ModelStepTimeout: o.stepTimeout,
+		Hooks:            o.hooks,
+		Scheduler:        o.scheduler,
+		Outputs:          o.outputs,
+		Redactor:         o.redactor,
+		OutputLimits:     o.limits,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			b.sleeps = append(b.sleeps, d)
@@ -138,13 +155,13 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 var owner = runtype.Owner{TenantID: "t1", PrincipalID: "p1"}
 
 // run creates the session, thread, turn and task records and runs the turn.
-func (b *testBundle) run(t *testing.T, ctx context.Context, agent *loop.Agent, input string) (*loop.Outcome, *runtype.Turn) {
+func (b *testBundle) run(t testing.TB, ctx context.Context, agent *loop.Agent, input string) (*loop.Outcome, *runtype.Turn) {
 	t.Helper()
 	return b.runIn(t, ctx, agent, input, runtype.NewIDGen(nil).New(runtype.PrefixSession))
 }
 
 // runIn is run in a new session with the given id.
-func (b *testBundle) runIn(t *testing.T, ctx context.Context, agent *loop.Agent, input, sessionID string) (*loop.Outcome, *runtype.Turn) {
+func (b *testBundle) runIn(t testing.TB, ctx context.Context, agent *loop.Agent, input, sessionID string) (*loop.Outcome, *runtype.Turn) {
 	t.Helper()
 	now := time.Now().UTC()
 	ids := runtype.NewIDGen(nil)
@@ -467,6 +484,9 @@ func TestBadToolCalls(t *testing.T) {
 	}
 }
 
+// TestMultipleCallsPerHopRunInOrder: the read-only lookups of a hop run
+// together (in any order), and their results join the conversation in
+// call order.
 func TestMultipleCallsPerHopRunInOrder(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -481,13 +501,27 @@ func TestMultipleCallsPerHopRunInOrder(t *testing.T) {
 	if out.Status != runtype.StatusCompleted {
 		t.Fatalf("status = %s", out.Status)
 	}
+	slices.Sort(looked)
 	if diff := cmp.Diff([]string{"1", "2", "3"}, looked); diff != "" {
 		t.Errorf("executed (-want +got):\n%s", diff)
 	}
-	// Every call has a result message, including the one complete_task skipped.
+	// Every call has a result message, including the one complete_task
+	// skipped, in the order of the calls.
 	msgs, err := b.store.MessageList(context.Background(), &store.MessageListParams{TenantID: owner.TenantID, ThreadID: turn.ThreadID})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var callOrder, resultOrder []string
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			callOrder = append(callOrder, c.ID)
+		}
+		if m.Role == runtype.RoleTool {
+			resultOrder = append(resultOrder, m.ToolCallID)
+		}
+	}
+	if diff := cmp.Diff(callOrder, resultOrder); diff != "" {
+		t.Errorf("results out of call order (-calls +results):\n%s", diff)
 	}
 	results := map[string]bool{}
 	for _, m := range msgs {
@@ -861,7 +895,9 @@ func TestStartedIsDurableBeforeNonIdempotentTool(t *testing.T) {
 	b = setup(t, setupOpts{tools: []tool.Tool{once, again}})
 	p := &script{steps: []step{calls(call("send_email", `{}`), call("lookup", `{}`)), calls(call("complete_task", `{"result":"r"}`))}}
 	b.run(t, context.Background(), agentWith(p, once, again), "go")
-	want := []seen{{status: runtype.ToolCallStarted, perm: true}, {}}
+	// The idempotent call's start is held, not durable; its decision
+	// committed with the hop's decisions before send_email ran.
+	want := []seen{{status: runtype.ToolCallStarted, perm: true}, {perm: true}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(seen{})); diff != "" {
 		t.Errorf("what each tool found committed when it ran (-want +got):\n%s", diff)
 	}

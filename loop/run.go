@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -53,6 +55,8 @@ type run struct {
 
 	toolHops int
 	grace    bool // a reminder was given and the model has not called tools since
+	// stopBlocks counts the times stop hooks kept the run going.
+	stopBlocks int
 	// pending are the current hop's calls waiting for a person.
 	pending []pendingCall
 
@@ -198,8 +202,72 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 		// conversation.
 		b.Messages = b.Messages[:0]
 		r.messages = r.messages[:len(r.messages)-1]
+		return r.drive(ctx, b)
+	}
+	if blocked, reason := r.promptHooks(ctx, b); blocked {
+		// A user_prompt_submit hook refused the prompt: like a prompt no
+		// model could take, it does not join the conversation.
+		b.Messages = b.Messages[:0]
+		r.messages = r.messages[:len(r.messages)-1]
+		return r.finish(ctx, b, runtype.StatusFailed, string(runtype.FailureHookBlocked), "",
+			failuref(runtype.FailureHookBlocked, "a hook blocked the prompt: %s", reason))
 	}
 	return r.drive(ctx, b)
+}
+
+// promptHooks runs the session_start hooks (on a thread's first turn)
+// and the user_prompt_submit hooks on a new turn. Context they add
+// follows the prompt as a system message; it reports a block and why.
+func (r *run) promptHooks(ctx context.Context, b *store.Batch) (bool, string) {
+	h := r.cfg.Hooks
+	if h == nil {
+		return false, ""
+	}
+	in := hook.Input{SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID, Cwd: r.agent.WorkspaceDir,
+		PermissionMode: "default", AgentType: r.agent.Name}
+	var notes []string
+	if len(r.job.History) == 0 && h.Has(hook.SessionStart, "") {
+		start := in
+		start.Source = "startup"
+		out := r.runHooks(ctx, nil, hook.SessionStart, start)
+		notes = append(notes, out.AdditionalContext...)
+	}
+	if h.Has(hook.UserPromptSubmit, "") {
+		submit := in
+		submit.Prompt = r.turn.Input
+		out := r.runHooks(ctx, nil, hook.UserPromptSubmit, submit)
+		if out.Blocked || !out.Continue {
+			return true, cmpOr(out.Reason, out.StopReason)
+		}
+		notes = append(notes, out.AdditionalContext...)
+	}
+	if len(notes) > 0 {
+		b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleSystem, Content: strings.Join(notes, "\n")}))
+	}
+	return false, ""
+}
+
+// maxStopBlocks bounds how often stop hooks may keep a run going.
+const maxStopBlocks = 3
+
+// stopHooks runs the stop hooks when the run is about to complete. When
+// one blocks, its reason joins the conversation and the run goes on
+// instead (at most maxStopBlocks times a run).
+func (r *run) stopHooks(ctx context.Context, b *store.Batch) bool {
+	h := r.cfg.Hooks
+	if h == nil || !h.Has(hook.Stop, "") || r.stopBlocks >= maxStopBlocks {
+		return false
+	}
+	out := r.runHooks(ctx, nil, hook.Stop, hook.Input{SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
+		Cwd: r.agent.WorkspaceDir, PermissionMode: "default", AgentType: r.agent.Name, StopHookActive: r.stopBlocks > 0})
+	if !out.Blocked {
+		return false
+	}
+	r.stopBlocks++
+	r.grace = false
+	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser,
+		Content: "A stop hook kept the task going: " + cmpOr(out.Reason, "it is not finished yet")}))
+	return true
 }
 
 // drive holds b's facts and hops until the run ends or parks. A run that
@@ -323,6 +391,9 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 
 	if len(calls) == 0 {
 		if !r.agent.RequireCompletion {
+			if r.stopHooks(ctx, b) {
+				return nil, r.write(b)
+			}
 			return r.finish(ctx, b, runtype.StatusCompleted, "", resp.Text, nil)
 		}
 		if r.grace {

@@ -7,14 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime/debug"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/agentrt/agentrt/event"
-	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/tool"
@@ -31,197 +27,6 @@ const (
 	// maxArguments bounds arguments the loop accepts at all.
 	maxArguments = 1 << 20
 )
-
-type stepKind int
-
-const (
-	stepDone      stepKind = iota // the call has a result; go on
-	stepCompleted                 // complete_task succeeded: the run is complete
-	stepParked                    // the call needs a decision from outside
-)
-
-// runTools executes the calls of one hop in order, committing each result
-// before the next call. A call the policy asks about gets an action and
-// waits; the hop's other calls go on (the model asked for them together),
-// except complete_task, which waits for the decisions. When any call
-// waits, the run parks waiting_permission once the hop is through.
-// resolved holds the resolved actions of a resumed hop, by tool call id.
-func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, resolved map[string]*runtype.Action) (*Outcome, error) {
-	asked, refused := false, false
-	for i, call := range calls {
-		if ctx.Err() != nil {
-			b := r.batch()
-			r.skip(b, calls[i:], "the turn was interrupted")
-			r.dropPending(ctx, b, "the turn was interrupted")
-			return r.cancel(ctx, b)
-		}
-		switch {
-		case call.Name != tool.CompleteTaskName:
-		case asked:
-			continue // it runs once the decisions are in
-		case refused:
-			// The model meant to finish alongside a call a person refused:
-			// it sees the refusal first and decides again.
-			b := r.batch()
-			r.skip(b, calls[i:i+1], "a call it came with was refused by a person; the model decides again")
-			if err := r.write(b); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if a := resolved[call.ID]; a != nil && a.Status != runtype.ActionApproved {
-			refused = true
-		}
-		b, kind, result, err := r.callTool(ctx, call, resolved[call.ID])
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case kind == stepParked:
-			asked = true
-		case ctx.Err() != nil:
-			r.skip(b, calls[i+1:], "the turn was interrupted")
-			r.dropPending(ctx, b, "the turn was interrupted")
-			return r.cancel(ctx, b)
-		case kind == stepCompleted:
-			r.skip(b, calls[i+1:], tool.CompleteTaskName+" ended the task")
-			return r.finish(ctx, b, runtype.StatusCompleted, "", result, nil)
-		}
-		if err := r.write(b); err != nil {
-			return nil, err
-		}
-	}
-	if asked {
-		return r.park(r.batch(), runtype.StatusWaitingPermission, "permission_required")
-	}
-	return nil, nil
-}
-
-// step is one tool call in progress.
-type step struct {
-	r      *run
-	args   string // the arguments as the model produced them (tc keeps a bounded copy)
-	tc     *runtype.ToolCall
-	stepID string
-	span   string
-	start  time.Time
-}
-
-// callTool takes one call through lookup, validation, permission and
-// execution, and returns the batch holding its result.
-func (r *run) callTool(ctx context.Context, mc runtype.MessageToolCall, act *runtype.Action) (*store.Batch, stepKind, string, error) {
-	s := r.newStep(mc)
-	t, ok := r.tools[mc.Name]
-	if !ok {
-		return s.refused(nil, failuref(runtype.FailureUnknownTool, "unknown tool %q; this agent's tools are: %s",
-			mc.Name, strings.Join(slices.Sorted(maps.Keys(r.tools)), ", "))), stepDone, "", nil
-	}
-	input := json.RawMessage(mc.Arguments)
-	if len(strings.TrimSpace(mc.Arguments)) == 0 {
-		input = json.RawMessage("{}")
-	}
-	if len(input) > maxArguments {
-		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "invalid input for %s: arguments are %d bytes, more than the limit of %d",
-			mc.Name, len(input), maxArguments)), stepDone, "", nil
-	}
-	sum, err := r.cfg.Registry.Check(mc.Name, input)
-	if err != nil {
-		return s.refused(nil, failuref(runtype.FailureInvalidArguments, "%v", err)), stepDone, "", nil
-	}
-	s.tc.ArgumentsSHA256 = sum
-
-	spec := t.Spec()
-	var perm *event.Event
-	switch {
-	case act == nil:
-		dec := s.decide(ctx, spec, input)
-		perm = s.permissionEvent(event.PermissionEvaluated, dec)
-		switch dec.Outcome {
-		case policy.Allow:
-		case policy.Ask:
-			return s.ask(perm, dec), stepParked, "", nil
-		default:
-			return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s",
-				dec.Source, dec.ReasonCode, dec.Message)), stepDone, "", nil
-		}
-	case act.Status != runtype.ActionApproved:
-		return s.refused(nil, deniedByAction(act)), stepDone, "", nil
-	case act.Resolution != nil && len(act.Resolution.UpdatedInput) > 0:
-		// An edit: the call runs with the input the person gave, checked
-		// against the schema again.
-		input = json.RawMessage(act.Resolution.UpdatedInput)
-		sum, err := r.cfg.Registry.Check(mc.Name, input)
-		if err != nil {
-			return s.refused(nil, failuref(runtype.FailureInvalidArguments, "the edited input is invalid: %v", err)), stepDone, "", nil
-		}
-		s.tc.ArgumentsSHA256 = sum
-		mc.Arguments = string(input)
-		// The edited input is evaluated too: the person answers the ask,
-		// but a rule or check that denies the new input still binds.
-		dec := s.decide(ctx, spec, input)
-		perm = s.permissionEvent(event.PermissionEvaluated, dec)
-		perm.ActionID = act.ID
-		if dec.Outcome == policy.Deny {
-			return s.refused(perm, failuref(runtype.FailurePermissionDenied, "permission denied for the edited input (%s, %s): %s",
-				dec.Source, dec.ReasonCode, dec.Message)), stepDone, "", nil
-		}
-	}
-	s.tc.Decision = string(policy.Allow)
-
-	s.tc.Status = runtype.ToolCallStarted
-	argsPreview, _ := event.Preview(r.cfg.SafePreview(mc.Arguments), event.PreviewBytes)
-	started := s.event(event.ToolStarted, &event.ToolStartedPayload{
-		Name: mc.Name, Hop: s.tc.Hop, ArgumentsPreview: argsPreview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
-		IdempotencyKey: s.tc.IdempotencyKey, ReadOnly: spec.Annotations.ReadOnly,
-		Destructive: spec.Annotations.Destructive, Idempotent: spec.Annotations.Idempotent,
-	})
-	startedRec := *s.tc
-	if spec.Annotations.Idempotent {
-		// Running it again after a crash is safe, so its start need not be
-		// durable first: it commits with the result.
-		if perm != nil {
-			r.holdFacts(nil, perm)
-		}
-		r.holdFacts(&startedRec, started)
-	} else {
-		// DESIGN §5: a call that may not be repeated is marked started, with
-		// its idempotency key and the decision that allowed it, before it runs.
-		b := r.batch()
-		b.ToolCalls = append(b.ToolCalls, &startedRec)
-		if perm != nil {
-			b.Events = append(b.Events, perm)
-		}
-		b.Events = append(b.Events, started)
-		if err := r.write(b); err != nil {
-			return nil, stepDone, "", err
-		}
-	}
-
-	r.flushSoon()
-	defer r.flushTimer.Stop()
-	content, isError, failure := r.invoke(ctx, t, spec, &tool.Call{
-		ID: mc.ID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
-		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
-		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
-	})
-	var flagged []*event.Event
-	if r.cfg.OutputCheck != nil {
-		content, isError, failure, flagged = s.checkOutput(ctx, spec, input, content, isError, failure)
-	}
-	b := s.result(nil, content, isError, failure)
-	if len(flagged) > 0 {
-		b.Events = append(flagged, b.Events...)
-	}
-	if mc.Name == tool.CompleteTaskName && !isError {
-		var in struct {
-			Result string `json:"result"`
-		}
-		if err := json.Unmarshal(input, &in); err == nil {
-			return b, stepCompleted, in.Result, nil
-		}
-	}
-	return b, stepDone, "", nil
-}
 
 func (r *run) newStep(mc runtype.MessageToolCall) *step {
 	args, _ := event.Preview(mc.Arguments, maxRecordedArguments)
@@ -243,7 +48,7 @@ func (r *run) newStep(mc runtype.MessageToolCall) *step {
 
 // invoke runs the tool with its timeout and turns every way it can fail
 // into a result the model sees.
-func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *tool.Call) (content string, isError bool, failure *runtype.Failure) {
+func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *tool.Call) (res invoked) {
 	timeout := spec.Timeout
 	if timeout <= 0 {
 		timeout = tool.DefaultTimeout
@@ -253,29 +58,38 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 	defer func() {
 		if p := recover(); p != nil {
 			r.cfg.Logger.Error("tool panicked", "tool", spec.Name, "panic", p, "stack", string(debug.Stack()))
-			failure = failuref(runtype.FailurePanic, "%s panicked: %v", spec.Name, p)
-			content, isError = "error: "+failure.Message, true
+			res.failure = failuref(runtype.FailurePanic, "%s panicked: %v", spec.Name, p)
+			res.content, res.isError = "error: "+res.failure.Message, true
 		}
 	}()
-	res, err := t.Call(cctx, call)
+	out, err := t.Call(cctx, call)
 	switch {
-	case err == nil && res == nil:
-		return "", false, nil
-	case err == nil && res.IsError:
-		msg, _ := event.Preview(res.Content, 512)
-		return res.Content, true, failuref(runtype.FailureToolError, "%s", msg)
+	case err == nil && out == nil:
+		return invoked{}
+	case err == nil && out.Violation != nil:
+		msg, _ := event.Preview(out.Content, 512)
+		kind := runtype.FailureSandboxViolation
+		if out.Violation.Limit() {
+			kind = runtype.FailureResourceLimit
+		}
+		return invoked{content: out.Content, isError: true, output: out.Output, violation: out.Violation,
+			failure: failuref(kind, "%s: %s%s: %s", out.Violation.Profile, out.Violation.Kind, detail(out.Violation.Detail), msg)}
+	case err == nil && out.IsError:
+		msg, _ := event.Preview(out.Content, 512)
+		return invoked{content: out.Content, isError: true, output: out.Output, failure: failuref(runtype.FailureToolError, "%s", msg)}
 	case err == nil:
 		// The tool finished: its result stands even if the turn was
 		// interrupted or the deadline passed meanwhile — its effects happened.
-		return res.Content, false, nil
+		return invoked{content: out.Content, output: out.Output}
 	case ctx.Err() != nil:
-		failure = failuref(runtype.FailureInterrupted, "%s was interrupted (%s)", spec.Name, cancelReason(ctx))
+		res.failure = failuref(runtype.FailureInterrupted, "%s was interrupted (%s)", spec.Name, cancelReason(ctx))
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		failure = failuref(runtype.FailureTimeout, "%s timed out after %s", spec.Name, timeout)
+		res.failure = failuref(runtype.FailureTimeout, "%s timed out after %s", spec.Name, timeout)
 	default:
-		failure = failuref(runtype.FailureToolError, "%v", err)
+		res.failure = failuref(runtype.FailureToolError, "%v", err)
 	}
-	return "error: " + failure.Message, true, failure
+	res.content, res.isError = "error: "+res.failure.Message, true
+	return res
 }
 
 // refused records a call that never ran: its result is the failure.
@@ -283,13 +97,17 @@ func (s *step) refused(pre *event.Event, f *runtype.Failure) *store.Batch {
 	if s.tc.ArgumentsSHA256 == "" {
 		s.tc.ArgumentsSHA256 = tool.ArgumentsSHA256(json.RawMessage(s.args))
 	}
-	return s.result(pre, "error: "+f.Message, true, f)
+	return s.result(pre, invoked{content: "error: " + f.Message, isError: true, failure: f})
 }
 
 // result builds the batch that records the call's result: the tool call
-// record, the tool message and tool.result or tool.failed. Output larger
-// than a preview goes to a blob referenced by outputRef.
-func (s *step) result(pre *event.Event, content string, isError bool, f *runtype.Failure) *store.Batch {
+// record, the tool message and tool.result or tool.failed, after output
+// control: secrets are redacted (output.redacted) before anything is
+// kept or shown, and output over the inline limit is spilled to the
+// output store (output.spilled) — the model sees its head and tail and
+// its outputRef. Without an output store, output larger than a preview
+// goes to a blob and the model sees at most maxModelResult bytes.
+func (s *step) result(pre *event.Event, res invoked) *store.Batch {
 	r, tc := s.r, s.tc
 	b := r.batch()
 	if pre != nil {
@@ -297,9 +115,18 @@ func (s *step) result(pre *event.Event, content string, isError bool, f *runtype
 	}
 	end := r.cfg.Now()
 	tc.EndedAt = end.UTC()
+	content, isError, f := res.content, res.isError, res.failure
 	tc.Status, tc.Failure = runtype.ToolCallCompleted, f
 	if isError {
 		tc.Status = runtype.ToolCallFailed
+	}
+	spill := res.output
+	if spill == nil {
+		var outEvents []*event.Event
+		content, spill, outEvents = s.controlOutput(content)
+		b.Events = append(b.Events, outEvents...)
+	} else if spill.Spilled {
+		b.Events = append(b.Events, s.spillEvents(spill, int64(len(content)))...)
 	}
 	tc.OutputBytes = int64(len(content))
 	var truncated bool
@@ -313,15 +140,18 @@ func (s *step) result(pre *event.Event, content string, isError bool, f *runtype
 	if f != nil {
 		f.Message = r.cfg.SafePreview(f.Message)
 	}
-	if truncated {
+	seen := content
+	switch {
+	case spill != nil && spill.Spilled:
+		tc.OutputRef, tc.OutputBytes, truncated = spill.Ref, spill.Bytes, true
+	case truncated:
 		blob := r.blob([]byte(content), "text/plain; charset=utf-8")
 		b.Blobs = append(b.Blobs, blob)
 		tc.OutputRef = blob.Ref
-	}
-	seen := content
-	if len(seen) > maxModelResult {
-		seen, _ = event.Preview(seen, maxModelResult)
-		seen += fmt.Sprintf("\n[output truncated: %d bytes in all; the full output is stored as %s]", len(content), tc.OutputRef)
+		if len(seen) > maxModelResult {
+			seen, _ = event.Preview(seen, maxModelResult)
+			seen += fmt.Sprintf("\n[output truncated: %d bytes in all; the full output is stored as %s]", len(content), tc.OutputRef)
+		}
 	}
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{
 		Role: runtype.RoleTool, Content: seen, ToolCallID: tc.ID, IsError: isError,
@@ -339,6 +169,67 @@ func (s *step) result(pre *event.Event, content string, isError bool, f *runtype
 	b.ToolCalls = append(b.ToolCalls, tc)
 	return b
 }
+
+// redact removes secrets from output a tool returned whole, returning
+// the output.redacted event when it found any.
+func (s *step) redact(content string) (string, *event.Event) {
+	if s.r.cfg.Redactor == nil {
+		return content, nil
+	}
+	red, counts := s.r.cfg.Redactor.String(content)
+	if counts.Total() == 0 {
+		return content, nil
+	}
+	return red, s.event(event.OutputRedacted, &event.OutputPayload{Bytes: int64(len(content)), Redactions: counts})
+}
+
+// controlOutput spills a result the tool returned whole when it exceeds
+// the inline limit. It returns what the model sees.
+func (s *step) controlOutput(content string) (string, *output.Spill, []*event.Event) {
+	r := s.r
+	var evs []*event.Event
+	var spec tool.Spec
+	if t, ok := r.tools[s.tc.Name]; ok {
+		spec = t.Spec()
+	}
+	lim := r.outputLimits(spec)
+	inline := lim.Inline
+	if inline <= 0 {
+		inline = output.DefaultInline
+	}
+	if r.cfg.Outputs == nil || len(content) <= inline {
+		return content, nil, evs
+	}
+	spill, err := r.cfg.Outputs.Put([]byte(content), lim)
+	if err != nil {
+		r.cfg.Logger.Error("spilling tool output", "tool", s.tc.Name, "err", err)
+		return content, nil, evs
+	}
+	if !spill.Spilled {
+		return content, nil, evs
+	}
+	return spill.Preview, spill, append(evs, s.spillEvents(spill, int64(len(spill.Preview)))...)
+}
+
+// spillEvents records a spilled output: output.spilled and, when the
+// store kept only part of it, output.truncated. inline is what the model
+// sees of it.
+func (s *step) spillEvents(spill *output.Spill, inline int64) []*event.Event {
+	p := &event.OutputPayload{Bytes: spill.Bytes, StoredBytes: spill.Stored, InlineBytes: inline,
+		Limit: int64(spill.Inline), MediaType: "text/plain; charset=utf-8"}
+	sp := s.event(event.OutputSpilled, p)
+	sp.OutputRef = spill.Ref
+	evs := []*event.Event{sp}
+	if spill.Truncated {
+		tr := s.event(event.OutputTruncated, p)
+		tr.OutputRef = spill.Ref
+		evs = append(evs, tr)
+	}
+	return evs
+}
+
+// resultOf records what running the call produced.
+func (s *step) resultOf(res invoked) *store.Batch { return s.result(nil, res) }
 
 func (s *step) event(t event.Type, p event.Payload) *event.Event {
 	return s.r.stepEvent(t, s.stepID, s.span, s.tc.ID, p)

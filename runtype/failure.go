@@ -24,6 +24,9 @@ const (
 	FailureQuotaExceeded     FailureKind = "quota_exceeded"       // a token or cost budget would be exceeded
 	FailureRoutingImpossible FailureKind = "routing_not_possible" // no candidate model meets the task profile
 	FailureOutputBlocked     FailureKind = "output_blocked"       // a checker withheld the tool output from the model
+	FailureSandboxViolation  FailureKind = "sandbox_violation"    // the sandbox refused a write, read or connection
+	FailureResourceLimit     FailureKind = "resource_limit"       // a sandboxed process hit a resource limit
+	FailureHookBlocked       FailureKind = "hook_blocked"         // a hook blocked the turn's prompt
 )
 
 // Failure is a persisted failure: a kind callers branch on, a message for

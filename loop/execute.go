@@ -1,0 +1,713 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/execution"
+	"github.com/agentrt/agentrt/hook"
+	"github.com/agentrt/agentrt/output"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/sandbox"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/tool"
+)
+
+// step is one tool call in progress.
+type step struct {
+	r      *run
+	args   string // the arguments as the model produced them (tc keeps a bounded copy)
+	tc     *runtype.ToolCall
+	stepID string
+	span   string
+	start  time.Time
+}
+
+// IntentEscalate is the intent of the policy request that asks whether a
+// call the sandbox refused may rerun under a wider profile.
+const IntentEscalate = "escalate"
+
+// Action types.
+const (
+	actionToolPermission    = "tool_permission"
+	actionSandboxEscalation = "sandbox_escalation"
+)
+
+// prepared is one call of a hop on its way through the pipeline: lookup,
+// validation, pre_tool_use hooks and permission (phase 1, in call order),
+// execution (phase 2, by concurrency class), then output control,
+// post_tool_use hooks and the result (phase 3, in call order).
+type prepared struct {
+	s     *step
+	mc    runtype.MessageToolCall
+	t     tool.Tool
+	spec  tool.Spec
+	input json.RawMessage
+	// perm is the permission decision to record: with the start of a call
+	// that runs, before the result of one that is refused.
+	perm *event.Event
+	// act is the resolved action a resumed call comes back with.
+	act *runtype.Action
+	// profile is the sandbox profile the call runs under.
+	profile *sandbox.Profile
+	// notes are context hooks added for the model.
+	notes []string
+
+	// What phase 1 decided: refusal is the failure of a call that does
+	// not run; parked says it waits for a person; deferred that it is a
+	// completion waiting for the hop's other calls; skipWhy that it is
+	// not executed at all.
+	refusal  *runtype.Failure
+	parked   bool
+	deferred bool
+	skipWhy  string
+
+	// What phase 2 did.
+	ran     bool
+	res     invoked
+	markErr error // the durable start mark failed: the call did not run
+}
+
+// invoked is what running a tool produced.
+type invoked struct {
+	content   string
+	isError   bool
+	failure   *runtype.Failure
+	output    *output.Spill
+	violation *sandbox.Violation
+}
+
+// runTools executes the calls of one hop. Every call goes through lookup,
+// validation, the pre_tool_use hooks and the policy in call order; the
+// calls allowed then run together as their concurrency classes permit
+// (execution.Scheduler); their results are recorded in call order. A call
+// the policy asks about gets an action and waits; the hop's other calls
+// go on (the model asked for them together), except complete_task, which
+// waits for the decisions. When any call waits, the run parks
+// waiting_permission once the hop is through. resolved holds the resolved
+// actions of a resumed hop, by tool call id.
+func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, resolved map[string]*runtype.Action) (*Outcome, error) {
+	preps := make([]*prepared, len(calls))
+	asked, refused := false, false
+	for _, a := range resolved {
+		if a.Status != runtype.ActionApproved {
+			refused = true
+		}
+	}
+	for i, call := range calls {
+		p := &prepared{s: r.newStep(call), mc: call, act: resolved[call.ID]}
+		preps[i] = p
+		switch {
+		case ctx.Err() != nil:
+			p.skipWhy = "the turn was interrupted"
+			continue
+		case i > 0 && preps[i-1].mc.Name == tool.CompleteTaskName && preps[i-1].skipWhy == "" && !preps[i-1].deferred:
+			p.skipWhy = tool.CompleteTaskName + " ended the task"
+			continue
+		case i > 0 && strings.HasSuffix(preps[i-1].skipWhy, "ended the task"):
+			p.skipWhy = preps[i-1].skipWhy
+			continue
+		case call.Name != tool.CompleteTaskName:
+		case asked:
+			p.deferred = true // it runs once the decisions are in
+			continue
+		case refused:
+			// The model meant to finish alongside a call a person refused:
+			// it sees the refusal first and decides again.
+			p.skipWhy = "a call it came with was refused by a person; the model decides again"
+			continue
+		}
+		b, err := r.prepare(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if p.perm != nil {
+			// Decisions are recorded in call order; a call that may not run
+			// twice commits its start mark with them before it runs.
+			r.holdFacts(nil, p.perm)
+			p.perm = nil
+		}
+		if b != nil {
+			if err := r.write(b); err != nil {
+				return nil, err
+			}
+		}
+		asked = asked || p.parked
+	}
+
+	r.executeAll(ctx, preps)
+
+	for _, p := range preps {
+		if p.markErr != nil {
+			return nil, p.markErr
+		}
+	}
+	var result string
+	completed := false
+	for _, p := range preps {
+		if p.deferred || p.parked || p.mc.Name == tool.CompleteTaskName && asked && p.refusal == nil && p.skipWhy == "" {
+			// A completion waits for the hop's decisions, also when a call
+			// before it came to wait only after it ran (an escalation).
+			continue
+		}
+		b, kind, res, err := r.render(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case stepParked:
+			asked = true
+		case stepCompleted:
+			completed, result = true, res
+		}
+		if b != nil {
+			if err := r.write(b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		b := r.batch()
+		r.dropPending(ctx, b, "the turn was interrupted")
+		return r.cancel(ctx, b)
+	case completed:
+		b := r.batch()
+		if r.stopHooks(ctx, b) {
+			return nil, r.write(b)
+		}
+		return r.finish(ctx, b, runtype.StatusCompleted, "", result, nil)
+	case asked:
+		return r.park(r.batch(), runtype.StatusWaitingPermission, "permission_required")
+	}
+	return nil, nil
+}
+
+type stepKind int
+
+const (
+	stepDone      stepKind = iota // the call has a result; go on
+	stepCompleted                 // complete_task succeeded: the run is complete
+	stepParked                    // the call needs a decision from outside
+)
+
+// prepare takes a call through lookup, validation, the pre_tool_use hooks
+// and permission. It returns facts to commit now (an action for a call
+// that waits), or nil.
+func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
+	s, mc := p.s, p.mc
+	t, ok := r.tools[mc.Name]
+	if !ok {
+		p.refusal = failuref(runtype.FailureUnknownTool, "unknown tool %q; this agent's tools are: %s",
+			mc.Name, strings.Join(slices.Sorted(maps.Keys(r.tools)), ", "))
+		return nil, nil
+	}
+	p.t, p.spec = t, t.Spec()
+	input := json.RawMessage(mc.Arguments)
+	if len(strings.TrimSpace(mc.Arguments)) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if len(input) > maxArguments {
+		p.refusal = failuref(runtype.FailureInvalidArguments, "invalid input for %s: arguments are %d bytes, more than the limit of %d",
+			mc.Name, len(input), maxArguments)
+		return nil, nil
+	}
+	sum, err := r.cfg.Registry.Check(mc.Name, input)
+	if err != nil {
+		p.refusal = failuref(runtype.FailureInvalidArguments, "%v", err)
+		return nil, nil
+	}
+	s.tc.ArgumentsSHA256 = sum
+	p.input = input
+	p.profile = r.agent.Sandbox
+
+	act := p.act
+	switch {
+	case act == nil:
+		return r.permit(ctx, p), nil
+	case act.Status != runtype.ActionApproved && act.Type == actionSandboxEscalation:
+		p.refusal = failuref(runtype.FailureSandboxViolation, "%s; the rerun with a wider sandbox was not allowed: %s",
+			act.Prompt, deniedByAction(act).Message)
+		return nil, nil
+	case act.Status != runtype.ActionApproved:
+		p.refusal = deniedByAction(act)
+		return nil, nil
+	case act.Type == actionSandboxEscalation:
+		prof, ok := escalatedProfile(r.agent.Sandbox, act.Escalation)
+		if !ok {
+			p.refusal = failuref(runtype.FailureSandboxViolation, "the sandbox profile %q the rerun was approved for is unknown", act.Escalation)
+			return nil, nil
+		}
+		p.profile = &prof
+	case act.Resolution != nil && len(act.Resolution.UpdatedInput) > 0:
+		// An edit: the call runs with the input the person gave, checked
+		// against the schema again.
+		input = json.RawMessage(act.Resolution.UpdatedInput)
+		sum, err := r.cfg.Registry.Check(mc.Name, input)
+		if err != nil {
+			p.refusal = failuref(runtype.FailureInvalidArguments, "the edited input is invalid: %v", err)
+			return nil, nil
+		}
+		s.tc.ArgumentsSHA256 = sum
+		p.mc.Arguments, p.input = string(input), input
+		// The edited input is evaluated too: the person answers the ask,
+		// but a rule or check that denies the new input still binds.
+		dec := s.decide(ctx, p.spec, input)
+		p.perm = s.permissionEvent(event.PermissionEvaluated, dec)
+		p.perm.ActionID = act.ID
+		if dec.Outcome == policy.Deny {
+			p.refusal = failuref(runtype.FailurePermissionDenied, "permission denied for the edited input (%s, %s): %s",
+				dec.Source, dec.ReasonCode, dec.Message)
+		}
+	}
+	return nil, nil
+}
+
+// permit runs the pre_tool_use hooks and the policy on a new call. A hook
+// can block it, rewrite its input, add context, or decide: its deny and
+// ask bind, its allow answers only the mode's default ask — never a deny,
+// nor an ask a rule or checker asked for.
+func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
+	s := p.s
+	var hk hook.Outcome
+	if r.cfg.Hooks != nil && r.cfg.Hooks.Has(hook.PreToolUse, p.spec.Name) {
+		hk = r.runHooks(ctx, s, hook.PreToolUse, r.hookInput(p, nil, ""))
+		p.notes = append(p.notes, hk.AdditionalContext...)
+		if hk.Blocked {
+			dec := hookDecision(policy.Deny, "hook_blocked", hk.Reason)
+			p.perm = s.permissionEvent(event.PermissionEvaluated, dec)
+			p.refusal = failuref(runtype.FailurePermissionDenied, "blocked by a hook: %s", hk.Reason)
+			return nil
+		}
+		if len(hk.UpdatedInput) > 0 {
+			sum, err := r.cfg.Registry.Check(p.spec.Name, hk.UpdatedInput)
+			if err != nil {
+				p.refusal = failuref(runtype.FailureInvalidArguments, "a hook rewrote the input into an invalid one: %v", err)
+				return nil
+			}
+			s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, hk.UpdatedInput, string(hk.UpdatedInput)
+		}
+	}
+	dec := s.decide(ctx, p.spec, p.input)
+	switch hk.PermissionDecision {
+	case "deny":
+		if dec.Outcome != policy.Deny {
+			dec = hookDecision(policy.Deny, "hook_denied", hk.PermissionReason)
+		}
+	case "ask":
+		if dec.Outcome == policy.Allow {
+			dec = hookDecision(policy.Ask, "hook_asked", hk.PermissionReason)
+		}
+	case "allow":
+		if dec.Outcome == policy.Ask && dec.Source == policy.SourceMode {
+			dec = hookDecision(policy.Allow, "hook_allowed", hk.PermissionReason)
+		}
+	}
+	if dec.Outcome == policy.Ask && r.cfg.Hooks != nil && r.cfg.Hooks.Has(hook.PermissionRequest, p.spec.Name) {
+		// permission_request hooks answer an ask before a person is
+		// asked; only their deny binds when a rule asked.
+		pr := r.runHooks(ctx, s, hook.PermissionRequest, r.hookInput(p, nil, ""))
+		switch {
+		case pr.Blocked || pr.PermissionDecision == "deny":
+			dec = hookDecision(policy.Deny, "hook_denied", cmpOr(pr.PermissionReason, pr.Reason))
+		case pr.PermissionDecision == "allow" && dec.Source == policy.SourceMode:
+			dec = hookDecision(policy.Allow, "hook_allowed", pr.PermissionReason)
+			if len(pr.UpdatedInput) > 0 {
+				if sum, err := r.cfg.Registry.Check(p.spec.Name, pr.UpdatedInput); err == nil {
+					s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, pr.UpdatedInput, string(pr.UpdatedInput)
+				}
+			}
+		}
+	}
+	p.perm = s.permissionEvent(event.PermissionEvaluated, dec)
+	switch dec.Outcome {
+	case policy.Allow:
+		return nil
+	case policy.Ask:
+		p.parked = true
+		b := s.ask(p.perm, dec)
+		p.perm = nil
+		return b
+	}
+	p.refusal = failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s", dec.Source, dec.ReasonCode, dec.Message)
+	return nil
+}
+
+func hookDecision(o policy.Outcome, code, msg string) policy.Decision {
+	if msg == "" {
+		msg = "a hook decided " + string(o)
+	}
+	return policy.Decision{Outcome: o, Source: policy.SourceHook, ReasonCode: code, Message: msg}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// executeAll runs the hop's allowed calls through the scheduler.
+func (r *run) executeAll(ctx context.Context, preps []*prepared) {
+	var calls []execution.Call
+	var which []*prepared
+	for _, p := range preps {
+		if p.t == nil || p.refusal != nil || p.parked || p.deferred || p.skipWhy != "" {
+			continue
+		}
+		which = append(which, p)
+		calls = append(calls, execution.Call{Class: execution.Class(p.spec, p.input), Run: func(ctx context.Context) {
+			r.execute1(ctx, p)
+		}})
+	}
+	if len(calls) == 0 {
+		return
+	}
+	r.flushSoon()
+	errs := r.c.sched.Run(ctx, r.turn.SessionID, calls)
+	r.flushTimer.Stop()
+	for i, err := range errs {
+		if err != nil {
+			which[i].skipWhy = "the turn was interrupted"
+		}
+	}
+}
+
+// execute1 marks a call started and runs it. It runs on its own
+// goroutine: it touches only p and what pendMu guards.
+func (r *run) execute1(ctx context.Context, p *prepared) {
+	s, spec := p.s, p.spec
+	s.tc.Decision = string(policy.Allow)
+	s.tc.Status = runtype.ToolCallStarted
+	s.start = r.cfg.Now()
+	argsPreview, _ := event.Preview(r.cfg.SafePreview(p.mc.Arguments), event.PreviewBytes)
+	started := s.event(event.ToolStarted, &event.ToolStartedPayload{
+		Name: p.mc.Name, Hop: s.tc.Hop, ArgumentsPreview: argsPreview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
+		IdempotencyKey: s.tc.IdempotencyKey, ReadOnly: spec.Annotations.ReadOnly,
+		Destructive: spec.Annotations.Destructive, Idempotent: spec.Annotations.Idempotent,
+	})
+	startedRec := *s.tc
+	events := []*event.Event{started}
+	if p.perm != nil {
+		events = []*event.Event{p.perm, started}
+		p.perm = nil
+	}
+	if spec.Annotations.Idempotent || spec.Annotations.ReadOnly {
+		// Running it again after a crash is safe (a read-only call has no
+		// effect to repeat), so its start need not be durable first: it
+		// commits with the result.
+		r.holdFacts(&startedRec, events...)
+	} else if err := r.writeNow(&startedRec, events...); err != nil {
+		// DESIGN §5: a call that may not be repeated is marked started,
+		// with its idempotency key and the decision that allowed it,
+		// before it runs; without the mark it does not run.
+		p.markErr = err
+		return
+	}
+	input := p.input
+	if spec.Annotations.Idempotent && spec.Source == "command" {
+		input = withIdempotencyKey(input, s.tc.IdempotencyKey)
+	}
+	p.ran = true
+	p.res = r.invoke(ctx, p.t, spec, &tool.Call{
+		ID: p.mc.ID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
+		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
+		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
+		Emit: func(t event.Type, pl event.Payload) {
+			if t == event.OutputSpilled || t == event.OutputTruncated {
+				return // recorded from Result.Output, with the output ref
+			}
+			r.holdFacts(nil, s.event(t, pl))
+		},
+		Sandbox: r.cfg.Sandbox, Profile: p.profile,
+		Outputs: r.cfg.Outputs, Redactor: r.cfg.Redactor, OutputLimits: r.outputLimits(spec),
+	})
+}
+
+// withIdempotencyKey adds the call's idempotency key to the input a
+// command tool reads on stdin, as "_idempotency_key".
+func withIdempotencyKey(input json.RawMessage, key string) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(input, &fields) != nil {
+		return input
+	}
+	fields["_idempotency_key"], _ = json.Marshal(key)
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return input
+	}
+	return b
+}
+
+// outputLimits are the tool's output limits, the runtime's where it sets
+// none.
+func (r *run) outputLimits(spec tool.Spec) output.Limits {
+	lim := r.cfg.OutputLimits
+	if spec.Output.Inline > 0 {
+		lim.Inline = spec.Output.Inline
+	}
+	if spec.Output.Max > 0 {
+		lim.Max = spec.Output.Max
+	}
+	return lim
+}
+
+// writeNow commits the held facts with a tool call record and events at
+// once. Unlike write it may run on any goroutine.
+func (r *run) writeNow(tc *runtype.ToolCall, events ...*event.Event) error {
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	if err := r.flushErr; err != nil {
+		return err
+	}
+	r.held.ToolCalls = append(r.held.ToolCalls, tc)
+	r.held.Events = append(r.held.Events, events...)
+	err := r.cfg.Writer.Write(context.Background(), &r.held)
+	r.held.Reset()
+	return err
+}
+
+// render turns what became of a call into its facts, in call order.
+func (r *run) render(ctx context.Context, p *prepared) (*store.Batch, stepKind, string, error) {
+	s := p.s
+	switch {
+	case p.refusal != nil:
+		return s.refused(p.perm, p.refusal), stepDone, "", nil
+	case !p.ran:
+		why := cmpOr(p.skipWhy, "the turn was interrupted")
+		return s.refused(nil, failuref(runtype.FailureNotExecuted, "not executed: %s", why)), stepDone, "", nil
+	}
+	if p.res.violation != nil {
+		if b, parked := r.escalate(ctx, p); parked {
+			return b, stepParked, "", nil
+		} else if b != nil {
+			r.hold(b)
+		}
+	}
+	if p.markErr != nil {
+		return nil, stepDone, "", p.markErr
+	}
+	res := p.res // as the escalation left it: explained, or rerun
+	var redacted *event.Event
+	if res.output == nil {
+		// Secrets go before anything — checkers, hooks, the record —
+		// sees the output.
+		res.content, redacted = s.redact(res.content)
+		if res.failure != nil {
+			res.failure.Message, _ = s.redact(res.failure.Message)
+		}
+	}
+	var flagged []*event.Event
+	if r.cfg.OutputCheck != nil {
+		res.content, res.isError, res.failure, flagged = s.checkOutput(ctx, p.spec, p.input, res.content, res.isError, res.failure)
+	}
+	if r.cfg.Hooks != nil {
+		point := hook.PostToolUse
+		if res.isError {
+			point = hook.PostToolFailure
+		}
+		if r.cfg.Hooks.Has(point, p.spec.Name) {
+			in := r.hookInput(p, &res, "")
+			hk := r.runHooks(ctx, s, point, in)
+			p.notes = append(p.notes, hk.AdditionalContext...)
+			if hk.Blocked && hk.Reason != "" {
+				p.notes = append(p.notes, hk.Reason)
+			}
+		}
+	}
+	if len(p.notes) > 0 {
+		res.content += "\n\n[hook context]\n" + strings.Join(p.notes, "\n")
+		if res.output != nil {
+			res.output.Preview = res.content
+		}
+	}
+	b := s.resultOf(res)
+	if len(flagged) > 0 {
+		b.Events = append(flagged, b.Events...)
+	}
+	if redacted != nil {
+		b.Events = append([]*event.Event{redacted}, b.Events...)
+	}
+	if p.mc.Name == tool.CompleteTaskName && !res.isError {
+		var in struct {
+			Result string `json:"result"`
+		}
+		if err := json.Unmarshal(p.input, &in); err == nil {
+			return b, stepCompleted, in.Result, nil
+		}
+	}
+	return b, stepDone, "", nil
+}
+
+// escalate handles a call the sandbox refused: when a wider profile
+// exists it asks the policy whether the call may rerun under it (intent
+// "escalate"). A deny leaves the refusal as the result; an allow reruns
+// the call at once; an ask parks it with a sandbox_escalation action.
+// It returns facts to record, and whether the call now waits.
+func (r *run) escalate(ctx context.Context, p *prepared) (*store.Batch, bool) {
+	s, v := p.s, p.res.violation
+	if p.profile == nil {
+		return nil, false
+	}
+	wider, ok := p.profile.Escalation(v)
+	if !ok {
+		return nil, false
+	}
+	req := s.request(p.spec, escalationInput(p, v, wider.Name))
+	req.Intent, req.ReadOnly, req.Destructive = IntentEscalate, false, true
+	dec, err := r.cfg.Policy.Evaluate(ctx, req)
+	if err != nil {
+		dec = policy.Decision{Outcome: policy.Deny, Source: policy.SourceHost, ReasonCode: "policy_error", Message: err.Error()}
+	}
+	if dec.Outcome == policy.Allow && dec.Source == policy.SourceDefault {
+		// Without a policy every call is allowed, but a wider sandbox is
+		// never granted by default: a person decides.
+		dec = policy.Decision{Outcome: policy.Ask, Source: policy.SourceDefault, ReasonCode: "escalation_needs_approval",
+			Message: "no policy decides sandbox escalations; a person must approve a wider profile"}
+	}
+	perm := s.permissionEvent(event.PermissionEvaluated, dec)
+	prompt := fmt.Sprintf("The sandbox (%s) refused %s: %s%s", p.profile.Name, p.spec.Name, v.Kind, detail(v.Detail))
+	switch dec.Outcome {
+	case policy.Deny:
+		p.res.content += fmt.Sprintf("\n[the rerun under the %s sandbox profile is not allowed (%s): %s]", wider.Name, dec.ReasonCode, dec.Message)
+		b := r.batch()
+		b.Events = append(b.Events, perm)
+		return b, false
+	case policy.Allow:
+		b := r.batch()
+		b.Events = append(b.Events, perm)
+		r.hold(b)
+		p.profile = &wider
+		r.c.sched.Run(ctx, r.turn.SessionID, []execution.Call{{Class: execution.Class(p.spec, p.input), Run: func(ctx context.Context) {
+			r.execute1(ctx, p)
+		}}})
+		return nil, false
+	}
+	b := s.askWith(perm, dec, actionSandboxEscalation, prompt+". Rerun it under the "+wider.Name+" profile?",
+		[]string{runtype.DecisionApprove, runtype.DecisionDeny})
+	r.pending[len(r.pending)-1].act.Escalation = wider.Name
+	return b, true
+}
+
+func detail(d string) string {
+	if d == "" {
+		return ""
+	}
+	return " (" + d + ")"
+}
+
+// escalationInput is what the policy sees of an escalation: the profile
+// asked for, what was refused, and the call's own input.
+func escalationInput(p *prepared, v *sandbox.Violation, profile string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"profile": profile, "from": p.profile.Name, "violation": string(v.Kind), "detail": v.Detail, "input": p.input,
+	})
+	return b
+}
+
+// escalatedProfile finds the profile named name among the escalations of
+// base (one or two steps wide).
+func escalatedProfile(base *sandbox.Profile, name string) (sandbox.Profile, bool) {
+	if base == nil {
+		return sandbox.Profile{}, false
+	}
+	kinds := []sandbox.ViolationKind{sandbox.WriteDenied, sandbox.NetworkDenied, sandbox.ReadDenied}
+	frontier := []sandbox.Profile{*base}
+	for range 3 {
+		var next []sandbox.Profile
+		for _, p := range frontier {
+			for _, k := range kinds {
+				w, ok := p.Escalation(&sandbox.Violation{Kind: k})
+				if !ok {
+					continue
+				}
+				if w.Name == name {
+					return w, true
+				}
+				next = append(next, w)
+			}
+		}
+		frontier = next
+	}
+	return sandbox.Profile{}, false
+}
+
+// hookInput is what hooks at tool points see of a call.
+func (r *run) hookInput(p *prepared, res *invoked, errMsg string) hook.Input {
+	in := hook.Input{
+		SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID, Cwd: r.agent.WorkspaceDir,
+		PermissionMode: "default", ToolName: p.spec.Name, ToolInput: p.input, ToolUseID: p.mc.ID, AgentType: r.agent.Name,
+	}
+	if res != nil {
+		content := res.content
+		if res.output != nil {
+			content = res.output.Preview
+		}
+		if json.Valid([]byte(content)) {
+			in.ToolResponse = json.RawMessage(content)
+		} else {
+			in.ToolResponse, _ = json.Marshal(content)
+		}
+		if res.isError && res.failure != nil {
+			in.Error = res.failure.Message
+		}
+	}
+	if errMsg != "" {
+		in.Error = errMsg
+	}
+	return in
+}
+
+// runHooks runs the hooks of a point for a step, recording hook.* events.
+func (r *run) runHooks(ctx context.Context, s *step, point hook.Point, in hook.Input) hook.Outcome {
+	return r.cfg.Hooks.Run(ctx, point, in, func(rep hook.Report) {
+		var ev *event.Event
+		if s != nil {
+			ev = s.event(hookEventType(rep), r.hookPayload(rep))
+		} else {
+			ev = r.event(hookEventType(rep), "", "", r.hookPayload(rep))
+		}
+		r.holdFacts(nil, ev)
+	})
+}
+
+func hookEventType(rep hook.Report) event.Type {
+	switch rep.Phase {
+	case "started":
+		return event.HookStarted
+	case "failed":
+		return event.HookFailed
+	}
+	return event.HookCompleted
+}
+
+func (r *run) hookPayload(rep hook.Report) *event.HookPayload {
+	p := &event.HookPayload{
+		Point: string(rep.Point), Hook: rep.Hook, Handler: rep.Handler, ToolName: rep.ToolName,
+		TimeoutMs: rep.Timeout.Milliseconds(), FailMode: string(rep.FailMode),
+	}
+	if rep.Phase == "started" {
+		return p
+	}
+	p.Status, p.Decision, p.DurationMs, p.AddedContext = rep.Status, rep.Decision, rep.Duration.Milliseconds(), rep.AddedContext
+	p.Reason, _ = event.Preview(r.cfg.SafePreview(rep.Reason), event.PreviewBytes)
+	if len(rep.UpdatedInput) > 0 {
+		blob := r.blob(rep.UpdatedInput, "application/json")
+		r.pendMu.Lock()
+		r.held.Blobs = append(r.held.Blobs, blob)
+		r.pendMu.Unlock()
+		p.UpdatedInputRef = blob.Ref
+	}
+	if rep.Phase == "failed" {
+		p.ErrorCategory = rep.ErrorCategory
+		p.Message, _ = event.Preview(r.cfg.SafePreview(rep.Message), event.PreviewBytes)
+	}
+	return p
+}
