@@ -414,11 +414,11 @@ func goldenEvents() []*Event {
 	processCompleted := gEvent(ProcessCompleted, 46, &ProcessPayload{ProcessID: "proc_1", ExitCode: &exit, Bytes: 2048, DurationMs: 35})
 	processOutput := gEvent(ProcessOutput, 47, &ProcessPayload{ProcessID: "proc_1", Stream: "stdout", Data: "ok\n", Seq: 1, Bytes: 3})
 	outputRedacted := gEvent(OutputRedacted, 48, &OutputPayload{Bytes: 4096, Redactions: map[string]int{"secret_env": 1, "openai_key": 2}})
-	outputSpilled := gEvent(OutputSpilled, 49, &OutputPayload{Bytes: 104857600, StoredBytes: 104857600, InlineBytes: 32768, Limit: 32768, MediaType: "text/plain"})
+	outputSpilled := gEvent(OutputSpilled, 49, &OutputPayload{Bytes: 104857600, StoredBytes: 104857600, InlineBytes: 32768, Limit: 32768, MediaType: "text/plain; charset=utf-8"})
 	outputSpilled.OutputRef = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	hookCompleted := gEvent(HookCompleted, 50, &HookPayload{
 		Point: "pre_tool_use", Hook: "guard-rm", Handler: "command", ToolName: "shell", TimeoutMs: 60000,
-		Status: "blocked", Decision: "deny", Reason: "rm -rf is not allowed", DurationMs: 12, FailMode: "fail_closed",
+		Status: "ok", Decision: "deny", Reason: "rm -rf is not allowed", DurationMs: 12, FailMode: "fail_closed",
 	})
 	hookFailed := gEvent(HookFailed, 51, &HookPayload{
 		Point: "post_tool_use", Hook: "lint", Handler: "http", Status: "failed", DurationMs: 5000,

@@ -452,7 +452,7 @@ type ProcessPayload struct {
 	Bytes int64 `json:"bytes,omitempty"`
 	// ExitCode and Signal say how it ended (process.completed, failed,
 	// terminated); Reason says why it was terminated: timeout,
-	// inactivity, terminated, run_ended, output_limit.
+	// inactivity, terminated, run_ended, cancelled.
 	ExitCode   *int   `json:"exitCode,omitempty"`
 	Signal     string `json:"signal,omitempty"`
 	Reason     string `json:"reason,omitempty"`
