@@ -14,15 +14,20 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/execution"
+	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/memstore"
 	"github.com/agentrt/agentrt/store/sqlitestore"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
+	"github.com/agentrt/agentrt/tool/process"
 )
 
 // Errors callers branch on.
@@ -85,6 +90,9 @@ type Agent struct {
 	// Workspace is a directory the file tools are confined to and command
 	// tools run in. Empty means none.
 	Workspace string
+	// Sandbox is the profile the agent's processes (the shell and exec
+	// tools) run under; nil means workspace_write with network none.
+	Sandbox *sandbox.Profile
 }
 
 // Config configures a Runtime.
@@ -138,6 +146,23 @@ type Config struct {
 	// Budgets are the default token and cost budgets of sessions and
 	// tenants; SetLimit overrides them per session or tenant.
 	Budgets Budgets
+	// Hooks run at the hook points, speaking Claude Code's hook contract.
+	Hooks []hook.Config
+	// MaxParallelTools bounds the calls of one hop running at once;
+	// default 8.
+	MaxParallelTools int
+	// Output bounds what a tool call shows inline (more is spilled to the
+	// output store, DataDir/outputs) and what it stores.
+	Output output.Limits
+	// Redact says what is removed from every tool output before anything
+	// keeps or shows it. The built-in token shapes apply unless
+	// Redact.NoTokenShapes.
+	Redact output.RedactorConfig
+	// Sandbox configures how sandbox profiles are enforced.
+	Sandbox sandbox.Options
+	// ProcessEnvAllow names daemon environment variables the shell and
+	// exec tools pass to processes.
+	ProcessEnvAllow []string
 }
 
 // Budgets are default limits on model spend; see loop.Budgets.
@@ -288,6 +313,15 @@ type Runtime struct {
 	sem       chan struct{}
 	startedAt time.Time
 
+	// The execution layer: see execution.go.
+	sandbox   *sandbox.Sandbox
+	outputs   *output.Store
+	outputTmp string // the output store's directory when it is temporary
+	redactor  *output.Redactor
+	hooks     *hook.Runner
+	procs     *process.Manager
+	tenants   sync.Map // session id → tenant id, for background process events
+
 	baseCtx   context.Context
 	cancelAll context.CancelCauseFunc
 	wg        sync.WaitGroup // running turn goroutines
@@ -324,6 +358,9 @@ func New(cfg Config) (*Runtime, error) {
 	rt.registry = tool.NewRegistry()
 	if err := builtin.Register(rt.registry); err != nil {
 		return nil, fmt.Errorf("registering built-in tools: %w", err)
+	}
+	if err := rt.setUpExecution(); err != nil {
+		return nil, err
 	}
 	for _, t := range cfg.Tools {
 		if err := rt.registry.Register(t); err != nil {
@@ -371,6 +408,12 @@ func New(cfg Config) (*Runtime, error) {
 		ModelRetries:     cfg.ModelRetries,
 		ModelStepTimeout: cfg.ModelStepTimeout,
 		Ledger:           rt.ledger,
+		Scheduler:        execution.New(cfg.MaxParallelTools),
+		Hooks:            rt.hooks,
+		Sandbox:          rt.sandbox,
+		Outputs:          rt.outputs,
+		Redactor:         rt.redactor,
+		OutputLimits:     cfg.Output,
 	})
 	if err != nil {
 		rt.closeAgents()
@@ -397,6 +440,11 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 		Tools:             tools,
 		RequireCompletion: a.RequireCompletion,
 		MaxToolHops:       a.MaxToolHops,
+		Sandbox:           a.Sandbox,
+	}
+	if la.Sandbox == nil {
+		p, _ := sandbox.Builtin(string(sandbox.WorkspaceWrite))
+		la.Sandbox = &p
 	}
 	if a.Workspace != "" {
 		dir, err := filepath.Abs(a.Workspace)
@@ -413,6 +461,7 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 }
 
 func (rt *Runtime) closeAgents() {
+	rt.closeExecution()
 	for _, a := range rt.agents {
 		if a.Workspace != nil {
 			a.Workspace.Close()
@@ -540,6 +589,7 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 		grace.Stop()
 	}
 	rt.cancelAll(ErrStop)
+	rt.procs.Close() // background processes end, and say so, before the writer stops
 	werr := rt.writer.Stop(context.WithoutCancel(ctx))
 	rt.closeAgents()
 	var cerr error

@@ -21,10 +21,14 @@ import (
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // a sandboxed process this binary starts runs through it
+	goleak.VerifyTestMain(m)
+}
 
 type testBundle struct {
 	rt  *agentrt.Runtime

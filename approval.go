@@ -55,12 +55,15 @@ type ActionRead struct {
 	Decisions       []string             `json:"decisions"`
 	ReasonCode      string               `json:"reasonCode,omitempty"`
 	RuleIDs         []string             `json:"ruleIds,omitempty"`
-	CreatedAt       time.Time            `json:"createdAt"`
-	ExpiresAt       *time.Time           `json:"expiresAt,omitempty"`
-	Decision        string               `json:"decision,omitempty"`
-	Message         string               `json:"message,omitempty"`
-	ResolvedBy      string               `json:"resolvedBy,omitempty"`
-	ResolvedAt      *time.Time           `json:"resolvedAt,omitempty"`
+	// Escalation names the sandbox profile a sandbox_escalation action
+	// offers to rerun the call under.
+	Escalation string     `json:"escalation,omitempty"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
+	Decision   string     `json:"decision,omitempty"`
+	Message    string     `json:"message,omitempty"`
+	ResolvedBy string     `json:"resolvedBy,omitempty"`
+	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
 }
 
 func actionRead(a *runtype.Action) ActionRead {
@@ -68,7 +71,7 @@ func actionRead(a *runtype.Action) ActionRead {
 		ActionID: a.ID, Type: a.Type, Status: a.Status, SessionID: a.SessionID, ThreadID: a.ThreadID, TurnID: a.TurnID,
 		TaskID: a.TaskID, RunID: a.RunID, ToolCallID: a.ToolCallID, ToolName: a.ToolName, InputPreview: a.InputPreview,
 		ArgumentsSHA256: a.ArgumentsSHA256, Prompt: a.Prompt, Decisions: a.Decisions, ReasonCode: a.ReasonCode,
-		RuleIDs: a.RuleIDs, CreatedAt: a.CreatedAt, ExpiresAt: ts(a.ExpiresAt),
+		RuleIDs: a.RuleIDs, Escalation: a.Escalation, CreatedAt: a.CreatedAt, ExpiresAt: ts(a.ExpiresAt),
 	}
 	if r.Decisions == nil {
 		r.Decisions = []string{}
@@ -435,9 +438,10 @@ func (g *governor) Evaluate(ctx context.Context, req *policy.Request) (policy.De
 		r.Roles = p.Roles
 	}
 	dec, err := g.next.Evaluate(ctx, &r)
-	if err != nil || dec.Outcome != policy.Ask || dec.Source == policy.SourceChecker {
-		// A checker's ask is about this call's content: a standing
-		// approval of the tool does not answer it.
+	if err != nil || dec.Outcome != policy.Ask || dec.Source == policy.SourceChecker || req.Intent == loop.IntentEscalate {
+		// A checker's ask is about this call's content, an escalation's
+		// about a wider sandbox: a standing approval of the tool answers
+		// neither.
 		return dec, err
 	}
 	if !haveGrants {

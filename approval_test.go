@@ -17,6 +17,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/policy/checker"
 	"github.com/agentrt/agentrt/runtype"
@@ -564,6 +565,8 @@ func TestPromptInjectionGate(t *testing.T) {
 			}
 			rt, err := agentrt.New(agentrt.Config{
 				Tools: []tool.Tool{lookup}, OutputChecks: checks,
+				// The checks alone decide what happens to the key here.
+				Redact: output.RedactorConfig{NoTokenShapes: true},
 				Agents: map[string]*agentrt.Agent{"a": {Provider: m, Tools: []string{"lookup"}}},
 			})
 			if err != nil {

@@ -2,13 +2,17 @@ package agentrt
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
 
 	"github.com/agentrt/agentrt/config"
+	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/anthropic"
+	"github.com/agentrt/agentrt/output"
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/tool"
-	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/command"
 )
 
@@ -17,7 +21,7 @@ import (
 // directory. Errors in the file (or in a replay script it names) carry
 // file:line:column.
 func LoadConfig(path string) (Config, *config.File, error) {
-	f, err := config.Load(path, config.Options{Builtins: builtin.Names()})
+	f, err := config.Load(path, config.Options{Builtins: BuiltinToolNames()})
 	if err != nil {
 		return Config{}, nil, err
 	}
@@ -40,6 +44,8 @@ func FromFile(f *config.File) (Config, error) {
 			Scopes:       t.Scopes,
 			Intent:       t.Intent,
 			CommandField: t.CommandField,
+			Concurrency:  t.Concurrency,
+			Output:       output.Limits{Inline: t.Output.InlineBytes, Max: t.Output.MaxBytes},
 		}, command.Config{Argv: t.Command, Dir: f.Dir, Env: t.Env})
 		if err != nil {
 			return Config{}, fmt.Errorf("tool %q: %w", name, err)
@@ -54,6 +60,9 @@ func FromFile(f *config.File) (Config, error) {
 		FailOnExceeded: f.Budgets.OnExceeded == config.OnExceededFail,
 	}
 	if err := policyFromFile(f, &cfg); err != nil {
+		return Config{}, err
+	}
+	if err := executionFromFile(f, &cfg); err != nil {
 		return Config{}, err
 	}
 	// A model declared under models is one candidate, shared by every
@@ -94,9 +103,70 @@ func FromFile(f *config.File) (Config, error) {
 			RequireCompletion: a.RequireCompletion,
 			MaxToolHops:       a.MaxToolHops,
 			Workspace:         a.Workspace,
+			Sandbox:           sandboxProfile(a.Sandbox),
 		}
 	}
 	return cfg, nil
+}
+
+// executionFromFile copies the execution and hooks sections.
+func executionFromFile(f *config.File, cfg *Config) error {
+	x := f.Execution
+	cfg.MaxParallelTools = x.MaxParallel
+	cfg.Output = output.Limits{Inline: x.Output.InlineBytes, Max: x.Output.MaxBytes}
+	cfg.ProcessEnvAllow = x.EnvAllow
+	cfg.Redact = output.RedactorConfig{NoTokenShapes: x.NoTokenShapes}
+	for _, name := range x.SecretEnv {
+		if v := os.Getenv(name); v != "" {
+			cfg.Redact.Secrets = append(cfg.Redact.Secrets, v)
+		}
+	}
+	for _, p := range x.RedactPatterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return fmt.Errorf("execution: redact pattern %q: %w", p, err)
+		}
+		cfg.Redact.Patterns = append(cfg.Redact.Patterns, re)
+	}
+	for _, h := range f.Hooks {
+		cfg.Hooks = append(cfg.Hooks, hook.Config{
+			Name: h.Name, Point: hook.Point(h.Point), Matcher: h.Matcher, Command: h.Command, URL: h.URL,
+			Headers: h.Headers, Env: h.Env, Timeout: h.Timeout, FailMode: hook.FailMode(h.FailMode),
+		})
+	}
+	return nil
+}
+
+// sandboxProfile is the profile an agent's sandbox section describes,
+// named by its mode (and "+network" when it widens the mode's network).
+func sandboxProfile(s config.Sandbox) *sandbox.Profile {
+	p, _ := sandbox.Builtin(s.Mode)
+	if p.Mode == "" {
+		p, _ = sandbox.Builtin(string(sandbox.WorkspaceWrite))
+	}
+	if s.Network != "" && sandbox.Network(s.Network) != p.Network {
+		p.Network = sandbox.Network(s.Network)
+		if p.Network == sandbox.NetworkFull {
+			p.Name += "+network"
+		} else {
+			p.Name += "-network"
+		}
+	}
+	p.ReadRoots, p.WriteRoots = s.ReadRoots, s.WriteRoots
+	lim := &p.Limits
+	if s.Processes != 0 {
+		lim.Processes = s.Processes
+	}
+	if s.MemoryBytes != 0 {
+		lim.MemoryBytes = s.MemoryBytes
+	}
+	if s.FileBytes != 0 {
+		lim.FileBytes = s.FileBytes
+	}
+	if s.CPUSeconds != 0 {
+		lim.CPUSeconds = s.CPUSeconds
+	}
+	return &p
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -274,6 +274,7 @@ func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskS
 	default:
 		return job.Turn.Status
 	}
+	rt.runStarting(job.Turn)
 	out, err := rt.coord.Resume(ctx, job, reason)
 	if err != nil {
 		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
@@ -281,6 +282,7 @@ func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskS
 	if out == nil {
 		return job.Turn.Status
 	}
+	rt.runEnded(out.Status, out.Run.ID)
 	return out.Status
 }
 

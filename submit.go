@@ -487,6 +487,7 @@ func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) runtype.TaskStat
 			msgs[i] = *m
 		}
 	}
+	rt.runStarting(at.turn)
 	out, err := rt.coord.Run(ctx, &loop.Job{Agent: a, Turn: at.turn, Task: at.task, History: msgs})
 	if err != nil {
 		rt.cfg.Logger.Error("running turn", "turnId", at.turn.ID, "err", err)
@@ -494,6 +495,7 @@ func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) runtype.TaskStat
 	if out == nil {
 		return ""
 	}
+	rt.runEnded(out.Status, out.Run.ID)
 	return out.Status
 }
 

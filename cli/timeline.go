@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -125,6 +126,32 @@ func (t *timeline) event(e *event.Event) {
 		if e.Type == event.CostRecorded {
 			t.cost = p.TurnCostUSD
 			fmt.Fprintf(t.w, "%s%-8s%s (turn %s)\n", indent, "cost", usd(p.CostUSD), usd(p.TurnCostUSD))
+		}
+	case *event.SandboxPayload:
+		switch e.Type {
+		case event.SandboxApplied:
+			fmt.Fprintf(t.w, "%s%-8s%s, network %s (%s)\n", indent, "sandbox", p.Profile, p.Network, p.Enforcer)
+		case event.SandboxViolation:
+			fmt.Fprintf(t.w, "%s%-8srefused under %s: %s %s\n", indent, "sandbox", p.Profile, p.Violation, oneLine(p.Detail, 60))
+		}
+	case *event.HookPayload:
+		if e.Type != event.HookStarted {
+			what := cmp.Or(p.Decision, p.Status)
+			if e.Type == event.HookFailed {
+				what = "failed (" + p.ErrorCategory + ", " + p.FailMode + ")"
+			}
+			fmt.Fprintf(t.w, "%s%-8s%s %s → %s · %s\n", indent, "hook", p.Point, p.Hook, what, duration(p.DurationMs))
+		}
+	case *event.OutputPayload:
+		switch e.Type {
+		case event.OutputRedacted:
+			n := 0
+			for _, c := range p.Redactions {
+				n += c
+			}
+			fmt.Fprintf(t.w, "%s%-8s%d secrets redacted from the output\n", indent, "output", n)
+		case event.OutputSpilled:
+			fmt.Fprintf(t.w, "%s%-8s%d bytes stored as %s; the model sees %d\n", indent, "output", p.Bytes, e.OutputRef, p.InlineBytes)
 		}
 	case *event.QuotaPayload:
 		switch e.Type {

@@ -27,6 +27,25 @@ func TestTimeline(t *testing.T) {
 		want   string
 	}{
 		{
+			name: "a sandboxed call, its hooks and its output",
+			events: []*event.Event{
+				{Type: event.HookStarted, Payload: &event.HookPayload{Point: "pre_tool_use", Hook: "guard", Handler: "command"}},
+				{Type: event.HookCompleted, Payload: &event.HookPayload{Point: "pre_tool_use", Hook: "guard", Handler: "command", Status: "ok", Decision: "allow", DurationMs: 12}},
+				{Type: event.SandboxApplied, Payload: &event.SandboxPayload{Profile: "read_only", Mode: "read_only", Network: "none", Enforcer: "bubblewrap"}},
+				{Type: event.SandboxViolation, Payload: &event.SandboxPayload{Profile: "read_only", Violation: "write_denied", Detail: "out.txt"}},
+				{Type: event.OutputRedacted, Payload: &event.OutputPayload{Bytes: 10, Redactions: map[string]int{"secret_env": 2, "jwt": 1}}},
+				{Type: event.OutputSpilled, OutputRef: "sha256:ab", Payload: &event.OutputPayload{Bytes: 100000, InlineBytes: 32768}},
+				{Type: event.HookFailed, Payload: &event.HookPayload{Point: "post_tool_use", Hook: "lint", Status: "failed", ErrorCategory: "timeout", FailMode: "fail_open", DurationMs: 5000}},
+			},
+			want: header +
+				"        hook    pre_tool_use guard → allow · 12ms\n" +
+				"        sandbox read_only, network none (bubblewrap)\n" +
+				"        sandbox refused under read_only: write_denied out.txt\n" +
+				"        output  3 secrets redacted from the output\n" +
+				"        output  100000 bytes stored as sha256:ab; the model sees 32768\n" +
+				"        hook    post_tool_use lint → failed (timeout, fail_open) · 5s\n",
+		},
+		{
 			name: "model failures and a failed tool call",
 			events: []*event.Event{
 				{Type: event.TurnStarted, Timestamp: at(0), Payload: &event.TurnPayload{Status: runtype.StatusRunning}},

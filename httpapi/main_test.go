@@ -20,11 +20,15 @@ import (
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // a sandboxed process this binary starts runs through it
+	goleak.VerifyTestMain(m)
+}
 
 // testToken is the bearer token of every test server.
 const testToken = "test-token-0123456789abcdef"
@@ -57,6 +61,8 @@ type setupOpts struct {
 	principals map[string]agentrt.Principal
 	// builtins are built-in tools the agent gets.
 	builtins []string
+	// workspace is the agent's workspace (none when empty).
+	workspace string
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -78,7 +84,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	rt, err := agentrt.New(agentrt.Config{
 		DataDir: t.TempDir(),
 		Store:   o.store,
-		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: names}},
+		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace}},
 		Tools:   o.tools,
 		Budgets: o.budgets,
 		Policy:  o.policy, Principals: o.principals,

@@ -139,6 +139,9 @@ func (s *Server) routes() []route {
 		{"POST /v1/actions/{actionId}", true, s.respondAction},
 		{"PUT /v1/sessions/{sessionId}/policy", true, s.setPolicyMode},
 		{"GET /v1/sessions/{sessionId}/receipts/verify", true, s.verifySession},
+		{"GET /v1/sessions/{sessionId}/processes", true, s.listProcesses},
+		{"POST /v1/sessions/{sessionId}/processes/{processId}/stdin", true, s.writeProcessStdin},
+		{"POST /v1/sessions/{sessionId}/processes/{processId}/terminate", true, s.terminateProcess},
 	}
 }
 
@@ -325,6 +328,63 @@ func (s *Server) setPolicyMode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"sessionId": sid, "mode": req.Mode})
+}
+
+// ProcessStdinRequest is the body of POST
+// /v1/sessions/{sessionId}/processes/{processId}/stdin.
+type ProcessStdinRequest struct {
+	Data  string `json:"data"`
+	Close bool   `json:"close,omitempty"`
+}
+
+// ProcessInfo describes a live process in GET
+// /v1/sessions/{sessionId}/processes.
+type ProcessInfo struct {
+	ProcessID  string    `json:"processId"`
+	RunID      string    `json:"runId"`
+	Command    string    `json:"command"`
+	Pid        int       `json:"pid"`
+	StartedAt  time.Time `json:"startedAt"`
+	Background bool      `json:"background"`
+}
+
+func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
+	procs, err := s.rt.ListProcesses(r.Context(), s.cfg.Owner, r.PathValue("sessionId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	out := make([]ProcessInfo, len(procs))
+	for i, p := range procs {
+		out[i] = ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"processes": out})
+}
+
+func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
+	var req ProcessStdinRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Data == "" && !req.Close {
+		writeError(w, http.StatusBadRequest, "invalid_request", "data is empty and close is false: nothing to do")
+		return
+	}
+	sid, pid := r.PathValue("sessionId"), r.PathValue("processId")
+	if err := s.rt.WriteProcessStdin(r.Context(), s.cfg.Owner, sid, pid, req.Data, req.Close); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"processId": pid, "bytes": len(req.Data), "closed": req.Close})
+}
+
+func (s *Server) terminateProcess(w http.ResponseWriter, r *http.Request) {
+	sid, pid := r.PathValue("sessionId"), r.PathValue("processId")
+	if err := s.rt.TerminateProcess(r.Context(), s.cfg.Owner, sid, pid); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"processId": pid, "status": "terminated"})
 }
 
 func (s *Server) verifySession(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,253 @@
+package agentrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/internal/testenv"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/sandbox"
+)
+
+// shellRuntime starts a runtime whose agent "a" has the shell tool, a
+// workspace and the sandbox profile p, answering with resps.
+func shellRuntime(t *testing.T, p *sandbox.Profile, pol policy.Evaluator, cfg agentrt.Config, resps ...*model.Response) (*agentrt.Runtime, *seer, string) {
+	t.Helper()
+	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
+		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
+	}
+	m := &seer{resps: resps, tools: map[string]string{}}
+	ws := t.TempDir()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cfg.Policy = pol
+	cfg.Agents = map[string]*agentrt.Agent{"a": {Provider: m, Tools: []string{"shell", "exec", "write_process_stdin", "terminate_process"}, Workspace: ws, Sandbox: p}}
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt, m, ws
+}
+
+func shellCall(id, command string) *model.Response {
+	in, _ := json.Marshal(map[string]string{"command": command})
+	return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: id, Name: "shell", Arguments: string(in)}}}
+}
+
+func profile(t *testing.T, name string) *sandbox.Profile {
+	t.Helper()
+	p, ok := sandbox.Builtin(name)
+	if !ok {
+		t.Fatalf("no builtin profile %q", name)
+	}
+	return &p
+}
+
+func TestShellRunsSandboxed(t *testing.T) {
+	t.Parallel()
+	rt, m, ws := shellRuntime(t, profile(t, "workspace_write"), kernel(t, noEscalation), agentrt.Config{},
+		shellCall("call_1", "echo hello > note.txt && cat note.txt && echo oops > /etc/agentrt-escape"),
+	)
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "write a note"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s (%s)", turn.Status, turn.StatusReason)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "note.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("note.txt = %q, %v; want the workspace write to land", b, err)
+	}
+	if _, err := os.Stat("/etc/agentrt-escape"); err == nil {
+		os.Remove("/etc/agentrt-escape")
+		t.Fatal("the shell wrote outside the workspace")
+	}
+	if seen := m.seen("call_1"); !strings.Contains(seen, "hello") {
+		t.Errorf("the model saw %q, want the output", seen)
+	}
+	evs := tb.sessionEvents(t, runtype.Owner{}, res.SessionID)
+	got := map[event.Type]int{}
+	for _, e := range evs {
+		got[e.Type]++
+	}
+	for _, want := range []event.Type{event.SandboxApplied, event.ProcessStarted, event.ProcessFailed, event.SandboxViolation, event.ToolFailed} {
+		if got[want] == 0 {
+			t.Errorf("no %s event; got %v", want, got)
+		}
+	}
+	for _, e := range evs {
+		switch p := e.Payload.(type) {
+		case *event.SandboxPayload:
+			if e.Type == event.SandboxApplied && (p.Mode != "workspace_write" || p.Network != "none" || p.Enforcer == "" || p.Limits.Processes == 0) {
+				t.Errorf("sandbox.applied = %+v, want the real profile", p)
+			}
+			if e.Type == event.SandboxViolation && p.Violation != "write_denied" {
+				t.Errorf("sandbox.violation = %+v, want write_denied", p)
+			}
+		case *event.ToolResultPayload:
+			if e.Type == event.ToolFailed && (p.Failure == nil || p.Failure.Kind != runtype.FailureSandboxViolation) {
+				t.Errorf("tool.failed failure = %+v, want sandbox_violation", p.Failure)
+			}
+		}
+	}
+}
+
+// TestEscalation: a write the read_only sandbox refused becomes an
+// approval to rerun under workspace_write; approved, the call reruns and
+// the write lands.
+func TestEscalation(t *testing.T) {
+	t.Parallel()
+	rt, m, ws := shellRuntime(t, profile(t, "read_only"), nil, agentrt.Config{},
+		shellCall("call_1", "echo built > out.txt"),
+	)
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "build"})
+	if turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("status = %s (%s), want waiting_permission", turn.Status, turn.StatusReason)
+	}
+	acts, err := rt.ListActions(context.Background(), &agentrt.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
+	if err != nil || len(acts) != 1 {
+		t.Fatalf("pending actions = %v, %v; want one", acts, err)
+	}
+	if a := acts[0]; a.Type != "sandbox_escalation" || a.Escalation != "workspace_write" || !strings.Contains(a.Prompt, "write_denied") {
+		t.Errorf("action = %+v, want a sandbox_escalation to workspace_write", a)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err == nil {
+		t.Fatal("the read_only sandbox let the write through")
+	}
+	if _, err := rt.RespondAction(context.Background(), &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionApprove}); err != nil {
+		t.Fatal(err)
+	}
+	turn, err = rt.WaitTurn(context.Background(), runtype.Owner{}, res.TurnID)
+	if err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("after approval: %v, %v; want completed", turn.Status, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "built\n" {
+		t.Errorf("out.txt = %q, %v; want the rerun's write", b, err)
+	}
+	if seen := m.seen("call_1"); strings.Contains(seen, "Read-only") {
+		t.Errorf("the model saw the refusal %q, want the rerun's result", seen)
+	}
+	evs := tb.sessionEvents(t, runtype.Owner{}, res.SessionID)
+	var applied []string
+	var escalationDecided bool
+	for _, e := range evs {
+		if p, ok := e.Payload.(*event.SandboxPayload); ok && e.Type == event.SandboxApplied {
+			applied = append(applied, p.Profile)
+		}
+		if e.Type == event.PermissionEvaluated && e.PermissionDecision.Decision == "ask" && e.ToolCallID == "call_1" {
+			escalationDecided = true
+		}
+	}
+	if strings.Join(applied, ",") != "read_only,workspace_write" {
+		t.Errorf("sandbox.applied profiles = %v, want read_only then workspace_write", applied)
+	}
+	if !escalationDecided {
+		t.Error("no permission.evaluated (ask) for the escalation")
+	}
+}
+
+const noEscalation = `
+tier: admin
+rules:
+  - id: no-escalation
+    intents: [escalate]
+    decision: deny
+    reason_code: escalation_forbidden
+    message: sandboxes are never widened here
+  - id: allow-rest
+    tools: ["*"]
+    priority: -1
+    decision: allow
+    reason_code: allowed
+`
+
+func TestRulesCanForbidEscalation(t *testing.T) {
+	t.Parallel()
+	rt, m, ws := shellRuntime(t, profile(t, "read_only"), kernel(t, noEscalation), agentrt.Config{},
+		shellCall("call_1", "echo built > out.txt"),
+	)
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "build"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s (%s), want completed without an action", turn.Status, turn.StatusReason)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err == nil {
+		t.Error("the write landed")
+	}
+	if seen := m.seen("call_1"); !strings.Contains(seen, "escalation_forbidden") {
+		t.Errorf("the model saw %q, want the forbidden escalation explained", seen)
+	}
+	var denied bool
+	for _, e := range tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		if e.Type == event.PermissionEvaluated && e.PermissionDecision.Decision == "deny" && strings.Contains(strings.Join(e.PermissionDecision.RuleIDs, ","), "no-escalation") {
+			denied = true
+		}
+	}
+	if !denied {
+		t.Error("no permission.evaluated deny by rule no-escalation")
+	}
+}
+
+// TestSecretsAreRedactedFromToolOutput: a declared secret and a token
+// shape printed by a tool reach neither the model, nor the events, nor
+// the data directory.
+func TestSecretsAreRedactedFromToolOutput(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-value-0123456789"
+	const token = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	cfg := agentrt.Config{DataDir: t.TempDir()}
+	cfg.Redact.Secrets = []string{secret}
+	cfg.Output.Inline = 1024
+	// The tool prints what a file holds: the secrets are in its output,
+	// not in the arguments the model wrote.
+	cmd := "cat creds.txt; head -c 100000 /dev/zero | tr '\\0' x; echo; cat creds.txt"
+	rt, m, ws := shellRuntime(t, profile(t, "workspace_write"), nil, cfg, shellCall("call_1", cmd))
+	if err := os.WriteFile(filepath.Join(ws, "creds.txt"), []byte("key="+secret+"\ntoken="+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "print"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s", turn.Status)
+	}
+	seen := m.seen("call_1")
+	if strings.Contains(seen, secret) || strings.Contains(seen, token) || !strings.Contains(seen, "REDACTED") {
+		t.Errorf("the model saw %q", seen)
+	}
+	var redacted, spilled bool
+	for _, e := range tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		raw, _ := e.JSON()
+		if strings.Contains(string(raw), secret) || strings.Contains(string(raw), token) {
+			t.Errorf("%s carries a secret", e.Type)
+		}
+		redacted = redacted || e.Type == event.OutputRedacted
+		spilled = spilled || e.Type == event.OutputSpilled && e.OutputRef != ""
+	}
+	if !redacted || !spilled {
+		t.Errorf("output.redacted %v, output.spilled %v; want both", redacted, spilled)
+	}
+	rt.Stop(context.Background())
+	dir := cfg.DataDir
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), secret) || strings.Contains(string(b), token) {
+			t.Errorf("%s holds a secret", path)
+		}
+		return nil
+	})
+}
