@@ -114,6 +114,7 @@ type ProcessInfo = process.Info
 
 // ListProcesses returns the live processes of a session.
 func (rt *Runtime) ListProcesses(ctx context.Context, owner runtype.Owner, sessionID string) ([]ProcessInfo, error) {
+	owner = ownerOrDefault(owner)
 	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", sessionID, err)
 	}

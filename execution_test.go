@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/event"
@@ -250,4 +251,44 @@ func TestSecretsAreRedactedFromToolOutput(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestEndedRunEndsItsProcesses: a background process a turn started does
+// not outlive the turn.
+func TestEndedRunEndsItsProcesses(t *testing.T) {
+	t.Parallel()
+	bg := &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "call_1", Name: "shell",
+		Arguments: `{"command":"sleep 1000","background":true,"yield_ms":10}`}}}
+	rt, m, _ := shellRuntime(t, profile(t, "workspace_write"), nil, agentrt.Config{}, bg)
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "start a server"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s", turn.Status)
+	}
+	if seen := m.seen("call_1"); !strings.Contains(seen, `"status":"running"`) {
+		t.Fatalf("the model saw %q, want a running process", seen)
+	}
+	sub, err := rt.Subscribe(context.Background(), &agentrt.SubscribeParams{SessionID: res.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for the process to end: %v", err)
+		}
+		if p, ok := e.Payload.(*event.ProcessPayload); ok && e.Type == event.ProcessTerminated {
+			if p.Reason != "run_ended" {
+				t.Errorf("process.terminated reason %q, want run_ended", p.Reason)
+			}
+			break
+		}
+	}
+	procs, err := rt.ListProcesses(context.Background(), runtype.Owner{}, res.SessionID)
+	if err != nil || len(procs) != 0 {
+		t.Errorf("processes after the turn: %+v, %v", procs, err)
+	}
 }
