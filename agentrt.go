@@ -360,10 +360,12 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("registering built-in tools: %w", err)
 	}
 	if err := rt.setUpExecution(); err != nil {
+		rt.closeExecution()
 		return nil, err
 	}
 	for _, t := range cfg.Tools {
 		if err := rt.registry.Register(t); err != nil {
+			rt.closeExecution()
 			return nil, err
 		}
 	}
@@ -398,7 +400,7 @@ func New(cfg Config) (*Runtime, error) {
 		Registry:         rt.registry,
 		Policy:           evaluator,
 		ActionTTL:        cfg.ActionTTL,
-		SafePreview:      redactSecrets,
+		SafePreview:      rt.safePreview,
 		Reader:           rt.store,
 		OutputCheck:      outputCheck,
 		IDs:              rt.ids,

@@ -67,6 +67,13 @@ func (rt *Runtime) setUpExecution() error {
 	return nil
 }
 
+// safePreview makes text safe for events and actions: the built-in
+// secret shapes and the configured secrets and patterns are redacted.
+func (rt *Runtime) safePreview(s string) string {
+	s, _ = rt.redactor.String(redactSecrets(s))
+	return s
+}
+
 // closeExecution ends every process and removes a temporary output
 // store.
 func (rt *Runtime) closeExecution() {

@@ -622,6 +622,7 @@ func (rt *Runtime) endParked(ctx context.Context, t *runtype.Turn) (runtype.Task
 	if err != nil {
 		return "", fmt.Errorf("cancelling parked turn %s: %w", t.ID, err)
 	}
+	rt.runEnded(out.Status, out.Run.ID)
 	return out.Status, nil
 }
 

@@ -115,24 +115,31 @@ func (c *Coordinator) permissionDecision(dec policy.Decision, toolName, sum stri
 
 // ask records that a call waits for a person: an action (pending) with
 // permission.evaluated, permission.requested and action.required.
-func (s *step) ask(perm *event.Event, dec policy.Decision) *store.Batch {
+// input is the input the call was decided with.
+func (s *step) ask(perm *event.Event, dec policy.Decision, input string) *store.Batch {
 	return s.askWith(perm, dec, actionToolPermission,
 		strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, s.r.cfg.SafePreview(dec.Message))),
-		[]string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit})
+		[]string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit},
+		input)
 }
 
 // askWith records an action of type typ with a prompt and the decisions a
-// responder may take.
-func (s *step) askWith(perm *event.Event, dec policy.Decision, typ, prompt string, decisions []string) *store.Batch {
+// responder may take, for the call with input (kept with the action when
+// it is not the model's arguments: the call resumes with what was
+// decided).
+func (s *step) askWith(perm *event.Event, dec policy.Decision, typ, prompt string, decisions []string, input string) *store.Batch {
 	r := s.r
 	now := r.cfg.Now().UTC()
-	preview, _ := event.Preview(r.cfg.SafePreview(s.args), event.PreviewBytes)
+	preview, _ := event.Preview(r.cfg.SafePreview(input), event.PreviewBytes)
 	act := &runtype.Action{
 		ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
 		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Type: typ,
 		ToolName: s.tc.Name, InputPreview: preview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
 		Prompt: prompt, Decisions: decisions,
 		ReasonCode: dec.ReasonCode, RuleIDs: dec.RuleIDs, Status: runtype.ActionPending, CreatedAt: now,
+	}
+	if input != s.args {
+		act.Input = input
 	}
 	if ttl := r.cfg.ActionTTL; ttl > 0 {
 		act.ExpiresAt = now.Add(ttl)

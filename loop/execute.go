@@ -68,6 +68,8 @@ type prepared struct {
 	parked   bool
 	deferred bool
 	skipWhy  string
+	// rendered: its result is recorded.
+	rendered bool
 
 	// What phase 2 did.
 	ran     bool
@@ -101,6 +103,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 			refused = true
 		}
 	}
+	completing := false // a complete_task of the hop is on its way to run
 	for i, call := range calls {
 		p := &prepared{s: r.newStep(call), mc: call, act: resolved[call.ID]}
 		preps[i] = p
@@ -108,11 +111,8 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		case ctx.Err() != nil:
 			p.skipWhy = "the turn was interrupted"
 			continue
-		case i > 0 && preps[i-1].mc.Name == tool.CompleteTaskName && preps[i-1].skipWhy == "" && !preps[i-1].deferred:
+		case completing:
 			p.skipWhy = tool.CompleteTaskName + " ended the task"
-			continue
-		case i > 0 && strings.HasSuffix(preps[i-1].skipWhy, "ended the task"):
-			p.skipWhy = preps[i-1].skipWhy
 			continue
 		case call.Name != tool.CompleteTaskName:
 		case asked:
@@ -140,6 +140,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 			}
 		}
 		asked = asked || p.parked
+		completing = call.Name == tool.CompleteTaskName && p.refusal == nil && !p.parked
 	}
 
 	r.executeAll(ctx, preps)
@@ -161,6 +162,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		if err != nil {
 			return nil, err
 		}
+		p.rendered = true
 		switch kind {
 		case stepParked:
 			asked = true
@@ -177,6 +179,13 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 	case ctx.Err() != nil:
 		b := r.batch()
 		r.dropPending(ctx, b, "the turn was interrupted")
+		for _, p := range preps {
+			if !p.rendered && !p.parked {
+				// A completion that waited for the hop's decisions: every
+				// call keeps a result.
+				r.skip(b, []runtype.MessageToolCall{p.mc}, "the turn was interrupted")
+			}
+		}
 		return r.cancel(ctx, b)
 	case completed:
 		b := r.batch()
@@ -229,6 +238,16 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 	p.profile = r.agent.Sandbox
 
 	act := p.act
+	if act != nil && act.Input != "" {
+		// The call was decided with another input than the model's (a
+		// hook rewrote it, or a person edited it): it resumes with that.
+		sum, err := r.cfg.Registry.Check(mc.Name, json.RawMessage(act.Input))
+		if err != nil || sum != act.ArgumentsSHA256 {
+			p.refusal = failuref(runtype.FailureInvalidArguments, "the input action %s was decided with does not check out", act.ID)
+			return nil, nil
+		}
+		s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, json.RawMessage(act.Input), act.Input
+	}
 	switch {
 	case act == nil:
 		return r.permit(ctx, p), nil
@@ -320,8 +339,16 @@ func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
 		case pr.PermissionDecision == "allow" && dec.Source == policy.SourceMode:
 			dec = hookDecision(policy.Allow, "hook_allowed", pr.PermissionReason)
 			if len(pr.UpdatedInput) > 0 {
-				if sum, err := r.cfg.Registry.Check(p.spec.Name, pr.UpdatedInput); err == nil {
-					s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, pr.UpdatedInput, string(pr.UpdatedInput)
+				// The rewritten input is decided again: a rule that denies
+				// it binds, and one that asks about it still asks.
+				sum, err := r.cfg.Registry.Check(p.spec.Name, pr.UpdatedInput)
+				if err != nil {
+					p.refusal = failuref(runtype.FailureInvalidArguments, "a hook rewrote the input into an invalid one: %v", err)
+					return nil
+				}
+				s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, pr.UpdatedInput, string(pr.UpdatedInput)
+				if again := s.decide(ctx, p.spec, p.input); again.Outcome != policy.Allow && again.Source != policy.SourceMode {
+					dec = again
 				}
 			}
 		}
@@ -332,7 +359,7 @@ func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
 		return nil
 	case policy.Ask:
 		p.parked = true
-		b := s.ask(p.perm, dec)
+		b := s.ask(p.perm, dec, p.mc.Arguments)
 		p.perm = nil
 		return b
 	}
@@ -425,6 +452,15 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 				return // recorded from Result.Output, with the output ref
 			}
 			r.holdFacts(nil, s.event(t, pl))
+			// Facts of a call still running reach subscribers within
+			// flushDelay, not only when the hop ends.
+			r.pendMu.Lock()
+			rearm := !r.flushArmed
+			r.flushArmed = true
+			r.pendMu.Unlock()
+			if rearm {
+				r.flushTimer.Reset(flushDelay)
+			}
 		},
 		Sandbox: r.cfg.Sandbox, Profile: p.profile,
 		Outputs: r.cfg.Outputs, Redactor: r.cfg.Redactor, OutputLimits: r.outputLimits(spec),
@@ -591,7 +627,7 @@ func (r *run) escalate(ctx context.Context, p *prepared) (*store.Batch, bool) {
 		return nil, false
 	}
 	b := s.askWith(perm, dec, actionSandboxEscalation, prompt+". Rerun it under the "+wider.Name+" profile?",
-		[]string{runtype.DecisionApprove, runtype.DecisionDeny})
+		[]string{runtype.DecisionApprove, runtype.DecisionDeny}, p.mc.Arguments)
 	r.pending[len(r.pending)-1].act.Escalation = wider.Name
 	return b, true
 }

@@ -365,3 +365,43 @@ func TestEscalationDecisions(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptedHopAnswersEveryCall: a hop interrupted while a call waits
+// for a person and a completion waits for it leaves a result for every
+// call, so the thread stays valid for the next turn.
+func TestInterruptedHopAnswersEveryCall(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stopper := tool.Func("stopper", "Interrupts.", tool.Annotations{ReadOnly: true}, func(context.Context, *tool.Call, struct{}) (string, error) {
+		cancel(loop.ErrInterrupted)
+		return "stopped", nil
+	})
+	var mu sync.Mutex
+	var looked []string
+	lt := lookupTool(&looked, &mu)
+	d := decider{"lookup_order": policy.Ask, "complete_task": policy.Allow, "stopper": policy.Allow}
+	b := setup(t, setupOpts{tools: []tool.Tool{lt, stopper}, policy: d})
+	p := &script{steps: []step{calls(call("lookup_order", `{"order_id":"1"}`), call("complete_task", `{"result":"r"}`), call("stopper", `{}`))}}
+	out, turn := b.run(t, ctx, agentWith(p, lt, stopper), "go")
+	if out.Status != runtype.StatusCancelled {
+		t.Fatalf("status = %s, want cancelled", out.Status)
+	}
+	msgs, err := b.store.MessageList(context.Background(), &store.MessageListParams{TenantID: owner.TenantID, ThreadID: turn.ThreadID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == runtype.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				t.Errorf("call %s (%s) has no result", c.ID, c.Name)
+			}
+		}
+	}
+	b.events(t, turn.SessionID)
+}

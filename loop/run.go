@@ -478,6 +478,9 @@ func (r *run) assignCallIDs(calls []runtype.MessageToolCall) []runtype.MessageTo
 // b and committing it. Writes survive ctx's cancellation.
 func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskStatus, reason, result string, failure *runtype.Failure) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
+	if failure != nil {
+		failure.Message = r.cfg.SafePreview(failure.Message)
+	}
 	r.turn.Status, r.turn.StatusReason, r.turn.Result, r.turn.Failure, r.turn.EndedAt = status, reason, result, failure, now
 	r.task.Status, r.task.StatusReason, r.task.Result, r.task.Failure, r.task.EndedAt, r.task.UpdatedAt = status, reason, result, failure, now, now
 	r.rec.Status, r.rec.Failure, r.rec.EndedAt = status, failure, now

@@ -348,6 +348,10 @@ type Action struct {
 	// Escalation names the sandbox profile a sandbox_escalation action
 	// offers to rerun the call under.
 	Escalation string
+	// Input is the input the call was decided with when it is not the
+	// model's arguments (a hook rewrote it, or a person edited it before
+	// the sandbox refused it); "" otherwise. ArgumentsSHA256 is its hash.
+	Input string
 }
 
 // ActionResolution is how an action was resolved.

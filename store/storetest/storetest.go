@@ -388,6 +388,7 @@ func (tb *testBundle) action(r *runtype.Run) *runtype.Action {
 		CreatedAt:  now,
 		ExpiresAt:  now.Add(10 * time.Minute),
 		Escalation: "workspace_write+network",
+		Input:      `{"cmd":"rm -rf /tmp/x"}`,
 	}
 }
 

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -96,6 +97,10 @@ type process struct {
 	errHead   []byte                  // guarded by outMu
 	errTail   *ring                   // guarded by outMu
 	outClosed bool                    // guarded by outMu
+	// partial holds a background process's unfinished line per stream:
+	// its output reaches the redactors in whole lines, so that the flush
+	// a read does never cuts a secret in two. Guarded by outMu.
+	partial [2][]byte
 
 	mu       sync.Mutex
 	isStart  bool    // guarded by mu: started (pid known)
@@ -223,11 +228,33 @@ func (w streamWriter) Write(b []byte) (int, error) {
 	if p.outClosed {
 		return len(b), nil
 	}
+	if p.ring != nil {
+		// Background: hold an unfinished line back (up to maxPartial).
+		buf := append(p.partial[w.stream], b...)
+		cut := bytes.LastIndexByte(buf, '\n') + 1
+		if cut == 0 && len(buf) < maxPartial {
+			p.partial[w.stream] = buf
+			return len(b), nil
+		}
+		if cut == 0 {
+			cut = len(buf)
+		}
+		p.partial[w.stream] = append([]byte(nil), buf[cut:]...)
+		b = buf[:cut]
+	}
+	p.writeOut(w.stream, b)
+	return len(b), nil
+}
+
+// maxPartial bounds an unfinished line held back from the redactors.
+const maxPartial = 64 << 10
+
+// writeOut passes output of a stream to the redactors. p.outMu is held.
+func (p *process) writeOut(stream int, b []byte) {
 	_, _ = p.merged.Write(b) // keepWriter never fails
 	if p.evBytes < eventDataMax && p.evChunks < eventChunksMax {
-		_, _ = p.ev[w.stream].Write(b)
+		_, _ = p.ev[stream].Write(b)
 	}
-	return len(b), nil
 }
 
 // initOutput sets up the output pipeline, into sink (foreground) or a
@@ -253,6 +280,15 @@ func (p *process) initOutput(sink *output.Sink) {
 func (p *process) flushLocked(reopen bool) {
 	if p.outClosed {
 		return
+	}
+	if !reopen {
+		// The end: unfinished lines go too.
+		for s := range p.partial {
+			if len(p.partial[s]) > 0 {
+				p.writeOut(s, p.partial[s])
+				p.partial[s] = nil
+			}
+		}
 	}
 	_ = p.merged.Close()
 	p.counts.Add(p.merged.Counts())

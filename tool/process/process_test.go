@@ -878,3 +878,30 @@ func TestLargeOutput(t *testing.T) {
 		t.Errorf("output.spilled right = %v, process.completed with the total = %v; events %v", spilled, end, collapse(b.calls.of(c.ID)))
 	}
 }
+
+// TestBackgroundSecretSplitAcrossReads: a secret a background process
+// prints in two parts, with a read between them, is still redacted: the
+// read does not release half a line.
+func TestBackgroundSecretSplitAcrossReads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	half := len(declaredSecret) / 2
+	start := b.newCall(t, map[string]any{
+		"command":    `printf 'pw=%s' "$A"; read x; printf '%s\n' "$B"; read y`,
+		"env":        map[string]string{"A": declaredSecret[:half], "B": declaredSecret[half:]},
+		"background": true, "yield_ms": 200,
+	})
+	res := b.call(t, nil, process.ShellName, start)
+	got := decode(t, res)
+	if res.IsError || got.Status != "running" {
+		t.Fatalf("result = %+v, want a running process", res)
+	}
+	w := b.newCall(t, map[string]any{"process_id": got.ProcessID, "chars": "go\n", "yield_ms": 1000})
+	res = b.call(t, nil, process.WriteName, w)
+	out := got.Output + decode(t, res).Output
+	if strings.Contains(out, declaredSecret[:half]) || strings.Contains(out, declaredSecret[half:]) || !strings.Contains(out, "pw=[REDACTED:secret_env]") {
+		t.Errorf("output read in two parts = %q, want the whole secret redacted", out)
+	}
+	t2 := b.newCall(t, map[string]any{"process_id": got.ProcessID})
+	b.call(t, nil, process.TerminateName, t2)
+}

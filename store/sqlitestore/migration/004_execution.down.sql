@@ -1,1 +1,2 @@
+ALTER TABLE actions DROP COLUMN input;
 ALTER TABLE actions DROP COLUMN escalation;
