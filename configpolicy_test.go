@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/event"
@@ -94,4 +96,71 @@ responses:
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("decisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestExecutionFromConfigFile: the execution, sandbox and hooks sections
+// reach the runtime's configuration.
+func TestExecutionFromConfigFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"agentrt.yaml": `
+agents:
+  a:
+    model: {provider: replay, script: a.replay.yaml}
+    tools: [shell, lookup]
+    sandbox: {mode: read_only, network: full, limits: {processes: 16}}
+  b:
+    model: {provider: replay, script: a.replay.yaml}
+tools:
+  lookup:
+    input_schema: {type: object, properties: {path: {type: string}}}
+    command: [./ok.sh]
+    concurrency: "file:{path}"
+    output: {inline_bytes: 4096}
+execution:
+  max_parallel: 3
+  output: {inline_bytes: 2048, max_bytes: 65536}
+  redact: {secret_env: [HOME], patterns: ['acct-[0-9]{8}'], token_shapes: false}
+  process: {env_allow: [GOPATH]}
+hooks:
+  - {point: PreToolUse, name: guard, matcher: shell, command: "true", timeout: 5s, fail_mode: fail_open}
+`,
+		"a.replay.yaml": "responses: [{text: hi}]\n",
+		"ok.sh":         "#!/bin/sh\necho '{}'\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxParallelTools != 3 || cfg.Output.Inline != 2048 || cfg.Output.Max != 65536 || !slices.Equal(cfg.ProcessEnvAllow, []string{"GOPATH"}) {
+		t.Errorf("execution = %d %+v %v", cfg.MaxParallelTools, cfg.Output, cfg.ProcessEnvAllow)
+	}
+	if !cfg.Redact.NoTokenShapes || len(cfg.Redact.Patterns) != 1 || (os.Getenv("HOME") != "" && !slices.Contains(cfg.Redact.Secrets, os.Getenv("HOME"))) {
+		t.Errorf("redact = %+v", cfg.Redact)
+	}
+	if len(cfg.Hooks) != 1 || cfg.Hooks[0].Point != "pre_tool_use" || cfg.Hooks[0].Name != "guard" || cfg.Hooks[0].Timeout != 5*time.Second || cfg.Hooks[0].FailMode != "fail_open" {
+		t.Errorf("hooks = %+v", cfg.Hooks)
+	}
+	if p := cfg.Agents["a"].Sandbox; p == nil || p.Name != "read_only+network" || p.Mode != "read_only" || p.Network != "full" || p.Limits.Processes != 16 {
+		t.Errorf("agent a's sandbox = %+v", p)
+	}
+	if p := cfg.Agents["b"].Sandbox; p == nil || p.Name != "workspace_write" || p.Network != "none" {
+		t.Errorf("agent b's sandbox = %+v, want the default", p)
+	}
+	for _, tl := range cfg.Tools {
+		if s := tl.Spec(); s.Name == "lookup" && (s.Concurrency != "file:{path}" || s.Output.Inline != 4096) {
+			t.Errorf("lookup spec = %+v", s)
+		}
+	}
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Stop(context.Background())
 }
