@@ -10,7 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt/cli"
+	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/sandbox"
 )
 
 // TestDoctor: doctor reports each model's provider and key source without
@@ -153,5 +155,40 @@ func TestRunRoutingExampleBudget(t *testing.T) {
 	r = run(t, "", "run", "--config", cfg, "--session", "budgeted", question)
 	if r.code != cli.ExitParked || !strings.Contains(r.stderr, "waiting_resource, quota_exceeded") || r.stdout != "" {
 		t.Errorf("run behind a parked turn: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestRunSandboxedExample runs examples/support/sandboxed.yaml: a shell
+// call in the sandbox with a redacted account number, and a recursive
+// delete the guard hook blocks.
+func TestRunSandboxedExample(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
+		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
+	}
+	b := setup(t)
+	r := runOK(t, "", "run", "--config", filepath.Join(b.dir, "sandboxed.yaml"), "--agent", "support", "How many tickets are open?")
+	matchLines(t, r.stdout, []string{
+		"request turn_{ID}  agent support  session ses_{ID}",
+		"hop 1   model   replay/support-shell-v1 → tool_request: shell · 220 in / 28 out tokens",
+		`                "Counting the tickets in the workspace."`,
+		"        hook    pre_tool_use guard-rm → ok · {DUR}",
+		"        policy  allow shell (default: no_policy_configured)",
+		"        sandbox workspace_write, network none (bubblewrap)",
+		"        output  1 secrets redacted from the output",
+		`        tool    shell {ANY}`,
+		"hop 2   model   replay/support-shell-v1 → tool_request: shell · 260 in / 20 out tokens",
+		`                "Cleaning up the notes before finishing."`,
+		"        hook    pre_tool_use guard-rm → block · {DUR}",
+		"        policy  deny shell (hook: hook_blocked)",
+		`        tool    shell  ✗ error: blocked by a hook: Recursive deletes are blocked by the guard-rm hook{ANY}`,
+		"hop 3   model   replay/support-shell-v1 → complete: complete_task · 300 in / 40 out tokens",
+		"        policy  allow complete_task (default: no_policy_configured)",
+		`        tool    complete_task {ANY}`,
+		"✔ completed in {DUR} · 3 hops · 3 tool calls · 780 in / 88 out tokens",
+		"  result: {ANY}",
+	})
+	if strings.Contains(r.stdout, "acct-12345678") {
+		t.Error("the account number reached the timeline")
 	}
 }

@@ -37,7 +37,7 @@ func setup(t *testing.T) *testBundle {
 			return err
 		}
 		// Leftovers of running the example in place are not part of it.
-		if d.IsDir() && (d.Name() == ".agentrt" || d.Name() == "tickets") {
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".agentrt") || d.Name() == "tickets") {
 			return filepath.SkipDir
 		}
 		info, err := d.Info()
