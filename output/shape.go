@@ -198,6 +198,10 @@ type shapeScanner struct {
 	mode  int
 	label string // modePEM: the block's label
 	parts int    // modeJWT: the dot-separated parts still allowed
+	// wholeText, set when the scanner is given the whole text at once,
+	// lifts the bound on runs of blanks in a PEM block (pemMaxBlank),
+	// which only a stream needs.
+	wholeText bool
 }
 
 // redact implements stage.
@@ -232,7 +236,7 @@ func (sc *shapeScanner) redact(dst []byte, s string, eof bool, c Counts) (out []
 			if !eof && n-i < 6 {
 				break
 			}
-			i = skipEscape(s, i)
+			i = SkipEscape(s, i)
 			continue
 		}
 		if !wordBytes[c0] {
@@ -271,10 +275,11 @@ func appendMarker(dst []byte, kind string) []byte {
 	return append(dst, ']')
 }
 
-// skipEscape returns the index after the backslash escape at s[i]: JSON
-// escapes are not part of words, so that "\nsk-…" starts a word at s. A
-// backslash before anything else is skipped alone.
-func skipEscape(s string, i int) int {
+// SkipEscape returns the index after the backslash escape at s[i], a
+// backslash: JSON escapes are not part of words (see NextWord), so that
+// "\nsk-…" starts a word at s. A backslash before anything else is
+// skipped alone.
+func SkipEscape(s string, i int) int {
 	if i+1 >= len(s) || !escapeFollower[s[i+1]] {
 		return i + 1
 	}
@@ -304,10 +309,8 @@ func matchWord(v string) (match, int) {
 // matchToken matches the prefixed key shapes, JWTs and PEM private key
 // BEGIN lines at the start of v, whose first word ends at we.
 func matchToken(v string, we int) match {
-	for _, r := range tokenRulesByFirst[v[0]] {
-		if end := r.match(v); end > 0 {
-			return match{end: end, kind: r.kind}
-		}
+	if end, kind := matchKey(v); end > 0 {
+		return match{end: end, kind: kind}
 	}
 	switch v[0] {
 	case 'e':
@@ -316,6 +319,40 @@ func matchToken(v string, we int) match {
 		return matchPEM(v)
 	}
 	return match{}
+}
+
+// matchKey matches the prefixed key shapes at the start of v. It returns
+// the end of the key and its kind, or -1.
+func matchKey(v string) (int, string) {
+	for _, r := range tokenRulesByFirst[v[0]] {
+		if end := r.match(v); end > 0 {
+			return end, r.kind
+		}
+	}
+	return -1, ""
+}
+
+// jwtHeader reports whether h, a word, is a JWT header: base64url of a
+// JSON object naming an "alg"; and whether it names an "enc" too (a JWE).
+func jwtHeader(h string) (ok, jwe bool) {
+	if len(h) > maxTokenHeader || !strings.HasPrefix(h, "eyJ") {
+		return false, false
+	}
+	var buf [maxTokenHeader * 3 / 4]byte
+	n, err := base64.RawURLEncoding.Decode(buf[:], []byte(h))
+	if err != nil || n == 0 || buf[0] != '{' || !bytes.Contains(buf[:n], []byte(`"alg"`)) {
+		return false, false
+	}
+	return true, bytes.Contains(buf[:n], []byte(`"enc"`))
+}
+
+// jwtParts is how many dot-separated parts follow a JWT's payload: the
+// signature, or a JWE's IV, ciphertext and tag.
+func jwtParts(jwe bool) int {
+	if jwe {
+		return 3
+	}
+	return 1
 }
 
 // matchJWT matches the start of a JWT: a header that decodes to a JSON
@@ -329,16 +366,11 @@ func matchJWT(v string, we int) match {
 	if we+2 >= len(v) || v[we] != '.' || !wordBytes[v[we+1]] || !wordBytes[v[we+2]] {
 		return match{}
 	}
-	var buf [maxTokenHeader * 3 / 4]byte
-	n, err := base64.RawURLEncoding.Decode(buf[:], []byte(v[:we]))
-	if err != nil || n == 0 || buf[0] != '{' || !bytes.Contains(buf[:n], []byte(`"alg"`)) {
+	ok, jwe := jwtHeader(v[:we])
+	if !ok {
 		return match{}
 	}
-	parts := 1 // the signature
-	if bytes.Contains(buf[:n], []byte(`"enc"`)) {
-		parts = 3 // a JWE: key, IV, ciphertext and tag after the header
-	}
-	return match{end: we + 3, kind: kindJWT, mode: modeJWT, parts: parts}
+	return match{end: we + 3, kind: kindJWT, mode: modeJWT, parts: jwtParts(jwe)}
 }
 
 // jwtBody consumes the rest of a JWT from s[i]: word bytes, and a dot
@@ -380,17 +412,28 @@ const (
 // start of v: a label ending in PRIVATE KEY or PRIVATE KEY BLOCK. The
 // block's body and END line are consumed in modePEM.
 func matchPEM(v string) match {
-	if !strings.HasPrefix(v, pemBegin) {
+	end, label := pemBeginLine(v)
+	if end < 0 {
 		return match{}
+	}
+	return match{end: end, kind: kindPrivateKey, mode: modePEM, label: strings.Clone(label)}
+}
+
+// pemBeginLine matches the BEGIN line of a PEM private key block at the
+// start of v. It returns the end of the line and the block's label, or
+// -1.
+func pemBeginLine(v string) (int, string) {
+	if !strings.HasPrefix(v, pemBegin) {
+		return -1, ""
 	}
 	ls := len(pemBegin)
 	j := span(v, ls, pemLabelBytes)
 	label := v[ls:j]
 	if j-ls > maxPEMLabel || !strings.HasPrefix(v[j:], pemDash) ||
 		!(strings.HasSuffix(label, "PRIVATE KEY") || strings.HasSuffix(label, "PRIVATE KEY BLOCK")) {
-		return match{}
+		return -1, ""
 	}
-	return match{end: j + len(pemDash), kind: kindPrivateKey, mode: modePEM, label: strings.Clone(label)}
+	return j + len(pemDash), label
 }
 
 // pemBody consumes a PEM block's body from s[i], through its END line.
@@ -439,7 +482,7 @@ func (sc *shapeScanner) pemBody(s string, i int, eof bool) (int, bool) {
 		default:
 			return sc.pemCut(j, blank), true
 		}
-		if blank >= 0 && j-blank > pemMaxBlank {
+		if blank >= 0 && j-blank > pemMaxBlank && !sc.wholeText {
 			return sc.pemCut(j, blank), true
 		}
 	}
@@ -466,14 +509,8 @@ func (sc *shapeScanner) pemCut(j, blank int) int {
 // word "bearer" ending at we. The match is the token: a known key shape,
 // or bearer_token when it looks random.
 func matchBearer(v string, we int) match {
-	if we >= len(v) || (v[we] != ' ' && v[we] != '\t') {
-		return match{}
-	}
-	vs := we
-	for vs < len(v) && (v[vs] == ' ' || v[vs] == '\t') {
-		vs++
-	}
-	if vs-we > maxBearerBlanks || vs == len(v) {
+	vs := bearerValue(v, we)
+	if vs < 0 || vs-we > maxBearerBlanks || vs == len(v) {
 		return match{}
 	}
 	if tw := span(v, vs, wordBytes); tokenStarts[v[vs]] && tw-vs >= minTokenWord {
@@ -483,6 +520,31 @@ func matchBearer(v string, we int) match {
 			return m
 		}
 	}
+	ve := bearerEnd(v, vs)
+	if ve < 0 {
+		return match{}
+	}
+	return match{start: vs, end: ve, kind: kindBearer}
+}
+
+// bearerValue returns where the value after the word "bearer", which
+// ends at v[we], starts: after a run of blanks. It returns -1 when no
+// blank follows the word.
+func bearerValue(v string, we int) int {
+	if we >= len(v) || (v[we] != ' ' && v[we] != '\t') {
+		return -1
+	}
+	vs := we
+	for vs < len(v) && (v[vs] == ' ' || v[vs] == '\t') {
+		vs++
+	}
+	return vs
+}
+
+// bearerEnd returns the end of the bearer token at v[vs:], or -1 unless
+// it is minBearer to maxBearer bytes (with its '=' padding) and looks
+// random.
+func bearerEnd(v string, vs int) int {
 	ve := vs
 	for ve < len(v) && ve-vs <= maxBearer && bearerBytes[v[ve]] {
 		ve++
@@ -490,20 +552,22 @@ func matchBearer(v string, we int) match {
 	for ve < len(v) && ve-vs <= maxBearer && v[ve] == '=' {
 		ve++
 	}
-	if ve-vs < minBearer || ve-vs > maxBearer || !randomLooking(v[vs:ve]) {
-		return match{}
+	if ve-vs < minBearer || ve-vs > maxBearer || !RandomLooking(v[vs:ve]) {
+		return -1
 	}
-	return match{start: vs, end: ve, kind: kindBearer}
+	return ve
 }
 
 // placeholders mark values that stand for a secret rather than being one.
 var placeholders = []string{"redacted", "example", "placeholder", "xxxx", "****", "changeme", "your"}
 
-// randomLooking reports whether a token looks like a credential rather
-// than a word, a reference or a placeholder, as the secrets checker
-// decides it: not a variable, path, URL or dotted name, letters with
-// digits (or both cases when long), and enough Shannon entropy.
-func randomLooking(v string) bool {
+// RandomLooking reports whether v, a token or an assigned value, looks
+// like a credential rather than a word, a reference or a placeholder: 8
+// to 512 bytes, not a variable, path, URL or dotted name, letters with
+// digits (or both cases when long), and enough Shannon entropy. It tells
+// bearer tokens from other words after "Bearer", and the secrets checker
+// (policy/checker) tells credentials in assignments with it.
+func RandomLooking(v string) bool {
 	if len(v) < 8 || len(v) > 512 || strings.ContainsRune("$<{[%*#(/.~", rune(v[0])) || strings.Contains(v, "://") {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/policy"
 )
 
@@ -212,7 +213,7 @@ func findInjections(text string) []policy.Finding {
 		case wordBytes[c]:
 			next = span(lower, i+1, wordBytes)
 		case c == '\\':
-			next = skipEscape(lower, i) // \nHuman: starts a word at H
+			next = output.SkipEscape(lower, i) // \nHuman: starts a word at H
 		}
 		for _, rt := range triggersByFirst[c] {
 			if !strings.HasPrefix(lower[i:], rt.trigger) {
