@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"github.com/agentrt/agentrt/event"
 	"os/exec"
 	"sync"
 )
@@ -117,4 +118,17 @@ func (c *Cmd) Run() error {
 		return err
 	}
 	return c.Wait()
+}
+
+// Payload is the sandbox.applied payload for a (limits that are
+// unlimited show as 0).
+func (a Applied) Payload() *event.SandboxPayload {
+	return &event.SandboxPayload{
+		Profile: a.Profile, Mode: string(a.Mode), Network: string(a.Network), Enforcer: string(a.Enforcer),
+		Cwd: a.Cwd, ReadRoots: a.ReadRoots, WriteRoots: a.WriteRoots,
+		Limits: event.SandboxLimits{
+			Processes: max(a.Limits.Processes, 0), MemoryBytes: max(a.Limits.MemoryBytes, 0),
+			FileBytes: max(a.Limits.FileBytes, 0), CPUSeconds: max(a.Limits.CPUSeconds, 0),
+		},
+	}
 }

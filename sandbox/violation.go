@@ -163,6 +163,9 @@ const (
 	errPerm   = "Operation not permitted"
 	errNoEnt  = "No such file or directory"
 	errXDev   = "Invalid cross-device link"
+	// errNoDir is dash's ENOENT for a redirection into a missing
+	// directory: "cannot create /x/f: Directory nonexistent".
+	errNoDir = "Directory nonexistent"
 )
 
 // writeMarks are what a line about a refused write says.
@@ -175,7 +178,7 @@ var writeMarks = []string{
 // classifyLine classifies one stderr line naming a path.
 func (fs deniedFS) classifyLine(line string) *Violation {
 	var errMsg string
-	for _, e := range []string{errROFS, errAccess, errPerm, errNoEnt, errXDev} {
+	for _, e := range []string{errROFS, errAccess, errPerm, errNoEnt, errXDev, errNoDir} {
 		if strings.Contains(line, e) {
 			errMsg = e
 			break
@@ -184,8 +187,12 @@ func (fs deniedFS) classifyLine(line string) *Violation {
 	if errMsg == "" {
 		return nil
 	}
+	paths := linePaths(line, errMsg)
+	if errMsg == errNoDir {
+		errMsg = errNoEnt
+	}
 	write := errMsg == errROFS || containsAny(line, writeMarks...)
-	for _, p := range linePaths(line, errMsg) {
+	for _, p := range paths {
 		if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
 			continue
 		}

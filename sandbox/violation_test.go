@@ -85,6 +85,7 @@ func TestClassify(t *testing.T) {
 		{name: "touch_outside_landlock", err: failed, fs: wsWrite, stderr: "touch: cannot touch '" + out + "/new': Permission denied\n",
 			want: &Violation{Kind: WriteDenied, Detail: out + "/new"}},
 		{name: "dash_redirect_absolute", err: failed, fs: wsWrite, stderr: "/bin/sh: 1: cannot create /etc/x: Read-only file system\n", want: &Violation{Kind: WriteDenied, Detail: "/etc/x"}},
+		{name: "dash_redirect_hidden_dir", err: failed, fs: wsWrite, stderr: "/bin/sh: 1: cannot create /root/agentrt-f: Directory nonexistent\n", want: &Violation{Kind: WriteDenied, Detail: "/root/agentrt-f"}},
 		{name: "dash_redirect_relative", err: failed, fs: readOnly, stderr: "/bin/sh: 1: cannot create out.txt: Read-only file system\n", want: &Violation{Kind: WriteDenied, Detail: "out.txt"}},
 		{name: "dotdot", err: failed, fs: wsWrite, stderr: "touch: cannot touch '../escape': Read-only file system\n", want: &Violation{Kind: WriteDenied, Detail: "../escape"}},
 		{name: "symlink", err: failed, fs: wsWrite, stderr: "tee: link: No such file or directory\n", want: &Violation{Kind: WriteDenied, Detail: "link"}},

@@ -36,12 +36,15 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/proc"
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -87,6 +90,9 @@ type commandTool struct {
 	argv []string
 	dir  string
 	env  []string // KEY=value: the configured variables, sorted
+	// roots are what a sandboxed run must read besides the profile's:
+	// the executable's directory and the tool's directory.
+	roots []string
 }
 
 // New returns a command tool described by spec that runs cfg.Argv. A
@@ -103,6 +109,12 @@ func New(spec tool.Spec, cfg Config) (tool.Tool, error) {
 		spec.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
 	t := &commandTool{spec: spec, argv: slices.Clone(cfg.Argv), dir: cfg.Dir}
+	if filepath.IsAbs(t.argv[0]) {
+		t.roots = append(t.roots, filepath.Dir(t.argv[0]))
+	}
+	if t.dir != "" {
+		t.roots = append(t.roots, t.dir)
+	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 		t.env = append(t.env, k+"="+cfg.Env[k])
 	}
@@ -147,26 +159,64 @@ func (t *commandTool) Call(ctx context.Context, call *tool.Call) (res *tool.Resu
 	})
 	stderr := proc.NewCappedBuffer(MaxStderr, nil)
 
-	cmd := proc.Command(runCtx, t.argv)
-	cmd.Dir = t.dir
+	dir := t.dir
 	if call.WorkspaceDir != "" {
-		cmd.Dir = call.WorkspaceDir
+		dir = call.WorkspaceDir
 	}
-	cmd.Env = t.environ(call)
+	var (
+		cmd  *exec.Cmd
+		wait func() error
+		sc   *sandbox.Cmd
+	)
+	if call.Sandbox != nil && call.Profile != nil {
+		// Under a runtime the command runs in the agent's sandbox, its
+		// own directory and the tool's readable.
+		prof := *call.Profile
+		prof.ReadRoots = append(slices.Clone(prof.ReadRoots), t.roots...)
+		var err error
+		sc, err = call.Sandbox.Command(runCtx, prof, sandbox.Spec{Argv: t.argv, Dir: dir, Workspace: call.WorkspaceDir, Env: t.environ(call)})
+		if err != nil {
+			return t.errorResult("the sandbox cannot run it, so it did not run: %v", err), nil
+		}
+		if call.Emit != nil {
+			call.Emit(event.SandboxApplied, sc.Applied.Payload())
+		}
+		cmd, wait = sc.Cmd, sc.Wait
+	} else {
+		cmd = proc.Command(runCtx, t.argv)
+		cmd.Dir = dir
+		cmd.Env = t.environ(call)
+		wait = func() error { return proc.Wait(cmd) }
+	}
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if sc != nil {
+		start = sc.Start
+	}
+	if err := start(); err != nil {
 		return t.errorResult("starting %s: %v", t.argv[0], err), nil
 	}
-	waitErr := proc.Wait(cmd)
+	waitErr := wait()
 
 	switch {
 	case stdout.Overflowed():
 		return t.errorResult("output exceeds %s", formatSize(MaxStdout)), nil
 	case waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay):
-		return t.failure(ctx, runCtx, timeout, waitErr, stdout, stderr), nil
+		res := t.failure(ctx, runCtx, timeout, waitErr, stdout, stderr)
+		if sc != nil && ctx.Err() == nil {
+			if v := sc.Violation(waitErr, stderr.Bytes()); v != nil {
+				res.Violation = v
+				if call.Emit != nil {
+					p := sc.Applied.Payload()
+					p.Violation, p.Detail = string(v.Kind), v.Detail
+					call.Emit(event.SandboxViolation, p)
+				}
+			}
+		}
+		return res, nil
 	}
 
 	out := bytes.TrimSpace(stdout.Bytes())

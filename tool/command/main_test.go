@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentrt/agentrt/sandbox"
 )
 
 // daemonSecrets are set in the test process's environment, as a daemon
@@ -22,5 +24,6 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
+	sandbox.Main() // sandboxed commands run through this binary
 	goleak.VerifyTestMain(m)
 }

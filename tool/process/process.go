@@ -543,7 +543,7 @@ func (p *process) recordEnd(e *ending) {
 			Network:   string(p.cmd.Applied.Network),
 			Enforcer:  string(p.cmd.Applied.Enforcer),
 			Cwd:       p.cmd.Applied.Cwd,
-			Limits:    limitsPayload(p.cmd.Applied.Limits),
+			Limits:    p.cmd.Applied.Payload().Limits,
 			ProcessID: p.id,
 			Violation: string(v.Kind),
 			Detail:    v.Detail,
@@ -632,15 +632,6 @@ func (p *process) inputPayload(r *output.Redactor, data string) *event.ProcessPa
 		Stream:    "stdin",
 		Data:      proc.Excerpt([]byte(red), previewMax, len(red)),
 		Bytes:     int64(len(data)),
-	}
-}
-
-func limitsPayload(l sandbox.Limits) event.SandboxLimits {
-	return event.SandboxLimits{
-		Processes:   max(l.Processes, 0),
-		MemoryBytes: max(l.MemoryBytes, 0),
-		FileBytes:   max(l.FileBytes, 0),
-		CPUSeconds:  max(l.CPUSeconds, 0),
 	}
 }
 

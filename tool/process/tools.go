@@ -293,18 +293,9 @@ func (p *process) start(ctx context.Context, call *tool.Call, argv []string, dir
 	p.isStart = true
 	p.mu.Unlock()
 
-	a := cmd.Applied
-	p.em.emit(event.SandboxApplied, &event.SandboxPayload{
-		Profile:    a.Profile,
-		Mode:       string(a.Mode),
-		Network:    string(a.Network),
-		Enforcer:   string(a.Enforcer),
-		Cwd:        a.Cwd,
-		ReadRoots:  a.ReadRoots,
-		WriteRoots: a.WriteRoots,
-		Limits:     limitsPayload(a.Limits),
-		ProcessID:  p.id,
-	})
+	applied := cmd.Applied.Payload()
+	applied.ProcessID = p.id
+	p.em.emit(event.SandboxApplied, applied)
 	p.em.emit(event.ProcessStarted, &event.ProcessPayload{
 		ProcessID: p.id,
 		Command:   p.preview,
