@@ -318,9 +318,12 @@ type Runtime struct {
 	outputs   *output.Store
 	outputTmp string // the output store's directory when it is temporary
 	redactor  *output.Redactor
-	hooks     *hook.Runner
-	procs     *process.Manager
-	tenants   sync.Map // session id → tenant id, for background process events
+	// previewRedactor removes the configured secrets from previews; nil
+	// when none are configured.
+	previewRedactor *output.Redactor
+	hooks           *hook.Runner
+	procs           *process.Manager
+	tenants         sync.Map // session id → tenant id, for background process events
 
 	baseCtx   context.Context
 	cancelAll context.CancelCauseFunc

@@ -22,10 +22,7 @@ import (
 // the file tools, complete_task and the process tools (shell, exec,
 // write_process_stdin, terminate_process), sorted.
 func BuiltinToolNames() []string {
-	names := builtin.Names()
-	for _, t := range process.NewManager(process.Options{}).Tools() {
-		names = append(names, t.Spec().Name)
-	}
+	names := append(builtin.Names(), process.ShellName, process.ExecName, process.WriteName, process.TerminateName)
 	slices.Sort(names)
 	return names
 }
@@ -51,6 +48,13 @@ func (rt *Runtime) setUpExecution() error {
 	}
 	rt.outputs = st
 	rt.redactor = output.NewRedactor(cfg.Redact)
+	if len(cfg.Redact.Secrets) > 0 || len(cfg.Redact.Patterns) > 0 {
+		// Previews already pass the secrets checker, which knows the
+		// token shapes: only the configured secrets are left to them.
+		rt.previewRedactor = output.NewRedactor(output.RedactorConfig{
+			Secrets: cfg.Redact.Secrets, Patterns: cfg.Redact.Patterns, NoTokenShapes: true,
+		})
+	}
 	if len(cfg.Hooks) > 0 {
 		h, err := hook.New(cfg.Hooks, hook.Options{})
 		if err != nil {
@@ -70,7 +74,10 @@ func (rt *Runtime) setUpExecution() error {
 // safePreview makes text safe for events and actions: the built-in
 // secret shapes and the configured secrets and patterns are redacted.
 func (rt *Runtime) safePreview(s string) string {
-	s, _ = rt.redactor.String(redactSecrets(s))
+	s = redactSecrets(s)
+	if rt.previewRedactor != nil {
+		s, _ = rt.previewRedactor.String(s)
+	}
 	return s
 }
 

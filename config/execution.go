@@ -86,28 +86,21 @@ func (d *decoder) redact(e yamlpos.Field, x *Execution) {
 // patterns decodes a list of regular expressions (RE2 syntax), reporting
 // each that does not compile at its own position.
 func (d *decoder) patterns(f yamlpos.Field, label string) []string {
-	v, st := d.present(f, label, "a list of regular expressions", is(yamlpos.Seq))
-	if st != valOK {
-		return nil
-	}
 	var out []string
-	for _, item := range v.Items() {
+	d.scalarList(f, label, "regular expressions", func(item *yamlpos.Value) {
 		switch {
-		case item == nil:
-		case !item.Scalar():
-			d.errorAt(item.Pos, "%s must list regular expressions, got %s", label, item.Describe())
 		case item.Text == "":
 			d.errorAt(item.Pos, "%s must not list an empty pattern (it would match everywhere)", label)
 		default:
 			if _, err := regexp.Compile(item.Text); err != nil {
 				d.errorAt(item.Pos, "pattern %q in %s is not a valid regular expression: %s", item.Text, label, regexpProblem(err))
-				continue
+				return
 			}
 			if !slices.Contains(out, item.Text) {
 				out = append(out, item.Text)
 			}
 		}
-	}
+	})
 	return out
 }
 
@@ -122,16 +115,9 @@ func regexpProblem(err error) string {
 
 // envNameList decodes a list of environment variable names.
 func (d *decoder) envNameList(f yamlpos.Field, label string) []string {
-	v, st := d.present(f, label, "a list of environment variable names", is(yamlpos.Seq))
-	if st != valOK {
-		return nil
-	}
 	var out []string
-	for _, item := range v.Items() {
+	d.scalarList(f, label, "environment variable names", func(item *yamlpos.Value) {
 		switch {
-		case item == nil:
-		case !item.Scalar():
-			d.errorAt(item.Pos, "%s must list environment variable names, got %s", label, item.Describe())
 		case !envNamePattern.MatchString(item.Text):
 			d.errorAt(item.Pos, "invalid variable name %q in %s: use letters, digits and '_', not starting with a digit", item.Text, label)
 		case slices.Contains(out, item.Text):
@@ -139,7 +125,7 @@ func (d *decoder) envNameList(f yamlpos.Field, label string) []string {
 		default:
 			out = append(out, item.Text)
 		}
-	}
+	})
 	return out
 }
 
@@ -248,29 +234,19 @@ func (d *decoder) sandboxMode(f yamlpos.Field, label string) (string, status) {
 // against the config file's folder, that need not exist when the file is
 // loaded.
 func (d *decoder) roots(f yamlpos.Field, label string) []string {
-	v, st := d.present(f, label, "a list of paths", is(yamlpos.Seq))
-	if st != valOK {
-		return nil
-	}
 	var out []string
-	for _, item := range v.Items() {
+	d.scalarList(f, label, "paths", func(item *yamlpos.Value) {
 		switch {
-		case item == nil:
-			continue
-		case !item.Scalar():
-			d.errorAt(item.Pos, "%s must list paths, got %s", label, item.Describe())
-			continue
 		case item.Text == "":
 			d.errorAt(item.Pos, "%s must not list an empty path", label)
-			continue
 		case strings.HasPrefix(item.Text, "~"):
 			d.errorAt(item.Pos, "path %q in %s starts with ~, which is not expanded; write an absolute path", item.Text, label)
-			continue
+		default:
+			if p := d.abs(item.Text); !slices.Contains(out, p) {
+				out = append(out, p)
+			}
 		}
-		if p := d.abs(item.Text); !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
+	})
 	return out
 }
 

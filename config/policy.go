@@ -118,19 +118,8 @@ func (d *decoder) checkCheckerRefs(refs []checkerRef, defined map[string]*Checke
 
 // ruleFiles decodes policy.rules, a list of paths to existing files.
 func (d *decoder) ruleFiles(f yamlpos.Field, label string) []string {
-	v, st := d.present(f, label, "a list of rule file paths", is(yamlpos.Seq))
-	if st != valOK {
-		return nil
-	}
 	var out []string
-	for _, item := range v.Items() {
-		switch {
-		case item == nil:
-			continue
-		case !item.Scalar():
-			d.errorAt(item.Pos, "%s must list rule file paths, got %s", label, item.Describe())
-			continue
-		}
+	d.scalarList(f, label, "rule file paths", func(item *yamlpos.Value) {
 		p, st := d.pathValue(item, "rule file", " in "+label, 0)
 		switch {
 		case st != valOK:
@@ -139,7 +128,7 @@ func (d *decoder) ruleFiles(f yamlpos.Field, label string) []string {
 		default:
 			out = append(out, p)
 		}
-	}
+	})
 	return out
 }
 

@@ -161,3 +161,23 @@ func (d *decoder) checkPath(p yamlpos.Pos, what, path string, want pathCheck) bo
 	}
 	return true
 }
+
+// scalarList decodes f as a list of scalars, "a list of " + noun: it
+// reports a value that is not a list and each item that is not a scalar
+// ("LABEL must list NOUN, got …"), skips empty items, and calls each for
+// the others in order.
+func (d *decoder) scalarList(f yamlpos.Field, label, noun string, each func(item *yamlpos.Value)) {
+	v, st := d.present(f, label, "a list of "+noun, is(yamlpos.Seq))
+	if st != valOK {
+		return
+	}
+	for _, item := range v.Items() {
+		switch {
+		case item == nil:
+		case !item.Scalar():
+			d.errorAt(item.Pos, "%s must list %s, got %s", label, noun, item.Describe())
+		default:
+			each(item)
+		}
+	}
+}
