@@ -27,7 +27,19 @@ const (
 	FailureSandboxViolation  FailureKind = "sandbox_violation"    // the sandbox refused a write, read or connection
 	FailureResourceLimit     FailureKind = "resource_limit"       // a sandboxed process hit a resource limit
 	FailureHookBlocked       FailureKind = "hook_blocked"         // a hook blocked the turn's prompt
+	FailureLost              FailureKind = "lost"                 // the worker running the attempt stopped renewing its lease
+	FailureSideEffectUnknown FailureKind = "side_effect_unknown"  // an operator failed a call that may or may not have run
 )
+
+// FailureKinds lists every failure kind, for configuration that names
+// them.
+var FailureKinds = []FailureKind{
+	FailureNoCompletion, FailureMaxToolHops, FailureModel, FailureScriptExhausted, FailureInterrupted, FailureStore,
+	FailureInvalidArguments, FailureUnknownTool, FailureToolError, FailurePermissionDenied, FailureNotExecuted,
+	FailureTimeout, FailurePanic, FailureInternal, FailureQuotaExceeded, FailureRoutingImpossible,
+	FailureOutputBlocked, FailureSandboxViolation, FailureResourceLimit, FailureHookBlocked, FailureLost,
+	FailureSideEffectUnknown,
+}
 
 // Failure is a persisted failure: a kind callers branch on, a message for
 // people and whether retrying the same thing may succeed.

@@ -72,7 +72,45 @@ type Task struct {
 	UpdatedAt    time.Time
 	StartedAt    time.Time
 	EndedAt      time.Time
+	// Attempts counts the task's runs so far.
+	Attempts int
+
+	// Scheduling. An insert sets these; after that only a batch's Leases
+	// and TaskUpdates change them: a task written whole by its run keeps
+	// the values the store holds.
+	//
+	// QueuedAt orders a thread's tasks: one runs only when no task queued
+	// earlier in its thread is still open. Promoting a task moves it
+	// earlier.
+	QueuedAt time.Time
+	// DueAt is when a worker should claim the task; zero means there is
+	// nothing to do until something changes (parked, paused, terminal).
+	// While a worker holds the lease it is the lease's expiry, so a task
+	// whose worker died becomes due by itself.
+	DueAt time.Time
+	// LeaseOwner is the worker holding the task ("" when none);
+	// LeaseEpoch rises with every claim, and a write fenced with an older
+	// epoch fails.
+	LeaseOwner     string
+	LeaseEpoch     int64
+	LeaseExpiresAt time.Time
+	// Control is an operator's standing request (cancel, pause) that the
+	// worker running the task acts on.
+	Control TaskControl
 }
+
+// TaskControl is an operator's standing request to a task.
+type TaskControl string
+
+// Task controls.
+const (
+	ControlNone   TaskControl = ""
+	ControlCancel TaskControl = "cancel"
+	ControlPause  TaskControl = "pause"
+	// ControlRollback cancels the task and takes what it added out of the
+	// conversation the model sees (multitask rollback).
+	ControlRollback TaskControl = "rollback"
+)
 
 // Run is one execution attempt of a task. Attempts are numbered from 1 and
 // are never overwritten; a retry creates a new run.
@@ -83,7 +121,9 @@ type Run struct {
 	SessionID string
 	ThreadID  string
 	Owner
-	Attempt  int
+	Attempt int
+	// Worker is the worker that ran the attempt (the lease holder).
+	Worker   string
 	Status   TaskStatus
 	Failure  *Failure
 	Hops     int // model calls made
@@ -309,6 +349,11 @@ const (
 	DecisionApproveAlways     = "approve_always"
 	DecisionDeny              = "deny"
 	DecisionEdit              = "edit"
+	// The decisions on a side_effect_unknown action: run the call again,
+	// record it done with a result the responder gives, or fail it.
+	DecisionRetry    = "retry"
+	DecisionMarkDone = "mark_done"
+	DecisionFail     = "fail"
 )
 
 // Action is a decision the runtime waits for from a person: today, whether

@@ -5,8 +5,8 @@ package runtype
 // thread statuses the snapshot schema allows.
 type TaskStatus string
 
-// The statuses agentrt uses today. The standard defines more (draft,
-// paused, retrying, lost, …); they are added when a capability produces them.
+// The statuses agentrt uses. The standard defines more (draft, archived,
+// stale); they are added when a capability produces them.
 const (
 	StatusAccepted          TaskStatus = "accepted"
 	StatusQueued            TaskStatus = "queued"
@@ -16,6 +16,8 @@ const (
 	StatusWaitingPermission TaskStatus = "waiting_permission"
 	StatusWaitingResource   TaskStatus = "waiting_resource"
 	StatusBlocked           TaskStatus = "blocked"
+	StatusPaused            TaskStatus = "paused"
+	StatusRetrying          TaskStatus = "retrying"
 	StatusCancelling        TaskStatus = "cancelling"
 	StatusCancelled         TaskStatus = "cancelled"
 	StatusTimedOut          TaskStatus = "timed_out"
@@ -63,11 +65,11 @@ func ThreadStatusOf(latest TaskStatus) ThreadStatus {
 	switch latest {
 	case "":
 		return ThreadIdle
-	case StatusAccepted, StatusQueued:
+	case StatusAccepted, StatusQueued, StatusRetrying:
 		return ThreadQueued
 	case StatusPreparing, StatusRunning, StatusCancelling:
 		return ThreadRunning
-	case StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource, StatusBlocked:
+	case StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource, StatusBlocked, StatusPaused:
 		return ThreadBlocked
 	case StatusCompleted:
 		return ThreadCompleted
@@ -82,13 +84,13 @@ func ThreadStatusOf(latest TaskStatus) ThreadStatus {
 // AttemptStatus is the snapshot schema's statusValue for a task attempt.
 func AttemptStatus(s TaskStatus) string {
 	switch s {
-	case StatusAccepted, StatusQueued:
+	case StatusAccepted, StatusQueued, StatusRetrying:
 		return "queued"
 	case StatusPreparing:
 		return "preparing"
 	case StatusRunning, StatusCancelling:
 		return "running"
-	case StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource, StatusBlocked:
+	case StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource, StatusBlocked, StatusPaused:
 		return "blocked"
 	case StatusCompleted:
 		return "completed"

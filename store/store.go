@@ -47,6 +47,10 @@ var (
 	ErrSchemaTooNew = errors.New("database schema is newer than this agentrt")
 	// ErrClosed: the store or writer was closed.
 	ErrClosed = errors.New("store closed")
+	// ErrLeaseLost: a batch fenced by, or changing, a task's lease found
+	// the task at another epoch (or held by another worker): the worker
+	// that wrote it no longer owns the task. It is a conflict.
+	ErrLeaseLost = fmt.Errorf("%w: the task's lease is held elsewhere", ErrConflict)
 )
 
 // Store is a durable home for sessions, threads, turns, tasks, runs,
@@ -105,7 +109,8 @@ type Tx interface {
 // Batch is a set of writes that commit together: the events of one step
 // and the records they change. Records are written whole: Sessions,
 // Threads, Messages and Blobs are inserted (Blobs are ignored when the ref
-// exists); Turns, Tasks, Runs and ToolCalls are inserted or replaced by ID;
+// exists); Turns, Tasks, Runs and ToolCalls are inserted or replaced by ID
+// (a replaced Task keeps its scheduling fields: see runtype.Task);
 // Limits are inserted or replaced by (TenantID, Scope, ScopeID).
 //
 // The store does not keep references to a Batch or its slices once the
@@ -150,6 +155,72 @@ type Batch struct {
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
 	Events []*event.Event
+
+	// Fence, when set, makes the whole batch conditional on a task's
+	// lease: it applies only while the task is at Fence.Epoch, and fails
+	// with ErrLeaseLost (writing nothing) otherwise. A worker fences every
+	// write of the attempt it runs, so one that lost its lease cannot
+	// write.
+	Fence *Fence
+	// Leases change tasks' leases, after Tasks are written. Each is
+	// conditional on the task's epoch; one that does not hold fails the
+	// batch with ErrLeaseLost.
+	Leases []*LeaseChange
+	// TaskUpdates change tasks' scheduling fields, after Leases. A task
+	// that does not exist for that tenant fails the batch with an error
+	// wrapping ErrNotFound.
+	TaskUpdates []*TaskUpdate
+}
+
+// Fence names the lease a batch's writer must still hold.
+type Fence struct {
+	TenantID string
+	TaskID   string
+	Epoch    int64
+}
+
+// LeaseChange takes, renews or releases a task's lease. It applies only
+// while the task is at Epoch; a renewal also needs Owner to hold it.
+//
+//   - Claim: the epoch becomes Epoch+1, the lease Owner's until ExpiresAt,
+//     and DueAt becomes ExpiresAt (the task is due again if the lease runs
+//     out).
+//   - Renew (not Claim, Owner set): the lease and DueAt move to ExpiresAt.
+//   - Release (not Claim, Owner empty): the lease is dropped (the epoch
+//     stays) and the task is next due at DueAt (zero: not due).
+type LeaseChange struct {
+	TenantID  string
+	TaskID    string
+	Epoch     int64
+	Claim     bool
+	Owner     string
+	ExpiresAt time.Time
+	DueAt     time.Time
+}
+
+// Lost is the error of a lease change that does not hold (ErrLeaseLost):
+// the task is missing, at another epoch, or another worker's.
+func (c *LeaseChange) Lost() error {
+	switch {
+	case c.Claim:
+		return fmt.Errorf("claiming task %s at epoch %d: %w", c.TaskID, c.Epoch, ErrLeaseLost)
+	case c.Owner != "":
+		return fmt.Errorf("renewing the lease of %s on task %s at epoch %d: %w", c.Owner, c.TaskID, c.Epoch, ErrLeaseLost)
+	}
+	return fmt.Errorf("releasing task %s at epoch %d: %w", c.TaskID, c.Epoch, ErrLeaseLost)
+}
+
+// TaskUpdate sets a task's scheduling fields; nil fields are left as
+// they are. A zero DueAt means not due. DueAt applies only to a task no
+// worker holds (LeaseOwner empty): a held task stays due at its lease's
+// expiry, so that no other worker claims it while it runs; its worker
+// decides when it is due next as it releases it.
+type TaskUpdate struct {
+	TenantID string
+	TaskID   string
+	DueAt    *time.Time
+	Control  *runtype.TaskControl
+	QueuedAt *time.Time
 }
 
 // SessionMode sets one session's permission mode ("" clears it).
@@ -244,6 +315,11 @@ type Reader interface {
 
 	TaskGet(ctx context.Context, p *TaskGetParams) (*runtype.Task, error)
 	TaskList(ctx context.Context, p *TaskListParams) ([]*runtype.Task, error)
+	// TaskListDue returns the tasks of every tenant a worker should claim
+	// at p.Now; see TaskListDueParams.
+	TaskListDue(ctx context.Context, p *TaskListDueParams) ([]*runtype.Task, error)
+	// TaskCount counts tasks in some statuses.
+	TaskCount(ctx context.Context, p *TaskCountParams) (int, error)
 
 	RunList(ctx context.Context, p *RunListParams) ([]*runtype.Run, error)
 
@@ -346,10 +422,34 @@ type TaskGetParams struct {
 	ID       string
 }
 
-// TaskListParams lists a session's tasks oldest first.
+// TaskListParams lists a session's tasks oldest first, or of one of its
+// threads when ThreadID is set.
 type TaskListParams struct {
 	TenantID  string
 	SessionID string
+	ThreadID  string
+}
+
+// TaskListDueParams selects due tasks: DueAt set and at or before Now,
+// ordered by DueAt, then QueuedAt, then ID, at most Limit (clamped like
+// other lists).
+//
+// A task in status queued (never started) is due only at the head of its
+// thread: when no other task of the thread that is open (neither
+// terminal nor blocked) was queued before it (an earlier QueuedAt, or the
+// same and a lower ID). A queued task whose Control is cancel is due
+// regardless, so that it can be ended.
+type TaskListDueParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// TaskCountParams counts a tenant's tasks (every tenant's with
+// AllTenants) whose status is one of Statuses.
+type TaskCountParams struct {
+	TenantID   string
+	AllTenants bool
+	Statuses   []runtype.TaskStatus
 }
 
 // RunListParams lists runs oldest first, of one task or of a whole session.

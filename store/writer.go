@@ -317,6 +317,11 @@ func (w *Writer) Stats() WriterStats {
 // caller hold facts that need not be durable yet and commit them with its
 // next batch.
 func (dst *Batch) Merge(src *Batch) {
+	if dst.Fence == nil {
+		dst.Fence = src.Fence
+	}
+	dst.Leases = append(dst.Leases, src.Leases...)
+	dst.TaskUpdates = append(dst.TaskUpdates, src.TaskUpdates...)
 	dst.Sessions = append(dst.Sessions, src.Sessions...)
 	dst.Threads = append(dst.Threads, src.Threads...)
 	dst.Turns = mergeByKey(dst.Turns, src.Turns, func(t *runtype.Turn) string { return t.ID })
@@ -369,11 +374,13 @@ func (b *Batch) Reset() {
 	clear(b.Grants)
 	clear(b.SessionModes)
 	clear(b.Events)
+	clear(b.Leases)
+	clear(b.TaskUpdates)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
 		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
 		Actions: b.Actions[:0], ResolvedActions: b.ResolvedActions[:0], Grants: b.Grants[:0],
-		SessionModes: b.SessionModes[:0], Events: b.Events[:0],
+		SessionModes: b.SessionModes[:0], Events: b.Events[:0], Leases: b.Leases[:0], TaskUpdates: b.TaskUpdates[:0],
 	}
 }
 
@@ -381,5 +388,6 @@ func (b *Batch) Reset() {
 func (b *Batch) Empty() bool {
 	return len(b.Sessions)+len(b.Threads)+len(b.Turns)+len(b.Tasks)+len(b.Runs)+
 		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+
-		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events) == 0
+		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events)+
+		len(b.Leases)+len(b.TaskUpdates) == 0
 }

@@ -9,11 +9,15 @@ import (
 	"github.com/agentrt/agentrt/store"
 )
 
-// validate checks every uniqueness rule of b against the store and within
-// b, in the order the batch would be applied, and that its costs are
-// finite numbers (as a database could store them), without changing
-// anything.
+// validate checks b's fence, every uniqueness rule of b against the store
+// and within b, in the order the batch would be applied, that its lease
+// changes and task updates find their tasks as they require, and that its
+// costs are finite numbers (as a database could store them), without
+// changing anything.
 func (d *data) validate(b *store.Batch) error {
+	if err := d.validateFence(b.Fence); err != nil {
+		return err
+	}
 	if err := validateCosts(b); err != nil {
 		return err
 	}
@@ -46,6 +50,9 @@ func (d *data) validate(b *store.Batch) error {
 		return fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, store.ErrConflict)
 	}
 	if err := d.validateGovernance(b); err != nil {
+		return err
+	}
+	if err := d.validateSchedule(b); err != nil {
 		return err
 	}
 	if err := d.validateSequences(b.Events); err != nil {
@@ -244,12 +251,12 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 	for _, t := range b.Tasks {
 		v := *t
 		v.Failure = copyFailure(t.Failure)
-		u := undo{kind: undoTask, id: v.ID}
-		if prev := d.tasks.put(v.ID, v, &d.ord); prev != nil {
-			u.prev = prev
+		if r := d.tasks.rows[v.ID]; r != nil {
+			keepSchedule(&v, &r.v)
 		}
-		log = append(log, u)
+		log = d.putTask(v, log)
 	}
+	log = d.applySchedule(b, log)
 	for _, r := range b.Runs {
 		v := *r
 		v.Failure = copyFailure(r.Failure)
@@ -326,6 +333,7 @@ func (d *data) revert(u *undo) {
 	case undoTask:
 		prev, _ := u.prev.(*runtype.Task)
 		d.tasks.restore(u.id, prev)
+		d.noteDue(u.id)
 	case undoRun:
 		prev, _ := u.prev.(*runtype.Run)
 		d.runs.restore(u.id, prev)

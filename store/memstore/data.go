@@ -29,8 +29,10 @@ type data struct {
 	turnsByTenant map[string][]string // IDs, ascending
 	turnKeys      map[string]string   // tenantKey(tenant, idempotency key) → turn ID
 
-	tasks *table[runtype.Task] // indexes: session
-	runs  *table[runtype.Run]  // indexes: session, task, tenant (for usage totals)
+	tasks *table[runtype.Task] // indexes: session, thread, tenant
+	// due holds the tasks with a DueAt, for TaskListDue; see noteDue.
+	due   map[string]*row[runtype.Task]
+	runs  *table[runtype.Run] // indexes: session, task, tenant (for usage totals)
 	calls callTable
 
 	messages map[string][]*runtype.Message // by thread, ascending Seq
@@ -82,7 +84,10 @@ func newData() *data {
 		turnKeys:         make(map[string]string),
 		tasks: newTable(
 			func(t *runtype.Task) string { return t.SessionID },
+			func(t *runtype.Task) string { return t.ThreadID },
+			func(t *runtype.Task) string { return t.TenantID },
 		),
+		due: make(map[string]*row[runtype.Task]),
 		runs: newTable(
 			func(r *runtype.Run) string { return r.SessionID },
 			func(r *runtype.Run) string { return r.TaskID },

@@ -184,13 +184,34 @@ func (r reader) TaskGet(_ context.Context, p *store.TaskGetParams) (*runtype.Tas
 	return r.s.d.taskGet(p)
 }
 
-// TaskList lists a session's tasks in first-insertion order.
+// TaskList lists a session's (or one of its threads') tasks in
+// first-insertion order.
 func (r reader) TaskList(_ context.Context, p *store.TaskListParams) ([]*runtype.Task, error) {
 	if err := r.enter(); err != nil {
 		return nil, err
 	}
 	defer r.exit()
 	return r.s.d.taskList(p), nil
+}
+
+// TaskListDue lists the tasks of every tenant due at p.Now, in due order.
+// It reads only the tasks that have a DueAt, and sorts the due ones.
+func (r reader) TaskListDue(_ context.Context, p *store.TaskListDueParams) ([]*runtype.Task, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.taskListDue(p), nil
+}
+
+// TaskCount counts the tenant's (or every tenant's) tasks in some
+// statuses.
+func (r reader) TaskCount(_ context.Context, p *store.TaskCountParams) (int, error) {
+	if err := r.enter(); err != nil {
+		return 0, err
+	}
+	defer r.exit()
+	return r.s.d.taskCount(p), nil
 }
 
 // RunList lists runs in first-insertion order.

@@ -95,9 +95,13 @@ func (d *data) taskGet(p *store.TaskGetParams) (*runtype.Task, error) {
 }
 
 func (d *data) taskList(p *store.TaskListParams) []*runtype.Task {
+	rows := d.tasks.idx[0][p.SessionID]
+	if p.ThreadID != "" {
+		rows = d.tasks.idx[1][p.ThreadID]
+	}
 	var out []*runtype.Task
-	for _, r := range d.tasks.idx[0][p.SessionID] {
-		if r.v.TenantID == p.TenantID {
+	for _, r := range rows {
+		if r.v.TenantID == p.TenantID && r.v.SessionID == p.SessionID {
 			out = append(out, copyTask(&r.v))
 		}
 	}

@@ -246,3 +246,64 @@ func TestMigration3KeepsData(t *testing.T) {
 		t.Errorf("ReceiptList after 003 down and up and a new event = %+v, %v; want one receipt, for evt_2", rs, err)
 	}
 }
+
+// TestMigration5SchedulesExistingTasks: migrating a used database to 005
+// counts each task queued when it was created, with as many attempts as
+// it has runs and held by no worker, and makes the ones a worker would
+// have run (a running one here) due; reverting 005 and migrating again
+// does the same.
+func TestMigration5SchedulesExistingTasks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, 4)
+	created := time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	if _, err := s.write.ExecContext(ctx, `INSERT INTO tasks (id, session_id, thread_id, turn_id, tenant_id,
+		principal_id, objective, status, status_reason, current_run_id, result, failure, created_at, updated_at,
+		started_at, ended_at) VALUES ('task_1', 'ses_1', 'thr_1', 'turn_1', 'ten_1', 'usr_1', 'o', 'running', '',
+		'run_2', '', NULL, ?, ?, ?, 0)`, created.UnixNano(), created.UnixNano(), created.UnixNano()); err != nil {
+		t.Fatalf("inserting a task at version 4: %v", err)
+	}
+	for _, run := range []string{"run_1", "run_2"} {
+		if _, err := s.write.ExecContext(ctx, `INSERT INTO runs (id, task_id, turn_id, session_id, thread_id, tenant_id,
+			principal_id, attempt, status, failure, hops, tool_hops, usage, started_at, ended_at, routing)
+			VALUES (?, 'task_1', 'turn_1', 'ses_1', 'thr_1', 'ten_1', 'usr_1', 1, 'failed', NULL, 0, 0, '{}', ?, 0, NULL)`,
+			run, created.UnixNano()); err != nil {
+			t.Fatalf("inserting a run at version 4: %v", err)
+		}
+	}
+
+	want := &runtype.Task{
+		ID: "task_1", SessionID: "ses_1", ThreadID: "thr_1", TurnID: "turn_1",
+		Owner:     runtype.Owner{TenantID: "ten_1", PrincipalID: "usr_1"},
+		Objective: "o", Status: runtype.StatusRunning, CurrentRunID: "run_2",
+		CreatedAt: created, UpdatedAt: created, StartedAt: created, Attempts: 2, QueuedAt: created,
+		// It was running: the first start after the upgrade recovers it.
+		DueAt: created,
+	}
+	opts := cmp.Options{cmpopts.EquateApproxTime(0), cmpopts.EquateEmpty()}
+	for _, step := range []string{"migrating to 5", "reverting 5 and migrating again"} {
+		if step != "migrating to 5" {
+			if err := s.migrateDown(ctx, 4); err != nil {
+				t.Fatalf("migrateDown(4): %v", err)
+			}
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("Migrate: %v", err)
+		}
+		got, err := s.TaskGet(ctx, &store.TaskGetParams{TenantID: "ten_1", ID: "task_1"})
+		if err != nil {
+			t.Fatalf("TaskGet after %s: %v", step, err)
+		}
+		if d := cmp.Diff(want, got, opts); d != "" {
+			t.Errorf("TaskGet after %s (-want +got):\n%s", step, d)
+		}
+		runs, err := s.RunList(ctx, &store.RunListParams{TenantID: "ten_1", TaskID: "task_1"})
+		if err != nil || len(runs) != 2 || runs[0].Worker != "" {
+			t.Errorf("RunList after %s = %d runs, %v; want 2, without a worker", step, len(runs), err)
+		}
+		due, err := s.TaskListDue(ctx, &store.TaskListDueParams{Now: created.Add(time.Hour)})
+		if err != nil || len(due) != 1 {
+			t.Errorf("TaskListDue after %s = %d tasks, %v; want the running one", step, len(due), err)
+		}
+	}
+}

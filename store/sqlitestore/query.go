@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/agentrt/agentrt/runtype"
 )
 
 // queryID names one SQL statement. Statements are prepared once per handle
@@ -63,7 +65,17 @@ const (
 	qActionList      = qActionGet + 1 // 64 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants
 	qGrantList       = qActionList + 64
 	qReceiptList     = qGrantList + 1
-	numQueries       = qReceiptList + 1
+	qUpdateTask      = qReceiptList + 1
+	qTaskFence       = qUpdateTask + 1
+	qTaskClaim       = qTaskFence + 1
+	qTaskRenew       = qTaskClaim + 1
+	qTaskRelease     = qTaskRenew + 1
+	qTaskUpdate      = qTaskRelease + 1 // 8 variants: updateDue | updateControl | updateQueued
+	qTaskListThread  = qTaskUpdate + 8
+	qTaskListDue     = qTaskListThread + 1
+	qTaskCount       = qTaskListDue + 1 // 2 variants: countAllTenants
+	qTaskCountQueued = qTaskCount + 2   // 2 variants: countAllTenants
+	numQueries       = qTaskCountQueued + 2
 )
 
 // Filter bits of the statement variants.
@@ -94,6 +106,12 @@ const (
 	actionStatus     = 8
 	actionBefore     = 16
 	actionAllTenants = 32 // no tenant filter
+
+	updateDue     = 1
+	updateControl = 2
+	updateQueued  = 4
+
+	countAllTenants = 1 // no tenant filter
 )
 
 const (
@@ -101,10 +119,13 @@ const (
 	threadCols  = `id, session_id, tenant_id, principal_id, created_at`
 	turnCols    = `id, session_id, thread_id, tenant_id, principal_id, agent, idempotency_key, input, status,
 		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at`
+	// taskCols ends with the scheduling columns, taskScheduleCols, which
+	// a task's upsert leaves alone.
 	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
-		current_run_id, result, failure, created_at, updated_at, started_at, ended_at`
-	runCols = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
-		hops, tool_hops, usage, started_at, ended_at, routing`
+		current_run_id, result, failure, created_at, updated_at, started_at, ended_at, attempts, ` + taskScheduleCols
+	taskScheduleCols = `queued_at, due_at, lease_owner, lease_epoch, lease_expires_at, control`
+	runCols          = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
+		hops, tool_hops, usage, started_at, ended_at, routing, worker`
 	messageCols = `thread_id, seq, session_id, turn_id, run_id, tenant_id, principal_id, role, content,
 		tool_calls, tool_call_id, is_error, created_at, reasoning`
 	toolCallCols = `session_id, id, run_id, turn_id, thread_id, tenant_id, principal_id, step_id, hop, name,
@@ -125,22 +146,28 @@ var queries = buildQueries()
 
 func buildQueries() [numQueries]string {
 	var q [numQueries]string
-	q[qInsertSession] = insertSQL("sessions", sessionCols, "")
-	q[qInsertThread] = insertSQL("threads", threadCols, "")
-	q[qUpsertTurn] = insertSQL("turns", turnCols, "id")
-	q[qUpsertTask] = insertSQL("tasks", taskCols, "id")
-	q[qUpsertRun] = insertSQL("runs", runCols, "id")
+	q[qInsertSession] = insertSQL("sessions", sessionCols, "", "")
+	q[qInsertThread] = insertSQL("threads", threadCols, "", "")
+	q[qUpsertTurn] = insertSQL("turns", turnCols, "id", "")
+	// A task written whole keeps its scheduling columns: only lease
+	// changes and task updates set them once the task exists.
+	q[qUpsertTask] = insertSQL("tasks", taskCols, "id", taskScheduleCols)
+	q[qUpsertRun] = insertSQL("runs", runCols, "id", "")
 	// A run is rewritten after every step. Assigning its indexed columns,
 	// even to the values they have, rewrites their index entries: more
 	// pages to the WAL per step. So the usual rewrite is an UPDATE that
-	// leaves them alone, and the upsert handles the rest.
+	// leaves them alone, and the upsert handles the rest. Tasks are
+	// rewritten the same way, for the same reason.
 	q[qUpdateRun] = `UPDATE runs SET turn_id = ?, thread_id = ?, principal_id = ?, attempt = ?, status = ?,
-		failure = ?, hops = ?, tool_hops = ?, usage = ?, ended_at = ?, routing = ?
+		failure = ?, hops = ?, tool_hops = ?, usage = ?, ended_at = ?, routing = ?, worker = ?
 		WHERE id = ? AND task_id = ? AND session_id = ? AND tenant_id = ? AND started_at = ?`
-	q[qInsertMessage] = insertSQL("messages", messageCols, "")
-	q[qUpsertToolCall] = insertSQL("tool_calls", toolCallCols, "session_id, id")
-	q[qInsertBlob] = insertSQL("blobs", blobCols, "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
-	q[qUpsertLimit] = insertSQL("limits", limitCols, "tenant_id, scope, scope_id")
+	q[qUpdateTask] = `UPDATE tasks SET turn_id = ?, principal_id = ?, objective = ?, status = ?, status_reason = ?,
+		current_run_id = ?, result = ?, failure = ?, created_at = ?, updated_at = ?, started_at = ?, ended_at = ?,
+		attempts = ? WHERE id = ? AND session_id = ? AND thread_id = ? AND tenant_id = ?`
+	q[qInsertMessage] = insertSQL("messages", messageCols, "", "")
+	q[qUpsertToolCall] = insertSQL("tool_calls", toolCallCols, "session_id, id", "")
+	q[qInsertBlob] = insertSQL("blobs", blobCols, "", "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
+	q[qUpsertLimit] = insertSQL("limits", limitCols, "tenant_id, scope, scope_id", "")
 	for n := 1; n <= maxEventRows; n++ {
 		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (tenant_id, session_id, sequence, turn_id, type, data) VALUES (?, ?, ?, ?, ?, ?)` +
 			strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
@@ -239,14 +266,14 @@ func buildQueries() [numQueries]string {
 	q[qUsageTotal] = usageSums + `INDEXED BY runs_tenant_started WHERE tenant_id = ? AND started_at >= ?`
 	q[qUsageTotal+usageSession] = usageSums + `INDEXED BY runs_session WHERE session_id = ? AND tenant_id = ? AND started_at >= ?`
 
-	q[qInsertAction] = insertSQL("actions", actionCols, "")
+	q[qInsertAction] = insertSQL("actions", actionCols, "", "")
 	// Only a pending action is replaced: a resolution that changes no row
 	// lost a race (or names no action) and fails its batch.
 	q[qResolveAction] = `UPDATE actions SET principal_id = ?, session_id = ?, thread_id = ?, turn_id = ?, task_id = ?,
 		run_id = ?, tool_call_id = ?, type = ?, tool_name = ?, input_preview = ?, arguments_sha256 = ?, prompt = ?,
 		decisions = ?, reason_code = ?, rule_ids = ?, status = ?, created_at = ?, expires_at = ?, resolution = ?,
 		escalation = ?, input = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
-	q[qInsertGrant] = insertSQL("policy_grants", grantCols, "")
+	q[qInsertGrant] = insertSQL("policy_grants", grantCols, "", "")
 	q[qSetSessionMode] = `UPDATE sessions SET policy_mode = ? WHERE tenant_id = ? AND id = ?`
 	for n := 1; n <= maxEventRows; n++ {
 		q[qInsertReceipt+queryID(n-1)] = `INSERT INTO receipts (` + receiptCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)` +
@@ -282,24 +309,87 @@ func buildQueries() [numQueries]string {
 	}
 	q[qGrantList] = `SELECT ` + grantCols + ` FROM policy_grants WHERE tenant_id = ? AND session_id IN (?, '') ORDER BY created_at, id`
 	q[qReceiptList] = `SELECT ` + receiptCols + ` FROM receipts WHERE tenant_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+
+	// Scheduling. Lease changes are UPDATEs conditional on the task's
+	// lease, task updates on the task's existence: one that changes no
+	// row fails its batch.
+	q[qTaskFence] = `SELECT lease_epoch FROM tasks WHERE id = ? AND tenant_id = ?`
+	q[qTaskClaim] = `UPDATE tasks SET lease_owner = ?, lease_epoch = lease_epoch + 1, lease_expires_at = ?, due_at = ?
+		WHERE id = ? AND tenant_id = ? AND lease_epoch = ?`
+	q[qTaskRenew] = `UPDATE tasks SET lease_expires_at = ?, due_at = ?
+		WHERE id = ? AND tenant_id = ? AND lease_epoch = ? AND lease_owner = ?`
+	q[qTaskRelease] = `UPDATE tasks SET lease_owner = '', lease_expires_at = 0, due_at = ?
+		WHERE id = ? AND tenant_id = ? AND lease_epoch = ?`
+	for m := range 8 {
+		var sets []string
+		if m&updateDue != 0 {
+			// A task a worker holds keeps its due time (its lease's
+			// expiry): waking it would let another worker claim it.
+			sets = append(sets, `due_at = CASE WHEN lease_owner = '' THEN ? ELSE due_at END`)
+		}
+		if m&updateControl != 0 {
+			sets = append(sets, `control = ?`)
+		}
+		if m&updateQueued != 0 {
+			sets = append(sets, `queued_at = ?`)
+		}
+		if len(sets) == 0 {
+			sets = append(sets, `control = control`) // changes nothing, but counts the task
+		}
+		q[qTaskUpdate+queryID(m)] = `UPDATE tasks SET ` + strings.Join(sets, `, `) + ` WHERE id = ? AND tenant_id = ?`
+	}
+	q[qTaskListThread] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_thread
+		WHERE thread_id = ? AND session_id = ? AND tenant_id = ? ORDER BY created_at, id`
+	// A queued task waits for the open tasks queued before it in its
+	// thread. tasks_due yields the candidates in order, so the statement
+	// stops after Limit of them; tasks_thread finds a queued candidate's
+	// predecessors, whose statuses it then reads.
+	q[qTaskListDue] = `SELECT ` + taskCols + ` FROM tasks AS k INDEXED BY tasks_due
+		WHERE due_at <> 0 AND due_at <= ? AND (status <> '` + string(runtype.StatusQueued) + `'
+			OR control = '` + string(runtype.ControlCancel) + `' OR NOT EXISTS (
+			SELECT 1 FROM tasks AS o INDEXED BY tasks_thread
+			WHERE o.thread_id = k.thread_id AND o.queued_at <= k.queued_at
+				AND (o.queued_at < k.queued_at OR o.id < k.id) AND o.tenant_id = k.tenant_id
+				AND o.status NOT IN (` + closedStatuses + `)))
+		ORDER BY due_at, queued_at, id LIMIT ?`
+	q[qTaskCount] = `SELECT count(*) FROM tasks WHERE tenant_id = ? AND status IN (SELECT value FROM json_each(?))`
+	q[qTaskCount+countAllTenants] = `SELECT count(*) FROM tasks WHERE status IN (SELECT value FROM json_each(?))`
+	// Admission counts queued tasks on every submission: the partial
+	// index tasks_queued holds just those (its WHERE needs the literal).
+	q[qTaskCountQueued] = `SELECT count(*) FROM tasks INDEXED BY tasks_queued WHERE tenant_id = ? AND status = 'queued'`
+	q[qTaskCountQueued+countAllTenants] = `SELECT count(*) FROM tasks INDEXED BY tasks_queued WHERE status = 'queued'`
 	return q
 }
 
-// insertSQL returns an INSERT of cols into table; with conflict columns it
-// is an upsert that replaces every other column.
-func insertSQL(table, cols, conflict string) string {
-	names := strings.Split(cols, ",")
-	for i := range names {
-		names[i] = strings.TrimSpace(names[i])
+// closedStatuses lists, for SQL, the statuses in which a task does not
+// hold back the queued tasks after it in its thread: the terminal ones
+// (runtype.TaskStatus.Terminal) and blocked.
+var closedStatuses = func() string {
+	var b strings.Builder
+	for i, s := range []runtype.TaskStatus{
+		runtype.StatusCompleted, runtype.StatusFailed, runtype.StatusCancelled, runtype.StatusTimedOut, runtype.StatusLost,
+		runtype.StatusBlocked,
+	} {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "'%s'", s)
 	}
+	return b.String()
+}()
+
+// insertSQL returns an INSERT of cols into table; with conflict columns it
+// is an upsert that replaces every other column but those in keep.
+func insertSQL(table, cols, conflict, keep string) string {
+	names := splitCols(cols)
 	var b strings.Builder
 	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES (?%s)", table, strings.Join(names, ", "), strings.Repeat(", ?", len(names)-1))
 	if conflict == "" {
 		return b.String()
 	}
-	keys := strings.Split(conflict, ",")
-	for i := range keys {
-		keys[i] = strings.TrimSpace(keys[i])
+	keys := splitCols(conflict)
+	if keep != "" {
+		keys = append(keys, splitCols(keep)...)
 	}
 	fmt.Fprintf(&b, " ON CONFLICT (%s) DO UPDATE SET ", conflict)
 	first := true
@@ -314,6 +404,15 @@ func insertSQL(table, cols, conflict string) string {
 		fmt.Fprintf(&b, "%s = excluded.%s", n, n)
 	}
 	return b.String()
+}
+
+// splitCols splits a list of column names.
+func splitCols(cols string) []string {
+	names := strings.Split(cols, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	return names
 }
 
 func isKey(name string, keys []string) bool {

@@ -170,8 +170,16 @@ func (r reader) TaskGet(ctx context.Context, p *store.TaskGetParams) (*runtype.T
 	return t, nil
 }
 
-// TaskList lists a session's tasks in first-insertion order.
+// TaskList lists a session's (or one of its threads') tasks in
+// first-insertion order.
 func (r reader) TaskList(ctx context.Context, p *store.TaskListParams) ([]*runtype.Task, error) {
+	if p.ThreadID != "" {
+		ts, err := list(ctx, r, scanTask, qTaskListThread, p.ThreadID, p.SessionID, p.TenantID)
+		if err != nil {
+			return nil, fmt.Errorf("listing tasks of thread %s: %w", p.ThreadID, err)
+		}
+		return ts, nil
+	}
 	ts, err := list(ctx, r, scanTask, qTaskList, p.SessionID, p.TenantID)
 	if err != nil {
 		return nil, fmt.Errorf("listing tasks of session %s: %w", p.SessionID, err)
@@ -413,18 +421,20 @@ func scanTurn(sc scanner) (*runtype.Turn, error) {
 func scanTask(sc scanner) (*runtype.Task, error) {
 	var (
 		t                                runtype.Task
-		status                           string
+		status, control                  string
 		failure                          sql.NullString
 		created, updated, started, ended int64
+		attempts, queued, due, expires   int64
 	)
 	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TurnID, &t.TenantID, &t.PrincipalID, &t.Objective,
 		&status, &t.StatusReason, &t.CurrentRunID, &t.Result, &failure, &created, &updated, &started,
-		&ended); err != nil {
+		&ended, &attempts, &queued, &due, &t.LeaseOwner, &t.LeaseEpoch, &expires, &control); err != nil {
 		return nil, err
 	}
-	t.Status = runtype.TaskStatus(status)
+	t.Status, t.Control, t.Attempts = runtype.TaskStatus(status), runtype.TaskControl(control), int(attempts)
 	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
 	t.StartedAt, t.EndedAt = fromNanos(started), fromNanos(ended)
+	t.QueuedAt, t.DueAt, t.LeaseExpiresAt = fromNanos(queued), fromNanos(due), fromNanos(expires)
 	var err error
 	if t.Failure, err = decodeFailure(failure); err != nil {
 		return nil, err
@@ -441,7 +451,7 @@ func scanRun(sc scanner) (*runtype.Run, error) {
 		started, ended          int64
 	)
 	if err := sc.Scan(&r.ID, &r.TaskID, &r.TurnID, &r.SessionID, &r.ThreadID, &r.TenantID, &r.PrincipalID,
-		&attempt, &status, &failure, &hops, &toolHops, &usage, &started, &ended, &routing); err != nil {
+		&attempt, &status, &failure, &hops, &toolHops, &usage, &started, &ended, &routing, &r.Worker); err != nil {
 		return nil, err
 	}
 	r.Attempt, r.Hops, r.ToolHops = int(attempt), int(hops), int(toolHops)

@@ -38,6 +38,13 @@
 // JSON of every run it sums, through the tenant's (or the session's) runs
 // index, so its cost grows with the number of runs since Since.
 //
+// A batch's Fence costs one read of its task by key; a lease change or
+// task update, one UPDATE. TaskListDue walks the due tasks in order and,
+// for each queued one, the tasks queued before it in its thread (so a long
+// thread of finished tasks makes its queued tasks dearer to check).
+// TaskCount scans every task: no index is kept by status, which would cost
+// a page each time a task's status changes.
+//
 // # Schema
 //
 // The driver owns its schema as embedded, numbered migrations

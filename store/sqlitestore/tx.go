@@ -22,7 +22,8 @@ var errTxAborted = errors.New("transaction aborted")
 // maxEventRows to a statement) and no savepoint: a savepoint costs two
 // statements and a copy of every page the batch touches, about a tenth of
 // a step's cost. Instead, Apply checks
-// event sequences before writing, writes the rows that can conflict first
+// event sequences and the batch's fence before writing, writes the rows
+// that can conflict first
 // (so that a conflict usually fails the batch's first statement, which
 // SQLite undoes by itself), and otherwise rolls the transaction back and
 // replays the batches applied before. Replaying gives the events the same
@@ -196,6 +197,9 @@ func (t *Tx) replay(ctx context.Context) error {
 // reports whether any statement succeeded (and so whether a failure left
 // rows behind).
 func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bool, err error) {
+	if err := t.checkFence(ctx, b.Fence); err != nil {
+		return false, err
+	}
 	// Actions go first: a resolution that lost a race is the conflict a
 	// caller expects most.
 	if wrote, err = t.writeActions(ctx, b); err != nil {
@@ -240,24 +244,26 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	if wrote, err = t.writeGrantsAndModes(ctx, b, wrote); err != nil {
 		return wrote, err
 	}
-	// The rows below do not conflict: upserts, insert-or-ignore, events
-	// whose sequences were checked, and their receipts (unless another
-	// process writes to the file).
+	// The rows below do not conflict, but for lease changes and task
+	// updates, which must follow the tasks: upserts, insert-or-ignore,
+	// events whose sequences were checked, and their receipts (unless
+	// another process writes to the file).
 	for _, k := range b.Tasks {
-		if _, err := t.exec(ctx, qUpsertTask,
-			k.ID, k.SessionID, k.ThreadID, k.TurnID, k.TenantID, k.PrincipalID, k.Objective, string(k.Status),
-			k.StatusReason, k.CurrentRunID, k.Result, encodeFailure(k.Failure), nanos(k.CreatedAt),
-			nanos(k.UpdatedAt), nanos(k.StartedAt), nanos(k.EndedAt),
-		); err != nil {
-			return wrote, fmt.Errorf("writing task %s: %w", k.ID, translate(err))
+		if err := t.writeTask(ctx, k); err != nil {
+			return wrote, err
 		}
 		wrote = true
+	}
+	// Lease changes and task updates can fail (a lease lost, a task
+	// missing), but only after the batch's tasks are written.
+	if wrote, err = t.writeSchedule(ctx, b, wrote); err != nil {
+		return wrote, err
 	}
 	for _, r := range b.Runs {
 		failure, usage, routing := encodeFailure(r.Failure), encodeUsage(r.Usage), encodeRouting(r.Routing)
 		res, err := t.exec(ctx, qUpdateRun,
 			r.TurnID, r.ThreadID, r.PrincipalID, int64(r.Attempt), string(r.Status), failure,
-			int64(r.Hops), int64(r.ToolHops), usage, nanos(r.EndedAt), routing,
+			int64(r.Hops), int64(r.ToolHops), usage, nanos(r.EndedAt), routing, r.Worker,
 			r.ID, r.TaskID, r.SessionID, r.TenantID, nanos(r.StartedAt),
 		)
 		var n int64
@@ -268,7 +274,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 			_, err = t.exec(ctx, qUpsertRun,
 				r.ID, r.TaskID, r.TurnID, r.SessionID, r.ThreadID, r.TenantID, r.PrincipalID, int64(r.Attempt),
 				string(r.Status), failure, int64(r.Hops), int64(r.ToolHops), usage, nanos(r.StartedAt), nanos(r.EndedAt),
-				routing,
+				routing, r.Worker,
 			)
 		}
 		if err != nil {

@@ -8,7 +8,8 @@
 //	}
 //
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
-// limits, usage totals, events, transactions, tenancy, the Writer); a
+// limits, usage totals, events, transactions, tenancy, the Writer, the
+// scheduling of tasks); a
 // change to a driver extends the suite rather than only that driver's
 // tests.
 //
@@ -33,6 +34,13 @@
 // event as read back, its CreatedAt the event's Timestamp; an event is
 // sealed only once its batch commits, so failed batches and rolled back
 // transactions leave no gap in a chain.
+//
+// TaskList with a ThreadID still filters by SessionID (an empty one
+// matches none). A batch's Fence is checked against what the store held
+// before the batch, so a batch cannot be fenced on a task it inserts;
+// lease changes and task updates see the batch's own tasks and the
+// changes before them. A lease or task update that fails wraps
+// store.ErrLeaseLost or store.ErrNotFound, and the batch writes nothing.
 package storetest
 
 import (
@@ -80,6 +88,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Grant", exerciseGrant},
 		{"SessionMode", exerciseSessionMode},
 		{"Receipt", exerciseReceipt},
+		{"Schedule", exerciseSchedule},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
@@ -237,6 +246,14 @@ func (tb *testBundle) task(u *runtype.Turn) *runtype.Task {
 		UpdatedAt:    now.Add(2 * time.Millisecond),
 		StartedAt:    now.Add(time.Millisecond),
 		EndedAt:      time.Time{},
+		Attempts:     2,
+
+		QueuedAt:       now.Add(-time.Second),
+		DueAt:          now.Add(time.Minute),
+		LeaseOwner:     "worker \"1\" ünïcödé",
+		LeaseEpoch:     3,
+		LeaseExpiresAt: now.Add(time.Minute),
+		Control:        runtype.ControlPause,
 	}
 }
 
@@ -250,6 +267,7 @@ func (tb *testBundle) run(k *runtype.Task) *runtype.Run {
 		ThreadID:  k.ThreadID,
 		Owner:     k.Owner,
 		Attempt:   2,
+		Worker:    "worker \"1\" ünïcödé",
 		Status:    runtype.StatusWaitingPermission,
 		Failure:   &runtype.Failure{Kind: runtype.FailureModel, Message: "upstream 529"},
 		Hops:      7,

@@ -1,0 +1,11 @@
+ALTER TABLE runs DROP COLUMN worker;
+DROP INDEX tasks_queued;
+DROP INDEX tasks_thread;
+DROP INDEX tasks_due;
+ALTER TABLE tasks DROP COLUMN control;
+ALTER TABLE tasks DROP COLUMN lease_expires_at;
+ALTER TABLE tasks DROP COLUMN lease_epoch;
+ALTER TABLE tasks DROP COLUMN lease_owner;
+ALTER TABLE tasks DROP COLUMN due_at;
+ALTER TABLE tasks DROP COLUMN queued_at;
+ALTER TABLE tasks DROP COLUMN attempts;
