@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -130,9 +131,34 @@ type Config struct {
 	ActionSweepInterval time.Duration
 	// Logger receives structured logs; default discards.
 	Logger *slog.Logger
-	// MaxConcurrentRuns bounds runs executing at once; more wait queued.
-	// Default 64.
+	// MaxConcurrentRuns bounds runs executing at once (the worker pool);
+	// more wait queued. Default 64.
 	MaxConcurrentRuns int
+	// MaxQueued bounds the turns queued in the whole runtime and
+	// MaxQueuedPerTenant those of one tenant; a submission above either
+	// is refused with an *OverloadedError (HTTP 429 with Retry-After).
+	// Defaults 10000 and 1000.
+	MaxQueued          int
+	MaxQueuedPerTenant int
+	// Multitask is how a submission to a busy thread is handled when it
+	// does not say; default MultitaskEnqueue.
+	Multitask Multitask
+	// LeaseTTL is how long a worker's claim on a task lasts unrenewed;
+	// workers renew it every third of that. Work a dead worker held is
+	// taken up again within LeaseTTL and PollInterval. Default 10s.
+	LeaseTTL time.Duration
+	// PollInterval is how often workers look for due work that no event
+	// in this process announced (another process's, an expired lease, a
+	// retry's backoff). Default LeaseTTL/4, at most 500ms.
+	PollInterval time.Duration
+	// Retry is how failed attempts are retried; the zero policy retries
+	// none (an operator can, with RetryTask).
+	Retry RetryPolicy
+	// TurnTimeout bounds a turn's wall-clock time from its first start,
+	// across attempts; InactivityTimeout the time a run goes without
+	// recording a step. A turn past either ends timed_out. Zero: no limit.
+	TurnTimeout       time.Duration
+	InactivityTimeout time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// ModelRetries overrides how often a retryable model failure is retried
@@ -168,6 +194,10 @@ type Config struct {
 // Budgets are default limits on model spend; see loop.Budgets.
 type Budgets = loop.Budgets
 
+// RetryPolicy says when a failed attempt gets another; see
+// loop.RetryPolicy.
+type RetryPolicy = loop.RetryPolicy
+
 // Budget is one scope's token and cost maxima; zero means no limit.
 type Budget = loop.Budget
 
@@ -185,6 +215,21 @@ func (c Config) WithDefaults() Config {
 	if c.MaxConcurrentRuns <= 0 {
 		c.MaxConcurrentRuns = 64
 	}
+	if c.MaxQueued <= 0 {
+		c.MaxQueued = 10000
+	}
+	if c.MaxQueuedPerTenant <= 0 {
+		c.MaxQueuedPerTenant = 1000
+	}
+	if c.Multitask == "" {
+		c.Multitask = MultitaskEnqueue
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 10 * time.Second
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = min(c.LeaseTTL/4, 500*time.Millisecond)
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -197,6 +242,12 @@ func (c Config) validate() error {
 	}
 	if err := checkBudgets(&c.Budgets); err != nil {
 		return fmt.Errorf("config: budgets: %w", err)
+	}
+	if !c.Multitask.Valid() {
+		return fmt.Errorf("config: unknown multitask policy %q: use enqueue, reject, interrupt or rollback", c.Multitask)
+	}
+	if c.Retry.MaxAttempts < 0 || c.Retry.Backoff < 0 || c.Retry.MaxBackoff < 0 || c.TurnTimeout < 0 || c.InactivityTimeout < 0 {
+		return errors.New("config: retry attempts, backoffs and timeouts must not be negative")
 	}
 	for name, a := range c.Agents {
 		if !tool.ValidName(name) {
@@ -310,8 +361,14 @@ type Runtime struct {
 	agents    map[string]*loop.Agent
 	ids       *runtype.IDGen
 	runtimeID string
-	sem       chan struct{}
 	startedAt time.Time
+
+	// The worker pool: see worker.go.
+	workerID     string
+	wake         chan struct{} // kicks the dispatcher
+	dispatchDone chan struct{} // closed when the dispatcher has returned
+	stopClaiming context.CancelFunc
+	avgRun       atomic.Int64 // recent mean run time (ns), for Retry-After
 
 	// The execution layer: see execution.go.
 	sandbox   *sandbox.Sandbox
@@ -327,12 +384,11 @@ type Runtime struct {
 
 	baseCtx   context.Context
 	cancelAll context.CancelCauseFunc
-	wg        sync.WaitGroup // running turn goroutines
+	wg        sync.WaitGroup // worker goroutines
 
-	mu      sync.Mutex
-	state   lifecycle              // guarded by mu
-	active  map[string]*activeTurn // guarded by mu: turns accepted and not yet ended, by id
-	threads map[string]*threadLine // guarded by mu: per-thread run queues
+	mu     sync.Mutex
+	state  lifecycle         // guarded by mu
+	claims map[string]*claim // guarded by mu: the tasks this runtime's workers hold, by id
 }
 
 type lifecycle int
@@ -351,12 +407,11 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt := &Runtime{
-		cfg:     cfg,
-		bus:     &event.Bus{},
-		ids:     runtype.NewIDGen(cfg.Now),
-		sem:     make(chan struct{}, cfg.MaxConcurrentRuns),
-		active:  make(map[string]*activeTurn),
-		threads: make(map[string]*threadLine),
+		cfg:    cfg,
+		bus:    &event.Bus{},
+		ids:    runtype.NewIDGen(cfg.Now),
+		wake:   make(chan struct{}, 1),
+		claims: make(map[string]*claim),
 	}
 	rt.registry = tool.NewRegistry()
 	if err := builtin.Register(rt.registry); err != nil {
@@ -419,6 +474,7 @@ func New(cfg Config) (*Runtime, error) {
 		Outputs:          rt.outputs,
 		Redactor:         rt.redactor,
 		OutputLimits:     cfg.Output,
+		Retry:            cfg.Retry,
 	})
 	if err != nil {
 		rt.closeAgents()
@@ -535,18 +591,32 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	sweepCtx, rt.stopSweep = context.WithCancel(rt.baseCtx)
 	rt.sweepDone = make(chan struct{})
 	go rt.sweepActions(sweepCtx, rt.cfg.ActionSweepInterval)
+	// Work left in the store by an earlier process (queued turns, tasks
+	// whose worker died, retries) is due: the dispatcher's first look
+	// finds it.
+	rt.workerID = newWorkerID(rt.runtimeID)
+	var claimCtx context.Context
+	claimCtx, rt.stopClaiming = context.WithCancel(rt.baseCtx)
+	rt.dispatchDone = make(chan struct{})
+	go rt.dispatch(claimCtx)
 	return nil
 }
 
-// Stop stops accepting turns and waits for running turns to end. If ctx
-// ends first, running turns are cancelled (they end cancelled with reason
-// runtime_stopped) and Stop waits for that to be recorded. Then the writer
-// flushes and the store closes.
+// Stop shuts the runtime down gracefully: it stops accepting turns and
+// claiming work, and lets running attempts finish the step they are in;
+// at their next step they end and leave their task queued
+// (runtime_stopped) for the next start to go on from. Queued and parked
+// work stays in the store. If ctx ends first, the attempts still running
+// are abandoned as a crash would leave them: their leases are ended so
+// that they write nothing more, and the next start recovers them from
+// their last recorded step (DESIGN.md §5). Then the writer flushes and
+// the store closes.
 func (rt *Runtime) Stop(ctx context.Context) error {
 	return rt.stop(ctx, false)
 }
 
-// StopAndCancel is Stop that cancels running turns at once.
+// StopAndCancel is Stop that cancels running turns at once: they end
+// cancelled with reason runtime_stopped.
 func (rt *Runtime) StopAndCancel(ctx context.Context) error {
 	return rt.stop(ctx, true)
 }
@@ -570,6 +640,8 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	rt.mu.Unlock()
 	rt.stopSweep()
 	<-rt.sweepDone
+	rt.stopClaiming()
+	<-rt.dispatchDone
 
 	if cancelNow {
 		rt.cancelAll(ErrStop)
@@ -580,15 +652,15 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		rt.cancelAll(ErrStop)
-		// Cancelled runs record their end promptly, unless a tool ignores
-		// its cancellation; do not wait for such a tool forever.
+		rt.abandon()
+		// Abandoned runs stop promptly, unless a tool ignores its
+		// cancellation; do not wait for such a tool forever.
 		grace := time.NewTimer(stopGrace)
 		select {
 		case <-done:
 		case <-grace.C:
 			rt.mu.Lock()
-			stuck = fmt.Errorf("stopping: %d turns did not end within %s of being cancelled; their last facts may be missing", len(rt.active), stopGrace)
+			stuck = fmt.Errorf("stopping: %d attempts did not stop within %s of being abandoned", len(rt.claims), stopGrace)
 			rt.mu.Unlock()
 		}
 		grace.Stop()
@@ -609,6 +681,29 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 
 // stopGrace bounds how long Stop waits for cancelled runs to end.
 const stopGrace = 5 * time.Second
+
+// abandon ends the leases of the attempts still running and cancels them:
+// they write nothing more (their fence fails), and the next start finds
+// their tasks due at once and recovers them like a crash's.
+func (rt *Runtime) abandon() {
+	rt.mu.Lock()
+	claims := make([]*claim, 0, len(rt.claims))
+	for _, c := range rt.claims {
+		claims = append(claims, c)
+	}
+	rt.mu.Unlock()
+	now := rt.cfg.Now().UTC()
+	for _, c := range claims {
+		// A claim by nobody: the epoch moves on, and the task is due now.
+		err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+			TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch, Claim: true, ExpiresAt: now,
+		}}})
+		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			rt.cfg.Logger.Error("abandoning task", "taskId", c.task.ID, "err", err)
+		}
+		c.cancel(loop.ErrLeaseLost)
+	}
+}
 
 // RuntimeID identifies this runtime installation in events.
 func (rt *Runtime) RuntimeID() string { return rt.runtimeID }

@@ -221,6 +221,13 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*
 		}
 		b.Grants = append(b.Grants, g)
 	}
+	// The common case — the last pending action of its hop — makes the
+	// task due in the same commit, so a worker takes it up at once.
+	pending, err := rt.store.ActionList(ctx, &store.ActionListParams{TenantID: owner.TenantID, RunID: a.RunID, Status: runtype.ActionPending, Limit: 2})
+	last := err == nil && len(pending) == 1 && pending[0].ID == a.ID && turn.Status == runtype.StatusWaitingPermission
+	if last {
+		b.TaskUpdates = append(b.TaskUpdates, &store.TaskUpdate{TenantID: owner.TenantID, TaskID: a.TaskID, DueAt: &now})
+	}
 	if err := rt.writer.Write(ctx, b); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			if cur, gerr := rt.store.ActionGet(ctx, &store.ActionGetParams{TenantID: owner.TenantID, ID: a.ID}); gerr == nil && cur.Status != runtype.ActionPending {
@@ -233,6 +240,11 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*
 		rt.gov.forget(owner.TenantID)
 	}
 	res := &RespondActionResult{Action: actionRead(resolved)}
+	if last {
+		rt.kick()
+		res.Resumed = true
+		return res, nil
+	}
 	res.Resumed, err = rt.resumeDecided(ctx, turn, a.RunID)
 	return res, err
 }
@@ -327,7 +339,9 @@ func (rt *Runtime) resumeDecided(ctx context.Context, turn *runtype.Turn, runID 
 	if t.Status != runtype.StatusWaitingPermission && t.Status != runtype.StatusRunning {
 		return false, nil
 	}
-	return rt.resumeParked(t), nil
+	// A task still running (parking right now) holds its lease, so the
+	// store leaves it alone; its worker sees the answer when it releases.
+	return true, rt.wakeTask(ctx, t.TenantID, t.TaskID)
 }
 
 // hasRole reports whether a principal has a role. A principal the

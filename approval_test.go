@@ -692,20 +692,22 @@ func TestEditIsEvaluatedAgain(t *testing.T) {
 	}
 }
 
-// TestThreadFreedByAnotherProcess: a turn parked in one runtime and
-// answered (and completed) through another on the same store no longer
-// holds its thread in the first: the next turn there runs.
-func TestThreadFreedByAnotherProcess(t *testing.T) {
+// TestAnotherProcessTakesTheWork: two runtimes on one store share the
+// work: an approval given through the second makes the parked turn due,
+// a worker of either runtime resumes it, and the thread is free for the
+// next turn, submitted through the first.
+func TestAnotherProcessTakesTheWork(t *testing.T) {
 	t.Parallel()
 	ms := memstore.New()
+	done := &model.Response{Text: "done"}
 	g1 := startGov(t, agentrt.Config{Store: ms, Policy: kernel(t, askRules)},
-		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}}, &model.Response{Text: "second turn done"})
+		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}}, done, done)
 	res, _ := g1.submit(t, "freed")
 	id := g1.pending(t, res.TurnID)[0].ActionID
-	g2 := startGov(t, agentrt.Config{Store: ms, Policy: kernel(t, askRules)}, &model.Response{Text: "done in the other"})
+	g2 := startGov(t, agentrt.Config{Store: ms, Policy: kernel(t, askRules)}, done, done)
 	g2.respond(t, &agentrt.RespondActionParams{ActionID: id, Decision: "approve"})
 	if turn := g2.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
-		t.Fatalf("turn in the other runtime: %s", turn.Status)
+		t.Fatalf("the resumed turn: %s", turn.Status)
 	}
 	// The first runtime's writer learns of the other's events when its
 	// first append conflicts (one store, two writers); it then succeeds.
@@ -720,7 +722,7 @@ func TestThreadFreedByAnotherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if turn := g1.wait(t, next.TurnID); turn.Status != runtype.StatusCompleted || turn.Result != "second turn done" {
-		t.Errorf("the next turn in the first runtime: %s %q", turn.Status, turn.Result)
+	if turn := g1.wait(t, next.TurnID); turn.Status != runtype.StatusCompleted || turn.Result != "done" {
+		t.Errorf("the next turn: %s %q", turn.Status, turn.Result)
 	}
 }

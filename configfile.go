@@ -11,6 +11,7 @@ import (
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/anthropic"
 	"github.com/agentrt/agentrt/output"
+	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/command"
@@ -62,6 +63,7 @@ func FromFile(f *config.File) (Config, error) {
 	if err := policyFromFile(f, &cfg); err != nil {
 		return Config{}, err
 	}
+	durabilityFromFile(f, &cfg)
 	if err := executionFromFile(f, &cfg); err != nil {
 		return Config{}, err
 	}
@@ -107,6 +109,19 @@ func FromFile(f *config.File) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// durabilityFromFile copies the durability section.
+func durabilityFromFile(f *config.File, cfg *Config) {
+	x := f.Durability
+	cfg.MaxConcurrentRuns, cfg.MaxQueued, cfg.MaxQueuedPerTenant = x.Workers, x.MaxQueued, x.MaxQueuedPerTenant
+	cfg.LeaseTTL, cfg.PollInterval = x.LeaseTTL, x.PollInterval
+	cfg.Multitask = Multitask(x.Multitask)
+	cfg.TurnTimeout, cfg.InactivityTimeout = x.TurnTimeout, x.InactivityTimeout
+	cfg.Retry = RetryPolicy{MaxAttempts: x.Retry.MaxAttempts, Backoff: x.Retry.Backoff, MaxBackoff: x.Retry.MaxBackoff}
+	for _, k := range x.Retry.NonRetryable {
+		cfg.Retry.NonRetryable = append(cfg.Retry.NonRetryable, runtype.FailureKind(k))
+	}
 }
 
 // executionFromFile copies the execution and hooks sections.

@@ -2,7 +2,6 @@ package agentrt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -121,24 +120,23 @@ func (rt *Runtime) SetLimit(ctx context.Context, p *SetLimitParams) (*SetLimitRe
 	}
 	res := &SetLimitResult{Budget: budgetRead(after), Resumed: []string{}}
 	for _, t := range waiting {
-		if rt.resumeParked(t) {
-			res.Resumed = append(res.Resumed, t.ID)
+		if err := rt.wakeTask(ctx, t.TenantID, t.TaskID); err != nil {
+			return res, err
 		}
+		res.Resumed = append(res.Resumed, t.ID)
 	}
 	return res, nil
 }
 
-// wakeRunning tells the lines of the tenant's running turns (of one
-// session when sessionID is set) to resume a turn that parks on a budget.
+// wakeRunning tells this runtime's workers running the tenant's turns (of
+// one session when sessionID is set) that a turn parking on a budget is
+// due again at once: it may have checked the old limit.
 func (rt *Runtime) wakeRunning(tenant, sessionID string) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	for _, at := range rt.active {
-		if at.turn.TenantID != tenant || (sessionID != "" && at.turn.SessionID != sessionID) {
-			continue
-		}
-		if line := rt.threads[at.turn.ThreadID]; line != nil && line.busy {
-			line.wake = true
+	for _, c := range rt.claims {
+		if c.turn.TenantID == tenant && (sessionID == "" || c.turn.SessionID == sessionID) {
+			c.rewake.Store(true)
 		}
 	}
 }
@@ -179,146 +177,4 @@ func budgetRead(q loop.QuotaState) BudgetRead {
 		b.State = "low"
 	}
 	return b
-}
-
-// resumeParked resumes a parked turn (waiting_resource, or
-// waiting_permission once its actions are resolved), on its thread's line,
-// in the background. When the line is busy (the turn is running into the
-// budget, or still parking, right now, say), the line is told to resume it
-// should it park. It reports false when the runtime is stopping or
-// another turn holds the thread.
-func (rt *Runtime) resumeParked(t *runtype.Turn) bool {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.state != stateRunning {
-		return false
-	}
-	line := rt.threads[t.ThreadID]
-	if line == nil {
-		line = &threadLine{}
-		rt.threads[t.ThreadID] = line
-	}
-	if line.busy {
-		line.wake = true
-		return true
-	}
-	if line.parked != nil && line.parked.ID != t.ID {
-		return false
-	}
-	line.busy, line.parked, line.checkParked, line.wake = true, nil, false, false
-	// Registered now, so that WaitTurn waits for the resumed run.
-	at := rt.activate(t)
-	rt.wg.Add(1)
-	go func() {
-		defer rt.wg.Done()
-		if rt.resumeOnLine(t.ThreadID, line, at) {
-			rt.drainLine(t.ThreadID, line)
-		}
-	}()
-	return true
-}
-
-// activate registers a parked turn this runtime is about to resume. rt.mu
-// is held.
-func (rt *Runtime) activate(t *runtype.Turn) *activeTurn {
-	at := &activeTurn{turn: t, done: make(chan struct{})}
-	at.ctx, at.cancel = context.WithCancelCause(rt.baseCtx)
-	rt.active[t.ID] = at
-	return at
-}
-
-// resumeOnLine resumes a parked turn, registered with activate, on its
-// line, which the caller holds (busy), and again, as the same active turn,
-// while budgets were raised during the attempt (wake). If the turn parks
-// for good, the line is left parked on it. It reports whether the caller
-// still holds the line (settle).
-func (rt *Runtime) resumeOnLine(threadID string, line *threadLine, at *activeTurn) bool {
-	for {
-		rt.sem <- struct{}{}
-		status := rt.resumeTurn(at.ctx, at)
-		<-rt.sem
-
-		rt.mu.Lock()
-		again, held := rt.settle(threadID, line, at, status)
-		rt.mu.Unlock()
-		if again {
-			continue
-		}
-		at.cancel(nil)
-		close(at.done)
-		return held
-	}
-}
-
-// resumeTurn continues a parked turn's run and returns how it ended or
-// parked. The turn is read anew: one that ended or resumed meanwhile is
-// left alone. When nothing could be recorded it returns the turn's last
-// known status.
-func (rt *Runtime) resumeTurn(ctx context.Context, at *activeTurn) runtype.TaskStatus {
-	t := at.turn
-	job, err := rt.parkedJob(context.WithoutCancel(ctx), t)
-	if err != nil {
-		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
-		return t.Status
-	}
-	reason := loop.ReasonLimitChanged
-	switch job.Turn.Status {
-	case runtype.StatusWaitingResource:
-	case runtype.StatusWaitingPermission:
-		for _, a := range job.Actions {
-			if a.Status == runtype.ActionPending {
-				return job.Turn.Status // a person has yet to answer
-			}
-		}
-		reason = loop.ReasonActionResolved
-	default:
-		return job.Turn.Status
-	}
-	rt.runStarting(job.Turn)
-	out, err := rt.coord.Resume(ctx, job, reason)
-	if err != nil {
-		rt.cfg.Logger.Error("resuming turn", "turnId", t.ID, "err", err)
-	}
-	if out == nil {
-		return job.Turn.Status
-	}
-	rt.runEnded(out.Status, out.Run.ID)
-	return out.Status
-}
-
-// parkedJob loads what the coordinator needs to continue or end a parked
-// turn: its task, its latest run and the thread's conversation.
-func (rt *Runtime) parkedJob(ctx context.Context, t *runtype.Turn) (*loop.Job, error) {
-	tenant := t.TenantID
-	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: tenant, ID: t.ID})
-	if err != nil {
-		return nil, fmt.Errorf("reading the parked turn: %w", err)
-	}
-	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: t.TaskID})
-	if err != nil {
-		return nil, fmt.Errorf("reading the parked turn's task: %w", err)
-	}
-	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.TaskID})
-	if err != nil || len(runs) == 0 {
-		return nil, fmt.Errorf("reading the parked turn's run: %w", errors.Join(err, store.ErrNotFound))
-	}
-	history, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: tenant, ThreadID: t.ThreadID})
-	if err != nil {
-		return nil, fmt.Errorf("reading the thread's history: %w", err)
-	}
-	msgs := make([]runtype.Message, len(history))
-	for i, m := range history {
-		msgs[i] = *m
-	}
-	a, ok := rt.agents[t.Agent]
-	if !ok {
-		return nil, fmt.Errorf("%w: turn %s belongs to agent %q, which this runtime does not have", ErrConflict, t.ID, t.Agent)
-	}
-	job := &loop.Job{Agent: a, Turn: t, Task: task, History: msgs, Run: runs[len(runs)-1]}
-	if t.Status == runtype.StatusWaitingPermission {
-		if job.Actions, err = rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, RunID: job.Run.ID, Limit: store.MaxListLimit}); err != nil {
-			return nil, fmt.Errorf("reading the parked turn's actions: %w", err)
-		}
-	}
-	return job, nil
 }

@@ -335,13 +335,13 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 	}
 	stale := false
 	for _, t := range turns {
-		// A turn the store says is queued or running that this runtime is
-		// not running was cut off (the process died): say so instead of
-		// claiming progress. Recovering it is a later capability.
-		if !resting(t.Status) && !rt.isActive(t.ID) {
+		// A turn the store says is running whose worker stopped renewing
+		// its lease was cut off (the process died): say so instead of
+		// claiming progress, until a worker takes it up again.
+		if t.Status == runtype.StatusRunning && !rt.leaseLive(ctx, t) {
 			stale = true
 			tr.Incidents = append(tr.Incidents, Incident{TurnID: t.ID, Status: runtype.StatusUnknown, Reason: "stale",
-				Message: fmt.Sprintf("recorded as %s, but no runtime is running it; it was interrupted by a stop or crash", t.Status)})
+				Message: fmt.Sprintf("recorded as %s, but its worker stopped renewing its lease; a worker will go on from its last recorded step", t.Status)})
 		}
 	}
 	if n := len(turns); n > 0 {
@@ -399,7 +399,7 @@ func (rt *Runtime) limitState(ctx context.Context, owner runtype.Owner, sessionI
 // resting reports whether a turn in status s needs no running process:
 // it ended, parked, or is blocked until something outside changes.
 func resting(s runtype.TaskStatus) bool {
-	return s.Terminal() || s.Parked() || s == runtype.StatusBlocked
+	return s.Terminal() || s.Parked() || s == runtype.StatusBlocked || s == runtype.StatusPaused
 }
 
 func turnRead(t *runtype.Turn) TurnRead {
@@ -526,7 +526,7 @@ type StoreInfo struct {
 // Health checks the runtime and its store.
 func (rt *Runtime) Health(ctx context.Context) *Health {
 	rt.mu.Lock()
-	state, active := rt.state, len(rt.active)
+	state, active := rt.state, len(rt.claims)
 	rt.mu.Unlock()
 	info := rt.store.Info()
 	h := &Health{
@@ -611,10 +611,9 @@ func (rt *Runtime) LastCursor(ctx context.Context) (int64, error) {
 	return c, nil
 }
 
-// isActive reports whether this runtime has the turn queued or running.
-func (rt *Runtime) isActive(turnID string) bool {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	_, ok := rt.active[turnID]
-	return ok
+// leaseLive reports whether a worker holds the turn's task under a lease
+// that has not run out.
+func (rt *Runtime) leaseLive(ctx context.Context, t *runtype.Turn) bool {
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: t.TenantID, ID: t.TaskID})
+	return err == nil && task.LeaseOwner != "" && rt.cfg.Now().Before(task.LeaseExpiresAt)
 }

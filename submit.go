@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentrt/agentrt/event"
@@ -35,6 +35,9 @@ type SubmitTurnParams struct {
 	IdempotencyKey string
 	// Source says where the turn came from: api, cli, embed.
 	Source string
+	// Multitask is how the turn is handled when its thread is busy;
+	// empty uses the runtime's (Config.Multitask).
+	Multitask Multitask
 }
 
 // SubmitTurnResult identifies an accepted turn.
@@ -48,35 +51,15 @@ type SubmitTurnResult struct {
 	Created bool `json:"created"`
 }
 
-// activeTurn is a turn accepted by this process and not yet ended.
-type activeTurn struct {
-	turn   *runtype.Turn
-	task   *runtype.Task
-	done   chan struct{}   // closed when the run has ended and recorded its end
-	ctx    context.Context // the run's context, for a resumed turn; runLine makes its own
-	cancel context.CancelCauseFunc
-	// cancelCause is set by InterruptTurn before the run starts.
-	cancelCause error
-	// newThread: the submission created the thread, so it has no history.
-	newThread bool
-}
-
-// threadLine runs one thread's turns one after another. Its fields are
-// guarded by Runtime.mu.
-type threadLine struct {
-	queue       []*activeTurn
-	busy        bool          // a goroutine works the line (runLine, resumeLine or cancelParked)
-	parked      *runtype.Turn // a turn of the thread waits for a decision: the line holds until it ends
-	checkParked bool          // look in the store for a parked turn before running anything
-	// wake: a budget was raised while the line was busy: before the line
-	// goes idle, a turn parked on it resumes (it checks its budgets again).
-	wake bool
-}
-
-// SubmitTurn accepts a turn and returns once its acceptance is durable; the
-// turn runs asynchronously. It is idempotent on IdempotencyKey. Once the
-// acceptance is durable SubmitTurn reports success, even if the runtime
-// began to stop meanwhile (the turn then stays queued in the store).
+// SubmitTurn accepts a turn and returns once its acceptance is durable; a
+// worker runs it asynchronously (follow it with WaitTurn or Subscribe). It
+// is idempotent on IdempotencyKey. Once the acceptance is durable
+// SubmitTurn reports success, even if the runtime began to stop meanwhile
+// (the turn then stays queued in the store for the next start).
+//
+// It refuses the turn with an *OverloadedError when the tenant's or the
+// runtime's queue is full, and with ErrBusy when the thread is busy and
+// the multitask policy is reject.
 func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*SubmitTurnResult, error) {
 	if !rt.running() {
 		return nil, ErrStopped
@@ -89,6 +72,9 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*Submit
 		if res, err := rt.existingTurn(ctx, owner, p); !errors.Is(err, store.ErrNotFound) {
 			return res, err
 		}
+	}
+	if err := rt.admit(ctx, owner); err != nil {
+		return nil, err
 	}
 	res, err := rt.accept(ctx, owner, p)
 	if errors.Is(err, errSessionRace) {
@@ -123,6 +109,25 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		ID: turn.TaskID, SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, Owner: owner,
 		Objective: objective, Status: runtype.StatusQueued, CreatedAt: now, UpdatedAt: now,
 	}
+	task.QueuedAt, task.DueAt = now, now
+	var open []*runtype.Task
+	if len(b.Threads) == 0 {
+		if open, err = rt.openTasks(ctx, owner.TenantID, sess.ID, thr.ID); err != nil {
+			return nil, err
+		}
+	}
+	policy := p.Multitask
+	if policy == "" {
+		policy = rt.cfg.Multitask
+	}
+	if len(open) > 0 {
+		switch policy {
+		case MultitaskReject:
+			return nil, fmt.Errorf("%w: turn %s is %s, and the multitask policy is reject", ErrBusy, open[0].TurnID, open[0].Status)
+		case MultitaskEnqueue:
+			turn.StatusReason = reasonEnqueued
+		}
+	}
 	t, k := *turn, *task
 	b.Turns = append(b.Turns, &t)
 	b.Tasks = append(b.Tasks, &k)
@@ -133,23 +138,15 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 			IdempotencyKey: p.IdempotencyKey,
 		}),
 		rt.turnEvent(event.TaskCreated, turn, span, &event.TaskPayload{Status: runtype.StatusAccepted, Objective: objective}),
-		rt.turnEvent(event.TaskQueued, turn, span, &event.TaskPayload{Status: runtype.StatusQueued}),
+		rt.turnEvent(event.TaskQueued, turn, span, &event.TaskPayload{Status: runtype.StatusQueued, Reason: turn.StatusReason}),
 	)
-
-	// Register the turn before it is durable, so that no reader ever sees
-	// it recorded as queued but unknown to this runtime (which read models
-	// report as stale).
-	at := &activeTurn{turn: turn, task: task, newThread: len(b.Threads) > 0, done: make(chan struct{})}
-	rt.mu.Lock()
-	if rt.state != stateRunning {
-		rt.mu.Unlock()
-		return nil, ErrStopped
+	if turn.StatusReason == reasonEnqueued {
+		q := append(queue(open), event.QueuedTurn{TurnID: turn.ID, TaskID: task.ID, QueuedAt: now})
+		e := rt.turnEvent(event.QueueChanged, turn, span, &event.QueuePayload{Change: "enqueued", TurnID: turn.ID, Queued: q})
+		e.QueueID = thr.ID
+		b.Events = append(b.Events, e)
 	}
-	rt.active[turn.ID] = at
-	rt.mu.Unlock()
-
 	if err := rt.writer.Write(ctx, b); err != nil {
-		rt.forget(at)
 		switch {
 		case errors.Is(err, store.ErrConflict) && p.IdempotencyKey != "":
 			// A concurrent submission with the same key won.
@@ -159,20 +156,27 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		}
 		return nil, fmt.Errorf("recording turn: %w", err)
 	}
-	rt.refreshParked(ctx, at.turn.ThreadID)
-	rt.dispatch(at)
+	if len(open) > 0 && (policy == MultitaskInterrupt || policy == MultitaskRollback) {
+		// The new turn waits for the open ones, which end now.
+		control, cause := runtype.ControlCancel, ErrInterrupted
+		if policy == MultitaskRollback {
+			control, cause = runtype.ControlRollback, loop.ErrRolledBack
+		}
+		for _, o := range open {
+			ot, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: o.TurnID})
+			if err == nil {
+				_, err = rt.cancel(ctx, owner, ot, o, control, cause)
+			}
+			if err != nil {
+				rt.cfg.Logger.Error("ending a turn for a newer one", "turnId", o.TurnID, "policy", policy, "err", err)
+			}
+		}
+	}
+	rt.kick()
 	return &SubmitTurnResult{
 		SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, TaskID: task.ID,
 		Status: runtype.StatusQueued, Created: true,
 	}, nil
-}
-
-// forget removes a turn this runtime will not run from the active set.
-func (rt *Runtime) forget(at *activeTurn) {
-	rt.mu.Lock()
-	delete(rt.active, at.turn.ID)
-	rt.mu.Unlock()
-	close(at.done)
 }
 
 func (rt *Runtime) validateSubmit(p *SubmitTurnParams) error {
@@ -183,6 +187,9 @@ func (rt *Runtime) validateSubmit(p *SubmitTurnParams) error {
 		return invalid("input", "is %d bytes, more than the limit of %d", len(p.Input), MaxInputBytes)
 	case !utf8.ValidString(p.Input):
 		return invalid("input", "is not valid UTF-8")
+	}
+	if !p.Multitask.Valid() {
+		return invalid("multitask", "must be enqueue, reject, interrupt or rollback, got %q", p.Multitask)
 	}
 	if p.Agent != "" {
 		if _, ok := rt.agents[p.Agent]; !ok {
@@ -295,352 +302,43 @@ func (rt *Runtime) running() bool {
 	return rt.state == stateRunning
 }
 
-// dispatch queues the turn on its thread's line, starting the line's
-// goroutine if the line is idle. If the runtime is stopping, the turn stays
-// queued in the store and is forgotten here.
-func (rt *Runtime) dispatch(at *activeTurn) {
-	rt.mu.Lock()
-	if rt.state != stateRunning {
-		rt.mu.Unlock()
-		rt.forget(at)
-		return
-	}
-	line := rt.threads[at.turn.ThreadID]
-	if line == nil {
-		// A thread this runtime has no line for may hold a turn parked
-		// before (another process, an earlier start): the line checks.
-		line = &threadLine{checkParked: !at.newThread}
-		rt.threads[at.turn.ThreadID] = line
-	}
-	line.queue = append(line.queue, at)
-	rt.startLine(at.turn.ThreadID, line)
-	rt.mu.Unlock()
-}
-
-// refreshParked lets go of a thread's parked turn that is parked no more
-// in the store: another process resumed (and ended) it meanwhile.
-func (rt *Runtime) refreshParked(ctx context.Context, threadID string) {
-	rt.mu.Lock()
-	line := rt.threads[threadID]
-	var parked *runtype.Turn
-	if line != nil && !line.busy {
-		parked = line.parked
-	}
-	rt.mu.Unlock()
-	if parked == nil {
-		return
-	}
-	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: parked.TenantID, ID: parked.ID})
-	if err != nil || t.Status.Parked() || t.Status == runtype.StatusBlocked {
-		return
-	}
-	rt.mu.Lock()
-	if line.parked == parked && !line.busy {
-		line.parked = nil
-	}
-	rt.mu.Unlock()
-}
-
-// startLine starts the line's goroutine unless it runs, is held by a
-// parked turn, or has nothing to do. rt.mu is held.
-func (rt *Runtime) startLine(threadID string, line *threadLine) {
-	if line.busy || line.parked != nil || len(line.queue) == 0 {
-		return
-	}
-	line.busy = true
-	rt.wg.Add(1)
-	go rt.runLine(threadID, line)
-}
-
-// runLine runs a thread's queued turns in order. It stops when the queue
-// is empty or a turn parks: a parked turn holds its thread, because the
-// next turn's model call would see tool calls without results.
-func (rt *Runtime) runLine(threadID string, line *threadLine) {
-	defer rt.wg.Done()
-	rt.mu.Lock()
-	check, first := line.checkParked, line.queue[0].turn
-	line.checkParked = false
-	rt.mu.Unlock()
-	if check {
-		turns, err := rt.store.TurnList(rt.baseCtx, &store.TurnListParams{
-			TenantID: first.TenantID, SessionID: first.SessionID, ThreadID: threadID, Limit: 20,
-		})
-		for _, t := range turns {
-			if err == nil && t.Status.Parked() {
-				rt.mu.Lock()
-				line.parked = t
-				rt.mu.Unlock()
-				break
-			}
-		}
-	}
-	rt.drainLine(threadID, line)
-}
-
-// drainLine runs the line's queued turns until it is empty or a turn
-// parks, then marks the line idle. A turn parked waiting_resource resumes
-// first if a budget was raised meanwhile (wake). The caller holds the line
-// (busy).
-func (rt *Runtime) drainLine(threadID string, line *threadLine) {
-	for {
-		rt.mu.Lock()
-		if p := line.parked; p != nil && line.wake && rt.state == stateRunning {
-			line.parked, line.wake = nil, false
-			at := rt.activate(p)
-			rt.mu.Unlock()
-			if !rt.resumeOnLine(threadID, line, at) {
-				return
-			}
-			continue
-		}
-		if !rt.lineHasWork(threadID, line) {
-			rt.mu.Unlock()
-			return
-		}
-		at := line.queue[0]
-		line.queue = line.queue[1:]
-		ctx, cancel := context.WithCancelCause(rt.baseCtx)
-		at.cancel = cancel
-		if at.cancelCause != nil {
-			cancel(at.cancelCause)
-		}
-		rt.mu.Unlock()
-
-		rt.sem <- struct{}{}
-		status := rt.runTurn(ctx, at)
-		<-rt.sem
-		cancel(nil)
-
-		rt.mu.Lock()
-		again, held := rt.settle(threadID, line, at, status)
-		if again {
-			at.ctx, at.cancel = context.WithCancelCause(rt.baseCtx)
-			rt.mu.Unlock()
-			if !rt.resumeOnLine(threadID, line, at) {
-				return
-			}
-			continue
-		}
-		rt.mu.Unlock()
-		close(at.done)
-		if !held {
-			return
-		}
-	}
-}
-
-// settle records how the line's current turn came out. It reports again
-// when the turn parked while a budget was raised or an action resolved
-// (wake): it resumes at once as the same active turn (and parks again if
-// it still waits). Otherwise the turn leaves
-// the active set (a parked one holds the line), and held reports whether
-// the line has more to do; when not, the line is idle — in the same
-// critical section, so that whoever WaitTurn wakes finds it idle. rt.mu
-// is held.
-func (rt *Runtime) settle(threadID string, line *threadLine, at *activeTurn, status runtype.TaskStatus) (again, held bool) {
-	if status.Parked() && line.wake && rt.state == stateRunning {
-		line.wake = false
-		return true, true
-	}
-	if status.Parked() {
-		line.parked = at.turn
-	}
-	delete(rt.active, at.turn.ID)
-	return false, rt.lineHasWork(threadID, line)
-}
-
-// lineHasWork reports whether the line has a turn to run; when not, it
-// marks the line idle (and forgets it when nothing holds it). rt.mu is
-// held.
-func (rt *Runtime) lineHasWork(threadID string, line *threadLine) bool {
-	if len(line.queue) > 0 && line.parked == nil {
-		return true
-	}
-	line.busy, line.wake = false, false
-	if len(line.queue) == 0 && line.parked == nil {
-		delete(rt.threads, threadID)
-	}
-	return false
-}
-
-// runTurn runs one turn and returns how it ended ("" when it could not be
-// recorded).
-func (rt *Runtime) runTurn(ctx context.Context, at *activeTurn) runtype.TaskStatus {
-	a := rt.agents[at.turn.Agent]
-	var msgs []runtype.Message
-	if !at.newThread {
-		// Read the history even when the turn was interrupted before it
-		// started: ending it cancelled appends after the thread's messages.
-		history, err := rt.store.MessageList(context.WithoutCancel(ctx), &store.MessageListParams{TenantID: at.turn.TenantID, ThreadID: at.turn.ThreadID})
-		if err != nil {
-			rt.cfg.Logger.Error("loading thread history", "turnId", at.turn.ID, "err", err)
-			f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
-			out, err := rt.coord.Fail(context.WithoutCancel(ctx), &loop.Job{Agent: a, Turn: at.turn, Task: at.task}, f)
-			if err != nil {
-				rt.cfg.Logger.Error("recording a turn that could not start", "turnId", at.turn.ID, "err", err)
-				return ""
-			}
-			return out.Status
-		}
-		msgs = make([]runtype.Message, len(history))
-		for i, m := range history {
-			msgs[i] = *m
-		}
-	}
-	rt.runStarting(at.turn)
-	out, err := rt.coord.Run(ctx, &loop.Job{Agent: a, Turn: at.turn, Task: at.task, History: msgs})
-	if err != nil {
-		rt.cfg.Logger.Error("running turn", "turnId", at.turn.ID, "err", err)
-	}
-	if out == nil {
-		return ""
-	}
-	rt.runEnded(out.Status, out.Run.ID)
-	return out.Status
-}
-
-// InterruptTurn cancels a queued or running turn and returns cancelling;
-// the turn then ends cancelled with reason interrupted (WaitTurn observes
-// it). A parked turn (waiting for a permission decision) is ended cancelled
-// at once and cancelled is returned. Interrupting a turn that has already
-// ended is a no-op that reports the turn's status.
-func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnID string) (runtype.TaskStatus, error) {
-	if owner.TenantID == "" {
-		owner.TenantID = DefaultTenant
-	}
-	rt.mu.Lock()
-	at, ok := rt.active[turnID]
-	if ok && at.turn.TenantID == owner.TenantID {
-		switch line := rt.threads[at.turn.ThreadID]; {
-		case at.cancel != nil:
-			at.cancel(ErrInterrupted)
-		case line != nil && line.parked != nil && slices.Contains(line.queue, at):
-			// Queued behind a parked turn: it would wait for that turn's
-			// decision, so end it now. It never reached the model and writes
-			// no message, so the parked turn's thread stays as it is.
-			line.queue = slices.DeleteFunc(line.queue, func(q *activeTurn) bool { return q == at })
-			rt.mu.Unlock()
-			return rt.cancelQueued(ctx, at)
-		default:
-			at.cancelCause = ErrInterrupted
-		}
-		rt.mu.Unlock()
-		return runtype.StatusCancelling, nil
-	}
-	rt.mu.Unlock()
-	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: turnID})
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case t.Status.Parked():
-		return rt.cancelParked(ctx, t)
-	case t.Status == runtype.StatusBlocked:
-		// A blocked turn holds no thread: end it without claiming its
-		// thread's line, as this runtime's one active handler of the turn.
-		rt.mu.Lock()
-		if _, busy := rt.active[t.ID]; busy || rt.state != stateRunning {
-			rt.mu.Unlock()
-			return t.Status, fmt.Errorf("%w: turn %s is being handled; try again", ErrConflict, t.ID)
-		}
-		at := &activeTurn{turn: t, done: make(chan struct{})}
-		rt.active[t.ID] = at
-		rt.mu.Unlock()
-		defer rt.forget(at)
-		return rt.endParked(ctx, t)
-	}
-	return t.Status, nil
-}
-
-// cancelQueued ends a turn that never started cancelled.
-func (rt *Runtime) cancelQueued(ctx context.Context, at *activeTurn) (runtype.TaskStatus, error) {
-	defer rt.forget(at)
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	cancel(ErrInterrupted)
-	out, err := rt.coord.Run(cctx, &loop.Job{Agent: rt.agents[at.turn.Agent], Turn: at.turn, Task: at.task})
-	if err != nil {
-		return "", fmt.Errorf("cancelling queued turn %s: %w", at.turn.ID, err)
-	}
-	return out.Status, nil
-}
-
-// cancelParked ends a parked turn cancelled. It claims the thread's line
-// while it works, so nothing else writes to the thread meanwhile, then lets
-// the line run what queued up behind the parked turn.
-func (rt *Runtime) cancelParked(ctx context.Context, t *runtype.Turn) (runtype.TaskStatus, error) {
-	rt.mu.Lock()
-	if rt.state != stateRunning {
-		rt.mu.Unlock()
-		return "", ErrStopped
-	}
-	line := rt.threads[t.ThreadID]
-	if line == nil {
-		line = &threadLine{}
-		rt.threads[t.ThreadID] = line
-	}
-	if line.busy {
-		rt.mu.Unlock()
-		return t.Status, fmt.Errorf("%w: turn %s's thread is busy; try again", ErrConflict, t.ID)
-	}
-	line.busy, line.checkParked = true, false
-	rt.wg.Add(1)
-	rt.mu.Unlock()
-
-	status, err := rt.endParked(ctx, t)
-
-	rt.mu.Lock()
-	woken := line.wake
-	line.busy, line.wake = false, false
-	if err == nil && line.parked != nil && line.parked.ID == t.ID {
-		line.parked = nil
-	}
-	if len(line.queue) == 0 && line.parked == nil {
-		delete(rt.threads, t.ThreadID)
-	} else {
-		rt.startLine(t.ThreadID, line)
-	}
-	rt.mu.Unlock()
-	rt.wg.Done()
-	if err != nil && woken {
-		// The turn could not be ended (an answer to its action won the
-		// race) and was meant to resume meanwhile: resume it now.
-		rt.resumeParked(t)
-	}
-	return status, err
-}
-
-func (rt *Runtime) endParked(ctx context.Context, t *runtype.Turn) (runtype.TaskStatus, error) {
-	ctx = context.WithoutCancel(ctx)
-	job, err := rt.parkedJob(ctx, t)
-	if err != nil {
-		return "", err
-	}
-	if s := job.Turn.Status; !s.Parked() && s != runtype.StatusBlocked {
-		return s, nil // it ended, or resumed, meanwhile
-	}
-	out, err := rt.coord.CancelParked(ctx, job)
-	if err != nil {
-		return "", fmt.Errorf("cancelling parked turn %s: %w", t.ID, err)
-	}
-	rt.runEnded(out.Status, out.Run.ID)
-	return out.Status, nil
-}
-
-// WaitTurn waits until the turn has ended or parked (or ctx ends) and
-// returns its record.
+// WaitTurn waits until the turn has ended, parked or paused (or ctx ends)
+// and returns its record. It follows the turn's session on the event bus,
+// so it sees a turn another process runs too.
 func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID string) (*runtype.Turn, error) {
 	if owner.TenantID == "" {
 		owner.TenantID = DefaultTenant
 	}
-	rt.mu.Lock()
-	at, ok := rt.active[turnID]
-	rt.mu.Unlock()
-	if ok {
+	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: turnID})
+	if err != nil || rt.settled(ctx, t) {
+		return t, err
+	}
+	w := rt.bus.Subscribe(event.Filter{TenantID: owner.TenantID, SessionID: t.SessionID, TurnID: turnID})
+	defer w.Close()
+	poll := time.NewTicker(rt.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		// Read after subscribing: no commit falls between.
+		t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: turnID})
+		if err != nil || rt.settled(ctx, t) {
+			return t, err
+		}
 		select {
-		case <-at.done:
+		case <-w.C():
+		case <-poll.C: // another process may run it: its commits do not reach this bus
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
 	}
-	return rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: turnID})
+}
+
+// settled reports whether a turn rests (ended, parked, paused) with
+// nothing due: no worker holds its task and none is about to (an answer,
+// a raised budget, a cancel or a retry makes it due).
+func (rt *Runtime) settled(ctx context.Context, t *runtype.Turn) bool {
+	if !resting(t.Status) {
+		return false
+	}
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: t.TenantID, ID: t.TaskID})
+	return err != nil || (task.DueAt.IsZero() && task.LeaseOwner == "")
 }

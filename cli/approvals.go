@@ -401,7 +401,9 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 	if f.noWait {
 		fmt.Fprintf(out, "request %s resumed; not following it (--no-wait)\n", turn.ID)
 		// The run lives in this process: let it reach its end or its next
-		// park before the store closes, rather than cancel it.
+		// park before the store closes, rather than leave it to the next
+		// start.
+		rt.WaitTurn(ctx, owner, turn.ID)
 		if err := rt.Stop(ctx); err != nil {
 			return &exitError{code: ExitFailed, err: err}
 		}

@@ -97,6 +97,10 @@ type File struct {
 	Execution Execution
 	// Hooks are the hooks section's hooks, in file order; nil when none.
 	Hooks []*Hook
+	// Durability is the durability section: workers, leases, queue
+	// limits, multitask, retries and timeouts. Zero fields mean the
+	// defaults.
+	Durability Durability
 }
 
 // Execution is the execution section.

@@ -717,3 +717,25 @@ func TestParseHookCommandQuoted(t *testing.T) {
 		t.Errorf("Command mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestParseDurability: the durability section's values reach the File.
+func TestParseDurability(t *testing.T) {
+	t.Parallel()
+
+	src := "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n" +
+		"durability:\n  workers: 16\n  lease_ttl: 2s\n  poll_interval: 100ms\n  max_queued: 500\n  max_queued_per_tenant: 50\n" +
+		"  multitask: interrupt\n  turn_timeout: 10m\n  inactivity_timeout: 2m\n  shutdown_grace: 45s\n" +
+		"  retry: {max_attempts: 3, backoff: 1s, max_backoff: 30s, non_retryable: [permission_denied, lost]}\n"
+	f, err := Parse("agentrt.yaml", []byte(src), fixture(t), Options{})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := Durability{
+		Workers: 16, LeaseTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, MaxQueued: 500, MaxQueuedPerTenant: 50,
+		Multitask: "interrupt", TurnTimeout: 10 * time.Minute, InactivityTimeout: 2 * time.Minute, ShutdownGrace: 45 * time.Second,
+		Retry: Retry{MaxAttempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second, NonRetryable: []string{"permission_denied", "lost"}},
+	}
+	if diff := cmp.Diff(want, f.Durability); diff != "" {
+		t.Errorf("durability (-want +got):\n%s", diff)
+	}
+}

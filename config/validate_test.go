@@ -467,6 +467,21 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "DurabilityValues",
+			yaml: okAgent + "durability:\n  workers: 0\n  lease_ttl: soon\n  multitask: queue\n  max_queued: -1\n" +
+				"  retry: {max_attempts: 0, backoff: 0s, non_retryable: [model_error, modle_error]}\n  turn_timeot: 1m\n",
+			want: []string{
+				`agentrt.yaml:5:12: durability.workers must be between 1 and 4096, got 0`,
+				`agentrt.yaml:6:14: durability.lease_ttl must be a duration such as 10s or 1m30s, got string "soon"`,
+				`agentrt.yaml:7:14: durability.multitask must be one of enqueue, reject, interrupt, rollback, got "queue"; did you mean enqueue?`,
+				`agentrt.yaml:8:15: durability.max_queued must be between 1 and 10000000, got -1`,
+				`agentrt.yaml:9:25: durability.retry.max_attempts must be between 1 and 100, got 0`,
+				`agentrt.yaml:9:37: durability.retry.backoff must be positive, got string "0s"`,
+				`agentrt.yaml:9:70: unknown failure kind "modle_error" in durability.retry.non_retryable; did you mean model_error?`,
+				`agentrt.yaml:10:3: unknown key "turn_timeot" in durability; did you mean turn_timeout?`,
+			},
+		},
+		{
 			name: "ExecutionMaxParallel",
 			yaml: okAgent + "execution: {max_parallel: 0}\n",
 			want: []string{

@@ -42,6 +42,7 @@ type Event struct {
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ActionID   string `json:"actionId,omitempty"`
 	SubagentID string `json:"subagentId,omitempty"`
+	QueueID    string `json:"queueId,omitempty"`
 	TraceID    string `json:"traceId,omitempty"`
 	SpanID     string `json:"spanId,omitempty"`
 

@@ -239,6 +239,22 @@ func goldenEvents() []*Event {
 		Failure: &runtype.Failure{Kind: runtype.FailureModel, Message: "provider unavailable", Retryable: true},
 	})
 
+	nextAt := time.Date(2026, 11, 24, 21, 0, 2, 0, time.UTC)
+	taskRetrying := gRunEvent(TaskRetrying, 33, &TaskPayload{
+		Status: runtype.StatusRetrying, Reason: "model_error", Attempt: 2, NextAttemptAt: &nextAt,
+		Failure: &runtype.Failure{Kind: runtype.FailureModel, Message: "provider unavailable", Retryable: true},
+	})
+	taskRetrying.Status, taskRetrying.StatusReason = "retrying", "model_error"
+	taskLost := gRunEvent(TaskLost, 34, &TaskPayload{
+		Status: runtype.StatusLost, Reason: "worker_lost", Attempt: 1,
+		Failure: &runtype.Failure{Kind: runtype.FailureLost, Message: "attempt 1 stopped without a recorded end: its worker rt_1/4242-9f86d081 stopped renewing its lease", Retryable: true},
+	})
+	taskLost.Status, taskLost.StatusReason = "lost", "worker_lost"
+	queueChanged := gTurnEvent(QueueChanged, 35, &QueuePayload{Change: "enqueued", TurnID: "turn_01M7Z5ME3A6K4RQ2TS1YQ8E0WZ", Queued: []QueuedTurn{
+		{TurnID: "turn_01M7Z5ME3A6K4RQ2TS1YQ8E0WZ", TaskID: "task_01M7Z5ME3A9D1K3V2J0N5R7B4C", QueuedAt: nextAt},
+	}})
+	queueChanged.QueueID = queueChanged.ThreadID
+
 	catalog := gRunEvent(ToolCatalogResolved, 9, &ToolCatalogPayload{Tools: []ToolSummary{
 		{Name: "lookup_order", Source: "command", ReadOnly: true, Idempotent: true},
 		{Name: "open_ticket", Source: "command", Idempotent: true},
@@ -425,6 +441,7 @@ func goldenEvents() []*Event {
 		FailMode: "fail_open", ErrorCategory: "timeout", Message: "no answer within 5s",
 	})
 	return []*Event{
+		taskRetrying, taskLost, queueChanged,
 		sandboxApplied, sandboxViolation, processCompleted, processOutput, outputRedacted, outputSpilled, hookCompleted, hookFailed,
 		sessionCreated, sessionUpdated, threadStarted,
 		turnSubmitted, turnCompleted, turnFailed,

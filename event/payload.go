@@ -51,6 +51,14 @@ type TaskPayload struct {
 	Reason        string             `json:"reason,omitempty"`
 	ResultPreview string             `json:"resultPreview,omitempty"`
 	Failure       *runtype.Failure   `json:"failure,omitempty"`
+	// Attempt is the attempt the event is about (task.lost, task.retrying,
+	// task.resumed of a new attempt).
+	Attempt int `json:"attempt,omitempty"`
+	// NextAttemptAt is when a retrying task's next attempt is due.
+	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
+	// RequestedBy is the principal who asked for a cancel, pause, resume
+	// or retry.
+	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
 // AttemptPayload is the payload of task.attempt.* events.
@@ -60,6 +68,30 @@ type AttemptPayload struct {
 	FailureCategory string             `json:"failureCategory,omitempty"`
 	Retryable       bool               `json:"retryable"`
 	Failure         *runtype.Failure   `json:"failure,omitempty"`
+	// Worker is the worker that runs (ran) the attempt.
+	Worker string `json:"worker,omitempty"`
+	// NextAttemptPolicy says what follows a failed attempt: policy_retry
+	// (the retry policy schedules another), manual_retry (only retry_task
+	// starts one), or none.
+	NextAttemptPolicy string `json:"nextAttemptPolicy,omitempty"`
+}
+
+// QueuePayload is the payload of queue.changed: a thread's queue of turns
+// waiting for the one in progress.
+type QueuePayload struct {
+	// Change is enqueued, removed, promoted or dequeued (the turn started).
+	Change string `json:"change"`
+	TurnID string `json:"turnId"`
+	// Queued are the thread's queued turns after the change, in the order
+	// they will run.
+	Queued []QueuedTurn `json:"queued"`
+}
+
+// QueuedTurn is one entry of a thread's queue.
+type QueuedTurn struct {
+	TurnID   string    `json:"turnId"`
+	TaskID   string    `json:"taskId"`
+	QueuedAt time.Time `json:"queuedAt"`
 }
 
 // ProviderRef names the provider kind and model behind a model call.
@@ -540,6 +572,7 @@ func (*SandboxPayload) isPayload()        {}
 func (*ProcessPayload) isPayload()        {}
 func (*OutputPayload) isPayload()         {}
 func (*HookPayload) isPayload()           {}
+func (*QueuePayload) isPayload()          {}
 
 // payloadFor returns a new zero payload for t's family, or nil when agentrt
 // has no typed payload for t.
@@ -552,8 +585,11 @@ func payloadFor(t Type) Payload {
 	case TurnSubmitted, TurnStarted, TurnCompleted, TurnFailed:
 		return &TurnPayload{}
 	case TaskCreated, TaskAccepted, TaskQueued, TaskStarted, TaskUpdated, TaskWaiting,
-		TaskBlocked, TaskResumed, TaskCancelled, TaskFailed, TaskCompleted, TaskTimedOut, TaskLost:
+		TaskBlocked, TaskResumed, TaskCancelled, TaskFailed, TaskCompleted, TaskTimedOut, TaskLost,
+		TaskPaused, TaskRetrying, TaskCancelRequested:
 		return &TaskPayload{}
+	case QueueChanged:
+		return &QueuePayload{}
 	case TaskAttemptStarted, TaskAttemptCompleted, TaskAttemptFailed:
 		return &AttemptPayload{}
 	case ModelRequested:

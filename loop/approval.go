@@ -223,7 +223,7 @@ func resolve(a *runtype.Action, status runtype.ActionStatus, decision, message, 
 // input of an edit.
 func Resolve(a *runtype.Action, decision, message string, updatedInput []byte, by string, at time.Time) *runtype.Action {
 	status := runtype.ActionApproved
-	if decision == runtype.DecisionDeny {
+	if decision == runtype.DecisionDeny || decision == runtype.DecisionFail {
 		status = runtype.ActionDenied
 	}
 	c := resolve(a, status, decision, message, by, at)

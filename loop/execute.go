@@ -99,7 +99,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 	preps := make([]*prepared, len(calls))
 	asked, refused := false, false
 	for _, a := range resolved {
-		if a.Status != runtype.ActionApproved {
+		if a.Status != runtype.ActionApproved && a.Status != runtype.ActionPending {
 			refused = true
 		}
 	}
@@ -251,6 +251,9 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 	switch {
 	case act == nil:
 		return r.permit(ctx, p), nil
+	case act.Type == actionSideEffectUnknown:
+		r.sideEffectDecided(p)
+		return nil, nil
 	case act.Status != runtype.ActionApproved && act.Type == actionSandboxEscalation:
 		p.refusal = failuref(runtype.FailureSandboxViolation, "%s; the rerun with a wider sandbox was not allowed: %s",
 			act.Prompt, deniedByAction(act).Message)
@@ -287,6 +290,30 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 		}
 	}
 	return nil, nil
+}
+
+// sideEffectDecided applies an operator's answer to a call whose effect
+// was unknown: retry runs it again (it was allowed before; same
+// idempotency key), mark_done records the responder's message as its
+// result without running it, fail gives the model a failure. One not
+// answered yet waits.
+func (r *run) sideEffectDecided(p *prepared) {
+	act := p.act
+	res := act.Resolution
+	if res == nil {
+		res = &runtype.ActionResolution{}
+	}
+	switch {
+	case act.Status == runtype.ActionPending:
+		p.parked = true
+		r.pending = append(r.pending, pendingCall{call: p.mc, act: act})
+	case act.Status != runtype.ActionApproved:
+		p.refusal = failuref(runtype.FailureSideEffectUnknown, "%s may or may not have taken effect; %s failed it%s",
+			p.mc.Name, cmpOr(res.By, "the runtime"), detail(res.Message))
+	case res.Decision == runtype.DecisionMarkDone:
+		p.ran = true
+		p.res = invoked{content: cmpOr(res.Message, "done (marked done by "+cmpOr(res.By, "an operator")+")")}
+	}
 }
 
 // permit runs the pre_tool_use hooks and the policy on a new call. A hook
@@ -386,7 +413,7 @@ func (r *run) executeAll(ctx context.Context, preps []*prepared) {
 	var calls []execution.Call
 	var which []*prepared
 	for _, p := range preps {
-		if p.t == nil || p.refusal != nil || p.parked || p.deferred || p.skipWhy != "" {
+		if p.t == nil || p.refusal != nil || p.parked || p.deferred || p.skipWhy != "" || p.ran {
 			continue
 		}
 		which = append(which, p)
@@ -505,9 +532,7 @@ func (r *run) writeNow(tc *runtype.ToolCall, events ...*event.Event) error {
 	}
 	r.held.ToolCalls = append(r.held.ToolCalls, tc)
 	r.held.Events = append(r.held.Events, events...)
-	err := r.cfg.Writer.Write(context.Background(), &r.held)
-	r.held.Reset()
-	return err
+	return r.commitHeld()
 }
 
 // render turns what became of a call into its facts, in call order.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,7 +30,23 @@ var (
 	ErrInterrupted = errors.New("turn interrupted")
 	// ErrStop: the runtime is shutting down and cancelled running work.
 	ErrStop = errors.New("runtime stopping")
+	// ErrTimedOut: the turn ran past its wall-clock limit; it ends
+	// timed_out.
+	ErrTimedOut = errors.New("turn timed out")
+	// ErrInactive: the turn made no progress for its inactivity limit; it
+	// ends timed_out.
+	ErrInactive = errors.New("turn inactive")
+	// ErrLeaseLost: the worker no longer holds the task's lease; the run
+	// stops without writing anything more (it could not).
+	ErrLeaseLost = errors.New("task lease lost")
+	// ErrRolledBack: a newer turn rolled the turn back; it ends cancelled
+	// with reason rolled_back, and its messages leave the conversation
+	// the model sees.
+	ErrRolledBack = errors.New("turn rolled back")
 )
+
+// ReasonRolledBack is the reason of a turn a rollback cancelled.
+const ReasonRolledBack = "rolled_back"
 
 // DefaultMaxToolHops applies when an Agent's MaxToolHops is zero.
 const DefaultMaxToolHops = 8
@@ -111,6 +128,35 @@ type Config struct {
 	Outputs      *output.Store
 	Redactor     *output.Redactor
 	OutputLimits output.Limits
+	// Retry is how failed attempts are retried.
+	Retry RetryPolicy
+}
+
+// RetryPolicy says when a failed attempt gets another: its failure is
+// retryable, its kind is not in NonRetryable, and the task has had fewer
+// than MaxAttempts attempts. The n-th retry waits Backoff·2ⁿ⁻¹, at most
+// MaxBackoff. The zero policy (MaxAttempts 0 or 1) retries nothing.
+type RetryPolicy struct {
+	MaxAttempts  int
+	Backoff      time.Duration
+	MaxBackoff   time.Duration
+	NonRetryable []runtype.FailureKind
+}
+
+// retryAt returns when the task's next attempt is due after an attempt
+// failed with f, and false when the policy retries no more.
+func (p RetryPolicy) retryAt(f *runtype.Failure, attempts int, now time.Time) (time.Time, bool) {
+	if f == nil || !f.Retryable || attempts >= p.MaxAttempts || slices.Contains(p.NonRetryable, f.Kind) {
+		return time.Time{}, false
+	}
+	d := p.Backoff
+	for i := 1; i < attempts && d < p.MaxBackoff; i++ {
+		d *= 2
+	}
+	if p.MaxBackoff > 0 && d > p.MaxBackoff {
+		d = p.MaxBackoff
+	}
+	return now.Add(d), true
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -189,6 +235,21 @@ type Job struct {
 	Run *runtype.Run
 	// Actions are the parked run's actions (a run waiting for permission).
 	Actions []*runtype.Action
+
+	// Fence, when set, makes every write of the run conditional on the
+	// worker's lease of the task (store.Batch.Fence).
+	Fence *store.Fence
+	// Worker names the worker running the attempt, for the run record.
+	Worker string
+	// Pause, when set, is asked before every model call; true parks the
+	// run paused (task.paused) until it is resumed.
+	Pause func() bool
+	// Yield, when set, is asked before every model call; true ends the
+	// attempt and leaves the task queued (reason runtime_stopped) for a
+	// worker to continue: the runtime is shutting down.
+	Yield func() bool
+	// Progress, when set, is called after each of the run's writes.
+	Progress func()
 }
 
 // Outcome is how a run ended.
@@ -198,6 +259,8 @@ type Outcome struct {
 	Result  string
 	Failure *runtype.Failure
 	Run     runtype.Run
+	// RetryAt is when a retrying task's next attempt is due.
+	RetryAt time.Time
 }
 
 // Run executes job's turn to its end (terminal or parked) and returns the
@@ -243,8 +306,8 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 // and checks its budgets before its next model call, so it may park again.
 func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Outcome, error) {
 	status := job.Turn.Status
-	if job.Run == nil || (status != runtype.StatusWaitingResource && status != runtype.StatusWaitingPermission) {
-		return nil, fmt.Errorf("resuming turn %s: it is not waiting for a resource or a permission", job.Turn.ID)
+	if job.Run == nil || (status != runtype.StatusWaitingResource && status != runtype.StatusWaitingPermission && status != runtype.StatusPaused) {
+		return nil, fmt.Errorf("resuming turn %s: it is not waiting for a resource or a permission, nor paused", job.Turn.ID)
 	}
 	r, err := c.newRun(job)
 	if err != nil {
@@ -278,14 +341,17 @@ func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Out
 	return out, err
 }
 
-// CancelParked ends a parked turn cancelled: its unanswered tool calls get
-// not-executed results, so the thread's conversation stays valid, and the
-// run records how it ended. job.History must hold the thread's
-// conversation including the turn's own messages, and job.Run the parked
+// CancelParked ends cancelled a turn that no worker runs (parked, paused,
+// blocked, retrying, or whose worker was lost): its unanswered tool calls
+// get not-executed results, so the thread's conversation stays valid, and
+// the run records how it ended. job.History must hold the thread's
+// conversation including the turn's own messages, and job.Run its latest
 // run.
-func (c *Coordinator) CancelParked(ctx context.Context, job *Job) (*Outcome, error) {
-	if job.Run == nil || !(job.Turn.Status.Parked() || job.Turn.Status == runtype.StatusBlocked) {
-		return nil, fmt.Errorf("cancelling turn %s: it is not parked", job.Turn.ID)
+//
+// reason is the turn's status reason: interrupted, or rolled_back.
+func (c *Coordinator) CancelParked(ctx context.Context, job *Job, reason string) (*Outcome, error) {
+	if job.Run == nil || job.Turn.Status.Terminal() {
+		return nil, fmt.Errorf("cancelling turn %s: it has no attempt, or has ended", job.Turn.ID)
 	}
 	r, err := c.newRun(job)
 	if err != nil {
@@ -298,6 +364,11 @@ func (c *Coordinator) CancelParked(ctx context.Context, job *Job) (*Outcome, err
 	case runtype.StatusBlocked:
 		why = "the turn was cancelled while it was blocked"
 		r.attemptEnded = true
+	case runtype.StatusPaused:
+		why = "the turn was cancelled while it was paused"
+	case runtype.StatusRetrying:
+		why = "the turn was cancelled while it waited to be retried"
+		r.attemptEnded = true
 	}
 	b := r.batch()
 	for _, a := range job.Actions {
@@ -306,7 +377,10 @@ func (c *Coordinator) CancelParked(ctx context.Context, job *Job) (*Outcome, err
 		}
 	}
 	r.skip(b, r.unanswered(), why)
-	return r.finish(ctx, b, runtype.StatusCancelled, string(runtype.FailureInterrupted), "", failuref(runtype.FailureInterrupted, "%s", why))
+	if reason == "" {
+		reason = string(runtype.FailureInterrupted)
+	}
+	return r.finish(ctx, b, runtype.StatusCancelled, reason, "", failuref(runtype.FailureInterrupted, "%s", why))
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -337,8 +411,15 @@ func retryDelay(attempt int, retryAfter time.Duration) time.Duration {
 
 // cancelReason maps a cancelled context's cause to a status reason.
 func cancelReason(ctx context.Context) string {
-	if errors.Is(context.Cause(ctx), ErrStop) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrStop):
 		return "runtime_stopped"
+	case errors.Is(cause, ErrTimedOut):
+		return "wall_clock_timeout"
+	case errors.Is(cause, ErrInactive):
+		return "inactivity_timeout"
+	case errors.Is(cause, ErrRolledBack):
+		return ReasonRolledBack
 	}
 	return string(runtype.FailureInterrupted)
 }

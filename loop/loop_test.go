@@ -128,6 +128,7 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 	var mu sync.Mutex
 	coord, err := loop.New(loop.Config{
 		RuntimeID:        "rt_test",
+		Reader:           b.store,
 		Writer:           b.writer,
 		Registry:         b.registry,
 		Policy:           o.policy,

@@ -143,8 +143,9 @@ func (c *Coordinator) plan(a *Agent) (*plan, error) {
 	return actual.(*plan), nil
 }
 
-// unanswered returns the tool calls of the run's assistant messages that
-// have no result message, in order.
+// unanswered returns the tool calls of the turn's assistant messages
+// (of this attempt or an earlier one) that have no result message, in
+// order.
 func (r *run) unanswered() []runtype.MessageToolCall {
 	answered := make(map[string]bool)
 	for _, m := range r.messages {
@@ -154,7 +155,7 @@ func (r *run) unanswered() []runtype.MessageToolCall {
 	}
 	var out []runtype.MessageToolCall
 	for _, m := range r.messages {
-		if m.RunID != r.rec.ID {
+		if m.TurnID != r.turn.ID {
 			continue
 		}
 		for _, c := range m.ToolCalls {
@@ -281,9 +282,14 @@ func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	for {
 		var out *Outcome
 		var err error
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			out, err = r.cancel(ctx, r.batch())
-		} else {
+		case r.job.Yield != nil && r.job.Yield():
+			out, err = r.yield(r.batch())
+		case r.job.Pause != nil && r.job.Pause():
+			out, err = r.park(r.batch(), runtype.StatusPaused, "paused")
+		default:
 			out, err = r.hop(ctx)
 		}
 		if err != nil {
@@ -319,11 +325,13 @@ func (r *run) startBatch() *store.Batch {
 		ThreadID:  r.turn.ThreadID,
 		Owner:     r.turn.Owner,
 		Attempt:   1,
+		Worker:    r.job.Worker,
 		Status:    runtype.StatusRunning,
 		StartedAt: now,
 	}
 	r.turn.Status, r.turn.StartedAt, r.turn.RunID = runtype.StatusRunning, now, r.rec.ID
 	r.task.Status, r.task.StartedAt, r.task.UpdatedAt, r.task.CurrentRunID = runtype.StatusRunning, now, now, r.rec.ID
+	r.task.Attempts = 1
 	b := r.batch()
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
 	b.Events = append(b.Events,
@@ -369,7 +377,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 		usage.CostUSD = c.Price.Cost(usage)
 	}
 	r.rec.Usage = r.rec.Usage.Add(usage)
-	r.turn.Usage = r.rec.Usage
+	r.turn.Usage = r.turn.Usage.Add(usage)
 
 	calls := r.assignCallIDs(resp.ToolCalls)
 	b := r.batch()
@@ -481,13 +489,21 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 	if failure != nil {
 		failure.Message = r.cfg.SafePreview(failure.Message)
 	}
+	if status == runtype.StatusFailed {
+		if at, ok := r.cfg.Retry.retryAt(failure, r.task.Attempts, now); ok {
+			return r.retry(b, reason, failure, at)
+		}
+	}
 	r.turn.Status, r.turn.StatusReason, r.turn.Result, r.turn.Failure, r.turn.EndedAt = status, reason, result, failure, now
 	r.task.Status, r.task.StatusReason, r.task.Result, r.task.Failure, r.task.EndedAt, r.task.UpdatedAt = status, reason, result, failure, now, now
 	r.rec.Status, r.rec.Failure, r.rec.EndedAt = status, failure, now
 	r.addRecords(b)
 
 	preview, _ := event.Preview(result, event.PreviewBytes)
-	attempt := &event.AttemptPayload{Attempt: r.rec.Attempt, Status: status, Failure: failure}
+	attempt := &event.AttemptPayload{Attempt: r.rec.Attempt, Status: status, Failure: failure, Worker: r.rec.Worker}
+	if status != runtype.StatusCompleted {
+		attempt.NextAttemptPolicy = "manual_retry"
+	}
 	taskP := &event.TaskPayload{Status: status, Reason: reason, ResultPreview: preview, Failure: failure}
 	usage := r.turn.Usage
 	turnP := &event.TurnPayload{
@@ -504,6 +520,8 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 		attemptT, taskT = event.TaskAttemptFailed, event.TaskBlocked
 	case runtype.StatusCancelled:
 		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskCancelled, event.TurnFailed
+	case runtype.StatusTimedOut:
+		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskTimedOut, event.TurnFailed
 	default:
 		attemptT, taskT, turnT = event.TaskAttemptFailed, event.TaskFailed, event.TurnFailed
 	}
@@ -529,13 +547,29 @@ func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason string) (*O
 	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = status, reason, now
 	r.rec.Status = status
 	r.addRecords(b)
-	b.Events = append(b.Events, r.event(event.TaskWaiting, reason, status, &event.TaskPayload{Status: status, Reason: reason}))
+	t := event.TaskWaiting
+	if status == runtype.StatusPaused {
+		t = event.TaskPaused
+	}
+	b.Events = append(b.Events, r.event(t, reason, status, &event.TaskPayload{Status: status, Reason: reason}))
 	err := r.write(b)
 	return r.outcome(), err
 }
 
 func (r *run) cancel(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	reason := cancelReason(ctx)
+	switch reason {
+	case "wall_clock_timeout":
+		return r.finish(ctx, b, runtype.StatusTimedOut, reason, "", failuref(runtype.FailureTimeout, "the turn ran past its wall-clock limit"))
+	case "inactivity_timeout":
+		return r.finish(ctx, b, runtype.StatusTimedOut, reason, "", failuref(runtype.FailureTimeout, "the turn made no progress within its inactivity limit"))
+	}
+	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		// Another worker owns the task now: nothing this run writes
+		// would be accepted, and the other worker records the attempt.
+		r.recycle(b)
+		return r.outcome(), store.ErrLeaseLost
+	}
 	msg := "the turn was interrupted"
 	if reason != string(runtype.FailureInterrupted) {
 		msg = "the runtime stopped while the turn was running"
@@ -592,8 +626,18 @@ func (r *run) write(b *store.Batch) error {
 	}
 	r.held.Merge(b)
 	r.recycle(b)
+	return r.commitHeld()
+}
+
+// commitHeld writes the held facts, fenced by the run's lease, and waits
+// until they are durable. pendMu is held.
+func (r *run) commitHeld() error {
+	r.held.Fence = r.job.Fence
 	err := r.cfg.Writer.Write(context.Background(), &r.held)
 	r.held.Reset()
+	if err == nil && r.job.Progress != nil {
+		r.job.Progress()
+	}
 	return err
 }
 
@@ -657,8 +701,7 @@ func (r *run) flush() {
 	if r.held.Empty() || r.flushErr != nil {
 		return
 	}
-	r.flushErr = r.cfg.Writer.Write(context.Background(), &r.held)
-	r.held.Reset()
+	r.flushErr = r.commitHeld()
 }
 
 // event builds a turn-level event.

@@ -1,0 +1,541 @@
+package agentrt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/loop"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// This file holds the worker pool (DESIGN.md §5). Work lives in the store,
+// not in memory: a task is due when its DueAt has come (a submission, a
+// resolved action, a raised budget, a retry's backoff, a lease that ran
+// out). The dispatcher lists due tasks, claims each with a lease (an epoch
+// that rises with every claim), and runs it on a worker goroutine, which
+// renews the lease while it works and fences every write with the epoch:
+// a worker that lost its lease cannot write. When the attempt ends or
+// parks, the worker releases the lease, saying when the task is due next
+// (never, for a parked or finished one). Parked tasks hold no lease and no
+// goroutine.
+
+// claim is one task a worker of this runtime holds.
+type claim struct {
+	task  *runtype.Task // as read after the claim
+	turn  *runtype.Turn
+	epoch int64
+	// until is when the lease ends unless renewed (unix nanoseconds).
+	until atomic.Int64
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// pause and yield are asked between steps (loop.Job).
+	pause atomic.Bool
+	// rewake: a budget was raised while the task ran; should it park on
+	// a budget, it is due again at once.
+	rewake atomic.Bool
+	// progress is when the run last recorded a step (unix nanoseconds).
+	progress atomic.Int64
+	done     chan struct{}
+}
+
+// newWorkerID names this process's workers in leases and run records:
+// the runtime id, the process id and a random suffix, so a restarted
+// process is a new worker.
+func newWorkerID(runtimeID string) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s/%d-%s", runtimeID, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// kick wakes the dispatcher: something may be due.
+func (rt *Runtime) kick() {
+	select {
+	case rt.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch claims due tasks while there are free workers, until the
+// runtime stops claiming.
+func (rt *Runtime) dispatch(ctx context.Context) {
+	defer close(rt.dispatchDone)
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-rt.wake:
+		case <-poll.C:
+		}
+		rt.claimDue(ctx)
+		poll.Reset(rt.cfg.PollInterval)
+	}
+}
+
+// claimDue claims as many due tasks as there are free workers.
+func (rt *Runtime) claimDue(ctx context.Context) {
+	for ctx.Err() == nil {
+		rt.mu.Lock()
+		free := rt.cfg.MaxConcurrentRuns - len(rt.claims)
+		rt.mu.Unlock()
+		if free <= 0 {
+			return
+		}
+		due, err := rt.store.TaskListDue(ctx, &store.TaskListDueParams{Now: rt.cfg.Now().UTC(), Limit: free + 8})
+		if err != nil {
+			if ctx.Err() == nil {
+				rt.cfg.Logger.Error("listing due tasks", "err", err)
+			}
+			return
+		}
+		claimed := 0
+		for _, t := range due {
+			if claimed == free {
+				break
+			}
+			if rt.holds(t.ID) {
+				continue
+			}
+			c, err := rt.claim(ctx, t)
+			if err != nil {
+				if !errors.Is(err, store.ErrLeaseLost) && ctx.Err() == nil {
+					rt.cfg.Logger.Error("claiming task", "taskId", t.ID, "err", err)
+				}
+				continue
+			}
+			if c == nil {
+				continue
+			}
+			claimed++
+			rt.wg.Add(1)
+			go rt.work(c)
+		}
+		if claimed == 0 || len(due) < free+8 {
+			return
+		}
+	}
+}
+
+func (rt *Runtime) holds(taskID string) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	_, ok := rt.claims[taskID]
+	return ok
+}
+
+// claim takes t's lease for this runtime's workers and registers the
+// claim. It returns ErrLeaseLost when another worker was faster, and
+// nil without error when the runtime stopped meanwhile (the lease is
+// let go at once).
+func (rt *Runtime) claim(ctx context.Context, t *runtype.Task) (*claim, error) {
+	now := rt.cfg.Now().UTC()
+	expires := now.Add(rt.cfg.LeaseTTL)
+	err := rt.writer.Write(ctx, &store.Batch{Leases: []*store.LeaseChange{{
+		TenantID: t.TenantID, TaskID: t.ID, Epoch: t.LeaseEpoch, Claim: true, Owner: rt.workerID, ExpiresAt: expires,
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	epoch := t.LeaseEpoch + 1
+	// Read the task and its turn anew: a cancel or pause may have come in
+	// between the listing and the claim.
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: t.TenantID, ID: t.ID})
+	if err == nil && task.LeaseEpoch != epoch {
+		err = store.ErrLeaseLost
+	}
+	var turn *runtype.Turn
+	if err == nil {
+		turn, err = rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: t.TenantID, ID: t.TurnID})
+	}
+	if err != nil {
+		rt.release(t.TenantID, t.ID, epoch, now)
+		return nil, err
+	}
+	c := &claim{task: task, turn: turn, epoch: epoch, done: make(chan struct{})}
+	c.until.Store(expires.UnixNano())
+	c.progress.Store(now.UnixNano())
+	c.ctx, c.cancel = context.WithCancelCause(rt.baseCtx)
+	rt.mu.Lock()
+	if rt.state != stateRunning {
+		rt.mu.Unlock()
+		c.cancel(nil)
+		rt.release(t.TenantID, t.ID, epoch, now)
+		return nil, nil
+	}
+	if task.Control == runtype.ControlPause {
+		c.pause.Store(true)
+	}
+	rt.claims[task.ID] = c
+	rt.mu.Unlock()
+	return c, nil
+}
+
+// release lets go of a task's lease; the task is next due at due (zero:
+// not until something changes). A lease already lost is left alone.
+func (rt *Runtime) release(tenant, taskID string, epoch int64, due time.Time) {
+	err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+		TenantID: tenant, TaskID: taskID, Epoch: epoch, DueAt: due,
+	}}})
+	if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		rt.cfg.Logger.Error("releasing task lease", "taskId", taskID, "err", err)
+	}
+}
+
+// work runs one claimed task's attempt, keeping its lease alive, and
+// releases it when the attempt ends, parks or yields.
+func (rt *Runtime) work(c *claim) {
+	defer rt.wg.Done()
+	hbStop := make(chan struct{})
+	var hb sync.WaitGroup
+	hb.Add(1)
+	go func() {
+		defer hb.Done()
+		rt.heartbeat(c, hbStop)
+	}()
+
+	rt.runStarting(c.turn)
+	out, err := rt.attempt(c)
+	close(hbStop)
+	hb.Wait()
+	if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		rt.cfg.Logger.Error("running task", "taskId", c.task.ID, "turnId", c.turn.ID, "err", err)
+	}
+	if out != nil {
+		rt.runEnded(out.Status, out.Run.ID)
+		if out.Status.Terminal() {
+			rt.observeRun(out.Run)
+		}
+	}
+	if !errors.Is(err, store.ErrLeaseLost) && !errors.Is(context.Cause(c.ctx), loop.ErrLeaseLost) {
+		rt.release(c.task.TenantID, c.task.ID, c.epoch, rt.nextDue(c, out))
+	}
+	c.cancel(nil)
+	rt.mu.Lock()
+	delete(rt.claims, c.task.ID)
+	rt.mu.Unlock()
+	close(c.done)
+	// Whoever waits for the turn (WaitTurn) looks again: a release writes
+	// no event, so wake the turn's waiters by hand.
+	rt.bus.Notify([]*event.Event{{TenantID: c.turn.TenantID, SessionID: c.turn.SessionID, TurnID: c.turn.ID}})
+	rt.kick() // the next task of the thread may be due now
+}
+
+// nextDue says when the task is due after its attempt came out as out.
+func (rt *Runtime) nextDue(c *claim, out *loop.Outcome) time.Time {
+	now := rt.cfg.Now().UTC()
+	if out == nil {
+		// Nothing could be recorded (the store failed): try again after a
+		// lease's time rather than at once.
+		return now.Add(rt.cfg.LeaseTTL)
+	}
+	switch out.Status {
+	case runtype.StatusRetrying:
+		return out.RetryAt
+	case runtype.StatusQueued:
+		return now // yielded: the next worker goes on from here
+	case runtype.StatusWaitingResource:
+		if c.rewake.Load() {
+			return now
+		}
+	case runtype.StatusWaitingPermission:
+		// Every action may have been answered while the run was still
+		// parking: the answer found it running, so it is due now.
+		acts, err := rt.store.ActionList(context.Background(), &store.ActionListParams{
+			TenantID: c.task.TenantID, RunID: out.Run.ID, Status: runtype.ActionPending, Limit: 1,
+		})
+		if err == nil && len(acts) == 0 {
+			return now
+		}
+	case runtype.StatusPaused:
+		t, err := rt.store.TaskGet(context.Background(), &store.TaskGetParams{TenantID: c.task.TenantID, ID: c.task.ID})
+		if err == nil && t.Control != runtype.ControlPause {
+			return now // resumed while it was pausing
+		}
+	}
+	return time.Time{}
+}
+
+// heartbeat renews c's lease every third of the lease's time until stop
+// closes, and watches the attempt's limits: it cancels the run when the
+// lease is lost (or runs out unrenewed), when an operator cancels or
+// pauses the task in another process, and when the turn passes its
+// wall-clock or inactivity limit.
+func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
+	every := rt.cfg.LeaseTTL / 3
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var deadline <-chan time.Time
+	if d := rt.cfg.TurnTimeout; d > 0 {
+		start := c.turn.StartedAt
+		if start.IsZero() {
+			start = rt.cfg.Now()
+		}
+		t := time.NewTimer(time.Until(start.Add(d)))
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-deadline:
+			c.cancel(loop.ErrTimedOut)
+			deadline = nil
+		case <-tick.C:
+			now := rt.cfg.Now().UTC()
+			if d := rt.cfg.InactivityTimeout; d > 0 && now.Sub(time.Unix(0, c.progress.Load())) > d {
+				c.cancel(loop.ErrInactive)
+			}
+			expires := now.Add(rt.cfg.LeaseTTL)
+			err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+				TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch, Owner: rt.workerID, ExpiresAt: expires,
+			}}})
+			switch {
+			case err == nil:
+				c.until.Store(expires.UnixNano())
+			case errors.Is(err, store.ErrLeaseLost):
+				c.cancel(loop.ErrLeaseLost)
+				return
+			default:
+				rt.cfg.Logger.Error("renewing task lease", "taskId", c.task.ID, "err", err)
+				if now.UnixNano() > c.until.Load() {
+					c.cancel(loop.ErrLeaseLost) // another worker may hold it by now
+					return
+				}
+			}
+			if t, err := rt.store.TaskGet(context.Background(), &store.TaskGetParams{TenantID: c.task.TenantID, ID: c.task.ID}); err == nil {
+				if cause := cancelCause(t.Control); cause != nil {
+					c.cancel(cause)
+				} else if t.Control == runtype.ControlPause {
+					c.pause.Store(true)
+				}
+			}
+		}
+	}
+}
+
+// attempt does what the claimed task is due for, by its state.
+func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
+	t, turn := c.task, c.turn
+	a, ok := rt.agents[turn.Agent]
+	if !ok {
+		return nil, fmt.Errorf("turn %s belongs to agent %q, which this runtime does not have", turn.ID, turn.Agent)
+	}
+	if turn.Status.Terminal() && t.DueAt.IsZero() {
+		return &loop.Outcome{Status: turn.Status}, nil
+	}
+	if cause := cancelCause(t.Control); cause != nil {
+		c.cancel(cause)
+		if t.CurrentRunID == "" {
+			return rt.coord.Run(c.ctx, rt.job(c, a, nil))
+		}
+		if turn.Status.Terminal() {
+			return &loop.Outcome{Status: turn.Status}, nil
+		}
+		job, err := rt.loadJob(c, a)
+		if err != nil {
+			return nil, err
+		}
+		reason := string(runtype.FailureInterrupted)
+		if t.Control == runtype.ControlRollback {
+			reason = loop.ReasonRolledBack
+		}
+		return rt.coord.CancelParked(context.WithoutCancel(c.ctx), job, reason)
+	}
+	if t.CurrentRunID == "" {
+		if c.pause.Load() {
+			return rt.pauseQueued(c)
+		}
+		return rt.startTurn(c, a)
+	}
+	job, err := rt.loadJob(c, a)
+	if err != nil {
+		return nil, err
+	}
+	switch turn.Status {
+	case runtype.StatusWaitingPermission:
+		for _, act := range job.Actions {
+			if act.Status == runtype.ActionPending {
+				return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil // a person has yet to answer
+			}
+		}
+		return rt.coord.Resume(c.ctx, job, loop.ReasonActionResolved)
+	case runtype.StatusWaitingResource:
+		return rt.coord.Resume(c.ctx, job, loop.ReasonLimitChanged)
+	case runtype.StatusPaused:
+		if c.pause.Load() {
+			return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil
+		}
+		return rt.coord.Resume(c.ctx, job, loop.ReasonResumed)
+	case runtype.StatusRunning, runtype.StatusPreparing, runtype.StatusCancelling:
+		return rt.coord.Continue(c.ctx, job, loop.ReasonWorkerLost)
+	case runtype.StatusCompleted, runtype.StatusWaitingInput:
+		return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil
+	}
+	// Queued after a stop, retrying, or retried by an operator.
+	reason := loop.ReasonRetry
+	if turn.Status == runtype.StatusQueued {
+		reason = "runtime_restarted"
+	}
+	return rt.coord.Continue(c.ctx, job, reason)
+}
+
+// job is the loop.Job of a claim, with the thread's history.
+func (rt *Runtime) job(c *claim, a *loop.Agent, history []runtype.Message) *loop.Job {
+	return &loop.Job{
+		Agent: a, Turn: c.turn, Task: c.task, History: history,
+		Fence:    &store.Fence{TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch},
+		Worker:   rt.workerID,
+		Pause:    c.pause.Load,
+		Yield:    rt.yielding,
+		Progress: func() { c.progress.Store(rt.cfg.Now().UnixNano()) },
+	}
+}
+
+// yielding reports whether running attempts should stop at their next
+// step: the runtime is shutting down.
+func (rt *Runtime) yielding() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.state != stateRunning
+}
+
+// startTurn runs a task's first attempt.
+func (rt *Runtime) startTurn(c *claim, a *loop.Agent) (*loop.Outcome, error) {
+	ctx := c.ctx
+	history, err := rt.history(context.WithoutCancel(ctx), c.turn)
+	if err != nil {
+		rt.cfg.Logger.Error("loading thread history", "turnId", c.turn.ID, "err", err)
+		f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
+		return rt.coord.Fail(context.WithoutCancel(ctx), rt.job(c, a, nil), f)
+	}
+	if c.turn.StatusReason == reasonEnqueued {
+		rt.queueChanged(context.WithoutCancel(ctx), c.turn, "dequeued")
+	}
+	return rt.coord.Run(ctx, rt.job(c, a, history))
+}
+
+// loadJob loads what the coordinator needs to go on with a task that has
+// run before: its latest run, the thread's conversation and, when it
+// waits for permission, the run's actions.
+func (rt *Runtime) loadJob(c *claim, a *loop.Agent) (*loop.Job, error) {
+	ctx := context.WithoutCancel(c.ctx)
+	tenant := c.task.TenantID
+	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: c.task.ID})
+	if err != nil || len(runs) == 0 {
+		return nil, fmt.Errorf("reading turn %s's latest run: %w", c.turn.ID, errors.Join(err, store.ErrNotFound))
+	}
+	history, err := rt.history(ctx, c.turn)
+	if err != nil {
+		return nil, err
+	}
+	job := rt.job(c, a, history)
+	job.Run = runs[len(runs)-1]
+	if c.turn.Status == runtype.StatusWaitingPermission || cancelCause(c.task.Control) != nil {
+		if job.Actions, err = rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, RunID: job.Run.ID, Limit: store.MaxListLimit}); err != nil {
+			return nil, fmt.Errorf("reading turn %s's actions: %w", c.turn.ID, err)
+		}
+	}
+	return job, nil
+}
+
+// history reads the conversation of a turn's thread.
+func (rt *Runtime) history(ctx context.Context, t *runtype.Turn) ([]runtype.Message, error) {
+	ms, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the thread's history: %w", err)
+	}
+	rolledBack, err := rt.rolledBack(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtype.Message, 0, len(ms))
+	for _, m := range ms {
+		if !rolledBack[m.TurnID] {
+			out = append(out, *m)
+		}
+	}
+	return out, nil
+}
+
+// rolledBack returns the ids of the thread's turns a rollback cancelled:
+// their messages are not part of the conversation.
+func (rt *Runtime) rolledBack(ctx context.Context, t *runtype.Turn) (map[string]bool, error) {
+	var out map[string]bool
+	p := &store.TurnListParams{TenantID: t.TenantID, SessionID: t.SessionID, ThreadID: t.ThreadID, Status: runtype.StatusCancelled, Limit: store.MaxListLimit}
+	for {
+		page, err := rt.store.TurnList(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("listing the thread's cancelled turns: %w", err)
+		}
+		for _, c := range page {
+			if c.StatusReason == loop.ReasonRolledBack {
+				if out == nil {
+					out = make(map[string]bool)
+				}
+				out[c.ID] = true
+			}
+		}
+		if len(page) < p.Limit {
+			return out, nil
+		}
+		p.BeforeID = page[len(page)-1].ID
+	}
+}
+
+// pauseQueued pauses a task that has not started: it records paused and
+// waits for resume_task.
+func (rt *Runtime) pauseQueued(c *claim) (*loop.Outcome, error) {
+	now := rt.cfg.Now().UTC()
+	turn, task := *c.turn, *c.task
+	turn.Status, turn.StatusReason = runtype.StatusPaused, "paused"
+	task.Status, task.StatusReason, task.UpdatedAt = runtype.StatusPaused, "paused", now
+	b := &store.Batch{Turns: []*runtype.Turn{&turn}, Tasks: []*runtype.Task{&task},
+		Fence: &store.Fence{TenantID: task.TenantID, TaskID: task.ID, Epoch: c.epoch}}
+	b.Events = append(b.Events, rt.turnEvent(event.TaskPaused, &turn, rt.ids.SpanID(), &event.TaskPayload{Status: runtype.StatusPaused, Reason: "paused"}))
+	if err := rt.writer.Write(context.Background(), b); err != nil {
+		return nil, err
+	}
+	return &loop.Outcome{Status: runtype.StatusPaused}, nil
+}
+
+// observeRun feeds a finished run's duration into the estimate
+// Retry-After is computed from.
+func (rt *Runtime) observeRun(r runtype.Run) {
+	if r.StartedAt.IsZero() || r.EndedAt.IsZero() {
+		return
+	}
+	d := r.EndedAt.Sub(r.StartedAt)
+	for {
+		old := rt.avgRun.Load()
+		next := int64(d)
+		if old > 0 {
+			next = old + (int64(d)-old)/8
+		}
+		if rt.avgRun.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// cancelCause is the cancellation cause a control asks for, or nil.
+func cancelCause(c runtype.TaskControl) error {
+	switch c {
+	case runtype.ControlCancel:
+		return ErrInterrupted
+	case runtype.ControlRollback:
+		return loop.ErrRolledBack
+	}
+	return nil
+}
