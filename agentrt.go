@@ -352,6 +352,9 @@ type Runtime struct {
 	ownsStore bool
 	writer    *store.Writer
 	bus       *event.Bus
+	// settles wakes WaitTurn when a worker lets go of a turn's task; its
+	// events are only filter keys, never stored.
+	settles   *event.Bus
 	registry  *tool.Registry
 	ledger    *loop.Ledger
 	coord     *loop.Coordinator
@@ -407,11 +410,12 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt := &Runtime{
-		cfg:    cfg,
-		bus:    &event.Bus{},
-		ids:    runtype.NewIDGen(cfg.Now),
-		wake:   make(chan struct{}, 1),
-		claims: make(map[string]*claim),
+		cfg:     cfg,
+		bus:     &event.Bus{},
+		ids:     runtype.NewIDGen(cfg.Now),
+		wake:    make(chan struct{}, 1),
+		settles: &event.Bus{},
+		claims:  make(map[string]*claim),
 	}
 	rt.registry = tool.NewRegistry()
 	if err := builtin.Register(rt.registry); err != nil {

@@ -303,8 +303,9 @@ func (rt *Runtime) running() bool {
 }
 
 // WaitTurn waits until the turn has ended, parked or paused (or ctx ends)
-// and returns its record. It follows the turn's session on the event bus,
-// so it sees a turn another process runs too.
+// and returns its record. It looks again whenever a worker of this runtime
+// lets go of the turn's task, and every PollInterval for a turn another
+// process runs.
 func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID string) (*runtype.Turn, error) {
 	if owner.TenantID == "" {
 		owner.TenantID = DefaultTenant
@@ -313,7 +314,7 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 	if err != nil || rt.settled(ctx, t) {
 		return t, err
 	}
-	w := rt.bus.Subscribe(event.Filter{TenantID: owner.TenantID, SessionID: t.SessionID, TurnID: turnID})
+	w := rt.settles.Subscribe(event.Filter{TenantID: owner.TenantID, SessionID: t.SessionID, TurnID: turnID})
 	defer w.Close()
 	poll := time.NewTicker(rt.cfg.PollInterval)
 	defer poll.Stop()
@@ -325,7 +326,7 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 		}
 		select {
 		case <-w.C():
-		case <-poll.C: // another process may run it: its commits do not reach this bus
+		case <-poll.C: // another process may run it
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}

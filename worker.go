@@ -217,7 +217,20 @@ func (rt *Runtime) work(c *claim) {
 			rt.observeRun(out.Run)
 		}
 	}
-	if !errors.Is(err, store.ErrLeaseLost) && !errors.Is(context.Cause(c.ctx), loop.ErrLeaseLost) {
+	switch {
+	case errors.Is(err, store.ErrLeaseLost) || errors.Is(context.Cause(c.ctx), loop.ErrLeaseLost):
+	case out != nil && out.Released:
+		// The run's last write let go of the lease. An answer, a raised
+		// budget or a resume that came while it was parking found the
+		// task held and left it alone: make it due now.
+		if out.Status.Parked() || out.Status == runtype.StatusPaused {
+			if due := rt.nextDue(c, out); !due.IsZero() {
+				if err := rt.wakeTask(context.Background(), c.task.TenantID, c.task.ID); err != nil {
+					rt.cfg.Logger.Error("waking task", "taskId", c.task.ID, "err", err)
+				}
+			}
+		}
+	default:
 		rt.release(c.task.TenantID, c.task.ID, c.epoch, rt.nextDue(c, out))
 	}
 	c.cancel(nil)
@@ -225,9 +238,8 @@ func (rt *Runtime) work(c *claim) {
 	delete(rt.claims, c.task.ID)
 	rt.mu.Unlock()
 	close(c.done)
-	// Whoever waits for the turn (WaitTurn) looks again: a release writes
-	// no event, so wake the turn's waiters by hand.
-	rt.bus.Notify([]*event.Event{{TenantID: c.turn.TenantID, SessionID: c.turn.SessionID, TurnID: c.turn.ID}})
+	// Whoever waits for the turn (WaitTurn) looks again.
+	rt.settles.Notify([]*event.Event{{TenantID: c.turn.TenantID, SessionID: c.turn.SessionID, TurnID: c.turn.ID}})
 	rt.kick() // the next task of the thread may be due now
 }
 
@@ -400,6 +412,7 @@ func (rt *Runtime) job(c *claim, a *loop.Agent, history []runtype.Message) *loop
 		Pause:    c.pause.Load,
 		Yield:    rt.yielding,
 		Progress: func() { c.progress.Store(rt.cfg.Now().UnixNano()) },
+		Release:  true,
 	}
 }
 
@@ -414,7 +427,7 @@ func (rt *Runtime) yielding() bool {
 // startTurn runs a task's first attempt.
 func (rt *Runtime) startTurn(c *claim, a *loop.Agent) (*loop.Outcome, error) {
 	ctx := c.ctx
-	history, err := rt.history(context.WithoutCancel(ctx), c.turn)
+	history, lastSeq, err := rt.history(context.WithoutCancel(ctx), c.turn)
 	if err != nil {
 		rt.cfg.Logger.Error("loading thread history", "turnId", c.turn.ID, "err", err)
 		f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
@@ -423,7 +436,9 @@ func (rt *Runtime) startTurn(c *claim, a *loop.Agent) (*loop.Outcome, error) {
 	if c.turn.StatusReason == reasonEnqueued {
 		rt.queueChanged(context.WithoutCancel(ctx), c.turn, "dequeued")
 	}
-	return rt.coord.Run(ctx, rt.job(c, a, history))
+	job := rt.job(c, a, history)
+	job.LastSeq = lastSeq
+	return rt.coord.Run(ctx, job)
 }
 
 // loadJob loads what the coordinator needs to go on with a task that has
@@ -436,11 +451,12 @@ func (rt *Runtime) loadJob(c *claim, a *loop.Agent) (*loop.Job, error) {
 	if err != nil || len(runs) == 0 {
 		return nil, fmt.Errorf("reading turn %s's latest run: %w", c.turn.ID, errors.Join(err, store.ErrNotFound))
 	}
-	history, err := rt.history(ctx, c.turn)
+	history, lastSeq, err := rt.history(ctx, c.turn)
 	if err != nil {
 		return nil, err
 	}
 	job := rt.job(c, a, history)
+	job.LastSeq = lastSeq
 	job.Run = runs[len(runs)-1]
 	if c.turn.Status == runtype.StatusWaitingPermission || cancelCause(c.task.Control) != nil {
 		if job.Actions, err = rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, RunID: job.Run.ID, Limit: store.MaxListLimit}); err != nil {
@@ -450,15 +466,21 @@ func (rt *Runtime) loadJob(c *claim, a *loop.Agent) (*loop.Job, error) {
 	return job, nil
 }
 
-// history reads the conversation of a turn's thread.
-func (rt *Runtime) history(ctx context.Context, t *runtype.Turn) ([]runtype.Message, error) {
+// history reads the conversation of a turn's thread, without the
+// messages of turns a rollback took back, and the thread's last message
+// sequence.
+func (rt *Runtime) history(ctx context.Context, t *runtype.Turn) ([]runtype.Message, int64, error) {
 	ms, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
 	if err != nil {
-		return nil, fmt.Errorf("reading the thread's history: %w", err)
+		return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
+	}
+	var last int64
+	if n := len(ms); n > 0 {
+		last = ms[n-1].Seq
 	}
 	rolledBack, err := rt.rolledBack(ctx, t)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]runtype.Message, 0, len(ms))
 	for _, m := range ms {
@@ -466,7 +488,7 @@ func (rt *Runtime) history(ctx context.Context, t *runtype.Turn) ([]runtype.Mess
 			out = append(out, *m)
 		}
 	}
-	return out, nil
+	return out, last, nil
 }
 
 // rolledBack returns the ids of the thread's turns a rollback cancelled:

@@ -49,8 +49,7 @@ func (r *run) retry(b *store.Batch, reason string, f *runtype.Failure, at time.T
 			Status: runtype.StatusRetrying, Reason: reason, Failure: f, Attempt: r.rec.Attempt + 1, NextAttemptAt: &at,
 		}),
 	)
-	err := r.write(b)
-	out := r.outcome()
+	out, err := r.end(b, at)
 	out.RetryAt = at
 	return out, err
 }
@@ -78,8 +77,7 @@ func (r *run) yield(b *store.Batch) (*Outcome, error) {
 			Status: runtype.StatusQueued, Reason: ReasonRuntimeStopped, Attempt: r.rec.Attempt + 1,
 		}),
 	)
-	err := r.write(b)
-	return r.outcome(), err
+	return r.end(b, now)
 }
 
 // Continue starts a new attempt of a turn whose latest attempt (job.Run)

@@ -231,6 +231,10 @@ type Job struct {
 	Task  *runtype.Task
 	// History is the thread's conversation before this turn, in order.
 	History []runtype.Message
+	// LastSeq is the thread's last message sequence when History leaves
+	// messages out (those of turns a rollback took back); new messages
+	// follow it.
+	LastSeq int64
 	// Run is the run to continue (a parked one); nil starts a new run.
 	Run *runtype.Run
 	// Actions are the parked run's actions (a run waiting for permission).
@@ -250,6 +254,10 @@ type Job struct {
 	Yield func() bool
 	// Progress, when set, is called after each of the run's writes.
 	Progress func()
+	// Release makes the run's last write (it ends, parks, pauses, yields
+	// or is to be retried) also release the lease Fence names, saying
+	// when the task is due next; Outcome.Released reports it did.
+	Release bool
 }
 
 // Outcome is how a run ended.
@@ -261,6 +269,9 @@ type Outcome struct {
 	Run     runtype.Run
 	// RetryAt is when a retrying task's next attempt is due.
 	RetryAt time.Time
+	// Released: the run's last write released the task's lease (see
+	// Job.Release).
+	Released bool
 }
 
 // Run executes job's turn to its end (terminal or parked) and returns the

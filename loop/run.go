@@ -535,8 +535,22 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 	if turnT != "" {
 		b.Events = append(b.Events, r.event(turnT, reason, status, turnP))
 	}
+	return r.end(b, time.Time{})
+}
+
+// end commits the run's last batch b. With a fenced job that asks for
+// it, the batch also releases the task's lease — due again at due (zero:
+// not until something changes) — so that ending costs no extra commit.
+func (r *run) end(b *store.Batch, due time.Time) (*Outcome, error) {
+	f := r.job.Fence
+	release := f != nil && r.job.Release
+	if release {
+		b.Leases = append(b.Leases, &store.LeaseChange{TenantID: f.TenantID, TaskID: f.TaskID, Epoch: f.Epoch, DueAt: due})
+	}
 	err := r.write(b)
-	return r.outcome(), err
+	out := r.outcome()
+	out.Released = release && err == nil
+	return out, err
 }
 
 // park ends the run's activity until an outside decision arrives. b
@@ -552,8 +566,7 @@ func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason string) (*O
 		t = event.TaskPaused
 	}
 	b.Events = append(b.Events, r.event(t, reason, status, &event.TaskPayload{Status: status, Reason: reason}))
-	err := r.write(b)
-	return r.outcome(), err
+	return r.end(b, time.Time{})
 }
 
 func (r *run) cancel(ctx context.Context, b *store.Batch) (*Outcome, error) {
@@ -604,9 +617,9 @@ func (r *run) addRecords(b *store.Batch) {
 // appendMessage adds m to the conversation with the thread's next
 // sequence number and returns a copy for a batch.
 func (r *run) appendMessage(m runtype.Message) *runtype.Message {
-	var last int64
+	last := r.job.LastSeq
 	if n := len(r.messages); n > 0 {
-		last = r.messages[n-1].Seq
+		last = max(last, r.messages[n-1].Seq)
 	}
 	m.Seq = last + 1
 	m.ThreadID, m.SessionID, m.TurnID, m.RunID = r.turn.ThreadID, r.turn.SessionID, r.turn.ID, r.rec.ID

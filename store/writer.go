@@ -258,34 +258,46 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 // exactly what the transaction holds. A restored value could be stale (an
 // event sequence conflict means something else wrote to the session), and a
 // stale cache entry would make every later batch of the session conflict.
+//
+// Another process writing to the same store makes cached sequences stale:
+// a conflict on a batch that used any is retried once with sequences read
+// through tx.
 func (w *Writer) apply(ctx context.Context, tx Tx, b *Batch) error {
 	forget := func() {
 		for _, e := range b.Events {
 			delete(w.seq, e.SessionID)
 		}
 	}
-	for _, e := range b.Events {
-		if e.SessionID == "" {
-			forget()
-			return fmt.Errorf("applying batch: %s event without session id", e.Type)
-		}
-		last, cached := w.seq[e.SessionID]
-		if !cached {
-			var err error
-			last, err = tx.EventLastSequence(ctx, &EventLastSequenceParams{SessionID: e.SessionID})
-			if err != nil {
+	usedCache := false
+	for try := 0; ; try++ {
+		for _, e := range b.Events {
+			if e.SessionID == "" {
 				forget()
-				return fmt.Errorf("reading last event sequence: %w", err)
+				return fmt.Errorf("applying batch: %s event without session id", e.Type)
 			}
+			last, cached := w.seq[e.SessionID]
+			if !cached {
+				var err error
+				last, err = tx.EventLastSequence(ctx, &EventLastSequenceParams{SessionID: e.SessionID})
+				if err != nil {
+					forget()
+					return fmt.Errorf("reading last event sequence: %w", err)
+				}
+			} else {
+				usedCache = true
+			}
+			w.seq[e.SessionID] = last + 1
+			e.SetSequence(last + 1)
 		}
-		w.seq[e.SessionID] = last + 1
-		e.SetSequence(last + 1)
-	}
-	if err := tx.Apply(ctx, b); err != nil {
+		err := tx.Apply(ctx, b)
+		if err == nil {
+			return nil
+		}
 		forget()
-		return err
+		if try > 0 || !usedCache || !errors.Is(err, ErrConflict) {
+			return err
+		}
 	}
-	return nil
 }
 
 // Queued returns how many batches wait for the current leader to finish.

@@ -329,14 +329,21 @@ func exerciseWriter(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		// Something other than this Writer appends to the session.
 		tb.apply(t, &store.Batch{Events: []*event.Event{tb.event(s, "", 2)}})
 
-		// The Writer's idea of the last sequence is stale once; the
-		// conflict makes it read the store again.
-		if err := w.Write(ctx, &store.Batch{Events: []*event.Event{tb.event(s, "", 0)}}); !errors.Is(err, store.ErrConflict) {
-			t.Fatalf("Write with a stale sequence = %v, want store.ErrConflict", err)
-		}
+		// The Writer's idea of the last sequence is stale: the conflict
+		// makes it read the store again and apply the batch after the
+		// foreign event (another process's, say), in the same commit.
 		e := tb.event(s, "", 0)
 		if err := w.Write(ctx, &store.Batch{Events: []*event.Event{e}}); err != nil {
-			t.Fatalf("Write after the conflict: %v", err)
+			t.Fatalf("Write with a stale sequence: %v", err)
+		}
+		if e.Sequence != 3 {
+			t.Errorf("sequence = %d, want 3", e.Sequence)
+		}
+		// A conflict of the batch itself still fails it.
+		dup := tb.session(tenantA)
+		tb.apply(t, &store.Batch{Sessions: []*runtype.Session{dup}})
+		if err := w.Write(ctx, &store.Batch{Events: []*event.Event{tb.event(s, "", 0)}, Sessions: []*runtype.Session{dup}}); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("Write of a session that exists = %v, want store.ErrConflict", err)
 		}
 		if d := diff([]int64{1, 2, 3}, sequences(tb.sessionEvents(t, s.ID))); d != "" {
 			t.Errorf("sequences (-want +got):\n%s", d)
