@@ -431,8 +431,10 @@ type TaskListParams struct {
 }
 
 // TaskListDueParams selects due tasks: DueAt set and at or before Now,
-// ordered by DueAt, then QueuedAt, then ID, at most Limit (clamped like
-// other lists).
+// at most Limit (clamped like other lists). Tasks that have run before
+// (CurrentRunID set: a lost worker's, a resumed or retried one) come
+// first, so that work in flight is not starved by a backlog of new
+// turns; then by DueAt, QueuedAt and ID.
 //
 // A task in status queued (never started) is due only at the head of its
 // thread: when no other task of the thread that is open (neither

@@ -161,6 +161,9 @@ func (d *data) taskListDue(p *store.TaskListDueParams) []*runtype.Task {
 		due = append(due, k)
 	}
 	slices.SortFunc(due, func(a, b *runtype.Task) int {
+		if c := cmp.Compare(fresh(a), fresh(b)); c != 0 {
+			return c // work in flight first
+		}
 		if c := a.DueAt.Compare(b.DueAt); c != 0 {
 			return c
 		}
@@ -213,4 +216,12 @@ func (d *data) taskCount(p *store.TaskCountParams) int {
 		count(r)
 	}
 	return n
+}
+
+// fresh is 1 for a task that never ran, 0 for one that did.
+func fresh(k *runtype.Task) int {
+	if k.CurrentRunID == "" {
+		return 1
+	}
+	return 0
 }

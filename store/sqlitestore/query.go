@@ -205,7 +205,16 @@ func buildQueries() [numQueries]string {
 	q[qTaskGet] = `SELECT ` + taskCols + ` FROM tasks WHERE id = ? AND tenant_id = ?`
 	q[qTaskList] = `SELECT ` + taskCols + ` FROM tasks WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
 	for m := range 4 {
-		w := `SELECT ` + runCols + ` FROM runs WHERE tenant_id = ?`
+		// A task's or a session's runs are few; the tenant's are many
+		// (runs_tenant_started would scan them all): name the index.
+		index := ``
+		switch {
+		case m&runTask != 0:
+			index = ` INDEXED BY runs_task`
+		case m&runSession != 0:
+			index = ` INDEXED BY runs_session`
+		}
+		w := `SELECT ` + runCols + ` FROM runs` + index + ` WHERE tenant_id = ?`
 		if m&runSession != 0 {
 			w += ` AND session_id = ?`
 		}
@@ -301,7 +310,16 @@ func buildQueries() [numQueries]string {
 		if m&actionBefore != 0 {
 			conds = append(conds, `id < ?`)
 		}
+		// A run's or a session's actions are few, a tenant's pending ones
+		// may be many (ten thousand parked sessions): name the index.
 		w := `SELECT ` + actionCols + ` FROM actions`
+		switch {
+		case m&actionAllTenants != 0:
+		case m&actionRun != 0:
+			w += ` INDEXED BY actions_tenant_run`
+		case m&actionSession != 0:
+			w += ` INDEXED BY actions_tenant_session`
+		}
 		if len(conds) > 0 {
 			w += ` WHERE ` + strings.Join(conds, ` AND `)
 		}
@@ -351,7 +369,7 @@ func buildQueries() [numQueries]string {
 			WHERE o.thread_id = k.thread_id AND o.queued_at <= k.queued_at
 				AND (o.queued_at < k.queued_at OR o.id < k.id) AND o.tenant_id = k.tenant_id
 				AND o.status NOT IN (` + closedStatuses + `)))
-		ORDER BY due_at, queued_at, id LIMIT ?`
+		ORDER BY current_run_id = '', due_at, queued_at, id LIMIT ?`
 	q[qTaskCount] = `SELECT count(*) FROM tasks WHERE tenant_id = ? AND status IN (SELECT value FROM json_each(?))`
 	q[qTaskCount+countAllTenants] = `SELECT count(*) FROM tasks WHERE status IN (SELECT value FROM json_each(?))`
 	// Admission counts queued tasks on every submission: the partial

@@ -445,6 +445,33 @@ func exerciseSchedule(ctx context.Context, t *testing.T, newStore func(*testing.
 		}
 	})
 
+	// Work in flight (a task that ran before: its worker was lost, or it
+	// resumes) comes before new work, however long the new work has been
+	// due: a backlog of new turns must not starve recovery.
+	t.Run("ListDueInFlightFirst", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		now := tb.now()
+		fresh := func(due time.Duration) *runtype.Task {
+			k := tb.unleased(tb.thread(tb.session(tenantA)), runtype.StatusQueued, now.Add(due), now.Add(due))
+			k.CurrentRunID = ""
+			return k
+		}
+		n1, n2 := fresh(-time.Hour), fresh(-time.Minute)
+		lost := tb.unleased(tb.thread(tb.session(tenantB)), runtype.StatusRunning, now.Add(-time.Second), now.Add(-time.Second))
+		if lost.CurrentRunID == "" {
+			t.Fatal("the fixture task has no run")
+		}
+		tb.apply(t, &store.Batch{Tasks: []*runtype.Task{n1, n2, lost}})
+		got, err := tb.store.TaskListDue(ctx, &store.TaskListDueParams{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diff([]*runtype.Task{lost, n1, n2}, got); d != "" {
+			t.Errorf("TaskListDue (-want +got):\n%s", d)
+		}
+	})
+
 	// A queued task is due only at the head of its thread: when no open
 	// task (neither terminal nor blocked) was queued before it there.
 	t.Run("ListDueHeadOfThread", func(t *testing.T) {
