@@ -134,6 +134,11 @@ type Config struct {
 	// MaxConcurrentRuns bounds runs executing at once (the worker pool);
 	// more wait queued. Default 64.
 	MaxConcurrentRuns int
+	// NoWorkers starts the runtime without its worker pool: it claims no
+	// work on its own (a command that only reads or answers, next to a
+	// daemon). Cancelling or pausing a task no worker holds still ends or
+	// pauses it at once.
+	NoWorkers bool
 	// MaxQueued bounds the turns queued in the whole runtime and
 	// MaxQueuedPerTenant those of one tenant; a submission above either
 	// is refused with an *OverloadedError (HTTP 429 with Retry-After).
@@ -194,6 +199,10 @@ type Config struct {
 // Budgets are default limits on model spend; see loop.Budgets.
 type Budgets = loop.Budgets
 
+// MinLeaseTTL is the shortest lease a runtime accepts: workers renew
+// every third of it.
+const MinLeaseTTL = 30 * time.Millisecond
+
 // RetryPolicy says when a failed attempt gets another; see
 // loop.RetryPolicy.
 type RetryPolicy = loop.RetryPolicy
@@ -248,6 +257,9 @@ func (c Config) validate() error {
 	}
 	if c.Retry.MaxAttempts < 0 || c.Retry.Backoff < 0 || c.Retry.MaxBackoff < 0 || c.TurnTimeout < 0 || c.InactivityTimeout < 0 {
 		return errors.New("config: retry attempts, backoffs and timeouts must not be negative")
+	}
+	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
+		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
 	}
 	for name, a := range c.Agents {
 		if !tool.ValidName(name) {
@@ -602,6 +614,10 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	var claimCtx context.Context
 	claimCtx, rt.stopClaiming = context.WithCancel(rt.baseCtx)
 	rt.dispatchDone = make(chan struct{})
+	if rt.cfg.NoWorkers {
+		close(rt.dispatchDone)
+		return nil
+	}
 	go rt.dispatch(claimCtx)
 	return nil
 }

@@ -161,7 +161,11 @@ func (rt *Runtime) queueChanged(ctx context.Context, turn *runtype.Turn, change 
 		rt.cfg.Logger.Error("reading a thread's queue", "threadId", turn.ThreadID, "err", err)
 		return
 	}
-	e := rt.turnEvent(event.QueueChanged, turn, rt.ids.SpanID(), &event.QueuePayload{Change: change, TurnID: turn.ID, Queued: queue(open)})
+	q := queue(open)
+	if change == "dequeued" || change == "removed" {
+		q = slices.DeleteFunc(q, func(e event.QueuedTurn) bool { return e.TurnID == turn.ID })
+	}
+	e := rt.turnEvent(event.QueueChanged, turn, rt.ids.SpanID(), &event.QueuePayload{Change: change, TurnID: turn.ID, Queued: q})
 	e.QueueID = turn.ThreadID
 	if err := rt.writer.Write(ctx, &store.Batch{Events: []*event.Event{e}}); err != nil {
 		rt.cfg.Logger.Error("recording a queue change", "threadId", turn.ThreadID, "err", err)
@@ -235,7 +239,10 @@ func (rt *Runtime) cancel(ctx context.Context, owner runtype.Owner, turn *runtyp
 		return task.Status, nil
 	}
 	ctx = context.WithoutCancel(ctx)
-	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{rt.wakeUpdate(task, &control)}}
+	// The request is recorded without making the task due: this runtime
+	// settles a task nobody holds itself, below, and a worker that holds
+	// it (or claims it meanwhile) sees the control.
+	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{{TenantID: task.TenantID, TaskID: task.ID, Control: &control}}}
 	b.Events = append(b.Events, rt.turnEvent(event.TaskCancelRequested, turn, rt.ids.SpanID(), &event.TaskPayload{
 		Status: runtype.StatusCancelling, Reason: string(control), RequestedBy: owner.PrincipalID,
 	}))
@@ -249,28 +256,57 @@ func (rt *Runtime) cancel(ctx context.Context, owner runtype.Owner, turn *runtyp
 		c.cancel(cause)
 	}
 	rt.mu.Unlock()
-	if !held && task.LeaseOwner == "" {
+	if !held {
 		// Queued, parked, paused or blocked: no worker runs it, so end it
-		// here and now (unless a worker claims it first; then that one
-		// does).
+		// here and now.
 		if status, ok := rt.settleNow(ctx, task); ok {
 			return status, nil
 		}
 	}
-	rt.kick()
 	return runtype.StatusCancelling, nil
 }
 
-// settleNow claims a task no worker holds and does what it is due for on
-// the caller's goroutine: it reports the turn's status after, and false
-// when it could not claim the task (a worker did first).
+// settleNow claims a task no worker holds and does what it is due for
+// (as its control says) on the caller's goroutine, and reports the turn's
+// status after. When a worker of this runtime holds the task meanwhile,
+// it waits for that worker instead. It reports false when another
+// process's worker holds the task (it acts on the control itself), and
+// makes a task it could not claim due, so that a worker takes it up.
 func (rt *Runtime) settleNow(ctx context.Context, task *runtype.Task) (runtype.TaskStatus, bool) {
+	turnStatus := func() (runtype.TaskStatus, bool) {
+		turn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: task.TenantID, ID: task.TurnID})
+		if err != nil {
+			return "", false
+		}
+		return turn.Status, true
+	}
+	waitLocal := func() bool {
+		rt.mu.Lock()
+		c, ok := rt.claims[task.ID]
+		rt.mu.Unlock()
+		if ok {
+			<-c.done
+		}
+		return ok
+	}
 	t, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: task.TenantID, ID: task.ID})
-	if err != nil || t.LeaseOwner != "" {
+	if err != nil {
+		return "", false
+	}
+	if t.LeaseOwner != "" {
+		if waitLocal() {
+			return turnStatus()
+		}
 		return "", false
 	}
 	c, err := rt.claim(context.WithoutCancel(ctx), t)
 	if err != nil || c == nil {
+		if waitLocal() {
+			return turnStatus()
+		}
+		if err := rt.wakeTask(ctx, task.TenantID, task.ID); err != nil {
+			rt.cfg.Logger.Error("waking task", "taskId", task.ID, "err", err)
+		}
 		return "", false
 	}
 	rt.wg.Add(1)
@@ -304,9 +340,9 @@ func (rt *Runtime) wakeTask(ctx context.Context, tenant, taskID string) error {
 
 // PauseTask records the intent to pause a task: a running attempt parks
 // paused before its next model call (task.paused), a queued task is
-// paused without starting, and a parked one pauses when it would go on.
-// ResumeTask undoes it. It returns the task's status (paused for one that
-// was queued, the current one otherwise).
+// paused at once without starting, and a parked one pauses when it would
+// go on. ResumeTask undoes it. It returns the task's status: paused for
+// one that was queued, the current one otherwise.
 func (rt *Runtime) PauseTask(ctx context.Context, p *TaskControlParams) (runtype.TaskStatus, error) {
 	owner, turn, task, err := rt.controlled(ctx, p)
 	if err != nil {
@@ -317,17 +353,21 @@ func (rt *Runtime) PauseTask(ctx context.Context, p *TaskControlParams) (runtype
 	}
 	pause := runtype.ControlPause
 	u := &store.TaskUpdate{TenantID: task.TenantID, TaskID: task.ID, Control: &pause}
-	if task.CurrentRunID == "" {
-		u = rt.wakeUpdate(task, &pause) // a worker records it paused
-	}
 	if err := rt.control(ctx, owner, turn, u, "pause_requested"); err != nil {
 		return "", err
 	}
 	rt.mu.Lock()
-	if c, ok := rt.claims[task.ID]; ok {
+	c, held := rt.claims[task.ID]
+	if held {
 		c.pause.Store(true)
 	}
 	rt.mu.Unlock()
+	if !held && task.CurrentRunID == "" {
+		// Queued: it pauses here and now, without starting.
+		if status, ok := rt.settleNow(ctx, task); ok {
+			return status, nil
+		}
+	}
 	return task.Status, nil
 }
 
@@ -375,8 +415,8 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 		return task.Status, fmt.Errorf("%w: task %s is %s; only a failed, cancelled, timed out, lost, blocked or retrying task can be retried",
 			ErrConflict, task.ID, task.Status)
 	}
-	none := runtype.ControlNone
-	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{rt.wakeUpdate(task, &none)}}
+	retry := runtype.ControlRetry
+	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{rt.wakeUpdate(task, &retry)}}
 	e := rt.turnEvent(event.TaskRetrying, turn, rt.ids.SpanID(), &event.TaskPayload{
 		Status: runtype.StatusRetrying, Reason: "retry_requested", Attempt: task.Attempts + 1, RequestedBy: owner.PrincipalID,
 	})

@@ -165,12 +165,19 @@ type TaskRead struct {
 	EndedAt      *time.Time         `json:"endedAt,omitempty"`
 }
 
+// WorkerRead names the worker that ran an attempt (the snapshot schema's
+// worker object).
+type WorkerRead struct {
+	WorkerID string `json:"workerId"`
+}
+
 // AttemptRead is one run of a task.
 type AttemptRead struct {
 	RunID        string           `json:"runId"`
 	AttemptID    string           `json:"attemptId"`
 	AttemptCount int              `json:"attemptCount"`
 	Status       string           `json:"status"`
+	Worker       *WorkerRead      `json:"worker,omitempty"`
 	Hops         int              `json:"hops"`
 	Usage        runtype.Usage    `json:"usage"`
 	LastError    *runtype.Failure `json:"lastError,omitempty"`
@@ -413,14 +420,26 @@ func turnRead(t *runtype.Turn) TurnRead {
 }
 
 func taskRead(t *runtype.Task, runs []*runtype.Run) TaskRead {
+	// A request the worker has not acted on yet shows in the status.
+	status := t.Status
+	switch {
+	case (t.Control == runtype.ControlCancel || t.Control == runtype.ControlRollback) && !status.Terminal():
+		status = runtype.StatusCancelling
+	case t.Control == runtype.ControlRetry:
+		status = runtype.StatusRetrying
+	}
 	tr := TaskRead{
 		TaskID: t.ID, SessionID: t.SessionID, ThreadID: t.ThreadID, TurnID: t.TurnID, Objective: t.Objective,
-		Status: t.Status, StatusReason: t.StatusReason, CurrentRunID: t.CurrentRunID, Attempts: []AttemptRead{},
+		Status: status, StatusReason: t.StatusReason, CurrentRunID: t.CurrentRunID, Attempts: []AttemptRead{},
 		LastError: t.Failure, CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt), StartedAt: ts(t.StartedAt),
 		EndedAt: ts(t.EndedAt),
 	}
 	for _, r := range runs {
-		tr.Attempts = append(tr.Attempts, AttemptRead{
+		var w *WorkerRead
+		if r.Worker != "" {
+			w = &WorkerRead{WorkerID: r.Worker}
+		}
+		tr.Attempts = append(tr.Attempts, AttemptRead{Worker: w,
 			RunID: r.ID, AttemptID: r.ID, AttemptCount: r.Attempt, Status: runtype.AttemptStatus(r.Status),
 			Hops: r.Hops, Usage: r.Usage, LastError: r.Failure, StartedAt: ts(r.StartedAt), EndedAt: ts(r.EndedAt),
 		})

@@ -344,8 +344,20 @@ func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
 	if !ok {
 		return nil, fmt.Errorf("turn %s belongs to agent %q, which this runtime does not have", turn.ID, turn.Agent)
 	}
-	if turn.Status.Terminal() && t.DueAt.IsZero() {
-		return &loop.Outcome{Status: turn.Status}, nil
+	switch {
+	case t.Control == runtype.ControlRetry:
+	case turn.Status.Terminal(), turn.Status == runtype.StatusBlocked && cancelCause(t.Control) == nil:
+		return &loop.Outcome{Status: turn.Status}, nil // nothing to do: a stray wake
+	}
+	if t.Control == runtype.ControlRetry {
+		// The retry starts now: a later wake must not start another.
+		none := runtype.ControlNone
+		if err := rt.writer.Write(context.Background(), &store.Batch{
+			Fence:       &store.Fence{TenantID: t.TenantID, TaskID: t.ID, Epoch: c.epoch},
+			TaskUpdates: []*store.TaskUpdate{{TenantID: t.TenantID, TaskID: t.ID, Control: &none}},
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if cause := cancelCause(t.Control); cause != nil {
 		c.cancel(cause)

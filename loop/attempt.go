@@ -101,7 +101,11 @@ func (c *Coordinator) Continue(ctx context.Context, job *Job, reason string) (*O
 	if err != nil {
 		return nil, err
 	}
-	b := r.newAttempt(reason)
+	b, err := r.newAttempt(ctx, reason)
+	if err != nil {
+		r.release()
+		return nil, err
+	}
 	calls := r.unanswered()
 	if len(calls) == 0 {
 		out, err := r.drive(ctx, b)
@@ -129,11 +133,24 @@ func (c *Coordinator) Continue(ctx context.Context, job *Job, reason string) (*O
 }
 
 // newAttempt records the end of a lost attempt, if the latest one is, and
-// the start of the next.
-func (r *run) newAttempt(reason string) *store.Batch {
+// the start of the next. An approval the lost attempt asked for and
+// nobody answered yet is cancelled: its call is decided again.
+func (r *run) newAttempt(ctx context.Context, reason string) (*store.Batch, error) {
 	now := r.cfg.Now().UTC()
 	b := r.batch()
 	prev := r.rec
+	if r.cfg.Reader != nil && prev.ID != "" {
+		acts, err := r.cfg.Reader.ActionList(context.WithoutCancel(ctx), &store.ActionListParams{
+			TenantID: r.turn.TenantID, RunID: prev.ID, Status: runtype.ActionPending, Limit: store.MaxListLimit,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading the last attempt's actions: %w", err)
+		}
+		for _, a := range acts {
+			b.Merge(r.c.ResolutionFacts(resolve(a, runtype.ActionCancelled, runtype.DecisionDeny,
+				"the attempt that asked ended without an answer; the next attempt decides the call again", "runtime", now), r.turn.TraceID))
+		}
+	}
 	if prev.Status == runtype.StatusRunning || prev.Status == runtype.StatusPreparing || prev.Status == runtype.StatusCancelling {
 		f := failuref(runtype.FailureLost, "attempt %d stopped without a recorded end: its worker %s stopped renewing its lease", prev.Attempt, cmpOr(prev.Worker, "(unknown)"))
 		f.Retryable = true
@@ -175,7 +192,7 @@ func (r *run) newAttempt(reason string) *store.Batch {
 	)
 	r.routeFacts(b)
 	r.addRecords(b)
-	return b
+	return b, nil
 }
 
 // unknownEffects finds the calls that were marked started but have no
@@ -219,6 +236,9 @@ func (r *run) unknownEffects(ctx context.Context, calls []runtype.MessageToolCal
 			Decisions:  []string{runtype.DecisionRetry, runtype.DecisionMarkDone, runtype.DecisionFail},
 			ReasonCode: actionSideEffectUnknown, Status: runtype.ActionPending, CreatedAt: r.cfg.Now().UTC(),
 			// It never expires: nobody answering is not an answer.
+		}
+		if tc.Arguments != mc.Arguments {
+			act.Input = tc.Arguments // the call ran with what was decided, not the model's input
 		}
 		required := s.event(event.ActionRequired, &event.ActionPayload{
 			ActionType: act.Type, ToolName: act.ToolName, Decisions: act.Decisions, Prompt: act.Prompt,

@@ -440,6 +440,9 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	s, spec := p.s, p.spec
 	s.tc.Decision = string(policy.Allow)
 	s.tc.Status = runtype.ToolCallStarted
+	// The record keeps the input that runs (a hook's rewrite or a
+	// person's edit, not the model's): a retry after a crash runs it again.
+	s.tc.Arguments, _ = event.Preview(string(p.input), maxRecordedArguments)
 	s.start = r.cfg.Now()
 	argsPreview, _ := event.Preview(r.cfg.SafePreview(p.mc.Arguments), event.PreviewBytes)
 	started := s.event(event.ToolStarted, &event.ToolStartedPayload{

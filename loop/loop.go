@@ -150,8 +150,11 @@ func (p RetryPolicy) retryAt(f *runtype.Failure, attempts int, now time.Time) (t
 		return time.Time{}, false
 	}
 	d := p.Backoff
-	for i := 1; i < attempts && d < p.MaxBackoff; i++ {
+	for i := 1; i < attempts; i++ {
 		d *= 2
+		if p.MaxBackoff > 0 && d >= p.MaxBackoff {
+			break
+		}
 	}
 	if p.MaxBackoff > 0 && d > p.MaxBackoff {
 		d = p.MaxBackoff
@@ -284,7 +287,7 @@ func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
 	}
 	out, err := r.execute(ctx)
 	r.release()
-	if err != nil {
+	if err != nil && !errors.Is(err, store.ErrLeaseLost) { // a lost lease is another worker's to record
 		c.cfg.Logger.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "run ended without durable outcome",
 			slog.String("sessionId", job.Turn.SessionID), slog.String("turnId", job.Turn.ID), slog.Any("err", err))
 	}

@@ -337,7 +337,7 @@ func (r *run) startBatch() *store.Batch {
 	b.Events = append(b.Events,
 		r.event(event.TurnStarted, "", "", &event.TurnPayload{Status: runtype.StatusRunning, Agent: r.agent.Name}),
 		r.event(event.TaskStarted, "", "", &event.TaskPayload{Status: runtype.StatusRunning, Objective: r.task.Objective}),
-		r.event(event.TaskAttemptStarted, "", "", &event.AttemptPayload{Attempt: r.rec.Attempt, Status: runtype.StatusRunning}),
+		r.event(event.TaskAttemptStarted, "", "", &event.AttemptPayload{Attempt: r.rec.Attempt, Status: runtype.StatusRunning, Worker: r.rec.Worker}),
 		r.event(event.ToolCatalogResolved, "", "", &event.ToolCatalogPayload{Tools: r.catalog}),
 	)
 	r.routeFacts(b)
@@ -583,9 +583,12 @@ func (r *run) cancel(ctx context.Context, b *store.Batch) (*Outcome, error) {
 		r.recycle(b)
 		return r.outcome(), store.ErrLeaseLost
 	}
-	msg := "the turn was interrupted"
-	if reason != string(runtype.FailureInterrupted) {
-		msg = "the runtime stopped while the turn was running"
+	msg := "the runtime stopped while the turn was running"
+	switch reason {
+	case string(runtype.FailureInterrupted):
+		msg = "the turn was interrupted"
+	case ReasonRolledBack:
+		msg = "a newer turn rolled the turn back"
 	}
 	return r.finish(ctx, b, runtype.StatusCancelled, reason, "", failuref(runtype.FailureInterrupted, "%s", msg))
 }

@@ -110,6 +110,10 @@ const (
 	// ControlRollback cancels the task and takes what it added out of the
 	// conversation the model sees (multitask rollback).
 	ControlRollback TaskControl = "rollback"
+	// ControlRetry asks for a new attempt of a task that ended
+	// (retry_task); without it, an ended task that becomes due stays
+	// ended.
+	ControlRetry TaskControl = "retry"
 )
 
 // Run is one execution attempt of a task. Attempts are numbered from 1 and
