@@ -60,7 +60,7 @@ Exit codes: 0 listed (even none), 1 the store could not be read, 2 usage or conf
 			if err != nil {
 				return err
 			}
-			rt, stop, err := f.openRuntime(cmd)
+			rt, stop, err := f.openReader(cmd)
 			if err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ configuration error.`,
 			if f.interval <= 0 {
 				return usageErr("invalid --interval %s: must be positive", f.interval)
 			}
-			rt, stop, err := f.openRuntime(cmd)
+			rt, stop, err := f.openReader(cmd)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,9 @@
 // Package cli implements the agentrt command line: run (an agent turn
 // in-process, with a readable timeline or JSON Lines), serve (the HTTP
 // daemon), approvals (list, watch and answer the tool calls the policy
-// asks about), policy (explain a decision, lint rule files), verify (a
+// asks about), tasks (show a task with its attempts; cancel, pause,
+// resume, retry it), queue (list a thread's queued turns, remove or
+// promote one), policy (explain a decision, lint rule files), verify (a
 // session's evidence receipts), doctor (configuration, providers and
 // keys), bench (the agent-loop benchmark) and version. cmd/agentrt only
 // calls Main.
@@ -70,8 +72,8 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newPolicyCmd(), newVerifyCmd(),
-		newDoctorCmd(), newBenchCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newPolicyCmd(),
+		newVerifyCmd(), newDoctorCmd(), newBenchCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})

@@ -99,10 +99,14 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}
 	}
+	// Stop gracefully: the command's own turn has ended or parked by then
+	// (or was interrupted), and work of the data directory the runtime's
+	// workers took up meanwhile stays queued for the next process rather
+	// than being cancelled.
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		rt.StopAndCancel(stopCtx)
+		rt.Stop(stopCtx)
 	}()
 
 	if f.session != "" {

@@ -52,14 +52,31 @@ func (f *storeFlags) loadConfig(cmd *cobra.Command) (agentrt.Config, error) {
 	return cfg, nil
 }
 
-// openRuntime starts a runtime on the config's data directory. Starting
-// runs nothing: turns run only when the command submits or resumes one.
-// stop stops it, cancelling whatever still runs after 30 seconds.
+// openRuntime starts a runtime on the config's data directory. Its
+// workers take up whatever work of the directory is due, as any agentrt
+// process does: the turns the command submits or resumes, and turns
+// another process left queued. stop stops it gracefully: an attempt
+// still running finishes its step and stays queued for the next process
+// to go on from; after 30 seconds the rest is abandoned, to be recovered
+// from its last recorded step. Nothing the command did not start is
+// cancelled.
 func (f *storeFlags) openRuntime(cmd *cobra.Command) (rt *agentrt.Runtime, stop func(), err error) {
+	return f.open(cmd, false)
+}
+
+// openReader is openRuntime for a command that only reads, or answers
+// without waiting: its runtime has no workers, so it takes up no work of
+// the directory (a daemon's, say) and stops at once.
+func (f *storeFlags) openReader(cmd *cobra.Command) (rt *agentrt.Runtime, stop func(), err error) {
+	return f.open(cmd, true)
+}
+
+func (f *storeFlags) open(cmd *cobra.Command, noWorkers bool) (rt *agentrt.Runtime, stop func(), err error) {
 	cfg, err := f.loadConfig(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg.NoWorkers = noWorkers
 	rt, err = agentrt.New(cfg)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
@@ -72,7 +89,7 @@ func (f *storeFlags) openRuntime(cmd *cobra.Command) (rt *agentrt.Runtime, stop 
 	stop = func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		rt.StopAndCancel(stopCtx)
+		rt.Stop(stopCtx)
 	}
 	return rt, stop, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +23,9 @@ type serveFlags struct {
 	config  string
 	listen  string
 	dataDir string
+	// grace bounds the shutdown: running attempts may finish their step
+	// within it; then they are abandoned for the next start to recover.
+	grace time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -33,7 +37,12 @@ func newServeCmd() *cobra.Command {
 snapshots and thread read models, and stream events (SSE, resumable with Last-Event-ID).
 The API binds 127.0.0.1:7420 unless the config or --listen says otherwise, and every /v1
 route requires the bearer token kept in DATA_DIR/api-token. On the first start the token
-is generated and printed once. SIGINT or SIGTERM stops gracefully.`,
+is generated and printed once.
+
+SIGINT or SIGTERM stops gracefully: the server stops accepting requests, no new work is
+claimed, and running attempts finish the step they are in, then stay queued for the next
+start to go on from. After --shutdown-grace, attempts still running are abandoned; the
+next start recovers them from their last recorded step. A second signal quits at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return serve(cmd, &f)
@@ -43,13 +52,20 @@ is generated and printed once. SIGINT or SIGTERM stops gracefully.`,
 	fl.StringVar(&f.config, "config", "agentrt.yaml", "the agentrt.yaml to load")
 	fl.StringVar(&f.listen, "listen", "", "address to listen on (default: the config's server.listen)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
+	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long running steps may take to finish before they are abandoned for the next start; overrides the config's durability.shutdown_grace")
 	return cmd
 }
 
 func serve(cmd *cobra.Command, f *serveFlags) error {
+	if f.grace <= 0 {
+		return usageErr("invalid --shutdown-grace %s: must be positive", f.grace)
+	}
 	cfg, file, err := agentrt.LoadConfig(f.config)
 	if err != nil {
 		return configErr(err)
+	}
+	if g := file.Durability.ShutdownGrace; g > 0 && !cmd.Flags().Changed("shutdown-grace") {
+		f.grace = g
 	}
 	if f.dataDir != "" {
 		cfg.DataDir = f.dataDir
@@ -112,13 +128,45 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("serving: %w", err)}
 	case <-ctx.Done():
 	}
+	// A second signal now ends the process at once (the default action):
+	// what runs then is recovered by the next start, as after a crash.
+	stop()
+	return shutdown(out, srv, errc, cancelStreams, rt, f.grace)
+}
+
+// shutdown stops the server, then the runtime, within grace: the server
+// stops accepting requests (open event streams end), then the runtime
+// stops claiming work and lets running attempts finish their step; they
+// leave their tasks queued for the next start. What still runs when grace
+// is up is abandoned, to be recovered from its last recorded step.
+func shutdown(out io.Writer, srv *http.Server, errc <-chan error, cancelStreams func(), rt *agentrt.Runtime, grace time.Duration) error {
 	fmt.Fprintln(out, "agentrt: stopping")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	cancelStreams()
-	herr := srv.Shutdown(shutdownCtx)
+	herr := srv.Shutdown(ctx)
+	if herr != nil {
+		// Requests still in progress when grace is up lose their
+		// connections: the runtime's stop must not wait for them.
+		srv.Close()
+		herr = fmt.Errorf("stopping the server: %w", herr)
+	}
 	<-errc // Serve returns http.ErrServerClosed once Shutdown starts
-	rerr := rt.Stop(shutdownCtx)
+	fmt.Fprintln(out, "agentrt: no longer accepting requests")
+	running := rt.Health(ctx).ActiveTurns
+	if running > 0 {
+		fmt.Fprintf(out, "agentrt: letting %s finish the step in progress (up to %s; Ctrl-C again quits at once)\n",
+			plural(running, "running attempt"), grace)
+	}
+	rerr := rt.Stop(ctx)
+	switch {
+	case running > 0 && ctx.Err() != nil:
+		fmt.Fprintln(out, "agentrt: stopped; the grace period ran out, and the attempts still running were abandoned: the next start goes on from their last recorded step")
+	case running > 0:
+		fmt.Fprintln(out, "agentrt: stopped; the turns they ran stay queued, and the next start goes on from their last recorded step")
+	default:
+		fmt.Fprintln(out, "agentrt: stopped")
+	}
 	if err := errors.Join(herr, rerr); err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}

@@ -34,7 +34,7 @@ session does not exist, 2 usage or configuration error.`,
 			if f.session == "" {
 				return usageErr("--session is required")
 			}
-			rt, stop, err := f.openRuntime(cmd)
+			rt, stop, err := f.openReader(cmd)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,9 @@
 package httpapi
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // RouteInfo is one entry of the route table, exported to the external
 // tests so that they hold the table and the OpenAPI document together.
@@ -18,3 +21,7 @@ func (s *Server) Routes() []RouteInfo {
 	}
 	return out
 }
+
+// RetryAfterSeconds is the Retry-After value of an *agentrt.OverloadedError's
+// RetryAfter.
+func RetryAfterSeconds(d time.Duration) int { return retryAfterSeconds(d) }

@@ -63,6 +63,8 @@ type setupOpts struct {
 	builtins []string
 	// workspace is the agent's workspace (none when empty).
 	workspace string
+	// maxQueuedPerTenant is the runtime's MaxQueuedPerTenant.
+	maxQueuedPerTenant int
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -88,6 +90,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Tools:   o.tools,
 		Budgets: o.budgets,
 		Policy:  o.policy, Principals: o.principals,
+		MaxQueuedPerTenant: o.maxQueuedPerTenant,
 	})
 	if err != nil {
 		t.Fatalf("agentrt.New: %v", err)

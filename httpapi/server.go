@@ -127,11 +127,19 @@ func (s *Server) routes() []route {
 		{"GET /v1/openapi.json", true, s.openapi},
 		{"POST /v1/turns", true, s.submitTurn},
 		{"POST /v1/turns/{turnId}/interrupt", true, s.interruptTurn},
+		{"POST /v1/turns/{turnId}/promote", true, s.promoteQueuedTurn},
+		{"DELETE /v1/turns/{turnId}/queue", true, s.removeQueuedTurn},
+		{"GET /v1/tasks/{taskId}", true, s.getTask},
+		{"POST /v1/tasks/{taskId}/cancel", true, s.cancelTask},
+		{"POST /v1/tasks/{taskId}/pause", true, s.pauseTask},
+		{"POST /v1/tasks/{taskId}/resume", true, s.resumeTask},
+		{"POST /v1/tasks/{taskId}/retry", true, s.retryTask},
 		{"GET /v1/requests", true, s.listRequests},
 		{"GET /v1/requests/{turnId}", true, s.getRequest},
 		{"GET /v1/sessions", true, s.listSessions},
 		{"GET /v1/sessions/{sessionId}", true, s.getSession},
 		{"GET /v1/sessions/{sessionId}/threads/{threadId}", true, s.getThreadRead},
+		{"GET /v1/sessions/{sessionId}/threads/{threadId}/queue", true, s.listQueue},
 		{"GET /v1/events", true, s.events},
 		{"PUT /v1/limits", true, s.setLimit},
 		{"GET /v1/actions", true, s.listActions},
@@ -198,6 +206,9 @@ type SubmitTurnRequest struct {
 	SessionID      string `json:"sessionId,omitempty"`
 	ThreadID       string `json:"threadId,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Multitask is how the turn is handled when its thread is busy:
+	// enqueue, reject, interrupt or rollback; empty uses the runtime's.
+	Multitask string `json:"multitask,omitempty"`
 }
 
 func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
@@ -215,6 +226,7 @@ func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
 	res, err := s.rt.SubmitTurn(r.Context(), &agentrt.SubmitTurnParams{
 		Owner: s.cfg.Owner, Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
 		ThreadID: req.ThreadID, IdempotencyKey: req.IdempotencyKey, Source: "api",
+		Multitask: agentrt.Multitask(req.Multitask),
 	})
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -511,13 +523,19 @@ func intParam(w http.ResponseWriter, v, name string) (int, bool) {
 // writeErr maps runtime errors to statuses.
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	var inv *agentrt.InvalidError
+	var over *agentrt.OverloadedError
 	switch {
 	case errors.As(err, &inv):
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+	case errors.As(err, &over):
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(over.RetryAfter)))
+		writeError(w, http.StatusTooManyRequests, "overloaded", err.Error())
 	case errors.Is(err, agentrt.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, agentrt.ErrForbidden):
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
+	case errors.Is(err, agentrt.ErrBusy):
+		writeError(w, http.StatusConflict, "busy", err.Error())
 	case errors.Is(err, agentrt.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict", err.Error())
 	case errors.Is(err, agentrt.ErrStopped):
@@ -528,6 +546,13 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		s.cfg.Logger.Error("serving request", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusInternalServerError, "internal", "internal error; see the server log")
 	}
+}
+
+// retryAfterSeconds is a Retry-After value: whole seconds, rounded up,
+// at least one (a zero would invite an immediate retry storm).
+func retryAfterSeconds(d time.Duration) int {
+	secs := (d + time.Second - 1) / time.Second
+	return max(int(secs), 1)
 }
 
 // ErrorBody is the JSON body of every error response.

@@ -241,6 +241,8 @@ func TestUnknownRoutes(t *testing.T) {
 		{http.MethodDelete, "/v1/requests/turn_x", "GET, HEAD"},
 		{http.MethodPost, "/v1/events", "GET, HEAD"},
 		{http.MethodGet, "/v1/turns/turn_x/interrupt", "POST"},
+		{http.MethodGet, "/v1/turns/turn_x/queue", "DELETE"},
+		{http.MethodDelete, "/v1/tasks/task_x", "GET, HEAD"},
 		{http.MethodPut, "/healthz", "GET, HEAD"},
 	}
 	for _, tt := range tests {
@@ -434,6 +436,7 @@ func TestSubmitTurnRejects(t *testing.T) {
 		{"no agent for a new session", `{"input": "hi"}`, nil, 400, "invalid_request", []string{"agent", "required for a new session"}},
 		{"bad session id", `{"agent": "support", "input": "hi", "sessionId": "has space"}`, nil, 400, "invalid_request", []string{"sessionId"}},
 		{"thread of a new session", `{"agent": "support", "input": "hi", "sessionId": "ses-new", "threadId": "thr_x"}`, nil, 400, "invalid_request", []string{"threadId", "thr_x"}},
+		{"unknown multitask", `{"agent": "support", "input": "hi", "multitask": "later"}`, nil, 400, "invalid_request", []string{"multitask", `"later"`, "enqueue, reject, interrupt or rollback"}},
 		{"bad idempotency key", `{"agent": "support", "input": "hi"}`, map[string]string{"Idempotency-Key": strings.Repeat("k", 300)}, 400, "invalid_request", []string{"idempotencyKey"}},
 	}
 	// The group is not parallel: it returns once its parallel subtests

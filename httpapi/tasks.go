@@ -1,0 +1,104 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// This file holds run control by task (cancel, pause, resume, retry, the
+// task read model) and a thread's queue of turns (list, promote, remove).
+// Every control records its intent in the store and answers at once; the
+// worker holding the task acts on it.
+
+// TaskControlResult is the body of the answer to POST
+// /v1/tasks/{taskId}/cancel, /pause, /resume and /retry: the status the
+// control leaves the task in.
+type TaskControlResult struct {
+	TaskID string             `json:"taskId"`
+	Status runtype.TaskStatus `json:"status"`
+}
+
+// QueueResult is the body of GET
+// /v1/sessions/{sessionId}/threads/{threadId}/queue.
+type QueueResult struct {
+	Queued []event.QueuedTurn `json:"queued"`
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+	t, err := s.rt.GetTask(r.Context(), s.cfg.Owner, r.PathValue("taskId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+// taskControl is a runtime method that controls a task.
+type taskControl func(context.Context, *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+
+// control answers a task control with the status it leaves the task in,
+// with code.
+func (s *Server) control(w http.ResponseWriter, r *http.Request, do taskControl, code int) {
+	id := r.PathValue("taskId")
+	status, err := do(r.Context(), &agentrt.TaskControlParams{Owner: s.cfg.Owner, TaskID: id})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, code, TaskControlResult{TaskID: id, Status: status})
+}
+
+// cancelTask answers 202 whatever the status, as interrupt does: the
+// cancel is accepted (cancelling) or the task had already ended (its
+// status).
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
+	s.control(w, r, s.rt.CancelTask, http.StatusAccepted)
+}
+
+func (s *Server) pauseTask(w http.ResponseWriter, r *http.Request) {
+	s.control(w, r, s.rt.PauseTask, http.StatusOK)
+}
+
+func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request) {
+	s.control(w, r, s.rt.ResumeTask, http.StatusOK)
+}
+
+func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) {
+	s.control(w, r, s.rt.RetryTask, http.StatusOK)
+}
+
+func (s *Server) listQueue(w http.ResponseWriter, r *http.Request) {
+	q, err := s.rt.ListQueue(r.Context(), &agentrt.QueueParams{
+		Owner: s.cfg.Owner, SessionID: r.PathValue("sessionId"), ThreadID: r.PathValue("threadId"),
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if q == nil {
+		q = []event.QueuedTurn{}
+	}
+	writeJSON(w, http.StatusOK, QueueResult{Queued: q})
+}
+
+func (s *Server) promoteQueuedTurn(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("turnId")
+	if err := s.rt.PromoteQueuedTurn(r.Context(), s.cfg.Owner, id); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"turnId": id, "promoted": true})
+}
+
+func (s *Server) removeQueuedTurn(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("turnId")
+	if err := s.rt.RemoveQueuedTurn(r.Context(), s.cfg.Owner, id); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"turnId": id, "removed": true})
+}
