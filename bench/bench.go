@@ -1,8 +1,14 @@
-// Package bench implements the agent-loop benchmark workload
-// (the shared agent-loop workload, v1; see docs/benchmarks.md) on the real runtime: the same
-// coordinator, policy evaluation, events and store as agentrt serve, with a
-// stateless scripted model and an echo tool. `agentrt bench loop` runs it
-// and prints one RESULT line.
+// Package bench implements agentrt's benchmarks on the real runtime: the
+// same coordinator, policy evaluation, events and store as agentrt serve,
+// with scripted models and Go tools (see docs/benchmarks.md). Each prints
+// one RESULT line.
+//
+// Loop is the agent-loop workload (the shared agent-loop workload, v1): a
+// stateless scripted model and an echo tool; `agentrt bench loop` runs it.
+//
+// Parked parks many sessions on an approval, measures the memory and
+// goroutines they hold, and times how soon an approved one runs again;
+// `agentrt bench parked` runs it.
 package bench
 
 import (

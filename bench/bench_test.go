@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -53,4 +55,62 @@ func BenchmarkLoopMem(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(res.CPUUsPerStep, "cpu-us/step")
+}
+
+// TestParked parks a few hundred sessions on an approval and resumes a
+// few on both variants: every session must park, parking must add no
+// goroutines, and every resume must be measured. It does not call
+// t.Parallel: it counts the process's goroutines, which tests running
+// alongside would change.
+func TestParked(t *testing.T) {
+	for _, v := range []string{"mem", "sqlite"} {
+		t.Run(v, func(t *testing.T) {
+			res, err := Parked(context.Background(), ParkedOptions{Variant: v, Sessions: 300, Resumes: 5, Concurrency: 8, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sessions != 300 || res.Resumes != 5 || res.Variant != v {
+				t.Errorf("result = %+v, want 300 sessions and 5 resumes of %s", res, v)
+			}
+			if d := res.GoroutinesParked - res.GoroutinesIdle; d >= 10 {
+				t.Errorf("goroutines: %d idle, %d parked; parked sessions must hold none", res.GoroutinesIdle, res.GoroutinesParked)
+			}
+			if res.IdleRSSMB <= 0 || res.ParkedRSSMB <= 0 || res.HeapIdleMB <= 0 || res.HeapParkedMB <= 0 {
+				t.Errorf("memory figures missing: %+v", res)
+			}
+			if res.ResumeMsP50 <= 0 || res.ResumeMsMax < res.ResumeMsP50 || res.CompleteMsP50 < res.ResumeMsP50 {
+				t.Errorf("resume figures = p50 %v max %v, complete p50 %v", res.ResumeMsP50, res.ResumeMsMax, res.CompleteMsP50)
+			}
+		})
+	}
+}
+
+func TestParkedRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	for _, o := range []ParkedOptions{
+		{Variant: "pg"}, {Variant: "nope"}, {Sessions: -1}, {Sessions: 10, Resumes: 11}, {Resumes: -1}, {Concurrency: -2},
+	} {
+		if _, err := Parked(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("Parked(%+v) = %v, want ErrInvalidOptions", o, err)
+		}
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	t.Parallel()
+	ds := make([]time.Duration, 100)
+	for i := range ds {
+		ds[i] = time.Duration(100-i) * time.Millisecond
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 50 * time.Millisecond}, {0.9, 90 * time.Millisecond}, {0.99, 99 * time.Millisecond}, {1, 100 * time.Millisecond}} {
+		if got := quantile(ds, c.q); got != c.want {
+			t.Errorf("quantile(1..100 ms, %v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := quantile(nil, 0.5); got != 0 {
+		t.Errorf("quantile(nil) = %v, want 0", got)
+	}
 }

@@ -77,5 +77,73 @@ and exits non-zero when verification fails.`,
 			return nil
 		},
 	})
+	cmd.AddCommand(newBenchParkedCmd())
 	return cmd
+}
+
+func newBenchParkedCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "parked -variant mem|sqlite -n 10000 -r 200 [-c 32] [-dir PARENT_TMP] [-cpuprofile FILE] [-check]",
+		Short: "Measure what sessions parked on an approval cost, and how fast they resume",
+		Long: `Park N sessions on an approval (docs/benchmarks.md, "Parked sessions"), measure the
+RSS, Go heap and goroutines they add to an idle runtime, then approve R of them one at a
+time and time each from the approval until its task.resumed event arrives and until the
+turn completes. Prints exactly one line:
+RESULT {"bench":"parked","variant":…,"parked_cost_mb":…,"resume_ms_p99":…,"cost_ok":…,"resume_ok":…}
+A missed target is reported, not an error, unless -check is given (then the exit code
+is 1).`,
+		// Single-dash long flags, as bench loop.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs := flag.NewFlagSet("bench parked", flag.ContinueOnError)
+			fs.SetOutput(cmd.ErrOrStderr())
+			var o bench.ParkedOptions
+			fs.StringVar(&o.Variant, "variant", "sqlite", "mem or sqlite")
+			fs.IntVar(&o.Sessions, "n", 10000, "sessions parked")
+			fs.IntVar(&o.Resumes, "r", 200, "parked sessions approved and timed, one at a time")
+			fs.IntVar(&o.Concurrency, "c", 32, "submissions in flight while parking")
+			fs.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+			cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the resumes to this file")
+			check := fs.Bool("check", false, fmt.Sprintf("exit 1 unless parked_cost_mb ≤ %d and resume_ms_p99 ≤ %d", bench.ParkedCostTargetMB, bench.ResumeTargetMs))
+			if err := fs.Parse(args); err != nil {
+				if errors.Is(err, flag.ErrHelp) {
+					return nil
+				}
+				return usageErr("%v", err)
+			}
+			if fs.NArg() > 0 {
+				return usageErr("unexpected arguments: %v", fs.Args())
+			}
+			// Zero would mean "the default" to ParkedOptions; on the
+			// command line it is a mistake.
+			if o.Sessions == 0 || o.Resumes == 0 || o.Concurrency == 0 {
+				return usageErr("%v: need -n, -r and -c ≥ 1", bench.ErrInvalidOptions)
+			}
+			if err := o.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
+			if *cpuprofile != "" {
+				f, err := os.Create(*cpuprofile)
+				if err != nil {
+					return usageErr("creating CPU profile: %v", err)
+				}
+				defer f.Close()
+				o.CPUProfile = f
+			}
+			res, err := bench.Parked(cmd.Context(), o)
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "RESULT %s\n", b)
+			if *check && !res.Pass() {
+				return &exitError{code: ExitFailed, err: fmt.Errorf("targets missed: parked_cost_mb %.1f (target ≤ %d), resume_ms_p99 %.2f (target ≤ %d)",
+					res.ParkedCostMB, bench.ParkedCostTargetMB, res.ResumeMsP99, bench.ResumeTargetMs)}
+			}
+			return nil
+		},
+	}
 }
