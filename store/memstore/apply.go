@@ -367,11 +367,13 @@ func (d *data) revert(u *undo) {
 // putTurn stores t (owned by the store) and returns the turn it replaced.
 func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
 	prev := d.turns[t.ID]
-	if prev == nil || prev.TenantID != t.TenantID {
+	if prev == nil || prev.TenantID != t.TenantID || prev.ThreadID != t.ThreadID {
 		if prev != nil {
 			removeSorted(d.turnsByTenant, prev.TenantID, prev.ID)
+			removeSorted(d.turnsByThread, prev.ThreadID, prev.ID)
 		}
 		insertSorted(d.turnsByTenant, t.TenantID, t.ID)
+		insertSorted(d.turnsByThread, t.ThreadID, t.ID)
 	}
 	if prev != nil {
 		d.dropTurnKey(prev)
@@ -386,6 +388,7 @@ func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
 // dropTurn removes a turn that putTurn inserted.
 func (d *data) dropTurn(t *runtype.Turn) {
 	removeSorted(d.turnsByTenant, t.TenantID, t.ID)
+	removeSorted(d.turnsByThread, t.ThreadID, t.ID)
 	d.dropTurnKey(t)
 	delete(d.turns, t.ID)
 }

@@ -27,13 +27,17 @@ type data struct {
 
 	turns         map[string]*runtype.Turn
 	turnsByTenant map[string][]string // IDs, ascending
+	turnsByThread map[string][]string // IDs, ascending
 	turnKeys      map[string]string   // tenantKey(tenant, idempotency key) → turn ID
 
 	tasks *table[runtype.Task] // indexes: session, thread, tenant
 	// due holds the tasks with a DueAt, for TaskListDue; see noteDue.
-	due   map[string]*row[runtype.Task]
-	runs  *table[runtype.Run] // indexes: session, task, tenant (for usage totals)
-	calls callTable
+	due map[string]*row[runtype.Task]
+	// queued holds the tasks in status queued, for admission's counts;
+	// see noteDue.
+	queued map[string]*row[runtype.Task]
+	runs   *table[runtype.Run] // indexes: session, task, tenant (for usage totals)
+	calls  callTable
 
 	messages map[string][]*runtype.Message // by thread, ascending Seq
 
@@ -81,13 +85,15 @@ func newData() *data {
 		threadsBySession: make(map[string][]*runtype.Thread),
 		turns:            make(map[string]*runtype.Turn),
 		turnsByTenant:    make(map[string][]string),
+		turnsByThread:    make(map[string][]string),
 		turnKeys:         make(map[string]string),
 		tasks: newTable(
 			func(t *runtype.Task) string { return t.SessionID },
 			func(t *runtype.Task) string { return t.ThreadID },
 			func(t *runtype.Task) string { return t.TenantID },
 		),
-		due: make(map[string]*row[runtype.Task]),
+		due:    make(map[string]*row[runtype.Task]),
+		queued: make(map[string]*row[runtype.Task]),
 		runs: newTable(
 			func(r *runtype.Run) string { return r.SessionID },
 			func(r *runtype.Run) string { return r.TaskID },

@@ -69,6 +69,9 @@ func (d *data) turnGetByKey(p *store.TurnGetByIdempotencyKeyParams) (*runtype.Tu
 
 func (d *data) turnList(p *store.TurnListParams) []*runtype.Turn {
 	ids := d.turnsByTenant[p.TenantID]
+	if p.ThreadID != "" {
+		ids = d.turnsByThread[p.ThreadID] // a thread's turns are few, its tenant's many
+	}
 	end := len(ids)
 	if p.BeforeID != "" {
 		end, _ = slices.BinarySearch(ids, p.BeforeID)
@@ -77,7 +80,7 @@ func (d *data) turnList(p *store.TurnListParams) []*runtype.Turn {
 	var out []*runtype.Turn
 	for i := end - 1; i >= 0 && len(out) < limit; i-- {
 		t := d.turns[ids[i]]
-		if (p.SessionID == "" || t.SessionID == p.SessionID) &&
+		if t.TenantID == p.TenantID && (p.SessionID == "" || t.SessionID == p.SessionID) &&
 			(p.ThreadID == "" || t.ThreadID == p.ThreadID) &&
 			(p.Status == "" || t.Status == p.Status) {
 			out = append(out, copyTurn(t))

@@ -31,13 +31,19 @@ func (d *data) putTask(v runtype.Task, log []undo) []undo {
 	return append(log, u)
 }
 
-// noteDue keeps d.due in step with the task stored under id (or its
-// absence) after a write or its undoing.
+// noteDue keeps d.due and d.queued in step with the task stored under id
+// (or its absence) after a write or its undoing.
 func (d *data) noteDue(id string) {
-	if r := d.tasks.rows[id]; r != nil && !r.v.DueAt.IsZero() {
+	r := d.tasks.rows[id]
+	if r != nil && !r.v.DueAt.IsZero() {
 		d.due[id] = r
 	} else {
 		delete(d.due, id)
+	}
+	if r != nil && r.v.Status == runtype.StatusQueued {
+		d.queued[id] = r
+	} else {
+		delete(d.queued, id)
 	}
 }
 
@@ -202,9 +208,16 @@ func (d *data) taskCount(p *store.TaskCountParams) int {
 	}
 	n := 0
 	count := func(r *row[runtype.Task]) {
-		if slices.Contains(p.Statuses, r.v.Status) {
+		if slices.Contains(p.Statuses, r.v.Status) && (p.AllTenants || r.v.TenantID == p.TenantID) {
 			n++
 		}
+	}
+	if len(p.Statuses) == 1 && p.Statuses[0] == runtype.StatusQueued {
+		// Admission counts queued tasks on every submission.
+		for _, r := range d.queued {
+			count(r)
+		}
+		return n
 	}
 	if p.AllTenants {
 		for _, r := range d.tasks.rows {
