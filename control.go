@@ -256,6 +256,15 @@ func (rt *Runtime) cancel(ctx context.Context, owner runtype.Owner, turn *runtyp
 		c.cancel(cause)
 	}
 	rt.mu.Unlock()
+	if held {
+		// The worker may already have let go of the task in the store (its
+		// last write released it) and be about to unregister: then it
+		// will not act on the cancel, so wait for it and settle here.
+		if t, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: task.TenantID, ID: task.ID}); err == nil && t.LeaseOwner == "" {
+			<-c.done
+			held = false
+		}
+	}
 	if !held {
 		// Queued, parked, paused or blocked: no worker runs it, so end it
 		// here and now.

@@ -311,8 +311,11 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 		owner.TenantID = DefaultTenant
 	}
 	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: turnID})
-	if err != nil || rt.settled(ctx, t) {
-		return t, err
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := rt.settled(ctx, t); ok {
+		return s, nil
 	}
 	w := rt.settles.Subscribe(event.Filter{TenantID: owner.TenantID, SessionID: t.SessionID, TurnID: turnID})
 	defer w.Close()
@@ -321,8 +324,11 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 	for {
 		// Read after subscribing: no commit falls between.
 		t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: turnID})
-		if err != nil || rt.settled(ctx, t) {
-			return t, err
+		if err != nil {
+			return nil, err
+		}
+		if s, ok := rt.settled(ctx, t); ok {
+			return s, nil
 		}
 		select {
 		case <-w.C():
@@ -335,11 +341,23 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 
 // settled reports whether a turn rests (ended, parked, paused) with
 // nothing due: no worker holds its task and none is about to (an answer,
-// a raised budget, a cancel or a retry makes it due).
-func (rt *Runtime) settled(ctx context.Context, t *runtype.Turn) bool {
+// a raised budget, a cancel or a retry makes it due). It returns the turn
+// as read after its task: a worker may have resumed and ended it between
+// the two reads.
+func (rt *Runtime) settled(ctx context.Context, t *runtype.Turn) (*runtype.Turn, bool) {
 	if !resting(t.Status) {
-		return false
+		return nil, false
 	}
 	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: t.TenantID, ID: t.TaskID})
-	return err != nil || (task.DueAt.IsZero() && task.LeaseOwner == "")
+	if err != nil {
+		return t, true
+	}
+	if !task.DueAt.IsZero() || task.LeaseOwner != "" {
+		return nil, false
+	}
+	again, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: t.TenantID, ID: t.ID})
+	if err != nil || again.Status != t.Status {
+		return nil, false // it moved on meanwhile: look again
+	}
+	return again, true
 }
