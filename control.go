@@ -318,7 +318,6 @@ func (rt *Runtime) settleNow(ctx context.Context, task *runtype.Task) (runtype.T
 		}
 		return "", false
 	}
-	rt.wg.Add(1)
 	rt.work(c)
 	turn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: task.TenantID, ID: task.TurnID})
 	if err != nil {
@@ -423,6 +422,17 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 	default:
 		return task.Status, fmt.Errorf("%w: task %s is %s; only a failed, cancelled, timed out, lost, blocked or retrying task can be retried",
 			ErrConflict, task.ID, task.Status)
+	}
+	// Its thread's conversation has moved on if another turn is open: a
+	// retry now would run two turns of one thread at once.
+	open, err := rt.openTasks(ctx, task.TenantID, task.SessionID, task.ThreadID)
+	if err != nil {
+		return "", err
+	}
+	for _, o := range open {
+		if o.ID != task.ID {
+			return task.Status, fmt.Errorf("%w: turn %s of the thread is %s; retry after it ends", ErrBusy, o.TurnID, o.Status)
+		}
 	}
 	retry := runtype.ControlRetry
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{rt.wakeUpdate(task, &retry)}}

@@ -118,7 +118,6 @@ func (rt *Runtime) claimDue(ctx context.Context) {
 				continue
 			}
 			claimed++
-			rt.wg.Add(1)
 			go rt.work(c)
 		}
 		if claimed == 0 || len(due) < free+8 {
@@ -177,6 +176,7 @@ func (rt *Runtime) claim(ctx context.Context, t *runtype.Task) (*claim, error) {
 		c.pause.Store(true)
 	}
 	rt.claims[task.ID] = c
+	rt.wg.Add(1) // for work, which the caller runs; Stop waits for it
 	rt.mu.Unlock()
 	return c, nil
 }
@@ -218,8 +218,9 @@ func (rt *Runtime) work(c *claim) {
 		}
 	}
 	switch {
-	case errors.Is(err, store.ErrLeaseLost) || errors.Is(context.Cause(c.ctx), loop.ErrLeaseLost):
 	case out != nil && out.Released:
+		// (Checked before a lost lease: a heartbeat that came after the
+		// release finds the lease gone, but the release was this worker's.)
 		// The run's last write let go of the lease. An answer, a raised
 		// budget or a resume that came while it was parking found the
 		// task held and left it alone: make it due now.
@@ -229,13 +230,22 @@ func (rt *Runtime) work(c *claim) {
 					rt.cfg.Logger.Error("waking task", "taskId", c.task.ID, "err", err)
 				}
 			}
+		} else if rt.controlPending(c) {
+			// A cancel or retry came while the task was held: the store
+			// kept its due time as the lease's, so make it due now.
+			if err := rt.wakeTask(context.Background(), c.task.TenantID, c.task.ID); err != nil {
+				rt.cfg.Logger.Error("waking task", "taskId", c.task.ID, "err", err)
+			}
 		}
+	case errors.Is(err, store.ErrLeaseLost) || errors.Is(context.Cause(c.ctx), loop.ErrLeaseLost):
 	default:
 		rt.release(c.task.TenantID, c.task.ID, c.epoch, rt.nextDue(c, out))
 	}
 	c.cancel(nil)
 	rt.mu.Lock()
-	delete(rt.claims, c.task.ID)
+	if rt.claims[c.task.ID] == c {
+		delete(rt.claims, c.task.ID)
+	}
 	rt.mu.Unlock()
 	close(c.done)
 	// Whoever waits for the turn (WaitTurn) looks again.
@@ -275,7 +285,27 @@ func (rt *Runtime) nextDue(c *claim, out *loop.Outcome) time.Time {
 			return now // resumed while it was pausing
 		}
 	}
+	if rt.controlPending(c) {
+		return now
+	}
 	return time.Time{}
+}
+
+// controlPending reports whether a cancel, rollback or retry request
+// reached the task while this worker held it (the store then kept its due
+// time as the lease's): the task must be due again for it to take effect.
+func (rt *Runtime) controlPending(c *claim) bool {
+	t, err := rt.store.TaskGet(context.Background(), &store.TaskGetParams{TenantID: c.task.TenantID, ID: c.task.ID})
+	if err != nil {
+		return false
+	}
+	switch t.Control {
+	case runtype.ControlCancel, runtype.ControlRollback:
+		return !t.Status.Terminal()
+	case runtype.ControlRetry:
+		return true // asked (again) after this attempt began
+	}
+	return false
 }
 
 // heartbeat renews c's lease every third of the lease's time until stop
@@ -344,13 +374,9 @@ func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
 	if !ok {
 		return nil, fmt.Errorf("turn %s belongs to agent %q, which this runtime does not have", turn.ID, turn.Agent)
 	}
-	switch {
-	case t.Control == runtype.ControlRetry:
-	case turn.Status.Terminal(), turn.Status == runtype.StatusBlocked && cancelCause(t.Control) == nil:
-		return &loop.Outcome{Status: turn.Status}, nil // nothing to do: a stray wake
-	}
 	if t.Control == runtype.ControlRetry {
-		// The retry starts now: a later wake must not start another.
+		// The retry starts now (or, for a turn that completed meanwhile,
+		// not at all): a later wake must not start another.
 		none := runtype.ControlNone
 		if err := rt.writer.Write(context.Background(), &store.Batch{
 			Fence:       &store.Fence{TenantID: t.TenantID, TaskID: t.ID, Epoch: c.epoch},
@@ -358,6 +384,12 @@ func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
 		}); err != nil {
 			return nil, err
 		}
+		c.task.Control = runtype.ControlNone
+		if turn.Status == runtype.StatusCompleted {
+			return &loop.Outcome{Status: turn.Status}, nil
+		}
+	} else if turn.Status.Terminal() || turn.Status == runtype.StatusBlocked && cancelCause(t.Control) == nil {
+		return &loop.Outcome{Status: turn.Status}, nil // nothing to do: a stray wake
 	}
 	if cause := cancelCause(t.Control); cause != nil {
 		c.cancel(cause)
@@ -494,6 +526,7 @@ func (rt *Runtime) history(ctx context.Context, t *runtype.Turn) ([]runtype.Mess
 	if err != nil {
 		return nil, 0, err
 	}
+	delete(rolledBack, t.ID) // a turn retried after its rollback sees its own messages
 	out := make([]runtype.Message, 0, len(ms))
 	for _, m := range ms {
 		if !rolledBack[m.TurnID] {

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -190,6 +191,11 @@ func (r *run) newAttempt(ctx context.Context, reason string) (*store.Batch, erro
 			Status: runtype.StatusRunning, Reason: reason, Attempt: r.rec.Attempt,
 		}),
 	)
+	if !slices.ContainsFunc(r.messages, func(m runtype.Message) bool { return m.TurnID == r.turn.ID }) {
+		// The turn never reached a model (it was cancelled before it
+		// started): its input joins the conversation now.
+		b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
+	}
 	r.routeFacts(b)
 	r.addRecords(b)
 	return b, nil

@@ -436,11 +436,12 @@ type TaskListParams struct {
 // first, so that work in flight is not starved by a backlog of new
 // turns; then by DueAt, QueuedAt and ID.
 //
-// A task in status queued (never started) is due only at the head of its
+// A task in status queued, or one that never started (no CurrentRunID:
+// paused or retried before it ran), is due only at the head of its
 // thread: when no other task of the thread that is open (neither
 // terminal nor blocked) was queued before it (an earlier QueuedAt, or the
-// same and a lower ID). A queued task whose Control is cancel is due
-// regardless, so that it can be ended.
+// same and a lower ID). One whose Control is cancel is due regardless, so
+// that it can be ended.
 type TaskListDueParams struct {
 	Now   time.Time
 	Limit int

@@ -161,7 +161,7 @@ func (d *data) taskListDue(p *store.TaskListDueParams) []*runtype.Task {
 		if k.DueAt.After(p.Now) {
 			continue
 		}
-		if k.Status == runtype.StatusQueued && k.Control != runtype.ControlCancel && !d.headsThread(k) {
+		if (k.Status == runtype.StatusQueued || k.CurrentRunID == "") && k.Control != runtype.ControlCancel && !d.headsThread(k) {
 			continue
 		}
 		due = append(due, k)

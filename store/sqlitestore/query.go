@@ -363,7 +363,7 @@ func buildQueries() [numQueries]string {
 	// stops after Limit of them; tasks_thread finds a queued candidate's
 	// predecessors, whose statuses it then reads.
 	q[qTaskListDue] = `SELECT ` + taskCols + ` FROM tasks AS k INDEXED BY tasks_due
-		WHERE due_at <> 0 AND due_at <= ? AND (status <> '` + string(runtype.StatusQueued) + `'
+		WHERE due_at <> 0 AND due_at <= ? AND ((status <> '` + string(runtype.StatusQueued) + `' AND current_run_id <> '')
 			OR control = '` + string(runtype.ControlCancel) + `' OR NOT EXISTS (
 			SELECT 1 FROM tasks AS o INDEXED BY tasks_thread
 			WHERE o.thread_id = k.thread_id AND o.queued_at <= k.queued_at

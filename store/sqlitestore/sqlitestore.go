@@ -116,6 +116,9 @@ type Store struct {
 	owns   bool    // Close closes write and read
 	w, r   stmtSet // statements prepared on write and read
 	closed atomic.Bool
+	// shared: another process was seen writing to the file; batches get
+	// savepoints instead of replays (see Tx).
+	shared atomic.Bool
 
 	infoMu sync.Mutex
 	info   store.Info // guarded by infoMu

@@ -31,6 +31,11 @@ var errTxAborted = errors.New("transaction aborted")
 // largest rowid. (If another transaction of the same Store got the connection in
 // between, the replay is checked like new writes, and a failure aborts the
 // transaction: Commit then fails and nothing of it is kept.)
+//
+// Once another process is seen writing to the file (a cached sequence
+// let a taken one through), that process could commit between the
+// rollback and the replay, so from then on each batch gets a savepoint
+// instead, and a failed batch is rolled back to it.
 type Tx struct {
 	reader
 
@@ -121,7 +126,33 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 		cursors = append(cursors, e.Cursor)
 	}
 
+	// Another process writes to the file: a replay would roll back and
+	// begin again, and in between that process may take the sequences
+	// the replayed batches hold. Each batch then has its own savepoint.
+	shared := t.s.shared.Load()
+	if shared {
+		if _, err := t.tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
+			return fmt.Errorf("starting a savepoint: %w", err)
+		}
+	}
 	wrote, err := t.apply(ctx, b, data)
+	if shared {
+		if err == nil {
+			if _, rerr := t.tx.ExecContext(ctx, `RELEASE batch`); rerr != nil {
+				t.err = rerr
+				return fmt.Errorf("releasing the savepoint: %w", rerr)
+			}
+		} else if _, rerr := t.tx.ExecContext(ctx, `ROLLBACK TO batch`); rerr == nil {
+			_, rerr = t.tx.ExecContext(ctx, `RELEASE batch`)
+			if rerr != nil {
+				t.err = rerr
+			}
+			wrote = false // undone
+		} else {
+			t.err = rerr
+			return errors.Join(err, fmt.Errorf("undoing the batch: %w", rerr))
+		}
+	}
 	if err != nil {
 		for i, e := range b.Events {
 			e.Cursor = cursors[i]
@@ -326,10 +357,12 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		res, err := t.exec(ctx, qInsertEvent+queryID(len(events)-1), args...)
 		if err != nil {
 			// The cached last sequences let a taken one through: another
-			// process wrote to the file. Read them again next time.
+			// process wrote to the file. Read them again next time, and
+			// give batches savepoints from now on (see Apply).
 			for _, e := range events {
 				delete(t.s.lastSeq, e.SessionID)
 			}
+			t.s.shared.Store(true)
 			e := events[0]
 			return wrote, fmt.Errorf("inserting events %d… of session %s: %w", e.Sequence, e.SessionID, translate(err))
 		}
