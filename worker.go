@@ -99,28 +99,38 @@ func (rt *Runtime) claimDue(ctx context.Context) {
 			}
 			return
 		}
-		claimed := 0
+		var todo []*runtype.Task
 		for _, t := range due {
-			if claimed == free {
+			if len(todo) == free {
 				break
 			}
-			if rt.holds(t.ID) {
-				continue
+			if !rt.holds(t.ID) {
+				todo = append(todo, t)
 			}
-			c, err := rt.claim(ctx, t)
-			if err != nil {
-				if !errors.Is(err, store.ErrLeaseLost) && ctx.Err() == nil {
-					rt.cfg.Logger.Error("claiming task", "taskId", t.ID, "err", err)
-				}
-				continue
-			}
-			if c == nil {
-				continue
-			}
-			claimed++
-			go rt.work(c)
 		}
-		if claimed == 0 || len(due) < free+8 {
+		// Each claim is a write of its own: made together, they share
+		// the writer's commits.
+		var claims sync.WaitGroup
+		var claimed atomic.Int32
+		for _, t := range todo {
+			claims.Add(1)
+			go func() {
+				defer claims.Done()
+				c, err := rt.claim(ctx, t)
+				if err != nil {
+					if !errors.Is(err, store.ErrLeaseLost) && ctx.Err() == nil {
+						rt.cfg.Logger.Error("claiming task", "taskId", t.ID, "err", err)
+					}
+					return
+				}
+				if c != nil {
+					claimed.Add(1)
+					go rt.work(c)
+				}
+			}()
+		}
+		claims.Wait()
+		if claimed.Load() == 0 || len(due) < free+8 {
 			return
 		}
 	}
