@@ -113,25 +113,11 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	}
 	sm := cfg.Agents["bench"].Provider.(*scriptedModel)
 	echo := cfg.Tools[0].(*echoTool)
-	var dbPath string
-	if o.Variant == "sqlite" {
-		dir, err := os.MkdirTemp(o.Dir, "agentrt-bench-")
-		if err != nil {
-			return nil, fmt.Errorf("creating temp dir: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		cfg.DataDir = dir
-		dbPath = filepath.Join(dir, "agentrt.db")
-	}
-	rt, err := agentrt.New(cfg)
+	rt, dbPath, done, err := start(ctx, cfg, o.Variant, o.Dir, "agentrt-bench-")
 	if err != nil {
 		return nil, err
 	}
-	if err := rt.Start(ctx); err != nil {
-		rt.Stop(ctx)
-		return nil, err
-	}
-	defer rt.Stop(context.WithoutCancel(ctx))
+	defer done()
 
 	// Warm-up: sessions S .. S+W-1, same configuration, not measured.
 	if err := runSessions(ctx, rt, o.S, o.S+o.W, o.C, o.T); err != nil {
@@ -356,4 +342,30 @@ func versions() map[string]string {
 		}
 	}
 	return v
+}
+
+// start starts a runtime for a benchmark: on a fresh data directory under
+// parent for the sqlite variant (dbPath is its database), in memory
+// otherwise. done stops it and removes the directory.
+func start(ctx context.Context, cfg agentrt.Config, variant, parent, prefix string) (rt *agentrt.Runtime, dbPath string, done func(), err error) {
+	cleanup := func() {}
+	if variant == "sqlite" {
+		dir, err := os.MkdirTemp(parent, prefix)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("creating temp dir: %w", err)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		cfg.DataDir = dir
+		dbPath = filepath.Join(dir, "agentrt.db")
+	}
+	if rt, err = agentrt.New(cfg); err != nil {
+		cleanup()
+		return nil, "", nil, err
+	}
+	if err := rt.Start(ctx); err != nil {
+		rt.Stop(ctx)
+		cleanup()
+		return nil, "", nil, err
+	}
+	return rt, dbPath, func() { rt.Stop(context.WithoutCancel(ctx)); cleanup() }, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -177,25 +176,11 @@ func Parked(ctx context.Context, o ParkedOptions) (*ParkedResult, error) {
 		Tools:  []tool.Tool{deploy},
 		Policy: kernel,
 	}
-	var dbPath string
-	if o.Variant == "sqlite" {
-		dir, err := os.MkdirTemp(o.Dir, "agentrt-bench-parked-")
-		if err != nil {
-			return nil, fmt.Errorf("creating temp dir: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		cfg.DataDir = dir
-		dbPath = filepath.Join(dir, "agentrt.db")
-	}
-	rt, err := agentrt.New(cfg)
+	rt, dbPath, done, err := start(ctx, cfg, o.Variant, o.Dir, "agentrt-bench-parked-")
 	if err != nil {
 		return nil, err
 	}
-	if err := rt.Start(ctx); err != nil {
-		rt.Stop(ctx)
-		return nil, err
-	}
-	defer rt.Stop(context.WithoutCancel(ctx))
+	defer done()
 
 	// Warm up: park and resume a few sessions, unmeasured.
 	warm, err := park(ctx, rt, "w", parkedWarmup, o.Concurrency)
