@@ -232,17 +232,17 @@ func (rt *Runtime) work(c *claim) {
 		// (Checked before a lost lease: a heartbeat that came after the
 		// release finds the lease gone, but the release was this worker's.)
 		// The run's last write let go of the lease. An answer, a raised
-		// budget or a resume that came while it was parking found the
-		// task held and left it alone: make it due now.
-		if out.Status.Parked() || out.Status == runtype.StatusPaused {
-			if due := rt.nextDue(c, out); !due.IsZero() {
-				if err := rt.wakeTask(context.Background(), c.task.TenantID, c.task.ID); err != nil {
-					rt.cfg.Logger.Error("waking task", "taskId", c.task.ID, "err", err)
-				}
-			}
-		} else if rt.controlPending(c) {
-			// A cancel or retry came while the task was held: the store
-			// kept its due time as the lease's, so make it due now.
+		// budget, a resume or a cancel that came while the task was held
+		// was left alone by the store: make the task due now. (An ended
+		// task has nothing left to wake; a yielded one is due already.)
+		wake := false
+		switch {
+		case out.Status.Parked(), out.Status == runtype.StatusPaused:
+			wake = !rt.nextDue(c, out).IsZero()
+		case out.Status == runtype.StatusRetrying:
+			wake = rt.controlPending(c)
+		}
+		if wake {
 			if err := rt.wakeTask(context.Background(), c.task.TenantID, c.task.ID); err != nil {
 				rt.cfg.Logger.Error("waking task", "taskId", c.task.ID, "err", err)
 			}
