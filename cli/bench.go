@@ -57,11 +57,11 @@ and exits non-zero when verification fails.`,
 			if err := o.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			if *cpuprofile != "" {
-				f, err := os.Create(*cpuprofile)
-				if err != nil {
-					return usageErr("creating CPU profile: %v", err)
-				}
+			f, err := createProfile(*cpuprofile)
+			if err != nil {
+				return err
+			}
+			if f != nil {
 				defer f.Close()
 				o.CPUProfile = f
 			}
@@ -69,12 +69,7 @@ and exits non-zero when verification fails.`,
 			if err != nil {
 				return &exitError{code: ExitFailed, err: err}
 			}
-			b, err := json.Marshal(res)
-			if err != nil {
-				return &exitError{code: ExitFailed, err: err}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "RESULT %s\n", b)
-			return nil
+			return printResult(cmd, res)
 		},
 	})
 	cmd.AddCommand(newBenchParkedCmd())
@@ -122,11 +117,11 @@ is 1).`,
 			if err := o.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			if *cpuprofile != "" {
-				f, err := os.Create(*cpuprofile)
-				if err != nil {
-					return usageErr("creating CPU profile: %v", err)
-				}
+			f, err := createProfile(*cpuprofile)
+			if err != nil {
+				return err
+			}
+			if f != nil {
 				defer f.Close()
 				o.CPUProfile = f
 			}
@@ -134,11 +129,9 @@ is 1).`,
 			if err != nil {
 				return &exitError{code: ExitFailed, err: err}
 			}
-			b, err := json.Marshal(res)
-			if err != nil {
-				return &exitError{code: ExitFailed, err: err}
+			if err := printResult(cmd, res); err != nil {
+				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "RESULT %s\n", b)
 			if *check && !res.Pass() {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("targets missed: parked_cost_mb %.1f (target ≤ %d), resume_ms_p99 %.2f (target ≤ %d)",
 					res.ParkedCostMB, bench.ParkedCostTargetMB, res.ResumeMsP99, bench.ResumeTargetMs)}
@@ -146,4 +139,26 @@ is 1).`,
 			return nil
 		},
 	}
+}
+
+// createProfile creates the -cpuprofile file; nil when none was asked for.
+func createProfile(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageErr("creating CPU profile: %v", err)
+	}
+	return f, nil
+}
+
+// printResult prints a benchmark's one RESULT line.
+func printResult(cmd *cobra.Command, res any) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "RESULT %s\n", b)
+	return nil
 }
