@@ -86,6 +86,9 @@ type Info struct {
 	Version string
 	// SchemaVersion is the migration the database is at.
 	SchemaVersion int
+	// SchemaLatest is the migration this driver migrates to; 0 for a
+	// driver without a schema.
+	SchemaLatest int
 }
 
 // Tx is a write transaction. Reads through a Tx see its own writes.
@@ -320,6 +323,14 @@ type Reader interface {
 	TaskListDue(ctx context.Context, p *TaskListDueParams) ([]*runtype.Task, error)
 	// TaskCount counts tasks in some statuses.
 	TaskCount(ctx context.Context, p *TaskCountParams) (int, error)
+	// TaskQueueStats counts the tasks of every tenant that wait for a
+	// worker at p.Now and returns the one that has waited longest; see
+	// TaskQueueStats.
+	TaskQueueStats(ctx context.Context, p *TaskQueueStatsParams) (*TaskQueueStats, error)
+	// TaskListInFlight lists the tasks of every tenant that are in
+	// flight: held by a worker, or in status preparing, running or
+	// cancelling; see TaskListInFlightParams.
+	TaskListInFlight(ctx context.Context, p *TaskListInFlightParams) ([]*runtype.Task, error)
 
 	RunList(ctx context.Context, p *RunListParams) ([]*runtype.Run, error)
 
@@ -345,6 +356,9 @@ type Reader interface {
 	ActionGet(ctx context.Context, p *ActionGetParams) (*runtype.Action, error)
 	// ActionList returns the tenant's actions matching p, newest first.
 	ActionList(ctx context.Context, p *ActionListParams) ([]*runtype.Action, error)
+	// ActionStats counts the tenant's (or every tenant's) actions in one
+	// status and returns the oldest of them.
+	ActionStats(ctx context.Context, p *ActionStatsParams) (*ActionStats, error)
 	// GrantList returns the tenant's grants that apply in a session: the
 	// session's own and those without a session, oldest first.
 	GrantList(ctx context.Context, p *GrantListParams) ([]*runtype.PolicyGrant, error)
@@ -353,6 +367,9 @@ type Reader interface {
 	ReceiptList(ctx context.Context, p *ReceiptListParams) ([]*runtype.Receipt, error)
 	// EventLastCursor returns the highest cursor in the log (0 when empty).
 	EventLastCursor(ctx context.Context) (int64, error)
+	// EventLast returns the tenant's session's event with the highest
+	// sequence, or ErrNotFound when the session has none.
+	EventLast(ctx context.Context, p *EventLastParams) (*event.Event, error)
 }
 
 // DefaultListLimit applies when a list's Limit is zero; MaxListLimit caps it.
@@ -455,6 +472,34 @@ type TaskCountParams struct {
 	Statuses   []runtype.TaskStatus
 }
 
+// TaskQueueStatsParams selects the queue at Now.
+type TaskQueueStatsParams struct {
+	Now time.Time
+}
+
+// TaskQueueStats describes the tasks waiting for a worker: those of every
+// tenant whose DueAt is set and at or before Now. That is every queued
+// task (a submission is due at once, including one waiting for an
+// earlier turn of its thread), every task due again (a resumed, retried
+// or woken one) and every task whose worker's lease ran out; a task a
+// worker holds is due only at its lease's expiry, so it is not counted
+// while the lease lasts.
+type TaskQueueStats struct {
+	// Depth counts the waiting tasks.
+	Depth int
+	// Oldest is the task that has been due longest (the lowest DueAt,
+	// then QueuedAt, then ID); nil when none waits.
+	Oldest *runtype.Task
+}
+
+// TaskListInFlightParams lists the tasks in flight, at most Limit
+// (clamped like other lists), in the order the store finds them cheapest
+// (drivers use their due-time index: a task in flight is always due some
+// time, at its lease's expiry while a worker holds it).
+type TaskListInFlightParams struct {
+	Limit int
+}
+
 // RunListParams lists runs oldest first, of one task or of a whole session.
 type RunListParams struct {
 	TenantID  string
@@ -531,6 +576,28 @@ type ActionListParams struct {
 	// creation).
 	Limit    int
 	BeforeID string
+}
+
+// ActionStatsParams selects the actions ActionStats counts: the
+// tenant's (every tenant's with AllTenants) in Status.
+type ActionStatsParams struct {
+	TenantID   string
+	AllTenants bool
+	Status     runtype.ActionStatus
+}
+
+// ActionStats counts actions and names the oldest (the lowest ID: ids
+// sort by creation).
+type ActionStats struct {
+	Count int
+	// Oldest is nil when Count is 0.
+	Oldest *runtype.Action
+}
+
+// EventLastParams selects a session's last event.
+type EventLastParams struct {
+	TenantID  string
+	SessionID string
 }
 
 // GrantListParams selects the grants that apply in a session.

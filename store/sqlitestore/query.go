@@ -75,7 +75,13 @@ const (
 	qTaskListDue     = qTaskListThread + 1
 	qTaskCount       = qTaskListDue + 1 // 2 variants: countAllTenants
 	qTaskCountQueued = qTaskCount + 2   // 2 variants: countAllTenants
-	numQueries       = qTaskCountQueued + 2
+	qTaskQueueCount  = qTaskCountQueued + 2
+	qTaskQueueOldest = qTaskQueueCount + 1
+	qTaskInFlight    = qTaskQueueOldest + 1
+	qActionCount     = qTaskInFlight + 1 // 2 variants: countAllTenants
+	qActionOldest    = qActionCount + 2  // 2 variants: countAllTenants
+	qEventLast       = qActionOldest + 2
+	numQueries       = qEventLast + 1
 )
 
 // Filter bits of the statement variants.
@@ -376,6 +382,26 @@ func buildQueries() [numQueries]string {
 	// index tasks_queued holds just those (its WHERE needs the literal).
 	q[qTaskCountQueued] = `SELECT count(*) FROM tasks INDEXED BY tasks_queued WHERE tenant_id = ? AND status = 'queued'`
 	q[qTaskCountQueued+countAllTenants] = `SELECT count(*) FROM tasks INDEXED BY tasks_queued WHERE status = 'queued'`
+
+	// Health and metrics read aggregates. The queue's depth is a range of
+	// tasks_due, which covers it (due_at, queued_at and the key); its
+	// oldest task is that range's first row. Tasks in flight are due at
+	// their lease's expiry, so they are in tasks_due too: reading it
+	// skips the parked and ended tasks, however many there are.
+	const waiting = ` FROM tasks INDEXED BY tasks_due WHERE due_at <> 0 AND due_at <= ?`
+	q[qTaskQueueCount] = `SELECT count(*)` + waiting
+	q[qTaskQueueOldest] = `SELECT ` + taskCols + waiting + ` ORDER BY due_at, queued_at, id LIMIT 1`
+	q[qTaskInFlight] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_due WHERE due_at <> 0
+		AND (lease_owner <> '' OR status IN ('` + string(runtype.StatusPreparing) + `', '` + string(runtype.StatusRunning) +
+		`', '` + string(runtype.StatusCancelling) + `')) ORDER BY due_at, queued_at, id LIMIT ?`
+	q[qActionCount] = `SELECT count(*) FROM actions INDEXED BY actions_tenant_status WHERE tenant_id = ? AND status = ?`
+	q[qActionCount+countAllTenants] = `SELECT count(*) FROM actions INDEXED BY actions_status WHERE status = ?`
+	q[qActionOldest] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_tenant_status
+		WHERE tenant_id = ? AND status = ? ORDER BY id LIMIT 1`
+	q[qActionOldest+countAllTenants] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_status
+		WHERE status = ? ORDER BY id LIMIT 1`
+	q[qEventLast] = `SELECT cursor, tenant_id, data FROM events WHERE session_id = ? AND tenant_id = ?
+		ORDER BY sequence DESC LIMIT 1`
 	return q
 }
 

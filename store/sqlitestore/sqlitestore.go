@@ -198,7 +198,7 @@ func New(write, read *sql.DB) *Store {
 	s := &Store{write: write, read: read}
 	s.w.db, s.r.db = write, read
 	s.reader = reader{q: storeQuerier{s}}
-	s.info = store.Info{Driver: "sqlite", Durable: true}
+	s.info = store.Info{Driver: "sqlite", Durable: true, SchemaLatest: latestVersion()}
 	return s
 }
 
