@@ -101,6 +101,9 @@ type File struct {
 	// limits, multitask, retries and timeouts. Zero fields mean the
 	// defaults.
 	Durability Durability
+	// Health is the health section: the thresholds of the health
+	// checks. Zero fields mean the defaults.
+	Health Health
 }
 
 // Execution is the execution section.

@@ -739,3 +739,33 @@ func TestParseDurability(t *testing.T) {
 		t.Errorf("durability (-want +got):\n%s", diff)
 	}
 }
+
+// TestParseHealth: the health section's thresholds reach the File, and a
+// file without one leaves them zero (the runtime's defaults).
+func TestParseHealth(t *testing.T) {
+	t.Parallel()
+	const agents = "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n"
+	tests := []struct {
+		name string
+		src  string
+		want Health
+	}{
+		{"all", agents + "health:\n  stuck_after: 10m\n  queue_age_warn: 30s\n  approval_age_warn: 2h\n",
+			Health{StuckAfter: 10 * time.Minute, QueueAgeWarn: 30 * time.Second, ApprovalAgeWarn: 2 * time.Hour}},
+		{"some", agents + "health: {stuck_after: 90s}\n", Health{StuckAfter: 90 * time.Second}},
+		{"null", agents + "health:\n", Health{}},
+		{"none", agents, Health{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := Parse("agentrt.yaml", []byte(tt.src), fixture(t), Options{})
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, f.Health); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

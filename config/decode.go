@@ -15,7 +15,7 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability"}
+	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health"}
 	serverKeys     = []string{"listen"}
 	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox"}
 	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
@@ -154,6 +154,8 @@ func (d *decoder) decode(data []byte) *File {
 			f.Hooks = d.hooks(e)
 		case "durability":
 			d.durability(e, &f.Durability)
+		case "health":
+			d.health(e, &f.Health)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)

@@ -482,6 +482,22 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "HealthValues",
+			yaml: okAgent + "health:\n  stuck_after: 0s\n  queue_age_warn: a while\n  approval_age_wrn: 1h\n",
+			want: []string{
+				`agentrt.yaml:5:16: health.stuck_after must be positive, got string "0s"`,
+				`agentrt.yaml:6:19: health.queue_age_warn must be a duration such as 10s or 1m30s, got string "a while"`,
+				`agentrt.yaml:7:3: unknown key "approval_age_wrn" in health; did you mean approval_age_warn?`,
+			},
+		},
+		{
+			name: "HealthNotAMapping",
+			yaml: okAgent + "health: 5m\n",
+			want: []string{
+				`agentrt.yaml:4:9: health must be a mapping, got string "5m"`,
+			},
+		},
+		{
 			name: "ExecutionMaxParallel",
 			yaml: okAgent + "execution: {max_parallel: 0}\n",
 			want: []string{
