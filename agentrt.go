@@ -194,6 +194,8 @@ type Config struct {
 	// ProcessEnvAllow names daemon environment variables the shell and
 	// exec tools pass to processes.
 	ProcessEnvAllow []string
+	// Health sets when Health's checks warn or fail.
+	Health HealthThresholds
 }
 
 // Budgets are default limits on model spend; see loop.Budgets.
@@ -242,6 +244,7 @@ func (c Config) WithDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.Health = c.Health.withDefaults()
 	return c
 }
 
@@ -257,6 +260,9 @@ func (c Config) validate() error {
 	}
 	if c.Retry.MaxAttempts < 0 || c.Retry.Backoff < 0 || c.Retry.MaxBackoff < 0 || c.TurnTimeout < 0 || c.InactivityTimeout < 0 {
 		return errors.New("config: retry attempts, backoffs and timeouts must not be negative")
+	}
+	if c.Health.StuckAfter < 0 || c.Health.QueueAgeWarn < 0 || c.Health.ApprovalAgeWarn < 0 {
+		return errors.New("config: health thresholds must not be negative")
 	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)

@@ -64,6 +64,7 @@ func FromFile(f *config.File) (Config, error) {
 		return Config{}, err
 	}
 	durabilityFromFile(f, &cfg)
+	cfg.Health = HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
 	if err := executionFromFile(f, &cfg); err != nil {
 		return Config{}, err
 	}

@@ -520,52 +520,6 @@ func (rt *Runtime) ListSessions(ctx context.Context, p *ListSessionsParams) ([]S
 	return out, nil
 }
 
-// Health reports whether the runtime can serve.
-type Health struct {
-	Status      string     `json:"status"` // ok, degraded, stopped
-	RuntimeID   string     `json:"runtimeId"`
-	Version     string     `json:"version"`
-	Store       StoreInfo  `json:"store"`
-	ActiveTurns int        `json:"activeTurns"`
-	StartedAt   *time.Time `json:"startedAt,omitempty"`
-	Problems    []string   `json:"problems"`
-}
-
-// StoreInfo describes the store in Health.
-type StoreInfo struct {
-	Driver        string `json:"driver"`
-	Durable       bool   `json:"durable"`
-	SchemaVersion int    `json:"schemaVersion"`
-	LastCursor    int64  `json:"lastCursor"`
-	// Writer counts batches and commits; their ratio is the group-commit
-	// factor.
-	Writer store.WriterStats `json:"writer"`
-}
-
-// Health checks the runtime and its store.
-func (rt *Runtime) Health(ctx context.Context) *Health {
-	rt.mu.Lock()
-	state, active := rt.state, len(rt.claims)
-	rt.mu.Unlock()
-	info := rt.store.Info()
-	h := &Health{
-		Status: "ok", RuntimeID: rt.runtimeID, Version: Version(), ActiveTurns: active, StartedAt: ts(rt.startedAt), Problems: []string{},
-		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion, Writer: rt.writer.Stats()},
-	}
-	if state != stateRunning {
-		h.Status = "stopped"
-		h.Problems = append(h.Problems, "the runtime is not running")
-		return h
-	}
-	cur, err := rt.store.EventLastCursor(ctx)
-	if err != nil {
-		h.Status = "degraded"
-		h.Problems = append(h.Problems, fmt.Sprintf("reading the store: %v", err))
-	}
-	h.Store.LastCursor = cur
-	return h
-}
-
 // ownerOrDefault fills in DefaultTenant and DefaultPrincipal.
 func ownerOrDefault(o runtype.Owner) runtype.Owner {
 	o.TenantID = tenantOf(o)

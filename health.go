@@ -1,0 +1,409 @@
+package agentrt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// Health is the runtime's health projection (GET /v1/health, agentrt
+// health): whether its store answers and how fast, the schema, this
+// process's workers, the queue, the approvals waiting for a person, the
+// runs that stopped making progress, and the checks these add up to.
+//
+// The queue, approvals and stuck runs are the store's, across tenants and
+// processes: a process without workers (agentrt health) sees what a
+// daemon on the same data directory does. Workers are this process's
+// only.
+type Health struct {
+	// Status is ok, degraded (a check warns), unhealthy (a check fails)
+	// or stopped (the runtime is not running).
+	Status    string `json:"status"`
+	RuntimeID string `json:"runtimeId"`
+	Version   string `json:"version"`
+	// CheckedAt is when the checks ran, by the runtime's clock; ages are
+	// measured from it.
+	CheckedAt   time.Time     `json:"checkedAt"`
+	Store       StoreInfo     `json:"store"`
+	ActiveTurns int           `json:"activeTurns"`
+	StartedAt   *time.Time    `json:"startedAt,omitempty"`
+	Workers     WorkersInfo   `json:"workers"`
+	Queue       QueueInfo     `json:"queue"`
+	Approvals   ApprovalsInfo `json:"approvals"`
+	// StuckRuns are up to MaxStuckRuns tasks in flight that made no
+	// progress for Config.Health.StuckAfter, or whose worker's lease ran
+	// out long ago; StuckTotal counts them all.
+	StuckRuns  []StuckRun `json:"stuckRuns"`
+	StuckTotal int        `json:"stuckTotal"`
+	// Thresholds are the limits the checks applied.
+	Thresholds ThresholdsInfo `json:"thresholds"`
+	// Checks are the verdicts, in a fixed order: store, schema, workers,
+	// queue, approvals, stuck_runs (runtime alone, when stopped).
+	Checks []HealthCheck `json:"checks"`
+	// Problems are the reasons of the checks that are not ok, each
+	// prefixed with its check's name.
+	Problems []string `json:"problems"`
+}
+
+// StoreInfo describes the store in Health.
+type StoreInfo struct {
+	Driver  string `json:"driver"`
+	Durable bool   `json:"durable"`
+	// Reachable reports whether the store answered a read; LatencyMs is
+	// how long that read took (a round trip for the SQL drivers).
+	Reachable bool    `json:"reachable"`
+	LatencyMs float64 `json:"latencyMs"`
+	// Error is why the store did not answer.
+	Error string `json:"error,omitempty"`
+	// SchemaVersion is the migration the database is at; SchemaLatest the
+	// one this agentrt migrates to (both 0 for a store without a schema).
+	SchemaVersion int   `json:"schemaVersion"`
+	SchemaLatest  int   `json:"schemaLatest"`
+	LastCursor    int64 `json:"lastCursor"`
+	// Writer counts batches and commits; their ratio is the group-commit
+	// factor.
+	Writer store.WriterStats `json:"writer"`
+}
+
+// WorkersInfo is this process's worker pool.
+type WorkersInfo struct {
+	// State is running, none (the process runs no workers: it only reads
+	// or answers, as agentrt health does; another process may run them)
+	// or stopped.
+	State    string `json:"state"`
+	Capacity int    `json:"capacity"`
+	Busy     int    `json:"busy"`
+	Idle     int    `json:"idle"`
+}
+
+// QueueInfo is the work waiting for a worker: store.TaskQueueStats.
+type QueueInfo struct {
+	Depth int `json:"depth"`
+	// The task that has waited longest: since OldestQueuedAt, when it
+	// became due (for a new turn, its submission).
+	OldestTaskID      string     `json:"oldestTaskId,omitempty"`
+	OldestTurnID      string     `json:"oldestTurnId,omitempty"`
+	OldestQueuedAt    *time.Time `json:"oldestQueuedAt,omitempty"`
+	OldestQueuedAgeMs int64      `json:"oldestQueuedAgeMs"`
+}
+
+// ApprovalsInfo is the approvals waiting for a person, in every tenant.
+type ApprovalsInfo struct {
+	Pending         int        `json:"pending"`
+	OldestActionID  string     `json:"oldestActionId,omitempty"`
+	OldestTurnID    string     `json:"oldestTurnId,omitempty"`
+	OldestCreatedAt *time.Time `json:"oldestCreatedAt,omitempty"`
+	OldestAgeMs     int64      `json:"oldestAgeMs"`
+}
+
+// ThresholdsInfo are Config.Health's thresholds, in milliseconds.
+type ThresholdsInfo struct {
+	StuckAfterMs      int64 `json:"stuckAfterMs"`
+	QueueAgeWarnMs    int64 `json:"queueAgeWarnMs"`
+	ApprovalAgeWarnMs int64 `json:"approvalAgeWarnMs"`
+}
+
+// StuckRun is a task in flight that stopped making progress.
+type StuckRun struct {
+	TaskID    string             `json:"taskId"`
+	TurnID    string             `json:"turnId"`
+	SessionID string             `json:"sessionId"`
+	TenantID  string             `json:"tenantId"`
+	Status    runtype.TaskStatus `json:"status"`
+	// LastProgressAt is the task's last recorded write: the latest of its
+	// own update and its session's last event (and, for a task this
+	// process runs, its last step). IdleMs is the time since.
+	LastProgressAt *time.Time `json:"lastProgressAt,omitempty"`
+	IdleMs         int64      `json:"idleMs"`
+	LeaseOwner     string     `json:"leaseOwner,omitempty"`
+	LeaseExpiresAt *time.Time `json:"leaseExpiresAt,omitempty"`
+	Reason         string     `json:"reason"`
+}
+
+// HealthCheck is one check's verdict.
+type HealthCheck struct {
+	// Name is store, schema, workers, queue, approvals or stuck_runs
+	// (runtime, when the runtime is stopped).
+	Name string `json:"name"`
+	// Status is ok, warn or fail.
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+}
+
+// Health statuses and check statuses.
+const (
+	HealthOK        = "ok"
+	HealthDegraded  = "degraded"
+	HealthUnhealthy = "unhealthy"
+	HealthStopped   = "stopped"
+
+	CheckOK   = "ok"
+	CheckWarn = "warn"
+	CheckFail = "fail"
+)
+
+// MaxStuckRuns bounds Health.StuckRuns.
+const MaxStuckRuns = 20
+
+// slowStore is the store latency above which the store check warns.
+const slowStore = time.Second
+
+// HealthThresholds set when Health's checks warn or fail; zero fields take
+// the defaults.
+type HealthThresholds struct {
+	// StuckAfter is how long a task in flight may go without progress
+	// before it counts as stuck (the stuck_runs check fails); default 5m.
+	StuckAfter time.Duration
+	// QueueAgeWarn is how long a task may wait for a worker before the
+	// queue check warns; default 1m.
+	QueueAgeWarn time.Duration
+	// ApprovalAgeWarn is how long an approval may wait before the
+	// approvals check warns; default 1h.
+	ApprovalAgeWarn time.Duration
+}
+
+func (h HealthThresholds) withDefaults() HealthThresholds {
+	if h.StuckAfter == 0 {
+		h.StuckAfter = 5 * time.Minute
+	}
+	if h.QueueAgeWarn == 0 {
+		h.QueueAgeWarn = time.Minute
+	}
+	if h.ApprovalAgeWarn == 0 {
+		h.ApprovalAgeWarn = time.Hour
+	}
+	return h
+}
+
+// Ready reports whether the runtime can serve: it runs and its store
+// answers (GET /readyz). A degraded or unhealthy runtime may still be
+// ready.
+func (h *Health) Ready() bool {
+	return h.Status != HealthStopped && h.Store.Reachable
+}
+
+// Health checks the runtime and its store. The store reads are a few
+// indexed aggregates, cheap however many tasks are parked.
+func (rt *Runtime) Health(ctx context.Context) *Health {
+	now := rt.cfg.Now().UTC()
+	rt.mu.Lock()
+	state, active := rt.state, len(rt.claims)
+	progress := make(map[string]time.Time, len(rt.claims))
+	for id, c := range rt.claims {
+		progress[id] = time.Unix(0, c.progress.Load()).UTC()
+	}
+	rt.mu.Unlock()
+	info, th := rt.store.Info(), rt.cfg.Health
+	h := &Health{
+		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), CheckedAt: now, ActiveTurns: active,
+		StartedAt: ts(rt.startedAt), StuckRuns: []StuckRun{}, Checks: []HealthCheck{}, Problems: []string{},
+		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
+			SchemaLatest: info.SchemaLatest, Writer: rt.writer.Stats()},
+		Workers: WorkersInfo{State: "stopped"},
+		Thresholds: ThresholdsInfo{StuckAfterMs: th.StuckAfter.Milliseconds(), QueueAgeWarnMs: th.QueueAgeWarn.Milliseconds(),
+			ApprovalAgeWarnMs: th.ApprovalAgeWarn.Milliseconds()},
+	}
+	if state != stateRunning {
+		h.Status = HealthStopped
+		h.add(CheckFail, "runtime", "the runtime is not running")
+		return h
+	}
+
+	start := time.Now() // latency is real time, whatever the runtime's clock
+	cur, err := rt.store.EventLastCursor(ctx)
+	h.Store.LatencyMs = float64(time.Since(start).Microseconds()) / 1000
+	switch {
+	case err != nil:
+		h.Store.Error = err.Error()
+		h.add(CheckFail, "store", fmt.Sprintf("the store did not answer: %v", err))
+	case time.Since(start) > slowStore:
+		h.Store.Reachable, h.Store.LastCursor = true, cur
+		h.add(CheckWarn, "store", fmt.Sprintf("the store answered in %s, more than %s", roundDuration(time.Since(start)), slowStore))
+	default:
+		h.Store.Reachable, h.Store.LastCursor = true, cur
+		h.add(CheckOK, "store", fmt.Sprintf("%s answered in %.2fms", info.Driver, h.Store.LatencyMs))
+	}
+	h.schemaCheck()
+	h.workersCheck(rt, active)
+	if !h.Store.Reachable {
+		for _, name := range []string{"queue", "approvals", "stuck_runs"} {
+			h.add(CheckWarn, name, "not checked: the store did not answer")
+		}
+		h.settle()
+		return h
+	}
+	h.queueCheck(ctx, rt, now)
+	h.approvalsCheck(ctx, rt, now)
+	h.stuckCheck(ctx, rt, now, progress)
+	h.settle()
+	return h
+}
+
+// add records a check's verdict.
+func (h *Health) add(status, name, reason string) {
+	h.Checks = append(h.Checks, HealthCheck{Name: name, Status: status, Reason: reason})
+	if status != CheckOK {
+		h.Problems = append(h.Problems, name+": "+reason)
+	}
+}
+
+// settle sets Status from the checks.
+func (h *Health) settle() {
+	for _, c := range h.Checks {
+		switch {
+		case c.Status == CheckFail:
+			h.Status = HealthUnhealthy
+		case c.Status == CheckWarn && h.Status == HealthOK:
+			h.Status = HealthDegraded
+		}
+	}
+}
+
+func (h *Health) schemaCheck() {
+	s := &h.Store
+	switch {
+	case s.SchemaLatest == 0:
+		h.add(CheckOK, "schema", fmt.Sprintf("the %s store has no schema", s.Driver))
+	case s.SchemaVersion > s.SchemaLatest:
+		h.add(CheckFail, "schema", fmt.Sprintf("the database is at schema version %d, newer than this agentrt's %d", s.SchemaVersion, s.SchemaLatest))
+	case s.SchemaVersion < s.SchemaLatest:
+		h.add(CheckFail, "schema", fmt.Sprintf("the database is at schema version %d, this agentrt needs %d", s.SchemaVersion, s.SchemaLatest))
+	default:
+		h.add(CheckOK, "schema", fmt.Sprintf("at version %d", s.SchemaVersion))
+	}
+}
+
+func (h *Health) workersCheck(rt *Runtime, busy int) {
+	if rt.cfg.NoWorkers {
+		h.Workers = WorkersInfo{State: "none"}
+		h.add(CheckOK, "workers", "none in this process (it only reads); the queue shows whether another process works")
+		return
+	}
+	capacity := rt.cfg.MaxConcurrentRuns
+	h.Workers = WorkersInfo{State: "running", Capacity: capacity, Busy: busy, Idle: max(capacity-busy, 0)}
+	if busy >= capacity {
+		h.add(CheckWarn, "workers", fmt.Sprintf("all %d workers are busy", capacity))
+		return
+	}
+	h.add(CheckOK, "workers", fmt.Sprintf("%d of %d busy", busy, capacity))
+}
+
+func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
+	st, err := rt.store.TaskQueueStats(ctx, &store.TaskQueueStatsParams{Now: now})
+	if err != nil {
+		h.add(CheckWarn, "queue", fmt.Sprintf("reading the queue: %v", err))
+		return
+	}
+	q := &h.Queue
+	q.Depth = st.Depth
+	if st.Oldest == nil {
+		h.add(CheckOK, "queue", "nothing waits for a worker")
+		return
+	}
+	age := now.Sub(st.Oldest.DueAt)
+	q.OldestTaskID, q.OldestTurnID, q.OldestQueuedAt, q.OldestQueuedAgeMs = st.Oldest.ID, st.Oldest.TurnID, ts(st.Oldest.DueAt), age.Milliseconds()
+	reason := fmt.Sprintf("%d waiting, the oldest (task %s) for %s", st.Depth, st.Oldest.ID, roundDuration(age))
+	if age > rt.cfg.Health.QueueAgeWarn {
+		h.add(CheckWarn, "queue", reason+", more than "+roundDuration(rt.cfg.Health.QueueAgeWarn))
+		return
+	}
+	h.add(CheckOK, "queue", reason)
+}
+
+func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time) {
+	st, err := rt.store.ActionStats(ctx, &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending})
+	if err != nil {
+		h.add(CheckWarn, "approvals", fmt.Sprintf("reading the pending approvals: %v", err))
+		return
+	}
+	a := &h.Approvals
+	a.Pending = st.Count
+	if st.Oldest == nil {
+		h.add(CheckOK, "approvals", "none pending")
+		return
+	}
+	age := now.Sub(st.Oldest.CreatedAt)
+	a.OldestActionID, a.OldestTurnID, a.OldestCreatedAt, a.OldestAgeMs = st.Oldest.ID, st.Oldest.TurnID, ts(st.Oldest.CreatedAt), age.Milliseconds()
+	reason := fmt.Sprintf("%d pending, the oldest (%s) for %s", st.Count, st.Oldest.ID, roundDuration(age))
+	if age > rt.cfg.Health.ApprovalAgeWarn {
+		h.add(CheckWarn, "approvals", reason+", more than "+roundDuration(rt.cfg.Health.ApprovalAgeWarn))
+		return
+	}
+	h.add(CheckOK, "approvals", reason)
+}
+
+// stuckCheck looks at every task in flight. A task is stuck when it made
+// no progress for StuckAfter, or when its worker's lease ran out more
+// than a lease's time ago and no worker took it up (its worker died and
+// none runs that could go on with it).
+func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, progress map[string]time.Time) {
+	tasks, err := rt.store.TaskListInFlight(ctx, &store.TaskListInFlightParams{Limit: store.MaxListLimit})
+	if err != nil {
+		h.add(CheckWarn, "stuck_runs", fmt.Sprintf("reading the tasks in flight: %v", err))
+		return
+	}
+	after := rt.cfg.Health.StuckAfter
+	for _, k := range tasks {
+		last := later(k.UpdatedAt, k.StartedAt)
+		if p, ok := progress[k.ID]; ok {
+			last = later(last, p)
+		}
+		if now.Sub(last) > after {
+			// The run writes its steps as events, not to the task.
+			e, err := rt.store.EventLast(ctx, &store.EventLastParams{TenantID: k.TenantID, SessionID: k.SessionID})
+			switch {
+			case err == nil:
+				last = later(last, e.Timestamp)
+			case !errors.Is(err, store.ErrNotFound):
+				h.add(CheckWarn, "stuck_runs", fmt.Sprintf("reading the progress of task %s: %v", k.ID, err))
+				return
+			}
+		}
+		idle := now.Sub(last)
+		var reason string
+		switch {
+		case idle > after:
+			reason = fmt.Sprintf("no progress for %s, more than %s", roundDuration(idle), roundDuration(after))
+		case k.LeaseOwner != "" && now.Sub(k.LeaseExpiresAt) > rt.cfg.LeaseTTL:
+			reason = fmt.Sprintf("the lease of %s ran out %s ago and no worker took the task up", k.LeaseOwner, roundDuration(now.Sub(k.LeaseExpiresAt)))
+		default:
+			continue
+		}
+		h.StuckTotal++
+		if len(h.StuckRuns) < MaxStuckRuns {
+			h.StuckRuns = append(h.StuckRuns, StuckRun{
+				TaskID: k.ID, TurnID: k.TurnID, SessionID: k.SessionID, TenantID: k.TenantID, Status: k.Status,
+				LastProgressAt: ts(last), IdleMs: idle.Milliseconds(), LeaseOwner: k.LeaseOwner,
+				LeaseExpiresAt: ts(k.LeaseExpiresAt), Reason: reason,
+			})
+		}
+	}
+	more := ""
+	if len(tasks) == store.MaxListLimit {
+		more = " (only the first " + fmt.Sprint(store.MaxListLimit) + " were looked at)"
+	}
+	switch h.StuckTotal {
+	case 0:
+		h.add(CheckOK, "stuck_runs", fmt.Sprintf("%d in flight, none stuck%s", len(tasks), more))
+	case 1:
+		h.add(CheckFail, "stuck_runs", fmt.Sprintf("task %s: %s%s", h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
+	default:
+		h.add(CheckFail, "stuck_runs", fmt.Sprintf("%d of %d in flight are stuck, the first (task %s): %s%s",
+			h.StuckTotal, len(tasks), h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
+	}
+}
+
+// roundDuration prints d to a readable precision: 1m30s, 2h5m0s, 250ms.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	case d >= time.Second:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Millisecond).String()
+}

@@ -1,0 +1,391 @@
+package agentrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/internal/spectest"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/store/memstore"
+	"github.com/agentrt/agentrt/tool"
+)
+
+// This file tests the health projection (Runtime.Health): each check
+// going from ok to warn or fail as time passes on a fake clock.
+
+// checkStatuses returns name → status of h's checks.
+func checkStatuses(h *agentrt.Health) map[string]string {
+	out := make(map[string]string, len(h.Checks))
+	for _, c := range h.Checks {
+		out[c.Name] = c.Status
+	}
+	return out
+}
+
+// wantChecks fails unless h has the status and its checks the statuses
+// in want (checks not named must be ok).
+func wantChecks(t *testing.T, h *agentrt.Health, status string, want map[string]string) {
+	t.Helper()
+	got := checkStatuses(h)
+	full := map[string]string{"store": "ok", "schema": "ok", "workers": "ok", "queue": "ok", "approvals": "ok", "stuck_runs": "ok"}
+	for k, v := range want {
+		full[k] = v
+	}
+	if h.Status != status {
+		t.Errorf("status = %s, want %s; checks %+v", h.Status, status, h.Checks)
+	}
+	if d := cmp.Diff(full, got); d != "" {
+		t.Errorf("check statuses (-want +got):\n%s\nchecks: %+v", d, h.Checks)
+	}
+}
+
+// reasonOf returns the reason of h's check name.
+func reasonOf(h *agentrt.Health, name string) string {
+	for _, c := range h.Checks {
+		if c.Name == name {
+			return c.Reason
+		}
+	}
+	return ""
+}
+
+// TestHealthOK: a fresh runtime on SQLite is ok, every check in order,
+// with its store's schema at the latest version and its workers idle; the
+// JSON keeps the fields it always had.
+func TestHealthOK(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: "responses: [{text: hi}]", sqlite: true})
+	h := b.rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthOK, nil)
+	var names []string
+	for _, c := range h.Checks {
+		names = append(names, c.Name)
+	}
+	if d := cmp.Diff([]string{"store", "schema", "workers", "queue", "approvals", "stuck_runs"}, names); d != "" {
+		t.Errorf("check order (-want +got):\n%s", d)
+	}
+	if !h.Store.Reachable || h.Store.LatencyMs < 0 || h.Store.SchemaVersion == 0 || h.Store.SchemaVersion != h.Store.SchemaLatest {
+		t.Errorf("store = %+v, want reachable at the latest schema", h.Store)
+	}
+	if h.Workers != (agentrt.WorkersInfo{State: "running", Capacity: 64, Idle: 64}) {
+		t.Errorf("workers = %+v, want 64 idle", h.Workers)
+	}
+	if !h.Ready() || len(h.Problems) != 0 || h.StuckTotal != 0 || h.Queue.Depth != 0 || h.Approvals.Pending != 0 {
+		t.Errorf("health = %+v", h)
+	}
+	raw, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"status", "runtimeId", "version", "store", "activeTurns", "startedAt", "problems",
+		"checkedAt", "workers", "queue", "approvals", "stuckRuns", "stuckTotal", "checks"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("JSON has no %q: %s", k, raw)
+		}
+	}
+}
+
+// TestHealthQueueAge: a turn no worker takes up (the runtime has none)
+// makes the queue check warn once it has waited longer than
+// queue_age_warn; the runtime is then degraded, still ready.
+func TestHealthQueueAge(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.NoWorkers, cfg.Now = true, clock.Now
+	rt := startDurable(t, cfg)
+	res := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "hello"})
+
+	h := rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthOK, nil)
+	if h.Workers != (agentrt.WorkersInfo{State: "none"}) {
+		t.Errorf("workers = %+v, want none in this process", h.Workers)
+	}
+	if h.Queue.Depth != 1 || h.Queue.OldestTaskID != res.TaskID || h.Queue.OldestTurnID != res.TurnID || h.Queue.OldestQueuedAgeMs != 0 {
+		t.Errorf("queue = %+v, want the turn just submitted", h.Queue)
+	}
+
+	clock.Advance(time.Minute)
+	wantChecks(t, rt.Health(context.Background()), agentrt.HealthOK, nil) // not more than a minute yet
+	clock.Advance(time.Second)
+	h = rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"queue": "warn"})
+	if h.Queue.OldestQueuedAgeMs != 61000 || h.Queue.OldestQueuedAt == nil || !h.Queue.OldestQueuedAt.Equal(clock.Now().Add(-61*time.Second)) {
+		t.Errorf("queue = %+v, want the turn waiting 61s", h.Queue)
+	}
+	if want := "queue: 1 waiting, the oldest (task " + res.TaskID + ") for 1m1s, more than 1m0s"; len(h.Problems) != 1 || h.Problems[0] != want {
+		t.Errorf("problems = %q, want %q", h.Problems, want)
+	}
+	if !h.Ready() {
+		t.Error("a degraded runtime is not ready")
+	}
+}
+
+// TestHealthApprovalAge: a turn parked on an approval makes the
+// approvals check warn once it has waited longer than the configured
+// approval_age_warn.
+func TestHealthApprovalAge(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	g := startGov(t, agentrt.Config{Policy: kernel(t, askRules), Now: clock.Now,
+		Health: agentrt.HealthThresholds{ApprovalAgeWarn: 10 * time.Minute}},
+		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}})
+	res, turn := g.submit(t, "")
+	if turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s, want waiting_permission", turn.Status)
+	}
+	act := g.pending(t, res.TurnID)[0]
+
+	h := g.rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthOK, nil)
+	if h.Approvals.Pending != 1 || h.Approvals.OldestActionID != act.ActionID || h.Approvals.OldestTurnID != res.TurnID {
+		t.Errorf("approvals = %+v, want %s", h.Approvals, act.ActionID)
+	}
+	clock.Advance(10*time.Minute + time.Millisecond)
+	h = g.rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"approvals": "warn"})
+	if h.Approvals.OldestAgeMs != (10*time.Minute).Milliseconds()+1 {
+		t.Errorf("approvals = %+v, want the oldest 10m old", h.Approvals)
+	}
+	if r := reasonOf(h, "approvals"); !strings.Contains(r, act.ActionID) || !strings.Contains(r, "more than 10m0s") {
+		t.Errorf("approvals reason = %q", r)
+	}
+	// The parked task holds no worker: it is neither queued nor in flight.
+	if h.Queue.Depth != 0 || h.StuckTotal != 0 {
+		t.Errorf("queue %+v, %d stuck; want neither", h.Queue, h.StuckTotal)
+	}
+}
+
+// TestHealthStuckRunInProcess: a run of this process blocked in a tool
+// call for longer than stuck_after fails the stuck_runs check; once the
+// call returns and the turn completes, the runtime is ok again.
+func TestHealthStuckRunInProcess(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	g := newGate(t, 1)
+	cfg := durableConfig(&brain{answer: callsOn("wait")}, g.tool("wait", tool.Annotations{ReadOnly: true}))
+	// A lease longer than the clock's jump: the task stays held (not
+	// due again), and the heartbeat (every 20m of real time) never runs.
+	cfg.Now, cfg.MaxConcurrentRuns, cfg.LeaseTTL = clock.Now, 1, time.Hour
+	rt := startDurable(t, cfg)
+	res := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "block"})
+	g.wait(t)
+
+	h := rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"workers": "warn"}) // its one worker is busy
+	if h.Workers != (agentrt.WorkersInfo{State: "running", Capacity: 1, Busy: 1}) || h.ActiveTurns != 1 {
+		t.Errorf("workers = %+v, active %d; want the one busy", h.Workers, h.ActiveTurns)
+	}
+
+	clock.Advance(5*time.Minute + time.Second)
+	h = rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"workers": "warn", "stuck_runs": "fail"})
+	if h.StuckTotal != 1 || len(h.StuckRuns) != 1 {
+		t.Fatalf("stuck runs = %+v (total %d), want one", h.StuckRuns, h.StuckTotal)
+	}
+	s := h.StuckRuns[0]
+	if s.TaskID != res.TaskID || s.TurnID != res.TurnID || s.SessionID != res.SessionID || s.Status != runtype.StatusRunning ||
+		s.IdleMs < (5*time.Minute).Milliseconds() || s.LeaseOwner == "" || !strings.HasPrefix(s.Reason, "no progress for 5m") {
+		t.Errorf("stuck run = %+v", s)
+	}
+	if !h.Ready() { // unhealthy is not unready: the runtime still serves
+		t.Error("an unhealthy runtime whose store answers is not ready")
+	}
+
+	g.open()
+	wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusCompleted, "*")
+	wantChecks(t, rt.Health(context.Background()), agentrt.HealthOK, nil)
+}
+
+// stuckStore is a memory store holding what two dead workers left: a
+// task still leased by its worker, and one whose lease was let go while
+// it ran (a store failure), whose session recorded an event 30s after t0.
+func stuckStore(t *testing.T, t0 time.Time) (st store.Store, leased, unleased *runtype.Task) {
+	t.Helper()
+	st = memstore.New()
+	t.Cleanup(func() { st.Close() })
+	ids := runtype.NewIDGen(nil)
+	owner := runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.DefaultPrincipal}
+	b := &store.Batch{}
+	task := func() *runtype.Task {
+		s := &runtype.Session{ID: ids.New(runtype.PrefixSession), Owner: owner, Agent: "a", CreatedAt: t0, UpdatedAt: t0}
+		th := &runtype.Thread{ID: ids.New(runtype.PrefixThread), SessionID: s.ID, Owner: owner, CreatedAt: t0}
+		u := &runtype.Turn{ID: ids.New(runtype.PrefixTurn), SessionID: s.ID, ThreadID: th.ID, Owner: owner, Agent: "a",
+			Input: "x", Status: runtype.StatusRunning, TaskID: ids.New(runtype.PrefixTask), CreatedAt: t0, StartedAt: t0}
+		k := &runtype.Task{ID: u.TaskID, SessionID: s.ID, ThreadID: th.ID, TurnID: u.ID, Owner: owner, Status: runtype.StatusRunning,
+			CurrentRunID: ids.New(runtype.PrefixRun), CreatedAt: t0, UpdatedAt: t0, StartedAt: t0, Attempts: 1,
+			QueuedAt: t0, DueAt: t0.Add(10 * time.Second)}
+		b.Sessions, b.Threads, b.Turns, b.Tasks = append(b.Sessions, s), append(b.Threads, th), append(b.Turns, u), append(b.Tasks, k)
+		return k
+	}
+	leased, unleased = task(), task()
+	leased.LeaseOwner, leased.LeaseEpoch, leased.LeaseExpiresAt = "rt_dead/42-beef", 1, t0.Add(10*time.Second)
+	e := &event.Event{Type: event.TurnStarted, EventID: ids.New(runtype.PrefixEvent), Timestamp: t0.Add(30 * time.Second),
+		SchemaVersion: event.SchemaVersion, RuntimeID: "rt_dead", Sequence: 1, SessionID: unleased.SessionID,
+		ThreadID: unleased.ThreadID, TurnID: unleased.TurnID, TaskID: unleased.ID, TraceID: ids.TraceID(), SpanID: ids.SpanID(),
+		Payload: &event.TurnPayload{Status: runtype.StatusRunning, Agent: "a"}, TenantID: owner.TenantID}
+	raw, err := e.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spectest.Event(t, raw)
+	b.Events = []*event.Event{e}
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return st, leased, unleased
+}
+
+// TestHealthStuckRunsLeftBehind: a reader (no workers) sees the runs
+// other processes left: one whose worker's lease ran out long ago is
+// stuck at once; one without a lease only after stuck_after without
+// progress, counted from its session's last event.
+func TestHealthStuckRunsLeftBehind(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st, leased, unleased := stuckStore(t, t0)
+	clock := &fakeClock{now: t0.Add(5 * time.Second)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers, cfg.Now = st, true, clock.Now
+	rt := startDurable(t, cfg)
+
+	h := rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthOK, nil)
+	if r := reasonOf(h, "stuck_runs"); r != "2 in flight, none stuck" {
+		t.Errorf("stuck_runs reason = %q", r)
+	}
+
+	clock.Advance(55 * time.Second) // t0+1m: the lease ran out 50s ago
+	h = rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "ok"})
+	if h.StuckTotal != 1 || len(h.StuckRuns) != 1 {
+		t.Fatalf("stuck runs = %+v, want the leased one", h.StuckRuns)
+	}
+	want := agentrt.StuckRun{
+		TaskID: leased.ID, TurnID: leased.TurnID, SessionID: leased.SessionID, TenantID: leased.TenantID,
+		Status: runtype.StatusRunning, LastProgressAt: &t0, IdleMs: time.Minute.Milliseconds(),
+		LeaseOwner: "rt_dead/42-beef", LeaseExpiresAt: ptr(t0.Add(10 * time.Second)),
+		Reason: "the lease of rt_dead/42-beef ran out 50s ago and no worker took the task up",
+	}
+	if d := cmp.Diff(want, h.StuckRuns[0]); d != "" {
+		t.Errorf("stuck run (-want +got):\n%s", d)
+	}
+	// Both tasks are due again (a worker would take them up): they wait.
+	if h.Queue.Depth != 2 {
+		t.Errorf("queue = %+v, want both tasks", h.Queue)
+	}
+
+	clock.Advance(4*time.Minute + 31*time.Second) // t0+5m31s: 5m1s since the event
+	h = rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
+	if h.StuckTotal != 2 || len(h.StuckRuns) != 2 {
+		t.Fatalf("stuck runs = %+v, want both", h.StuckRuns)
+	}
+	got := h.StuckRuns[1]
+	if got.TaskID != unleased.ID || got.LastProgressAt == nil || !got.LastProgressAt.Equal(t0.Add(30*time.Second)) ||
+		got.IdleMs != (5*time.Minute+time.Second).Milliseconds() || got.Reason != "no progress for 5m1s, more than 5m0s" {
+		t.Errorf("stuck run without a lease = %+v", got)
+	}
+	if r := reasonOf(h, "stuck_runs"); !strings.HasPrefix(r, "2 of 2 in flight are stuck") {
+		t.Errorf("stuck_runs reason = %q", r)
+	}
+}
+
+// TestHealthStoreClosed: a store that stops answering makes the runtime
+// unhealthy and unready, without the checks that need it.
+func TestHealthStoreClosed(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers = st, true
+	rt := startDurable(t, cfg)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"store": "fail", "queue": "warn", "approvals": "warn", "stuck_runs": "warn"})
+	if h.Store.Reachable || !strings.Contains(h.Store.Error, "store closed") || h.Ready() {
+		t.Errorf("store = %+v, ready %v; want unreachable and not ready", h.Store, h.Ready())
+	}
+	if r := reasonOf(h, "queue"); r != "not checked: the store did not answer" {
+		t.Errorf("queue reason = %q", r)
+	}
+}
+
+// TestHealthStopped: a stopped runtime says so and checks nothing more.
+func TestHealthStopped(t *testing.T) {
+	t.Parallel()
+	rt, err := agentrt.New(durableConfig(&brain{answer: callsOn("none")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := rt.Health(context.Background())
+	want := []agentrt.HealthCheck{{Name: "runtime", Status: "fail", Reason: "the runtime is not running"}}
+	if h.Status != agentrt.HealthStopped || h.Ready() || !cmp.Equal(want, h.Checks) {
+		t.Errorf("health = %+v, want stopped", h)
+	}
+}
+
+// TestHealthThresholdsConfig: thresholds come from the health section of
+// agentrt.yaml, and negative ones are refused.
+func TestHealthThresholdsConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"s.replay.yaml": "responses: [{text: hi}]\n",
+		"agentrt.yaml": "agents:\n  a:\n    model: {provider: replay, script: s.replay.yaml}\n" +
+			"health:\n  stuck_after: 90s\n  queue_age_warn: 5s\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fromFile, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agentrt.HealthThresholds{StuckAfter: 90 * time.Second, QueueAgeWarn: 5 * time.Second}
+	if fromFile.Health != want {
+		t.Errorf("Health from the file = %+v, want %+v", fromFile.Health, want)
+	}
+	want.ApprovalAgeWarn = time.Hour
+	if got := fromFile.WithDefaults().Health; got != want {
+		t.Errorf("Health with defaults = %+v, want %+v", got, want)
+	}
+
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Health.StuckAfter = -time.Second
+	if _, err := agentrt.New(cfg); err == nil || !strings.Contains(err.Error(), "health thresholds must not be negative") {
+		t.Errorf("New with a negative stuck_after = %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
