@@ -176,19 +176,24 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// readyz answers 200 while the runtime runs and its store answers, even
+// when a check warns or fails: a load balancer should keep sending work to
+// a runtime with a stuck run or an old approval.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	h := s.rt.Health(r.Context())
 	code := http.StatusOK
-	if h.Status != "ok" {
+	if !h.Ready() {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, map[string]any{"status": h.Status, "problems": h.Problems})
 }
 
+// health answers the health projection: 200 when ok or degraded, 503
+// when unhealthy or stopped.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	h := s.rt.Health(r.Context())
 	code := http.StatusOK
-	if h.Status != "ok" {
+	if h.Status == agentrt.HealthUnhealthy || h.Status == agentrt.HealthStopped {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, h)

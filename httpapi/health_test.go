@@ -1,0 +1,63 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/store/memstore"
+)
+
+// TestHealthDegradedAndUnhealthy: /v1/health answers 200 while the
+// runtime is only degraded (an approval waits longer than an hour) and 503
+// once it is unhealthy (its store stopped answering); /readyz stays 200
+// while the store answers.
+func TestHealthDegradedAndUnhealthy(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	old := time.Now().Add(-2 * time.Hour)
+	act := &runtype.Action{ID: "act_01HEALTHTESTOLDPENDING000", Owner: runtype.Owner{TenantID: agentrt.DefaultTenant},
+		Type: "tool_permission", Status: runtype.ActionPending, CreatedAt: old, ExpiresAt: old.Add(100 * time.Hour)}
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(context.Background(), &store.Batch{Actions: []*runtype.Action{act}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, setupOpts{store: st})
+	noToken := map[string]string{"Authorization": ""}
+
+	var h agentrt.Health
+	b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &h)
+	if h.Status != agentrt.HealthDegraded || h.Approvals.Pending != 1 || h.Approvals.OldestActionID != act.ID || len(h.Problems) != 1 {
+		t.Errorf("/v1/health = %+v, want degraded by the old approval", h)
+	}
+	var ready struct {
+		Status   string
+		Problems []string
+	}
+	b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusOK, &ready)
+	if ready.Status != agentrt.HealthDegraded {
+		t.Errorf("/readyz = %+v, want ready and degraded", ready)
+	}
+
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.getJSON(t, call{path: "/v1/health"}, http.StatusServiceUnavailable, &h)
+	if h.Status != agentrt.HealthUnhealthy || h.Store.Reachable || h.Checks[0].Name != "store" || h.Checks[0].Status != agentrt.CheckFail {
+		t.Errorf("/v1/health with the store closed = %+v, want unhealthy", h)
+	}
+	b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusServiceUnavailable, &ready)
+	if ready.Status != agentrt.HealthUnhealthy || len(ready.Problems) == 0 {
+		t.Errorf("/readyz with the store closed = %+v, want unready with problems", ready)
+	}
+}
