@@ -5,7 +5,8 @@
 // resume, retry it), queue (list a thread's queued turns, remove or
 // promote one), policy (explain a decision, lint rule files), verify (a
 // session's evidence receipts), doctor (configuration, providers and
-// keys), bench (the agent-loop benchmark) and version. cmd/agentrt only
+// keys), health (a data directory's store, queue, approvals and stuck
+// runs), bench (the agent-loop benchmark) and version. cmd/agentrt only
 // calls Main.
 package cli
 
@@ -73,7 +74,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newPolicyCmd(),
-		newVerifyCmd(), newDoctorCmd(), newBenchCmd(), newVersionCmd())
+		newVerifyCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})

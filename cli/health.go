@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt"
+)
+
+func newHealthCmd() *cobra.Command {
+	var flags storeFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "health [--config FILE] [--data-dir D] [--json]",
+		Short: "Check the store, queue, approvals and stuck runs of a data directory",
+		Long: `Open the data directory without workers (a running daemon is left alone) and
+report its health: whether the store answers and how fast, its schema version,
+the work waiting for a worker, the approvals waiting for a person, and the runs
+that made no progress for health.stuck_after. One line says the status (ok,
+degraded, unhealthy), then one line per check; --json prints the projection
+GET /v1/health serves.
+
+Exit codes: 0 ok or degraded (a check warns), 1 unhealthy (a check fails, or
+the data directory cannot be opened), 2 the configuration does not load.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := flags.health(cmd)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(h); err != nil {
+					return err
+				}
+			} else {
+				printHealth(out, h)
+			}
+			if h.Status == agentrt.HealthUnhealthy || h.Status == agentrt.HealthStopped {
+				return &exitError{code: ExitFailed, err: errors.New("")}
+			}
+			return nil
+		},
+	}
+	flags.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the health projection as JSON")
+	return cmd
+}
+
+// health opens the data directory read-only and reads its health. A data
+// directory that cannot be opened is unhealthy: its store does not
+// answer.
+func (f *storeFlags) health(cmd *cobra.Command) (*agentrt.Health, error) {
+	rt, stop, err := f.openReader(cmd)
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) && ee.code == ExitUsage {
+			return nil, err
+		}
+		return unreachable(err), nil
+	}
+	defer stop()
+	return readHealth(commandContext(cmd), rt), nil
+}
+
+// readHealth is the command's one read: the runtime's health projection.
+func readHealth(ctx context.Context, rt *agentrt.Runtime) *agentrt.Health {
+	return rt.Health(ctx)
+}
+
+// unreachable is the health of a data directory that could not be
+// opened.
+func unreachable(err error) *agentrt.Health {
+	reason := "the store did not open: " + err.Error()
+	return &agentrt.Health{
+		Status: agentrt.HealthUnhealthy, Version: agentrt.Version(), CheckedAt: time.Now().UTC(),
+		Store:     agentrt.StoreInfo{Error: err.Error()},
+		StuckRuns: []agentrt.StuckRun{},
+		Checks:    []agentrt.HealthCheck{{Name: "store", Status: agentrt.CheckFail, Reason: reason}},
+		Problems:  []string{"store: " + reason},
+	}
+}
+
+// printHealth prints the status, then one line per check and one per
+// stuck run.
+func printHealth(w io.Writer, h *agentrt.Health) {
+	fmt.Fprintf(w, "%s %s\n", h.Status, healthContext(h))
+	for _, c := range h.Checks {
+		mark := map[string]string{agentrt.CheckOK: "✔", agentrt.CheckWarn: "!", agentrt.CheckFail: "✘"}[c.Status]
+		fmt.Fprintf(w, "  %s %-10s %s\n", mark, c.Name, checkLine(h, c))
+	}
+	for _, s := range h.StuckRuns {
+		lease := ""
+		if s.LeaseOwner != "" {
+			lease = ", held by " + s.LeaseOwner
+		}
+		fmt.Fprintf(w, "      %s (turn %s) %s, last progress %s%s\n", s.TaskID, s.TurnID, s.Status, ago(s.IdleMs), lease)
+	}
+	if n := h.StuckTotal - len(h.StuckRuns); n > 0 {
+		fmt.Fprintf(w, "      and %d more\n", n)
+	}
+}
+
+// healthContext says which runtime and store the status is about.
+func healthContext(h *agentrt.Health) string {
+	if h.RuntimeID == "" {
+		return "(agentrt " + h.Version + ")"
+	}
+	return fmt.Sprintf("(runtime %s, agentrt %s)", h.RuntimeID, h.Version)
+}
+
+// checkLine is a check's line: for the queue and the approvals a
+// summary with relative ages, for the others the check's reason.
+func checkLine(h *agentrt.Health, c agentrt.HealthCheck) string {
+	var line string
+	var limit int64
+	switch {
+	case c.Name == "queue" && h.Queue.OldestTaskID != "":
+		line = fmt.Sprintf("%d waiting, the oldest (%s) due %s", h.Queue.Depth, h.Queue.OldestTaskID, ago(h.Queue.OldestQueuedAgeMs))
+		limit = h.Thresholds.QueueAgeWarnMs
+	case c.Name == "approvals" && h.Approvals.OldestActionID != "":
+		line = fmt.Sprintf("%d pending, the oldest (%s) asked %s", h.Approvals.Pending, h.Approvals.OldestActionID, ago(h.Approvals.OldestAgeMs))
+		limit = h.Thresholds.ApprovalAgeWarnMs
+	default:
+		return c.Reason
+	}
+	if c.Status != agentrt.CheckOK {
+		line += ", longer than " + (time.Duration(limit) * time.Millisecond).String()
+	}
+	return line
+}
+
+// ago says how long ago something was, to a glance's precision: "just
+// now", "45s ago", "3m ago", "2h ago", "4d ago".
+func ago(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return "just now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+}
