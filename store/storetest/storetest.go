@@ -9,7 +9,7 @@
 //
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
 // limits, usage totals, events, transactions, tenancy, the Writer, the
-// scheduling of tasks); a
+// scheduling of tasks, the aggregates health reads); a
 // change to a driver extends the suite rather than only that driver's
 // tests.
 //
