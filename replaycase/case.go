@@ -314,7 +314,7 @@ func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
 				sd.Notes = append(sd.Notes, fmt.Sprintf("the replay called %s (arguments %s)", rep.Tool, short(rep.ArgumentsSHA256)))
 				break
 			}
-			if rec.Decision != rep.Decision {
+			if rec.Decision != rep.Decision && !standingApproval(rec, rep) {
 				sd.Changed = append(sd.Changed, ChangedDecision)
 			}
 			if !o.NoResults && (rec.ResultStatus != rep.ResultStatus || rec.ResultSHA256 != rep.ResultSHA256) {
@@ -348,6 +348,15 @@ func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
 // ChangedSteps returns the steps with a change.
 func (d *Diff) ChangedSteps() []StepDiff {
 	return slices.DeleteFunc(slices.Clone(d.Steps), func(s StepDiff) bool { return len(s.Changed) == 0 })
+}
+
+// standingApproval reports whether a recorded call a standing approval
+// allowed (a person's earlier approve_for_session or approve_always:
+// allow by source human, no ask) was asked about in the replay, which has
+// no standing approvals, and approved there. That is the same decision.
+func standingApproval(rec, rep *Step) bool {
+	return rec.Decision == "allow" && rec.Source == "human" && rec.Human == "" &&
+		rep.Decision == "ask" && strings.HasPrefix(rep.Human, "approve")
 }
 
 func short(sum string) string {

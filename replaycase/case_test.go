@@ -35,6 +35,7 @@ func TestCompare(t *testing.T) {
 	tests := []struct {
 		name     string
 		change   func(c *replaycase.Case)
+		before   func(c *replaycase.Case) // changes both sides
 		opts     replaycase.CompareOptions
 		changed  [][]string // per step
 		kinds    []string   // differences
@@ -43,6 +44,12 @@ func TestCompare(t *testing.T) {
 		{name: "same", change: func(*replaycase.Case) {}, changed: [][]string{{}, {}}, compared: 2},
 		{name: "decision", change: func(c *replaycase.Case) { c.Steps[0].Decision = "deny" },
 			changed: [][]string{{"decision"}, {}}, compared: 2},
+		{name: "standing approval answered", change: func(c *replaycase.Case) {
+			c.Steps[0].Decision, c.Steps[0].Human = "ask", "approve"
+		}, before: func(c *replaycase.Case) { c.Steps[0].Source = "human" }, changed: [][]string{{}, {}}, compared: 2},
+		{name: "standing approval denied", change: func(c *replaycase.Case) {
+			c.Steps[0].Decision, c.Steps[0].Human = "ask", "deny"
+		}, before: func(c *replaycase.Case) { c.Steps[0].Source = "human" }, changed: [][]string{{"decision"}, {}}, compared: 2},
 		{name: "result", change: func(c *replaycase.Case) { c.Steps[1].ResultSHA256 = "other" },
 			changed: [][]string{{}, {"result"}}, compared: 2},
 		{name: "result status", change: func(c *replaycase.Case) { c.Steps[1].ResultStatus = "failed" },
@@ -66,9 +73,13 @@ func TestCompare(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			rep := recorded()
+			rec, rep := recorded(), recorded()
+			if tt.before != nil {
+				tt.before(rec)
+				tt.before(rep)
+			}
 			tt.change(rep)
-			d := replaycase.Compare(recorded(), rep, tt.opts)
+			d := replaycase.Compare(rec, rep, tt.opts)
 			var changed [][]string
 			for _, s := range d.Steps {
 				changed = append(changed, s.Changed)
