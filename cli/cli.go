@@ -4,10 +4,11 @@
 // asks about), tasks (show a task with its attempts; cancel, pause,
 // resume, retry it), queue (list a thread's queued turns, remove or
 // promote one), policy (explain a decision, lint rule files), verify (a
-// session's evidence receipts), doctor (configuration, providers and
-// keys), health (a data directory's store, queue, approvals and stuck
-// runs), bench (the agent-loop benchmark) and version. cmd/agentrt only
-// calls Main.
+// session's evidence receipts), replay (re-run a recorded request under
+// today's policy and tools and show what decides differently), doctor
+// (configuration, providers and keys), health (a data directory's store,
+// queue, approvals and stuck runs), bench (the agent-loop benchmark) and
+// version. cmd/agentrt only calls Main.
 package cli
 
 import (
@@ -74,7 +75,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newPolicyCmd(),
-		newVerifyCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newVersionCmd())
+		newVerifyCmd(), newReplayCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})

@@ -1,0 +1,170 @@
+package cli_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt/cli"
+	"github.com/agentrt/agentrt/replaycase"
+)
+
+// recordGoverned runs the governed turn, approves its ask and returns the
+// request's id.
+func recordGoverned(t *testing.T, b *testBundle) string {
+	t.Helper()
+	id, parked := b.park(t)
+	runOK(t, "", "approvals", "approve", id, "--config", b.config)
+	m := regexp.MustCompile(`request (turn_[0-9A-Z]{26})`).FindStringSubmatch(parked.stdout)
+	if m == nil {
+		t.Fatalf("run printed no request id:\n%s", parked.stdout)
+	}
+	return m[1]
+}
+
+// TestReplayCommand: replaying a stored request under the same policy
+// prints a table without changes and exits 0; after one rule changes
+// from ask to allow, the stored request, the case file it wrote and a
+// bundle holding that case all show exactly that step and exit 1.
+func TestReplayCommand(t *testing.T) {
+	t.Parallel()
+	b := setupGoverned(t)
+	turn := recordGoverned(t, b)
+	caseFile := filepath.Join(b.dir, "case.json")
+
+	r := runOK(t, "", "replay", "--config", b.config, "--request", turn, "--write-case", caseFile)
+	matchLines(t, r.stdout, []string{
+		"replay of request " + turn + " (session ses_{ID}, agent support)",
+		"   #  TOOL           DECISION (recorded → replayed)            RESULT (recorded → replayed)  CHANGED",
+		"   1  lookup_order   allow (allow-rest)                        completed {ANY}",
+		"   2  open_ticket    ask (review-tickets,allow-rest): approve  completed {ANY}",
+		"      note: tool_permission answered with the recorded decision: approve",
+		"   3  complete_task  allow (allow-rest)                        completed {ANY}",
+		"3 steps compared; 2/2 model outputs used; no differences",
+	})
+	if r.stderr != "" {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+
+	b.write(t, "rules.yaml", strings.Replace(ticketRules, "decision: ask", "decision: allow", 1))
+	r = run(t, "", "replay", "--config", b.config, "--request", turn)
+	if r.code != cli.ExitFailed {
+		t.Fatalf("replay after a rule change: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	matchLines(t, r.stdout, []string{
+		"replay of request " + turn + " (session ses_{ID}, agent support)",
+		"{ANY}DECISION (recorded → replayed){ANY}",
+		"   1  lookup_order{ANY}",
+		"*  2  open_ticket    ask (review-tickets,allow-rest): approve → allow (review-tickets,allow-rest)  completed {ANY}  decision",
+		"   3  complete_task{ANY}",
+		"3 steps compared; 2/2 model outputs used; 1 step changed",
+	})
+	if strings.Contains(r.stdout, "\x1b[") {
+		t.Error("colour in output that is not a terminal")
+	}
+
+	// The case file, and a bundle holding it, replay the same; --json
+	// prints the diff.
+	data, err := os.ReadFile(caseFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(b.dir, "case.tar.gz")
+	writeBundle(t, bundle, map[string][]byte{"evidence/manifest.json": []byte("{}"), "evidence/replay-case.json": data})
+	for _, src := range []string{caseFile, bundle} {
+		r := run(t, "", "replay", "--config", b.config, src, "--json")
+		if r.code != cli.ExitFailed {
+			t.Fatalf("replay %s: exit %d, want 1\n%s%s", src, r.code, r.stdout, r.stderr)
+		}
+		var d replaycase.Diff
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("replay %s --json: %v\n%s", src, err, r.stdout)
+		}
+		changed := d.ChangedSteps()
+		if d.TurnID != turn || len(changed) != 1 || changed[0].Index != 2 || changed[0].Recorded.Decision != "ask" ||
+			changed[0].Replayed.Decision != "allow" || len(d.Differences) != 0 {
+			t.Errorf("replay %s: diff %s", src, r.stdout)
+		}
+	}
+
+	r = run(t, "", "replay", "--config", b.config, caseFile, "--no-tools")
+	if r.code != cli.ExitFailed || !strings.Contains(r.stdout, "3 steps compared (decisions only: --no-tools); 2/2 model outputs used; 1 step changed") ||
+		!strings.Contains(r.stdout, "not compared") {
+		t.Errorf("--no-tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestReplayUsageErrors: what cannot be replayed exits 2 with a message.
+func TestReplayUsageErrors(t *testing.T) {
+	t.Parallel()
+	b := setupGoverned(t)
+	turn := recordGoverned(t, b)
+	caseFile := filepath.Join(b.dir, "case.json")
+	runOK(t, "", "replay", "--config", b.config, "--request", turn, "--write-case", caseFile)
+	data, err := os.ReadFile(caseFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := b.write(t, "gone.json", strings.Replace(string(data), `"agent": "support"`, `"agent": "retired"`, 1))
+	noCase := filepath.Join(b.dir, "other.tar.gz")
+	writeBundle(t, noCase, map[string][]byte{"evidence/manifest.json": []byte("{}")})
+	notGzip := b.write(t, "broken.tar.gz", "\x1f\x8bnot really")
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"nothing to replay", []string{"replay", "--config", b.config}, "give a bundle or case file to replay, or --request"},
+		{"both", []string{"replay", "--config", b.config, caseFile, "--request", turn}, "give a bundle or case file, or --request, not both"},
+		{"unknown request", []string{"replay", "--config", b.config, "--request", "turn_01M7Z5ME399Y0NDSXSN8VEWD18"}, "no request turn_01M7Z5ME399Y0NDSXSN8VEWD18"},
+		{"other session", []string{"replay", "--config", b.config, "--request", turn, "--session", "ses_01M7Z5ME399Y0NDSXSN8VEWD18"}, "session ses_01M7Z5ME399Y0NDSXSN8VEWD18 has no request " + turn},
+		{"missing file", []string{"replay", "--config", b.config, filepath.Join(b.dir, "nope.json")}, "reading " + filepath.Join(b.dir, "nope.json")},
+		{"not a case", []string{"replay", "--config", b.config, b.config}, "invalid replay case: decoding JSON"},
+		{"bundle without a case", []string{"replay", "--config", b.config, noCase}, "bundle " + noCase + " has no replay-case.json"},
+		{"broken bundle", []string{"replay", "--config", b.config, notGzip}, "reading bundle " + notGzip},
+		{"agent gone", []string{"replay", "--config", b.config, gone}, `the case's agent "retired" is not in the configuration`},
+		{"missing config", []string{"replay", "--config", filepath.Join(b.dir, "none.yaml"), caseFile}, "invalid configuration"},
+	}
+	for _, tt := range tests {
+		r := run(t, "", tt.args...)
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 saying %q", tt.name, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
+// writeBundle writes a gzipped tar with the given members.
+func writeBundle(t *testing.T, name string, members map[string][]byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, n := range []string{"evidence/manifest.json", "evidence/replay-case.json"} {
+		body, ok := members[n]
+		if !ok {
+			continue
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,488 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/model/replay"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/replaycase"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/tool"
+)
+
+// ReplayCase returns the replay case of a stored request (turn): its
+// input, the model's outputs and its steps with their decisions and
+// results (see package replaycase). sessionID may be empty; when given,
+// the request must belong to it. An unknown request is ErrNotFound.
+func (rt *Runtime) ReplayCase(ctx context.Context, owner runtype.Owner, sessionID, turnID string) (*replaycase.Case, error) {
+	return caseOf(ctx, rt.store, rt.runtimeID, tenantOf(owner), sessionID, turnID)
+}
+
+// maxPreview bounds the result preview a case keeps per step.
+const maxPreview = 200
+
+func caseOf(ctx context.Context, r store.Reader, runtimeID, tenant, sessionID, turnID string) (*replaycase.Case, error) {
+	turn, err := r.TurnGet(ctx, &store.TurnGetParams{TenantID: tenant, ID: turnID})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("no request %s: %w", turnID, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("reading request %s: %w", turnID, err)
+	case sessionID != "" && turn.SessionID != sessionID:
+		return nil, fmt.Errorf("session %s has no request %s: %w", sessionID, turnID, ErrNotFound)
+	}
+	sess, err := r.SessionGet(ctx, &store.SessionGetParams{TenantID: tenant, ID: turn.SessionID})
+	if err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", turn.SessionID, err)
+	}
+	c := &replaycase.Case{
+		Version: replaycase.FormatVersion, RuntimeID: runtimeID, TenantID: turn.TenantID, PrincipalID: turn.PrincipalID,
+		SessionID: turn.SessionID, ThreadID: turn.ThreadID, TurnID: turn.ID, Agent: turn.Agent, Input: turn.Input,
+		PolicyMode: sess.PolicyMode, Status: string(turn.Status), Failure: turn.Failure,
+		ModelOutputs: []replaycase.ModelOutput{}, Steps: []replaycase.Step{},
+	}
+
+	msgs, err := r.MessageList(ctx, &store.MessageListParams{TenantID: tenant, ThreadID: turn.ThreadID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the request's messages: %w", err)
+	}
+	results := make(map[string]string)
+	for _, m := range msgs {
+		if m.TurnID != turn.ID {
+			continue
+		}
+		switch m.Role {
+		case runtype.RoleAssistant:
+			out := replaycase.ModelOutput{Text: m.Content}
+			for _, tc := range m.ToolCalls {
+				out.ToolCalls = append(out.ToolCalls, replaycase.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+			}
+			c.ModelOutputs = append(c.ModelOutputs, out)
+		case runtype.RoleTool:
+			results[m.ToolCallID] = m.Content
+		}
+	}
+	calls, err := r.ToolCallList(ctx, &store.ToolCallListParams{TenantID: tenant, SessionID: turn.SessionID, TurnID: turn.ID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the request's tool calls: %w", err)
+	}
+	records := make(map[string]*runtype.ToolCall, len(calls))
+	for _, tc := range calls {
+		records[tc.ID] = tc
+	}
+	decisions, err := firstDecisions(ctx, r, tenant, turn)
+	if err != nil {
+		return nil, err
+	}
+	acts, err := r.ActionList(ctx, &store.ActionListParams{TenantID: tenant, TurnID: turn.ID, Limit: store.MaxListLimit})
+	if err != nil {
+		return nil, fmt.Errorf("reading the request's actions: %w", err)
+	}
+	// Newest first: the first action seen of a call and type is its latest.
+	latest := make(map[string]*runtype.Action)
+	for _, a := range acts {
+		if k := a.ToolCallID + "/" + a.Type; latest[k] == nil {
+			latest[k] = a
+		}
+	}
+
+	for i, out := range c.ModelOutputs {
+		for _, mc := range out.ToolCalls {
+			s := replaycase.Step{Index: len(c.Steps) + 1, Output: i + 1, ToolCallID: mc.ID, Tool: mc.Name}
+			rec := records[mc.ID]
+			if d := decisions[mc.ID]; d != nil {
+				s.ArgumentsSHA256 = d.ArgumentsSHA256
+				s.Decision, s.Source, s.RuleIDs, s.ReasonCode = d.Decision, d.Source, d.RuleIDs, d.ReasonCode
+			}
+			if s.ArgumentsSHA256 == "" && rec != nil {
+				s.ArgumentsSHA256 = rec.ArgumentsSHA256
+			}
+			if s.ArgumentsSHA256 == "" {
+				s.ArgumentsSHA256 = tool.ArgumentsSHA256(json.RawMessage(mc.Arguments))
+			}
+			if a := latest[mc.ID+"/"+actionToolPermission]; a != nil {
+				s.Human, s.HumanBy, s.HumanMessage, s.EditedInput = humanAnswer(a)
+			}
+			if a := latest[mc.ID+"/"+actionSandboxEscalation]; a != nil {
+				s.Escalation, _, _, _ = humanAnswer(a)
+			}
+			if content, ok := results[mc.ID]; ok && rec != nil {
+				s.ResultStatus = string(rec.Status)
+				if rec.Failure != nil {
+					s.FailureKind = string(rec.Failure.Kind)
+				}
+				s.ResultSHA256 = replaycase.ContentSHA256(content)
+				s.ResultPreview, _ = event.Preview(rec.ResultPreview, maxPreview)
+			}
+			c.Steps = append(c.Steps, s)
+		}
+	}
+	return c, nil
+}
+
+// Action types whose answers a case keeps (the loop's names).
+const (
+	actionToolPermission    = "tool_permission"
+	actionSandboxEscalation = "sandbox_escalation"
+)
+
+// humanAnswer is how an action was answered: the responder's decision,
+// or the action's status when it ended without one.
+func humanAnswer(a *runtype.Action) (decision, by, message, edited string) {
+	switch a.Status {
+	case runtype.ActionApproved, runtype.ActionDenied:
+		if res := a.Resolution; res != nil {
+			return res.Decision, res.By, res.Message, string(res.UpdatedInput)
+		}
+	case runtype.ActionExpired, runtype.ActionCancelled:
+		return string(a.Status), "", "", ""
+	}
+	return "", "", "", ""
+}
+
+// firstDecisions returns the first permission.evaluated decision of each
+// tool call of the turn: the policy's decision on the model's call
+// (later ones re-evaluate an edited input).
+func firstDecisions(ctx context.Context, r store.Reader, tenant string, turn *runtype.Turn) (map[string]*event.PermissionDecision, error) {
+	out := make(map[string]*event.PermissionDecision)
+	var after int64
+	for {
+		evs, err := r.EventListAfter(ctx, &store.EventListAfterParams{
+			Filter: event.Filter{TenantID: tenant, SessionID: turn.SessionID, TurnID: turn.ID}, AfterCursor: after, Limit: store.MaxListLimit,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading the request's events: %w", err)
+		}
+		for _, e := range evs {
+			if e.Type == event.PermissionEvaluated && e.PermissionDecision != nil && e.ToolCallID != "" && out[e.ToolCallID] == nil {
+				out[e.ToolCallID] = e.PermissionDecision
+			}
+		}
+		if len(evs) < store.MaxListLimit {
+			return out, nil
+		}
+		after = evs[len(evs)-1].Cursor
+	}
+}
+
+// ReplayOptions configure Replay.
+type ReplayOptions struct {
+	// NoTools compares decisions only: allowed calls do not run, they get
+	// a placeholder result, and results are not compared.
+	NoTools bool
+	// Workspace is the directory the replayed agent's tools run in, used
+	// as it is. Empty: a scratch copy of the agent's configured workspace,
+	// removed afterwards (none when the agent has no workspace).
+	Workspace string
+}
+
+// ReplayResult is what Replay found.
+type ReplayResult struct {
+	// Diff compares the recorded request with the replay.
+	Diff *replaycase.Diff
+	// Replayed is the replay as a case of its own.
+	Replayed *replaycase.Case
+	// Events are the events the replay recorded in its scratch store, in
+	// order.
+	Events []*event.Event
+}
+
+// ErrUnknownAgent: a replay case names an agent the configuration does not
+// have.
+var ErrUnknownAgent = errors.New("unknown agent")
+
+// replayPrincipal answers a replay's asks that have no recorded answer.
+const replayPrincipal = "agentrt-replay"
+
+// replayPlaceholder is the result of a call a replay without tools did not
+// run.
+const replayPlaceholder = "[agentrt replay --no-tools: not executed]"
+
+// Replay re-runs a recorded request under cfg — today's agents, policy,
+// hooks and tools — with the agent's model replaced by a replay provider
+// that plays the recorded model outputs, and compares each step with the
+// recording (replaycase.Compare).
+//
+// It runs in a scratch runtime: an in-memory store, a temporary output
+// store, nothing written to cfg's data directory. Tools do run (they are
+// today's tools), in a scratch copy of the agent's workspace unless
+// o.Workspace names one or o.NoTools skips them; command tools without a
+// workspace run in their configured directory. An ask is answered with
+// the recorded answer to the same call, or, when there is none, denied
+// (the step's notes say so). cfg's data directory and store are not used.
+func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions) (*ReplayResult, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	base, ok := cfg.Agents[c.Agent]
+	if !ok || base == nil {
+		return nil, fmt.Errorf("%w: the case's agent %q is not in the configuration (it has %s)",
+			ErrUnknownAgent, c.Agent, strings.Join(slices.Sorted(maps.Keys(cfg.Agents)), ", "))
+	}
+	if len(c.ModelOutputs) == 0 {
+		return nil, fmt.Errorf("%w: the case has no model outputs to replay", replaycase.ErrInvalid)
+	}
+	script, err := replayScript(c)
+	if err != nil {
+		return nil, err
+	}
+
+	agent := *base
+	agent.Provider, agent.Models, agent.Profile = replay.New(script), nil, model.Profile{}
+	if agent.Workspace != "" || o.Workspace != "" {
+		switch {
+		case o.Workspace != "":
+			agent.Workspace = o.Workspace
+		case !o.NoTools:
+			dir, err := os.MkdirTemp("", "agentrt-replay-")
+			if err != nil {
+				return nil, fmt.Errorf("creating the scratch workspace: %w", err)
+			}
+			defer os.RemoveAll(dir)
+			if err := os.CopyFS(dir, os.DirFS(agent.Workspace)); err != nil {
+				return nil, fmt.Errorf("copying the workspace %s to a scratch directory: %w", agent.Workspace, err)
+			}
+			agent.Workspace = dir
+		}
+	}
+	scratch := cfg
+	scratch.DataDir, scratch.Store, scratch.NoWorkers = "", nil, false
+	scratch.Agents = map[string]*Agent{c.Agent: &agent}
+	scratch.Retry = RetryPolicy{}
+	scratch.ActionTTL = -1
+	scratch.ActionSweepInterval = time.Duration(1<<63 - 1)
+	scratch.Principals = answeringPrincipals(cfg.Principals, c)
+
+	rt, err := New(scratch)
+	if err != nil {
+		return nil, fmt.Errorf("starting the scratch runtime: %w", err)
+	}
+	if o.NoTools {
+		la := rt.agents[c.Agent]
+		tools := make([]tool.Tool, len(la.Tools))
+		for i, t := range la.Tools {
+			tools[i] = t
+			if t.Spec().Name != tool.CompleteTaskName {
+				tools[i] = notRun{t}
+			}
+		}
+		la.Tools = tools
+	}
+	if err := rt.Start(ctx); err != nil {
+		rt.Stop(context.Background())
+		return nil, fmt.Errorf("starting the scratch runtime: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		rt.StopAndCancel(stopCtx)
+	}()
+
+	owner := ownerOrDefault(runtype.Owner{TenantID: c.TenantID, PrincipalID: c.PrincipalID})
+	if c.PolicyMode != "" && rt.gov != nil {
+		rt.gov.setMode(owner.TenantID, c.SessionID, policy.Mode(c.PolicyMode))
+	}
+	res, err := rt.SubmitTurn(ctx, &SubmitTurnParams{
+		Owner: owner, Agent: c.Agent, Input: c.Input, SessionID: c.SessionID, Source: "replay",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("submitting the replay: %w", err)
+	}
+	notes, err := rt.driveReplay(ctx, owner, res.TurnID, c)
+	if err != nil {
+		return nil, err
+	}
+	replayed, err := caseOf(ctx, rt.store, rt.runtimeID, owner.TenantID, res.SessionID, res.TurnID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the replay: %w", err)
+	}
+	diff := replaycase.Compare(c, replayed, replaycase.CompareOptions{NoResults: o.NoTools})
+	for i := range diff.Steps {
+		if i < len(replayed.Steps) {
+			diff.Steps[i].Notes = append(diff.Steps[i].Notes, notes[replayed.Steps[i].ToolCallID]...)
+		}
+	}
+	evs, err := rt.sessionEventList(ctx, owner.TenantID, res.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &ReplayResult{Diff: diff, Replayed: replayed, Events: evs}, nil
+}
+
+// replayScript is a replay script of the case's model outputs, with each
+// call's recorded id and exact arguments.
+func replayScript(c *replaycase.Case) (*replay.Script, error) {
+	type call struct {
+		Name     string `json:"name"`
+		ID       string `json:"id,omitempty"`
+		RawInput string `json:"raw_input"`
+	}
+	type response struct {
+		Text      string `json:"text,omitempty"`
+		ToolCalls []call `json:"tool_calls,omitempty"`
+	}
+	s := struct {
+		Model     string     `json:"model"`
+		Responses []response `json:"responses"`
+	}{Model: "replay of " + c.TurnID}
+	for _, o := range c.ModelOutputs {
+		r := response{Text: o.Text}
+		for _, tc := range o.ToolCalls {
+			r.ToolCalls = append(r.ToolCalls, call{Name: tc.Name, ID: tc.ID, RawInput: tc.Arguments})
+		}
+		s.Responses = append(s.Responses, r)
+	}
+	data, err := json.Marshal(s) // JSON is YAML: the script format reads it
+	if err != nil {
+		return nil, fmt.Errorf("encoding the replay script: %w", err)
+	}
+	script, err := replay.Parse("replay-case.json", data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the model outputs do not make a replay script: %v", replaycase.ErrInvalid, err)
+	}
+	return script, nil
+}
+
+// answeringPrincipals are the configured principals plus the ones the
+// replay answers asks as: the recorded responders (so that a denial reads
+// the same) and replayPrincipal, each with the operator role.
+func answeringPrincipals(configured map[string]Principal, c *replaycase.Case) map[string]Principal {
+	out := maps.Clone(configured)
+	if out == nil {
+		out = make(map[string]Principal)
+	}
+	add := func(name string) {
+		p, ok := out[name]
+		if !ok && (name == DefaultPrincipal || name == APIPrincipal) {
+			return // built-in operators
+		}
+		if !slices.Contains(p.Roles, RoleOperator) {
+			p.Roles = append(slices.Clone(p.Roles), RoleOperator)
+		}
+		out[name] = p
+	}
+	add(replayPrincipal)
+	for _, s := range c.Steps {
+		if s.HumanBy != "" {
+			add(s.HumanBy)
+		}
+	}
+	return out
+}
+
+// driveReplay waits for the replay's turn, answering every ask it parks
+// on, until it rests otherwise. It returns notes on the answers, by tool
+// call id.
+func (rt *Runtime) driveReplay(ctx context.Context, owner runtype.Owner, turnID string, c *replaycase.Case) (map[string][]string, error) {
+	recorded := make(map[string]*replaycase.Step, len(c.Steps))
+	for i := range c.Steps {
+		recorded[c.Steps[i].ToolCallID] = &c.Steps[i]
+	}
+	notes := make(map[string][]string)
+	for round := 0; ; round++ {
+		t, err := rt.WaitTurn(ctx, owner, turnID)
+		if err != nil {
+			return nil, fmt.Errorf("waiting for the replay: %w", err)
+		}
+		if t.Status != runtype.StatusWaitingPermission {
+			return notes, nil
+		}
+		if round > 2*len(c.Steps)+2 {
+			return nil, fmt.Errorf("the replay kept waiting for permission after %d rounds of answers", round)
+		}
+		acts, err := rt.ListActions(ctx, &ListActionsParams{Owner: owner, TurnID: turnID, Status: runtype.ActionPending, Limit: store.MaxListLimit})
+		if err != nil {
+			return nil, err
+		}
+		if len(acts) == 0 {
+			return notes, nil
+		}
+		slices.Reverse(acts) // oldest first
+		for _, a := range acts {
+			p, note := replayAnswer(a, recorded[a.ToolCallID])
+			p.Owner.TenantID = owner.TenantID
+			notes[a.ToolCallID] = append(notes[a.ToolCallID], note)
+			if _, err := rt.RespondAction(ctx, p); err != nil && !errors.Is(err, ErrConflict) {
+				return nil, fmt.Errorf("answering the replay's ask %s: %w", a.ActionID, err)
+			}
+		}
+	}
+}
+
+// replayAnswer is the answer a replay gives an ask: the recorded answer
+// to the same call, by the same responder, or a denial when there is
+// none. It returns a note saying which.
+func replayAnswer(a ActionRead, rec *replaycase.Step) (*RespondActionParams, string) {
+	p := &RespondActionParams{ActionID: a.ActionID}
+	p.PrincipalID = replayPrincipal
+	var answer, by, msg, edited string
+	if rec != nil {
+		switch a.Type {
+		case actionToolPermission:
+			answer, by, msg, edited = rec.Human, rec.HumanBy, rec.HumanMessage, rec.EditedInput
+			if answer == "" && rec.Decision == string(policy.Allow) && rec.Source == string(policy.SourceHuman) {
+				answer = runtype.DecisionApprove // a standing approval allowed it
+			}
+		case actionSandboxEscalation:
+			answer = rec.Escalation
+		}
+	}
+	if by != "" {
+		p.PrincipalID = by
+	}
+	deny := runtype.DecisionDeny
+	if !slices.Contains(a.Decisions, deny) && slices.Contains(a.Decisions, runtype.DecisionFail) {
+		deny = runtype.DecisionFail
+	}
+	switch {
+	case answer == "":
+		p.PrincipalID, p.Decision, p.Message = replayPrincipal, deny, "agentrt replay: no recorded decision for this ask"
+		return p, fmt.Sprintf("%s (no recorded decision): denied", a.Type)
+	case answer == runtype.DecisionEdit && edited != "" && slices.Contains(a.Decisions, answer):
+		p.Decision, p.UpdatedInput = answer, json.RawMessage(edited)
+	case answer == runtype.DecisionEdit && slices.Contains(a.Decisions, runtype.DecisionApprove):
+		p.Decision = runtype.DecisionApprove
+	case answer != runtype.DecisionDeny && slices.Contains(a.Decisions, answer):
+		p.Decision = answer
+	default: // deny, expired, cancelled, or an answer this ask does not offer
+		p.Decision, p.Message = deny, msg
+	}
+	return p, fmt.Sprintf("%s answered with the recorded decision: %s", a.Type, answer)
+}
+
+// sessionEventList reads a session's events in order.
+func (rt *Runtime) sessionEventList(ctx context.Context, tenant, sessionID string) ([]*event.Event, error) {
+	var out []*event.Event
+	var after int64
+	for {
+		evs, err := rt.store.EventListAfter(ctx, &store.EventListAfterParams{
+			Filter: event.Filter{TenantID: tenant, SessionID: sessionID}, AfterCursor: after, Limit: store.MaxListLimit,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading the replay's events: %w", err)
+		}
+		out = append(out, evs...)
+		if len(evs) < store.MaxListLimit {
+			return out, nil
+		}
+		after = evs[len(evs)-1].Cursor
+	}
+}
+
+// notRun stands in for a tool a replay without tools does not run.
+type notRun struct{ tool.Tool }
+
+func (n notRun) Call(context.Context, *tool.Call) (*tool.Result, error) {
+	return &tool.Result{Content: replayPlaceholder}, nil
+}

@@ -1,0 +1,367 @@
+// Package replaycase describes one recorded request for replay and compares
+// a replay with the recording.
+//
+// A Case holds what a replay needs and what it is compared with: the
+// request's agent and input, the model's outputs in order (text and tool
+// calls with their exact arguments), and its steps — every tool call in
+// call order, with the permission decision it got (allow, deny or ask,
+// with the deciding source and rules), a person's answer to an ask, and
+// the result the model saw (status and SHA-256). agentrt builds a Case
+// from a stored request (Runtime.ReplayCase), evidence bundles carry one
+// as replay-case.json, and `agentrt replay` re-runs it under the current
+// configuration and compares the two with Compare.
+//
+// The JSON encoding of Case and Diff is a public, versioned format
+// (docs/replay.md): fields are only ever added.
+package replaycase
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// FormatVersion is the version of the Case format this package writes
+// and reads.
+const FormatVersion = 1
+
+// Case is one recorded request (turn), ready to replay.
+//
+// Persisted: written as JSON (replay-case.json in evidence bundles, or a
+// file of its own); fields are only ever added.
+type Case struct {
+	// Version is FormatVersion.
+	Version int `json:"version"`
+	// RuntimeID names the runtime installation that recorded it.
+	RuntimeID string `json:"runtimeId,omitempty"`
+	// TenantID and PrincipalID are who submitted the request; the replay
+	// runs as the same owner, so role-based rules decide the same way.
+	TenantID    string `json:"tenantId"`
+	PrincipalID string `json:"principalId"`
+	SessionID   string `json:"sessionId"`
+	ThreadID    string `json:"threadId"`
+	TurnID      string `json:"turnId"`
+	// Agent is the agent that ran the request; Input the user's message.
+	Agent string `json:"agent"`
+	Input string `json:"input"`
+	// PolicyMode is the session's permission mode when the case was made
+	// (empty: the agent's default).
+	PolicyMode string `json:"policyMode,omitempty"`
+	// Status is the request's status when the case was made, with its
+	// Failure when it failed.
+	Status  string           `json:"status"`
+	Failure *runtype.Failure `json:"failure,omitempty"`
+	// ModelOutputs are the model's answers, in order: one per model call
+	// that answered.
+	ModelOutputs []ModelOutput `json:"modelOutputs"`
+	// Steps are the request's tool calls, in call order.
+	Steps []Step `json:"steps"`
+}
+
+// ModelOutput is one answer of the model.
+type ModelOutput struct {
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+}
+
+// ToolCall is a tool call as the model requested it.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments are the exact argument text the model produced.
+	Arguments string `json:"arguments"`
+}
+
+// Step is one tool call of a request and what became of it.
+type Step struct {
+	// Index counts the request's tool calls from 1, in call order.
+	Index int `json:"index"`
+	// Output is the (1-based) model output that requested the call.
+	Output     int    `json:"output"`
+	ToolCallID string `json:"toolCallId"`
+	Tool       string `json:"tool"`
+	// ArgumentsSHA256 is the hex SHA-256 of the call's canonical JSON
+	// arguments (as in permission.evaluated).
+	ArgumentsSHA256 string `json:"argumentsSha256"`
+	Outcome
+}
+
+// Outcome is what was decided about a call and what it returned.
+type Outcome struct {
+	// Decision is the policy's first decision on the call: allow, deny or
+	// ask; empty when the call never reached the policy (an unknown tool,
+	// invalid arguments).
+	Decision string `json:"decision,omitempty"`
+	// Source says what decided: rule, mode, hook, checker, human, host or
+	// default. RuleIDs are the rules that took part, the deciding one
+	// first.
+	Source     string   `json:"source,omitempty"`
+	RuleIDs    []string `json:"ruleIds,omitempty"`
+	ReasonCode string   `json:"reasonCode,omitempty"`
+	// Human is a person's answer to an ask (approve, approve_for_session,
+	// approve_always, deny, edit), or how the ask ended without one
+	// (expired, cancelled). Empty when the call was not asked about or
+	// the ask is still pending. EditedInput is the input of an edit.
+	Human       string `json:"human,omitempty"`
+	EditedInput string `json:"editedInput,omitempty"`
+	// HumanBy is the principal who answered; HumanMessage what they said.
+	HumanBy      string `json:"humanBy,omitempty"`
+	HumanMessage string `json:"humanMessage,omitempty"`
+	// Escalation is a person's answer to a request to rerun the call
+	// under a wider sandbox profile, when there was one.
+	Escalation string `json:"escalation,omitempty"`
+	// ResultStatus is the call's status: completed or failed (a denied
+	// call fails); empty when it has no result. FailureKind says why it
+	// failed.
+	ResultStatus string `json:"resultStatus,omitempty"`
+	FailureKind  string `json:"failureKind,omitempty"`
+	// ResultSHA256 is the hex SHA-256 of the result the model saw;
+	// ResultPreview its beginning.
+	ResultSHA256  string `json:"resultSha256,omitempty"`
+	ResultPreview string `json:"resultPreview,omitempty"`
+}
+
+// ContentSHA256 is the hex SHA-256 of a result's text, as ResultSHA256
+// holds it.
+func ContentSHA256(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrInvalid is wrapped by the errors of Parse and Validate.
+var ErrInvalid = errors.New("invalid replay case")
+
+// Parse decodes and validates a Case from its JSON. Unknown fields are
+// ignored (a newer agentrt may add some); a newer format version is an
+// error.
+func Parse(data []byte) (*Case, error) {
+	var c Case
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%w: decoding JSON: %v", ErrInvalid, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks what a replay relies on: the version, the agent, the
+// model outputs and that the steps are the outputs' tool calls.
+func (c *Case) Validate() error {
+	var probs []string
+	switch {
+	case c.Version == 0:
+		probs = append(probs, "version is missing")
+	case c.Version > FormatVersion:
+		probs = append(probs, fmt.Sprintf("version %d is newer than this agentrt reads (%d)", c.Version, FormatVersion))
+	}
+	if c.Agent == "" {
+		probs = append(probs, "agent is missing")
+	}
+	if c.Input == "" {
+		probs = append(probs, "input is missing")
+	}
+	calls := 0
+	for i, o := range c.ModelOutputs {
+		for j, tc := range o.ToolCalls {
+			if tc.Name == "" {
+				probs = append(probs, fmt.Sprintf("model output %d, tool call %d: name is missing", i+1, j+1))
+			}
+			calls++
+		}
+	}
+	if len(c.Steps) > calls {
+		probs = append(probs, fmt.Sprintf("%d steps, but the model outputs request only %d tool calls", len(c.Steps), calls))
+	}
+	for i, s := range c.Steps {
+		if s.Index != i+1 {
+			probs = append(probs, fmt.Sprintf("step %d has index %d", i+1, s.Index))
+		}
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(probs, "; "))
+	}
+	return nil
+}
+
+// Diff is what a replay found different from the recording.
+type Diff struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	Agent     string `json:"agent"`
+	// Steps are every step of the recording and of the replay, paired by
+	// position; Changed says which differ.
+	Steps []StepDiff `json:"steps"`
+	// Differences are the differences that are not one step's: the number
+	// of model outputs used, the request's status.
+	Differences []Difference `json:"differences"`
+	Summary     Summary      `json:"summary"`
+}
+
+// What a StepDiff's Changed can hold.
+const (
+	// ChangedDecision: the policy decided the call differently.
+	ChangedDecision = "decision"
+	// ChangedResult: the call's result status or content differs.
+	ChangedResult = "result"
+	// ChangedCall: the replay made another call at this position (another
+	// tool or other arguments).
+	ChangedCall = "call"
+	// ChangedMissing: the replay made no call at this position.
+	ChangedMissing = "missing"
+	// ChangedExtra: the recording has no call at this position.
+	ChangedExtra = "extra"
+)
+
+// StepDiff pairs a recorded step with the replay's step at the same
+// position.
+type StepDiff struct {
+	Index           int    `json:"index"`
+	Tool            string `json:"tool"`
+	ArgumentsSHA256 string `json:"argumentsSha256"`
+	// Recorded and Replayed are what became of the call; nil when that
+	// side has no call at this position.
+	Recorded *Outcome `json:"recorded,omitempty"`
+	Replayed *Outcome `json:"replayed,omitempty"`
+	// Changed lists what differs (the Changed* constants); empty when
+	// nothing does.
+	Changed []string `json:"changed"`
+	// Notes explain the replay's side: how it answered an ask.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Difference is a difference that is not one step's.
+type Difference struct {
+	// Kind is model_outputs or status.
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Summary counts what was compared.
+type Summary struct {
+	StepsRecorded int `json:"stepsRecorded"`
+	StepsReplayed int `json:"stepsReplayed"`
+	// StepsCompared are the positions both have a call at.
+	StepsCompared int `json:"stepsCompared"`
+	// Changed counts the steps with a change.
+	Changed              int    `json:"changed"`
+	ModelOutputsRecorded int    `json:"modelOutputsRecorded"`
+	ModelOutputsReplayed int    `json:"modelOutputsReplayed"`
+	RecordedStatus       string `json:"recordedStatus"`
+	ReplayedStatus       string `json:"replayedStatus"`
+	// ResultsCompared is false when the replay did not run tools
+	// (--no-tools): only decisions were compared.
+	ResultsCompared bool `json:"resultsCompared"`
+	// Differs: a step changed or there is a Difference.
+	Differs bool `json:"differs"`
+}
+
+// CompareOptions say what Compare compares.
+type CompareOptions struct {
+	// NoResults compares decisions only: the replay did not run tools.
+	NoResults bool
+}
+
+// Compare pairs the recorded steps with the replayed ones by position and
+// reports, for each, what differs: the call itself (tool or argument
+// hash), the policy's decision, or (unless o.NoResults) the result's
+// status or hash. It also reports a different number of model outputs
+// and a different final status.
+func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
+	d := &Diff{
+		SessionID: recorded.SessionID, TurnID: recorded.TurnID, Agent: recorded.Agent,
+		Steps: []StepDiff{}, Differences: []Difference{},
+		Summary: Summary{
+			StepsRecorded: len(recorded.Steps), StepsReplayed: len(replayed.Steps),
+			ModelOutputsRecorded: len(recorded.ModelOutputs), ModelOutputsReplayed: len(replayed.ModelOutputs),
+			RecordedStatus: recorded.Status, ReplayedStatus: replayed.Status, ResultsCompared: !o.NoResults,
+		},
+	}
+	for i := range max(len(recorded.Steps), len(replayed.Steps)) {
+		sd := StepDiff{Index: i + 1, Changed: []string{}}
+		var rec, rep *Step
+		if i < len(recorded.Steps) {
+			rec = &recorded.Steps[i]
+			out := rec.Outcome
+			sd.Recorded, sd.Tool, sd.ArgumentsSHA256 = &out, rec.Tool, rec.ArgumentsSHA256
+		}
+		if i < len(replayed.Steps) {
+			rep = &replayed.Steps[i]
+			out := rep.Outcome
+			if o.NoResults {
+				out.ResultStatus, out.FailureKind, out.ResultSHA256, out.ResultPreview = "", "", "", ""
+			}
+			sd.Replayed = &out
+			if rec == nil {
+				sd.Tool, sd.ArgumentsSHA256 = rep.Tool, rep.ArgumentsSHA256
+			}
+		}
+		switch {
+		case rep == nil:
+			sd.Changed = append(sd.Changed, ChangedMissing)
+		case rec == nil:
+			sd.Changed = append(sd.Changed, ChangedExtra)
+		default:
+			d.Summary.StepsCompared++
+			if rec.Tool != rep.Tool || rec.ArgumentsSHA256 != rep.ArgumentsSHA256 {
+				sd.Changed = append(sd.Changed, ChangedCall)
+				sd.Notes = append(sd.Notes, fmt.Sprintf("the replay called %s (arguments %s)", rep.Tool, short(rep.ArgumentsSHA256)))
+				break
+			}
+			if rec.Decision != rep.Decision && !standingApproval(rec, rep) {
+				sd.Changed = append(sd.Changed, ChangedDecision)
+			}
+			if !o.NoResults && (rec.ResultStatus != rep.ResultStatus || rec.ResultSHA256 != rep.ResultSHA256) {
+				sd.Changed = append(sd.Changed, ChangedResult)
+			}
+		}
+		if len(sd.Changed) > 0 {
+			d.Summary.Changed++
+		}
+		d.Steps = append(d.Steps, sd)
+	}
+	switch rec, rep := len(recorded.ModelOutputs), len(replayed.ModelOutputs); {
+	case replayed.Failure != nil && replayed.Failure.Kind == runtype.FailureScriptExhausted:
+		d.Differences = append(d.Differences, Difference{Kind: "model_outputs",
+			Message: fmt.Sprintf("the replay asked for more model outputs than the %d recorded", rec)})
+	case rec != rep:
+		d.Differences = append(d.Differences, Difference{Kind: "model_outputs",
+			Message: fmt.Sprintf("the replay used %d of the %d recorded model outputs", rep, rec)})
+	}
+	if recorded.Status != replayed.Status {
+		msg := fmt.Sprintf("the request ended %s, the replay %s", recorded.Status, replayed.Status)
+		if f := replayed.Failure; f != nil {
+			msg += fmt.Sprintf(" (%s: %s)", f.Kind, f.Message)
+		}
+		d.Differences = append(d.Differences, Difference{Kind: "status", Message: msg})
+	}
+	d.Summary.Differs = d.Summary.Changed > 0 || len(d.Differences) > 0
+	return d
+}
+
+// ChangedSteps returns the steps with a change.
+func (d *Diff) ChangedSteps() []StepDiff {
+	return slices.DeleteFunc(slices.Clone(d.Steps), func(s StepDiff) bool { return len(s.Changed) == 0 })
+}
+
+// standingApproval reports whether a recorded call a standing approval
+// allowed (a person's earlier approve_for_session or approve_always:
+// allow by source human, no ask) was asked about in the replay, which has
+// no standing approvals, and approved there. That is the same decision.
+func standingApproval(rec, rep *Step) bool {
+	return rec.Decision == "allow" && rec.Source == "human" && rec.Human == "" &&
+		rep.Decision == "ask" && strings.HasPrefix(rep.Human, "approve")
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}
