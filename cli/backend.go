@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -131,11 +132,13 @@ func (f *storeFlags) backend(cmd *cobra.Command, work bool) (b backend, stop fun
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := client.New(url, token)
+		// A transport of its own, whose connections close with the command.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		c, err := client.New(url, token, client.WithHTTPClient(&http.Client{Transport: tr}))
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
 		}
-		return &remoteBackend{c: c}, func() {}, nil
+		return &remoteBackend{c: c}, tr.CloseIdleConnections, nil
 	}
 	rt, stop, err := f.open(cmd, !work)
 	if err != nil {
