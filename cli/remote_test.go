@@ -421,4 +421,3 @@ func TestOverview(t *testing.T) {
 		"           " + p.SessionID + "  support       " + p.TurnID + "  waiting_permission",
 	})
 }
-
