@@ -60,12 +60,12 @@ Exit codes: 0 listed (even none), 1 the store could not be read, 2 usage or conf
 			if err != nil {
 				return err
 			}
-			rt, stop, err := f.openReader(cmd)
+			b, stop, err := f.backend(cmd, false)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			acts, err := rt.ListActions(commandContext(cmd), &agentrt.ListActionsParams{SessionID: f.session, Status: status, Limit: f.limit})
+			acts, err := b.ListActions(commandContext(cmd), &agentrt.ListActionsParams{SessionID: f.session, Status: status, Limit: f.limit})
 			if err != nil {
 				return runtimeErr(err)
 			}
@@ -105,17 +105,23 @@ type watchFlags struct {
 func newApprovalsWatchCmd() *cobra.Command {
 	var f watchFlags
 	cmd := &cobra.Command{
-		Use:   "watch [--status STATUS] [--once] [--interval 1s] [--json]",
+		Use:   "watch [--status STATUS] [--once] [--json]",
 		Short: "Print actions as they appear and change",
-		Long: `Print the actions approvals list would, then check again every --interval and print the
-actions that are new or changed since (an action that left the listed status, say approved
-elsewhere, is printed with its new status), until interrupted. With --once, print the
-current set and exit. Output is a table on a terminal, otherwise (or with --json) JSON Lines.
+		Long: `Print the actions approvals list would, then follow the event stream and print the actions
+that are new or changed (action.required, action.resolved, expiry), until interrupted. An
+action that left the listed status, say approved elsewhere, is printed with its new status.
+With --once, print the current set and exit (for scripts). Output is a table on a
+terminal, otherwise (or with --json) JSON Lines of the action as GET /v1/actions/{id}
+answers.
 
-Exit codes: 0 interrupted (or --once done), 1 the store could not be read, 2 usage or
-configuration error.`,
+With --server the stream is the daemon's (GET /v1/events). On a data directory the command
+also reads the store every --interval for the events of other processes (a daemon on the
+same directory).
+
+Exit codes: 0 interrupted (or --once done), 1 the store or server could not be read, 2
+usage or configuration error.`,
 		Example: `  agentrt approvals watch --config agentrt.yaml
-  agentrt approvals watch --config agentrt.yaml --once --json`,
+  agentrt approvals watch --server http://127.0.0.1:8080 --once --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			status, err := parseActionStatus(f.status)
@@ -125,7 +131,8 @@ configuration error.`,
 			if f.interval <= 0 {
 				return usageErr("invalid --interval %s: must be positive", f.interval)
 			}
-			rt, stop, err := f.openReader(cmd)
+			f.poll = f.interval
+			b, stop, err := f.backend(cmd, false)
 			if err != nil {
 				return err
 			}
@@ -134,21 +141,24 @@ configuration error.`,
 			defer cancel()
 			w := &actionWatch{
 				list: func(ctx context.Context) ([]agentrt.ActionRead, error) {
-					return rt.ListActions(ctx, &agentrt.ListActionsParams{SessionID: f.session, Status: status, Limit: maxListLimit})
+					return b.ListActions(ctx, &agentrt.ListActionsParams{SessionID: f.session, Status: status, Limit: maxListLimit})
 				},
 				get: func(ctx context.Context, id string) (*agentrt.ActionRead, error) {
-					return rt.GetAction(ctx, runtype.Owner{}, id)
+					return b.GetAction(ctx, runtype.Owner{}, id)
 				},
 				printer: newActionPrinter(cmd.OutOrStdout(), f.json, true),
 				now:     time.Now,
 			}
-			var tick <-chan time.Time
-			if !f.once {
-				t := time.NewTicker(f.interval)
-				defer t.Stop()
-				tick = t.C
+			if f.once {
+				if err := w.run(ctx, nil); err != nil {
+					return runtimeErr(err)
+				}
+				return nil
 			}
-			if err := w.run(ctx, tick); err != nil {
+			err = followEvents(ctx, b, &agentrt.SubscribeParams{SessionID: f.session}, func(ctx context.Context, wake <-chan time.Time) error {
+				return w.run(ctx, wake)
+			}, func(e *event.Event) bool { return e.Type == event.ActionRequired || e.Type == event.ActionResolved })
+			if err != nil {
 				return runtimeErr(err)
 			}
 			return nil
@@ -157,8 +167,56 @@ configuration error.`,
 	f.register(cmd)
 	f.flags(cmd)
 	cmd.Flags().BoolVar(&f.once, "once", false, "print the current actions and exit")
-	cmd.Flags().DurationVar(&f.interval, "interval", time.Second, "how often to check for new and changed actions")
+	cmd.Flags().DurationVar(&f.interval, "interval", time.Second, "on a data directory, how often to read the store for other processes' events")
 	return cmd
+}
+
+// followEvents runs watch with a channel that receives a value whenever
+// an event of the stream from now on (p.AfterCursor is set here) passes
+// match; values coalesce while watch is busy. The stream starts before
+// watch, so that nothing committed after watch's first read is missed.
+// watch runs until its ctx ends, which the stream failing also ends. It
+// returns watch's error, or the stream's when the stream failed.
+func followEvents(ctx context.Context, b backend, p *agentrt.SubscribeParams, watch func(ctx context.Context, wake <-chan time.Time) error, match func(*event.Event) bool) error {
+	from, err := b.LastCursor(ctx)
+	if err != nil {
+		return err
+	}
+	p.AfterCursor = from
+	sub, err := b.Events(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	streamCtx, stopStream := context.WithCancelCause(ctx)
+	wake := make(chan time.Time, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			e, err := sub.Next(streamCtx)
+			if err != nil {
+				stopStream(err)
+				return
+			}
+			if match(e) {
+				select {
+				case wake <- e.Timestamp:
+				default: // a wake is pending already
+				}
+			}
+		}
+	}()
+	werr := watch(streamCtx, wake)
+	stopStream(context.Canceled)
+	<-done
+	if werr != nil {
+		return werr
+	}
+	if cause := context.Cause(streamCtx); ctx.Err() == nil && !errors.Is(cause, context.Canceled) {
+		return fmt.Errorf("following events: %w", cause)
+	}
+	return nil
 }
 
 // maxListLimit is the most actions one list returns.
@@ -343,7 +401,10 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 	if err != nil {
 		return err
 	}
-	rt, stop, err := f.openRuntime(cmd)
+	if serverURL(cmd) != "" && cmd.Flags().Changed("principal") {
+		return usageErr("--principal applies to a data directory; with --server the daemon answers as its own principal")
+	}
+	b, stop, err := f.backend(cmd, true)
 	if err != nil {
 		return err
 	}
@@ -351,68 +412,73 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 	ctx := commandContext(cmd)
 	owner := runtype.Owner{PrincipalID: f.principal}
 
-	act, err := rt.GetAction(ctx, owner, id)
+	act, err := b.GetAction(ctx, owner, id)
 	if err != nil {
 		return actionErr(id, err)
 	}
-	turn, err := rt.WaitTurn(ctx, owner, act.TurnID)
+	turn, err := b.WaitTurn(ctx, owner, act.TurnID, 0)
 	if err != nil {
-		return &exitError{code: ExitFailed, err: err}
+		return runtimeErr(err)
 	}
 	// Subscribe before responding, so that no event of the resumed run
 	// falls between.
-	from, err := rt.LastCursor(ctx)
+	from, err := b.LastCursor(ctx)
 	if err != nil {
-		return &exitError{code: ExitFailed, err: err}
+		return runtimeErr(err)
 	}
-	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: act.SessionID, AfterCursor: from})
+	sub, err := b.Events(ctx, &agentrt.SubscribeParams{SessionID: act.SessionID, AfterCursor: from})
 	if err != nil {
-		return &exitError{code: ExitFailed, err: err}
+		return runtimeErr(err)
 	}
 	defer sub.Close()
 
-	res, err := rt.RespondAction(ctx, &agentrt.RespondActionParams{
+	res, err := b.RespondAction(ctx, &agentrt.RespondActionParams{
 		Owner: owner, ActionID: id, Decision: decision, Message: f.message, UpdatedInput: updated,
 	})
 	if err != nil {
 		// Responding to an action whose time is up expires it (a
 		// conflict), which may resume its turn here: let that run reach
-		// its end or next park rather than cancel it on the way out.
-		rt.WaitTurn(ctx, owner, act.TurnID)
+		// its end or next park rather than cancel it on the way out. A
+		// daemon runs it on its own.
+		if !b.Remote() {
+			b.WaitTurn(ctx, owner, act.TurnID, from)
+		}
 		return actionErr(id, err)
 	}
 	out := cmd.OutOrStdout()
 	printResolved(out, &res.Action)
-	again := continueFlags(f.config, f.dataDir)
+	again := f.again(cmd)
 	if !res.Resumed {
 		// Another action of the hop is pending, or the turn no longer
 		// waits (it was cancelled, say).
-		turn, err := rt.WaitTurn(ctx, owner, act.TurnID)
+		turn, err := b.WaitTurn(ctx, owner, act.TurnID, 0)
 		if err != nil {
-			return &exitError{code: ExitFailed, err: err}
+			return runtimeErr(err)
 		}
 		if turn.Status == runtype.StatusWaitingPermission {
 			fmt.Fprintf(out, "⏸ request %s still waits for a decision\n", turn.ID)
-			return parkedForApproval(ctx, cmd, rt, turn, false, again)
+			return parkedForApproval(ctx, cmd, b, turn, false, again)
 		}
 		fmt.Fprintf(out, "request %s is %s (%s)\n", turn.ID, turn.Status, turn.StatusReason)
 		return exitFor(turn)
 	}
 	if f.noWait {
 		fmt.Fprintf(out, "request %s resumed; not following it (--no-wait)\n", turn.ID)
-		// The run lives in this process: let it reach its end or its next
-		// park before the store closes, rather than leave it to the next
-		// start.
-		rt.WaitTurn(ctx, owner, turn.ID)
-		if err := rt.Stop(ctx); err != nil {
-			return &exitError{code: ExitFailed, err: err}
+		if lb, ok := b.(*localBackend); ok {
+			// The run lives in this process: let it reach its end or its
+			// next park before the store closes, rather than leave it to
+			// the next start.
+			lb.WaitTurn(ctx, owner, turn.ID, from)
+			if err := lb.Stop(ctx); err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
 		}
 		return nil
 	}
-	stopSignals := interruptOnSignal(cmd, rt, turn.ID)
+	stopSignals := interruptOnSignal(cmd, b, turn.ID)
 	defer stopSignals()
 	p := resumeTimeline(out, turn)
-	turn, err = followTurn(ctx, rt, sub, turn.ID, func(e *event.Event) error {
+	turn, err = followTurn(ctx, b, sub, turn.ID, from, func(e *event.Event) error {
 		p.event(e)
 		return nil
 	})
@@ -420,7 +486,7 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 		return err
 	}
 	if turn.Status == runtype.StatusWaitingPermission {
-		return parkedForApproval(ctx, cmd, rt, turn, false, again)
+		return parkedForApproval(ctx, cmd, b, turn, false, again)
 	}
 	return exitFor(turn)
 }
@@ -436,6 +502,11 @@ func actionErr(id string, err error) error {
 	return runtimeErr(err)
 }
 
+// actionLister lists actions: a backend, or the Runtime itself.
+type actionLister interface {
+	ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error)
+}
+
 // printResolved prints how an action was resolved.
 func printResolved(w io.Writer, a *agentrt.ActionRead) {
 	line := fmt.Sprintf("action %s %s (%s by %s): %s %s", a.ActionID, a.Status, a.Decision, a.ResolvedBy, a.ToolName, oneLine(a.InputPreview, 60))
@@ -448,7 +519,7 @@ func printResolved(w io.Writer, a *agentrt.ActionRead) {
 // parkedForApproval shows the turn's pending actions and the commands
 // that answer them, and returns the exit of a parked turn. With asJSON,
 // standard output holds only events, so they go to standard error.
-func parkedForApproval(ctx context.Context, cmd *cobra.Command, rt *agentrt.Runtime, turn *runtype.Turn, asJSON bool, flags string) error {
+func parkedForApproval(ctx context.Context, cmd *cobra.Command, rt actionLister, turn *runtype.Turn, asJSON bool, flags string) error {
 	acts, err := rt.ListActions(ctx, &agentrt.ListActionsParams{TurnID: turn.ID, Status: runtype.ActionPending, Limit: maxListLimit})
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}

@@ -12,6 +12,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,9 +46,15 @@ func usageErr(format string, args ...any) error {
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return MainContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// MainContext is Main under ctx: ending ctx ends a command that follows
+// events (watch, tail) as an interrupt would.
+func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -75,7 +82,15 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newPolicyCmd(),
-		newVerifyCmd(), newReplayCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newVersionCmd())
+		newVerifyCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newVersionCmd())
+	registerGlobalFlags(root)
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return refuseServer(cmd) }
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "run", "serve", "policy", "doctor", "bench", "replay":
+			c.Annotations = localOnly()
+		}
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,16 +10,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/client"
 )
 
 func newHealthCmd() *cobra.Command {
 	var flags storeFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "health [--config FILE] [--data-dir D] [--json]",
+		Use:   "health [--config FILE] [--data-dir D | --server URL] [--json]",
 		Short: "Check the store, queue, approvals and stuck runs of a data directory",
-		Long: `Open the data directory without workers (a running daemon is left alone) and
-report its health: whether the store answers and how fast, its schema version,
+		Long: `Report the health of a daemon (--server) or of a data directory, opened
+without workers (a running daemon is left alone): whether the store answers and how fast, its schema version,
 the work waiting for a worker, the approvals waiting for a person, and the runs
 that made no progress for health.stuck_after. One line says the status (ok,
 degraded, unhealthy), then one line per check; --json prints the projection
@@ -55,11 +55,12 @@ the data directory cannot be opened), 2 the configuration does not load.`,
 	return cmd
 }
 
-// health opens the data directory read-only and reads its health. A data
-// directory that cannot be opened is unhealthy: its store does not
+// health reads the health projection of the daemon (--server) or of the
+// data directory, opened read-only. A data directory that cannot be opened,
+// or a daemon that cannot be reached, is unhealthy: its store does not
 // answer.
 func (f *storeFlags) health(cmd *cobra.Command) (*agentrt.Health, error) {
-	rt, stop, err := f.openReader(cmd)
+	b, stop, err := f.backend(cmd, false)
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) && ee.code == ExitUsage {
@@ -68,12 +69,15 @@ func (f *storeFlags) health(cmd *cobra.Command) (*agentrt.Health, error) {
 		return unreachable(err), nil
 	}
 	defer stop()
-	return readHealth(commandContext(cmd), rt), nil
-}
-
-// readHealth is the command's one read: the runtime's health projection.
-func readHealth(ctx context.Context, rt *agentrt.Runtime) *agentrt.Health {
-	return rt.Health(ctx)
+	h, err := b.Health(commandContext(cmd))
+	if err != nil {
+		var ce *client.ConnectError
+		if errors.As(err, &ce) {
+			return unreachable(err), nil
+		}
+		return nil, runtimeErr(err)
+	}
+	return h, nil
 }
 
 // unreachable is the health of a data directory that could not be

@@ -144,7 +144,7 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	if !f.json {
 		p = newTimeline(out, agent, res)
 	}
-	turn, err := followTurn(ctx, rt, sub, res.TurnID, func(e *event.Event) error {
+	turn, err := followTurn(ctx, &localBackend{Runtime: rt}, sub, res.TurnID, from, func(e *event.Event) error {
 		if !f.json {
 			p.event(e)
 			return nil
@@ -165,7 +165,7 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 // cancelled; a second one exits at once. Call the returned function when
 // the command is done with the turn. signal.Stop never closes the channel,
 // so done ends the goroutine.
-func interruptOnSignal(cmd *cobra.Command, rt *agentrt.Runtime, turnID string) (stop func()) {
+func interruptOnSignal(cmd *cobra.Command, rt turnInterrupter, turnID string) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -189,11 +189,19 @@ func interruptOnSignal(cmd *cobra.Command, rt *agentrt.Runtime, turnID string) (
 	}
 }
 
+// turnInterrupter interrupts turns: a backend, or the Runtime itself.
+type turnInterrupter interface {
+	InterruptTurn(ctx context.Context, owner runtype.Owner, turnID string) (runtype.TaskStatus, error)
+}
+
 // followTurn shows the turn's events from sub until the turn ends or
 // parks, then whatever of it committed before that, and returns the
 // turn's record. show sees only the turn's events and those of no turn
 // (a new session's session.created and thread.started).
-func followTurn(ctx context.Context, rt *agentrt.Runtime, sub *agentrt.Subscription, turnID string, show func(*event.Event) error) (*runtype.Turn, error) {
+//
+// The stream and the wait start at the cursor from, from before the
+// command made the turn move.
+func followTurn(ctx context.Context, b backend, sub eventStream, turnID string, from int64, show func(*event.Event) error) (*runtype.Turn, error) {
 	// WaitTurn is the authority on when the turn ends or parks: if the run
 	// could not record its last events, the stream would never show them,
 	// and the command must still end.
@@ -201,7 +209,7 @@ func followTurn(ctx context.Context, rt *agentrt.Runtime, sub *agentrt.Subscript
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	go func() {
-		rt.WaitTurn(followCtx, runtype.Owner{}, turnID)
+		b.WaitTurn(followCtx, runtype.Owner{}, turnID, from)
 		close(ended)
 		stopFollowing() // wakes a Next still waiting for events
 	}()
@@ -241,9 +249,9 @@ func followTurn(ctx context.Context, rt *agentrt.Runtime, sub *agentrt.Subscript
 			}
 		}
 	}
-	turn, err := rt.WaitTurn(ctx, runtype.Owner{}, turnID)
+	turn, err := b.WaitTurn(ctx, runtype.Owner{}, turnID, from)
 	if err != nil {
-		return nil, &exitError{code: ExitFailed, err: err}
+		return nil, runtimeErr(err)
 	}
 	return turn, nil
 }

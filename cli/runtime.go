@@ -26,6 +26,9 @@ const noSweep = time.Duration(math.MaxInt64)
 type storeFlags struct {
 	config  string
 	dataDir string
+	// poll is how often a command following events reads a data
+	// directory for those of other processes (--interval); 0 is 1s.
+	poll time.Duration
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -128,6 +131,9 @@ func shellQuote(s string) string {
 // request it cannot accept as given is a usage error, anything else an
 // operational failure.
 func runtimeErr(err error) error {
+	if rerr := remoteErr(err); rerr != nil {
+		return rerr
+	}
 	var inv *agentrt.InvalidError
 	if errors.As(err, &inv) {
 		return usageErr("%v", err)

@@ -71,13 +71,13 @@ configuration error.`,
 			if err != nil {
 				return err
 			}
-			rt, stop, err := f.openReader(cmd)
+			b, stop, err := f.backend(cmd, false)
 			if err != nil {
 				return err
 			}
 			defer stop()
 			ctx := commandContext(cmd)
-			tr, err := rt.GetTask(ctx, runtype.Owner{}, id)
+			tr, err := b.GetTask(ctx, runtype.Owner{}, id)
 			if err != nil {
 				return controlErr("task", id, err)
 			}
@@ -99,7 +99,7 @@ type taskControl struct {
 	// canWait: the control may make the task run, here or in a daemon;
 	// the command waits for it to rest unless --no-wait.
 	canWait bool
-	do      func(*agentrt.Runtime, context.Context, *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+	do      func(backend, context.Context, *agentrt.TaskControlParams) (runtype.TaskStatus, error)
 }
 
 var taskControls = []taskControl{
@@ -110,7 +110,7 @@ var taskControls = []taskControl{
 (here); one that a daemon runs is cancelled there, with its tools and processes, and reads
 cancelling until it has ended. Cancelling a task that has ended changes nothing and prints
 its status.`,
-		do: (*agentrt.Runtime).CancelTask,
+		do: backend.CancelTask,
 	},
 	{
 		verb:  "pause",
@@ -119,7 +119,7 @@ its status.`,
 at once without starting, a parked one pauses when it would go on. The status printed is
 paused for a queued task, otherwise the task's when the request was recorded; tasks show
 tells when it has paused. Undo it with tasks resume.`,
-		do: (*agentrt.Runtime).PauseTask,
+		do: backend.PauseTask,
 	},
 	{
 		verb:  "resume",
@@ -129,7 +129,7 @@ recorded step. Unless --no-wait, the command then waits until the task's turn en
 pauses again: it runs in this process, or in a daemon serving the same data directory if
 that takes it up first.`,
 		canWait: true,
-		do:      (*agentrt.Runtime).ResumeTask,
+		do:      backend.ResumeTask,
 	},
 	{
 		verb:  "retry",
@@ -140,7 +140,7 @@ are not made again). Unless --no-wait, the command then waits until the turn end
 pauses: it runs in this process, or in a daemon serving the same data directory if that
 takes it up first.`,
 		canWait: true,
-		do:      (*agentrt.Runtime).RetryTask,
+		do:      backend.RetryTask,
 	},
 }
 
@@ -197,13 +197,17 @@ func controlTask(cmd *cobra.Command, f *controlFlags, c taskControl, args []stri
 	if err != nil {
 		return err
 	}
-	rt, stop, err := f.openRuntime(cmd)
+	b, stop, err := f.backend(cmd, true)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	ctx := commandContext(cmd)
-	status, err := c.do(rt, ctx, &agentrt.TaskControlParams{TaskID: id})
+	from, err := b.LastCursor(ctx)
+	if err != nil {
+		return runtimeErr(err)
+	}
+	status, err := c.do(b, ctx, &agentrt.TaskControlParams{TaskID: id})
 	if err != nil {
 		return controlErr("task", id, err)
 	}
@@ -219,7 +223,7 @@ func controlTask(cmd *cobra.Command, f *controlFlags, c taskControl, args []stri
 	if !f.json {
 		fmt.Fprintf(out, "task %s %s (%s requested); waiting for its turn to end, park or pause\n", id, status, c.verb)
 	}
-	tr, err := rt.GetTask(ctx, runtype.Owner{}, id)
+	tr, err := b.GetTask(ctx, runtype.Owner{}, id)
 	if err != nil {
 		return controlErr("task", id, err)
 	}
@@ -227,15 +231,19 @@ func controlTask(cmd *cobra.Command, f *controlFlags, c taskControl, args []stri
 	// gracefully, and the task goes on where the data directory runs next.
 	waitCtx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	turn, err := rt.WaitTurn(waitCtx, runtype.Owner{}, tr.TurnID)
+	turn, err := b.WaitTurn(waitCtx, runtype.Owner{}, tr.TurnID, from)
 	if err != nil {
 		if waitCtx.Err() != nil && ctx.Err() == nil {
-			return &exitError{code: ExitFailed, err: fmt.Errorf("stopped waiting for request %s; the task goes on when agentrt next runs this data directory", tr.TurnID)}
+			goesOn := "the task goes on when agentrt next runs this data directory"
+			if b.Remote() {
+				goesOn = "the daemon goes on with the task"
+			}
+			return &exitError{code: ExitFailed, err: fmt.Errorf("stopped waiting for request %s; %s", tr.TurnID, goesOn)}
 		}
-		return &exitError{code: ExitFailed, err: err}
+		return runtimeErr(err)
 	}
 	if f.json {
-		req, err := rt.GetRequest(ctx, runtype.Owner{}, turn.ID)
+		req, err := b.GetRequest(ctx, runtype.Owner{}, turn.ID)
 		if err != nil {
 			return &exitError{code: ExitFailed, err: err}
 		}
@@ -373,12 +381,12 @@ given) or the store could not be read, 2 usage or configuration error.`,
 			if f.thread == "" {
 				return usageErr("--thread is required")
 			}
-			rt, stop, err := f.openReader(cmd)
+			b, stop, err := f.backend(cmd, false)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			q, err := rt.ListQueue(commandContext(cmd), &agentrt.QueueParams{SessionID: f.session, ThreadID: f.thread})
+			q, err := b.ListQueue(commandContext(cmd), &agentrt.QueueParams{SessionID: f.session, ThreadID: f.thread})
 			if err != nil {
 				thread := f.thread
 				if f.session != "" {
@@ -423,15 +431,15 @@ func newQueueChangeCmd(verb string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rt, stop, err := f.openReader(cmd)
+			b, stop, err := f.backend(cmd, false)
 			if err != nil {
 				return err
 			}
 			defer stop()
 			ctx := commandContext(cmd)
-			do, line := rt.PromoteQueuedTurn, "turn %s is first in its thread's queue"
+			do, line := b.PromoteQueuedTurn, "turn %s is first in its thread's queue"
 			if verb == "remove" {
-				do, line = rt.RemoveQueuedTurn, "turn %s removed from its thread's queue; it ended cancelled without running"
+				do, line = b.RemoveQueuedTurn, "turn %s removed from its thread's queue; it ended cancelled without running"
 			}
 			if err := do(ctx, runtype.Owner{}, id); err != nil {
 				return controlErr("turn", id, err)

@@ -34,12 +34,12 @@ session does not exist, 2 usage or configuration error.`,
 			if f.session == "" {
 				return usageErr("--session is required")
 			}
-			rt, stop, err := f.openReader(cmd)
+			b, stop, err := f.backend(cmd, false)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			res, err := rt.VerifySession(commandContext(cmd), runtype.Owner{}, f.session)
+			res, err := b.VerifySession(commandContext(cmd), runtype.Owner{}, f.session)
 			switch {
 			case errors.Is(err, agentrt.ErrNotFound):
 				return &exitError{code: ExitFailed, err: fmt.Errorf("no session %s", f.session)}

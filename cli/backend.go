@@ -1,0 +1,494 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/client"
+	"github.com/agentrt/agentrt/config"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// This file holds the two things an operator command can work on: the
+// runtime of a data directory, opened in this process, or a daemon
+// (agentrt serve) over its HTTP API (--server). A command asks its
+// storeFlags for a backend and uses only the backend's methods, so it
+// works both ways with the same output.
+
+// backend is what an operator command reads and controls. Its methods
+// have the Runtime's signatures (a remote backend ignores the Owner of
+// its arguments: the daemon acts as its own), so the local backend is
+// the Runtime itself, with few additions.
+type backend interface {
+	// Where names what the backend works on, for messages: the data
+	// directory, or the server's URL.
+	Where() string
+	// Remote reports whether the backend is a daemon over HTTP.
+	Remote() bool
+
+	Health(ctx context.Context) (*agentrt.Health, error)
+	// LastCursor is the cursor of the newest event, to follow from.
+	LastCursor(ctx context.Context) (int64, error)
+	// Events follows the events p selects after p.AfterCursor.
+	Events(ctx context.Context, p *agentrt.SubscribeParams) (eventStream, error)
+
+	ListSessions(ctx context.Context, p *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error)
+	GetSession(ctx context.Context, owner runtype.Owner, sessionID string) (*agentrt.Snapshot, error)
+	ListRequests(ctx context.Context, p *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error)
+	GetRequest(ctx context.Context, owner runtype.Owner, turnID string) (*agentrt.RequestSummary, error)
+	InterruptTurn(ctx context.Context, owner runtype.Owner, turnID string) (runtype.TaskStatus, error)
+	// WaitTurn waits until the turn rests (ended, parked, paused) and
+	// returns it. A remote backend watches the turn's events after the
+	// cursor after (0: from now, returning at once if it rests), so a
+	// caller that has just made the turn move passes the cursor from
+	// before; the local one asks the runtime, which knows.
+	WaitTurn(ctx context.Context, owner runtype.Owner, turnID string, after int64) (*runtype.Turn, error)
+
+	ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error)
+	GetAction(ctx context.Context, owner runtype.Owner, id string) (*agentrt.ActionRead, error)
+	RespondAction(ctx context.Context, p *agentrt.RespondActionParams) (*agentrt.RespondActionResult, error)
+
+	GetTask(ctx context.Context, owner runtype.Owner, taskID string) (*agentrt.TaskRead, error)
+	CancelTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+	PauseTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+	ResumeTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+	RetryTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+	ListQueue(ctx context.Context, p *agentrt.QueueParams) ([]event.QueuedTurn, error)
+	RemoveQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
+	PromoteQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
+
+	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*agentrt.VerifyResult, error)
+}
+
+// eventStream is a stream of committed events in cursor order
+// (*agentrt.Subscription is one).
+type eventStream interface {
+	// Next waits for the next event; it returns ctx's cause when ctx ends.
+	Next(ctx context.Context) (*event.Event, error)
+	// TryNext returns the next event already committed, or nil.
+	TryNext(ctx context.Context) (*event.Event, error)
+	Close()
+}
+
+// Environment variables of the global flags.
+const (
+	envServer = "AGENTRT_SERVER"
+	envToken  = "AGENTRT_TOKEN"
+)
+
+// registerGlobalFlags adds --server and --token to every command.
+func registerGlobalFlags(root *cobra.Command) {
+	root.PersistentFlags().String("server", "", "work on the agentrt daemon at this URL instead of a data directory (env "+envServer+")")
+	root.PersistentFlags().String("token", "", "the daemon's API token (env "+envToken+"; default: the api-token file of --data-dir or the config's data_dir)")
+}
+
+// localOnly marks a command (and its subcommands) that works only on a
+// data directory: given --server, it exits 2.
+func localOnly() map[string]string { return map[string]string{"agentrt/local": "true"} }
+
+// refuseServer fails a local-only command given --server explicitly. An
+// AGENTRT_SERVER in the environment does not stop it: it is meant for
+// the commands that can use it.
+func refuseServer(cmd *cobra.Command) error {
+	f := cmd.Flag("server")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations["agentrt/local"] == "true" {
+			return usageErr("%s works on a data directory in this process; it cannot use --server (drop --server, or use agentrt serve's HTTP API)", cmd.CommandPath())
+		}
+	}
+	return nil
+}
+
+// serverURL is --server, or $AGENTRT_SERVER.
+func serverURL(cmd *cobra.Command) string {
+	if f := cmd.Flag("server"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	return os.Getenv(envServer)
+}
+
+// backend returns what the command works on: the daemon at --server, or
+// the config's data directory opened in this process. work gives the
+// local runtime workers, for a command that makes a turn run (approve,
+// resume, retry) and follows it here; without, the runtime only reads
+// and records. Call stop when done.
+func (f *storeFlags) backend(cmd *cobra.Command, work bool) (b backend, stop func(), err error) {
+	if url := serverURL(cmd); url != "" {
+		token, err := f.token(cmd)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A transport of its own, whose connections close with the command.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		c, err := client.New(url, token, client.WithHTTPClient(&http.Client{Transport: tr}))
+		if err != nil {
+			return nil, nil, usageErr("%v", err)
+		}
+		return &remoteBackend{c: c}, tr.CloseIdleConnections, nil
+	}
+	rt, stop, err := f.open(cmd, !work)
+	if err != nil {
+		return nil, nil, err
+	}
+	where := f.dataDir
+	if where == "" {
+		where = "the data directory of " + f.config
+	}
+	return &localBackend{Runtime: rt, dir: where, poll: f.pollInterval()}, stop, nil
+}
+
+// pollInterval is how often a local event stream reads the store for
+// events other processes commit.
+func (f *storeFlags) pollInterval() time.Duration {
+	if f.poll > 0 {
+		return f.poll
+	}
+	return time.Second
+}
+
+// token is --token, or $AGENTRT_TOKEN, or the api-token file of the data
+// directory (--data-dir, or the config's data_dir when the config is
+// there).
+func (f *storeFlags) token(cmd *cobra.Command) (string, error) {
+	if fl := cmd.Flag("token"); fl != nil && fl.Changed {
+		return fl.Value.String(), nil
+	}
+	if t := os.Getenv(envToken); t != "" {
+		return t, nil
+	}
+	dir := f.dataDir
+	if dir == "" {
+		if _, err := os.Stat(f.config); err == nil {
+			file, err := config.Load(f.config, config.Options{Builtins: agentrt.BuiltinToolNames()})
+			if err != nil {
+				return "", configErr(err)
+			}
+			dir = file.DataDir
+		}
+	}
+	if dir == "" {
+		return "", usageErr("no API token for %s: give --token, set %s, or point --data-dir (or --config) at the daemon's data directory, whose %s file holds it", serverURL(cmd), envToken, httpapi.TokenFile)
+	}
+	path := filepath.Join(dir, httpapi.TokenFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", usageErr("no API token for %s: reading %s: %v (give --token or set %s)", serverURL(cmd), path, errors.Unwrap(err), envToken)
+	}
+	return string(trimSpace(b)), nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// again is the flags a follow-up command needs to reach the same
+// backend.
+func (f *storeFlags) again(cmd *cobra.Command) string {
+	if url := serverURL(cmd); url != "" {
+		return "--server " + shellQuote(url)
+	}
+	return continueFlags(f.config, f.dataDir)
+}
+
+// localBackend is the runtime of a data directory in this process.
+type localBackend struct {
+	*agentrt.Runtime
+	dir  string
+	poll time.Duration
+}
+
+func (b *localBackend) Where() string { return b.dir }
+func (b *localBackend) Remote() bool  { return false }
+
+func (b *localBackend) Health(ctx context.Context) (*agentrt.Health, error) {
+	return b.Runtime.Health(ctx), nil
+}
+
+func (b *localBackend) WaitTurn(ctx context.Context, owner runtype.Owner, turnID string, _ int64) (*runtype.Turn, error) {
+	return b.Runtime.WaitTurn(ctx, owner, turnID)
+}
+
+func (b *localBackend) Events(ctx context.Context, p *agentrt.SubscribeParams) (eventStream, error) {
+	sub, err := b.Subscribe(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &pollingStream{Subscription: sub, poll: b.poll}, nil
+}
+
+// pollingStream is a subscription that also reads the store every poll:
+// the runtime's bus wakes it for this process's commits, not for those
+// of a daemon on the same data directory.
+type pollingStream struct {
+	*agentrt.Subscription
+	poll time.Duration
+}
+
+func (s *pollingStream) Next(ctx context.Context) (*event.Event, error) {
+	for {
+		pctx, cancel := context.WithTimeout(ctx, s.poll)
+		e, err := s.Subscription.Next(pctx)
+		cancel()
+		switch {
+		case err == nil:
+			return e, nil
+		case ctx.Err() != nil:
+			return nil, context.Cause(ctx)
+		case !errors.Is(err, context.DeadlineExceeded):
+			return nil, err
+		}
+	}
+}
+
+// remoteBackend is a daemon over its HTTP API.
+type remoteBackend struct {
+	c *client.Client
+}
+
+func (b *remoteBackend) Where() string { return b.c.URL() }
+func (b *remoteBackend) Remote() bool  { return true }
+
+func (b *remoteBackend) Health(ctx context.Context) (*agentrt.Health, error) {
+	return b.c.Health(ctx)
+}
+
+func (b *remoteBackend) LastCursor(ctx context.Context) (int64, error) {
+	h, err := b.c.Health(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return h.Store.LastCursor, nil
+}
+
+func (b *remoteBackend) Events(ctx context.Context, p *agentrt.SubscribeParams) (eventStream, error) {
+	f := client.EventFilter{SessionID: p.SessionID, TurnID: p.TurnID}
+	s, err := b.c.Events(ctx, f, p.AfterCursor)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteStream{c: b.c, filter: f, live: s, cursor: p.AfterCursor}, nil
+}
+
+// remoteStream follows the daemon's event stream. TryNext, which must
+// not wait, reads a catch-up stream (follow=false) instead: once called,
+// the live stream is closed.
+type remoteStream struct {
+	c       *client.Client
+	filter  client.EventFilter
+	live    *client.EventStream
+	catchUp *client.EventStream
+	cursor  int64
+}
+
+func (s *remoteStream) Next(ctx context.Context) (*event.Event, error) {
+	if s.live == nil {
+		live, err := s.c.Events(ctx, s.filter, s.cursor)
+		if err != nil {
+			return nil, err
+		}
+		s.live = live
+	}
+	e, err := s.live.Next(ctx)
+	if err == nil {
+		s.cursor = e.Cursor
+	}
+	return e, err
+}
+
+func (s *remoteStream) TryNext(ctx context.Context) (*event.Event, error) {
+	if s.live != nil {
+		s.live.Close()
+		s.live = nil
+	}
+	if s.catchUp == nil {
+		cu, err := s.c.EventsCatchUp(ctx, s.filter, s.cursor)
+		if err != nil {
+			return nil, err
+		}
+		s.catchUp = cu
+	}
+	e, err := s.catchUp.Next(ctx)
+	switch {
+	case errors.Is(err, io.EOF):
+		s.catchUp.Close()
+		s.catchUp = nil
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	s.cursor = e.Cursor
+	return e, nil
+}
+
+func (s *remoteStream) Close() {
+	if s.live != nil {
+		s.live.Close()
+	}
+	if s.catchUp != nil {
+		s.catchUp.Close()
+	}
+}
+
+func (b *remoteBackend) ListSessions(ctx context.Context, p *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error) {
+	return b.c.ListSessions(ctx, p)
+}
+
+func (b *remoteBackend) GetSession(ctx context.Context, _ runtype.Owner, sessionID string) (*agentrt.Snapshot, error) {
+	return b.c.GetSession(ctx, sessionID)
+}
+
+func (b *remoteBackend) ListRequests(ctx context.Context, p *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error) {
+	return b.c.ListRequests(ctx, p)
+}
+
+func (b *remoteBackend) GetRequest(ctx context.Context, _ runtype.Owner, turnID string) (*agentrt.RequestSummary, error) {
+	return b.c.GetRequest(ctx, turnID)
+}
+
+func (b *remoteBackend) InterruptTurn(ctx context.Context, _ runtype.Owner, turnID string) (runtype.TaskStatus, error) {
+	return b.c.InterruptTurn(ctx, turnID)
+}
+
+// settlingEvents are the events after which a turn may rest.
+var settlingEvents = map[event.Type]bool{
+	event.TurnCompleted: true, event.TurnFailed: true, event.TaskWaiting: true, event.TaskBlocked: true,
+	event.TaskPaused: true, event.TaskCancelled: true, event.TaskFailed: true, event.TaskCompleted: true,
+	event.TaskTimedOut: true, event.TaskLost: true,
+}
+
+// rests reports whether a turn in status s waits for nothing the runtime
+// does by itself.
+func rests(s runtype.TaskStatus) bool {
+	return s.Terminal() || s.Parked() || s == runtype.StatusBlocked || s == runtype.StatusPaused
+}
+
+func (b *remoteBackend) WaitTurn(ctx context.Context, _ runtype.Owner, turnID string, after int64) (*runtype.Turn, error) {
+	if after == 0 {
+		cur, err := b.LastCursor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.c.GetRequest(ctx, turnID)
+		if err != nil {
+			return nil, err
+		}
+		if rests(r.Status) {
+			return turnOf(r), nil
+		}
+		after = cur
+	}
+	s, err := b.c.Events(ctx, client.EventFilter{TurnID: turnID}, after)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	for {
+		e, err := s.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !settlingEvents[e.Type] {
+			continue
+		}
+		r, err := b.c.GetRequest(ctx, turnID)
+		if err != nil {
+			return nil, err
+		}
+		if rests(r.Status) {
+			return turnOf(r), nil
+		}
+	}
+}
+
+// turnOf is the part of a turn's record a request summary carries.
+func turnOf(r *agentrt.RequestSummary) *runtype.Turn {
+	return &runtype.Turn{ID: r.TurnID, SessionID: r.SessionID, ThreadID: r.ThreadID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason}
+}
+
+func (b *remoteBackend) ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {
+	return b.c.ListActions(ctx, p)
+}
+
+func (b *remoteBackend) GetAction(ctx context.Context, _ runtype.Owner, id string) (*agentrt.ActionRead, error) {
+	return b.c.GetAction(ctx, id)
+}
+
+func (b *remoteBackend) RespondAction(ctx context.Context, p *agentrt.RespondActionParams) (*agentrt.RespondActionResult, error) {
+	return b.c.RespondAction(ctx, p)
+}
+
+func (b *remoteBackend) GetTask(ctx context.Context, _ runtype.Owner, taskID string) (*agentrt.TaskRead, error) {
+	return b.c.GetTask(ctx, taskID)
+}
+
+func (b *remoteBackend) CancelTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+	return b.c.ControlTask(ctx, p.TaskID, client.TaskCancel)
+}
+
+func (b *remoteBackend) PauseTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+	return b.c.ControlTask(ctx, p.TaskID, client.TaskPause)
+}
+
+func (b *remoteBackend) ResumeTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+	return b.c.ControlTask(ctx, p.TaskID, client.TaskResume)
+}
+
+func (b *remoteBackend) RetryTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+	return b.c.ControlTask(ctx, p.TaskID, client.TaskRetry)
+}
+
+func (b *remoteBackend) ListQueue(ctx context.Context, p *agentrt.QueueParams) ([]event.QueuedTurn, error) {
+	if p.SessionID == "" {
+		return nil, &agentrt.InvalidError{Field: "--session", Reason: "required with --server: the API lists a thread's queue by session and thread"}
+	}
+	return b.c.ListQueue(ctx, p.SessionID, p.ThreadID)
+}
+
+func (b *remoteBackend) RemoveQueuedTurn(ctx context.Context, _ runtype.Owner, turnID string) error {
+	return b.c.RemoveQueuedTurn(ctx, turnID)
+}
+
+func (b *remoteBackend) PromoteQueuedTurn(ctx context.Context, _ runtype.Owner, turnID string) error {
+	return b.c.PromoteQueuedTurn(ctx, turnID)
+}
+
+func (b *remoteBackend) VerifySession(ctx context.Context, _ runtype.Owner, sessionID string) (*agentrt.VerifyResult, error) {
+	return b.c.VerifySession(ctx, sessionID)
+}
+
+// remoteErr explains the errors only a remote backend has; nil for others.
+func remoteErr(err error) error {
+	var ce *client.Error
+	var conn *client.ConnectError
+	switch {
+	case errors.Is(err, client.ErrUnauthorized):
+		return &exitError{code: ExitFailed, err: fmt.Errorf("%w: give the daemon's token with --token or %s, or point --data-dir at its data directory", err, envToken)}
+	case errors.As(err, &conn):
+		return &exitError{code: ExitFailed, err: err}
+	case errors.As(err, &ce) && ce.Invalid():
+		return usageErr("%v", err)
+	}
+	return nil
+}
+
+var (
+	_ backend = (*localBackend)(nil)
+	_ backend = (*remoteBackend)(nil)
+)

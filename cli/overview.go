@@ -1,0 +1,322 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// overview is what agentrt overview --json prints: a stable object,
+// documented in docs/cli.md. Fields are added, never renamed or removed.
+type overview struct {
+	// Where is the server's URL, or the data directory.
+	Where       string    `json:"where"`
+	GeneratedAt time.Time `json:"generatedAt"`
+	// Health is the runtime's health as GET /v1/health answers it, whole.
+	Health    json.RawMessage   `json:"health"`
+	Approvals approvalsOverview `json:"approvals"`
+	// Attention lists recent requests that wait, are blocked or paused,
+	// or failed: newest first, at most overviewRows.
+	Attention []requestOverview `json:"attention"`
+	// Sessions lists the sessions with an open request, and the most
+	// recent ones, with the agent of the request that holds each.
+	Sessions []sessionOverview `json:"sessions"`
+	// LastActivity is the time of the newest event; null without events.
+	LastActivity *time.Time `json:"lastActivity"`
+}
+
+type approvalsOverview struct {
+	// Pending counts the pending actions, up to maxListLimit.
+	Pending int `json:"pending"`
+	// More: there are more than Pending.
+	More bool `json:"more"`
+	// Oldest are the oldest pending actions, oldest first, at most
+	// overviewOldest.
+	Oldest []approvalOverview `json:"oldest"`
+}
+
+type approvalOverview struct {
+	ActionID   string    `json:"actionId"`
+	ToolName   string    `json:"toolName"`
+	SessionID  string    `json:"sessionId"`
+	TurnID     string    `json:"turnId"`
+	CreatedAt  time.Time `json:"createdAt"`
+	AgeSeconds int64     `json:"ageSeconds"`
+}
+
+type requestOverview struct {
+	RequestID    string             `json:"requestId"`
+	SessionID    string             `json:"sessionId"`
+	Agent        string             `json:"agent"`
+	Status       runtype.TaskStatus `json:"status"`
+	StatusReason string             `json:"statusReason,omitempty"`
+	// Since is when the request ended, else started, else was created.
+	Since      *time.Time `json:"since"`
+	AgeSeconds int64      `json:"ageSeconds"`
+}
+
+type sessionOverview struct {
+	SessionID string `json:"sessionId"`
+	// ActiveRequestID and ActiveAgent are of the request holding the
+	// session's thread (running, parked or paused, else the next queued);
+	// null when none is open.
+	ActiveRequestID *string             `json:"activeRequestId"`
+	ActiveAgent     *string             `json:"activeAgent"`
+	Status          *runtype.TaskStatus `json:"status"`
+}
+
+const (
+	overviewRows     = 10  // most attention requests and sessions shown
+	overviewOldest   = 5   // most pending actions shown
+	overviewRequests = 200 // recent requests read
+	overviewSessions = 5   // recent sessions shown even when idle
+)
+
+type overviewFlags struct {
+	storeFlags
+	json bool
+}
+
+func newOverviewCmd() *cobra.Command {
+	var f overviewFlags
+	cmd := &cobra.Command{
+		Use:   "overview [--json]",
+		Short: "One screen: health, pending approvals, requests needing attention, sessions",
+		Long: `Show, on one screen, what an operator looks at first: the runtime's health and any
+failing checks; the pending approvals (how many, and the oldest with their age); recent
+requests that wait, are blocked or paused, or failed; the sessions with an open request and
+the agent running it ("none" when no request is open); and when the last event happened.
+
+Works on a daemon (--server) or a data directory. On a terminal it prints a table with
+colour (never with NO_COLOR set), elsewhere the same table without colour; with --json,
+the stable JSON object documented in docs/cli.md.
+
+Exit codes: 0 shown (whatever the health), 1 the store or server could not be read, 2
+usage or configuration error.`,
+		Example: `  agentrt overview --config agentrt.yaml
+  agentrt overview --server http://127.0.0.1:8080 --json | jq .approvals.pending`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, stop, err := f.backend(cmd, false)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			ov, err := readOverview(commandContext(cmd), b, time.Now().UTC())
+			if err != nil {
+				return runtimeErr(err)
+			}
+			out := cmd.OutOrStdout()
+			if f.json {
+				return writeIndented(out, ov)
+			}
+			printOverview(out, ov, newStyle(out, f.json))
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the overview as JSON")
+	return cmd
+}
+
+// readOverview gathers the overview from b.
+func readOverview(ctx context.Context, b backend, now time.Time) (*overview, error) {
+	ov := &overview{Where: b.Where(), GeneratedAt: now, Attention: []requestOverview{}, Sessions: []sessionOverview{}}
+	h, err := b.Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ov.Health, err = json.Marshal(h); err != nil {
+		return nil, err
+	}
+
+	acts, err := b.ListActions(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending, Limit: maxListLimit})
+	if err != nil {
+		return nil, err
+	}
+	ov.Approvals.Pending, ov.Approvals.More = len(acts), len(acts) == maxListLimit
+	slices.Reverse(acts) // oldest first
+	for _, a := range acts[:min(len(acts), overviewOldest)] {
+		ov.Approvals.Oldest = append(ov.Approvals.Oldest, approvalOverview{
+			ActionID: a.ActionID, ToolName: a.ToolName, SessionID: a.SessionID, TurnID: a.TurnID,
+			CreatedAt: a.CreatedAt, AgeSeconds: int64(now.Sub(a.CreatedAt) / time.Second),
+		})
+	}
+	if ov.Approvals.Oldest == nil {
+		ov.Approvals.Oldest = []approvalOverview{}
+	}
+
+	reqs, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{Limit: overviewRequests})
+	if err != nil {
+		return nil, err
+	}
+	active := map[string]*agentrt.RequestSummary{} // session → the request holding it
+	var order []string                             // sessions, newest request first
+	for i := range reqs {
+		r := &reqs[i]
+		if needsAttention(r.Status) && len(ov.Attention) < overviewRows {
+			since := cmp.Or(r.EndedAt, r.StartedAt, r.CreatedAt)
+			ro := requestOverview{RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason, Since: since}
+			if since != nil {
+				ro.AgeSeconds = int64(now.Sub(*since) / time.Second)
+			}
+			ov.Attention = append(ov.Attention, ro)
+		}
+		if r.Status.Terminal() {
+			continue
+		}
+		if cur, ok := active[r.SessionID]; !ok {
+			order = append(order, r.SessionID)
+			active[r.SessionID] = r
+		} else if holdRank(r.Status) <= holdRank(cur.Status) {
+			// Older requests hold the thread before newer ones.
+			active[r.SessionID] = r
+		}
+	}
+	recent, err := b.ListSessions(ctx, &agentrt.ListSessionsParams{Limit: overviewSessions})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range recent {
+		if !slices.Contains(order, s.SessionID) {
+			order = append(order, s.SessionID)
+		}
+	}
+	for _, sid := range order[:min(len(order), overviewRows)] {
+		so := sessionOverview{SessionID: sid}
+		if r := active[sid]; r != nil {
+			so.ActiveRequestID, so.ActiveAgent, so.Status = &r.TurnID, &r.Agent, &r.Status
+		}
+		ov.Sessions = append(ov.Sessions, so)
+	}
+
+	if ov.LastActivity, err = lastActivity(ctx, b); err != nil {
+		return nil, err
+	}
+	return ov, nil
+}
+
+// needsAttention: a request an operator may have to act on.
+func needsAttention(s runtype.TaskStatus) bool {
+	switch s {
+	case runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying,
+		runtype.StatusFailed, runtype.StatusTimedOut, runtype.StatusLost:
+		return true
+	}
+	return s.Parked()
+}
+
+// holdRank orders the open statuses by how surely the request holds its
+// thread: running first, then parked or paused, then queued.
+func holdRank(s runtype.TaskStatus) int {
+	switch s {
+	case runtype.StatusPreparing, runtype.StatusRunning, runtype.StatusCancelling:
+		return 0
+	case runtype.StatusAccepted, runtype.StatusQueued, runtype.StatusRetrying:
+		return 2
+	}
+	return 1
+}
+
+// lastActivity is the time of the newest event, nil without any.
+func lastActivity(ctx context.Context, b backend) (*time.Time, error) {
+	last, err := b.LastCursor(ctx)
+	if err != nil || last == 0 {
+		return nil, err
+	}
+	sub, err := b.Events(ctx, &agentrt.SubscribeParams{AfterCursor: last - 1})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	e, err := sub.TryNext(ctx)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	t := e.Timestamp.UTC()
+	return &t, nil
+}
+
+// healthView is what the overview shows of a health object. It decodes
+// the JSON, so that fields the runtime adds (checks, say) show here
+// without a change in this file's callers.
+type healthView struct {
+	Status      string   `json:"status"`
+	Version     string   `json:"version"`
+	ActiveTurns int      `json:"activeTurns"`
+	Problems    []string `json:"problems"`
+	Checks      []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	} `json:"checks"`
+}
+
+// printOverview prints the overview for people, in stable columns.
+func printOverview(w io.Writer, ov *overview, st style) {
+	now := ov.GeneratedAt
+	var h healthView
+	json.Unmarshal(ov.Health, &h)
+	fmt.Fprintf(w, "%s %s\n", st.bold("agentrt overview"), st.dim("· "+ov.Where))
+	fmt.Fprintf(w, "%-10s %s · agentrt %s · %s · last activity %s\n", "health", st.status(h.Status), h.Version,
+		plural(h.ActiveTurns, "active turn"), relTimeOf(now, ov.LastActivity))
+	failing := newTable("CHECK", "STATUS", "REASON")
+	failing.paint[1] = st.status
+	for _, c := range h.Checks {
+		if c.Status != "ok" && c.Status != "pass" {
+			failing.row(c.Name, c.Status, oneLine(c.Reason, 80))
+		}
+	}
+	for _, p := range h.Problems {
+		failing.row("-", "problem", oneLine(p, 80))
+	}
+	if len(failing.rows) > 0 {
+		failing.write(w, "           ", st)
+	}
+
+	pending := plural(ov.Approvals.Pending, "pending approval")
+	if ov.Approvals.More {
+		pending = "more than " + pending
+	}
+	fmt.Fprintf(w, "%-10s %s\n", "approvals", pending)
+	if len(ov.Approvals.Oldest) > 0 {
+		t := newTable("ACTION", "TOOL", "SESSION", "AGE")
+		for _, a := range ov.Approvals.Oldest {
+			t.row(a.ActionID, a.ToolName, a.SessionID, relTime(now, a.CreatedAt))
+		}
+		t.write(w, "           ", st)
+	}
+
+	fmt.Fprintf(w, "%-10s %s\n", "attention", plural(len(ov.Attention), "request")+" waiting, blocked or failed")
+	if len(ov.Attention) > 0 {
+		t := newTable("REQUEST", "STATUS", "REASON", "AGENT", "SESSION", "SINCE")
+		t.paint[1] = st.status
+		for _, r := range ov.Attention {
+			t.row(r.RequestID, string(r.Status), cmp.Or(r.StatusReason, "-"), r.Agent, r.SessionID, relTimeOf(now, r.Since))
+		}
+		t.write(w, "           ", st)
+	}
+
+	fmt.Fprintf(w, "%-10s %s\n", "sessions", plural(len(ov.Sessions), "session")+" (open or recent)")
+	if len(ov.Sessions) > 0 {
+		t := newTable("SESSION", "ACTIVE AGENT", "REQUEST", "STATUS")
+		t.paint[3] = st.status
+		for _, s := range ov.Sessions {
+			if s.ActiveRequestID == nil {
+				t.row(s.SessionID, "none", "-", "idle")
+				continue
+			}
+			t.row(s.SessionID, *s.ActiveAgent, *s.ActiveRequestID, string(*s.Status))
+		}
+		t.write(w, "           ", st)
+	}
+}

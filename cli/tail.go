@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+func newRequestsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "requests",
+		Short: "Follow requests (turns) as they change state",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newRequestsTailCmd())
+	return cmd
+}
+
+// requestLine is one line of requests tail --json: a stable object,
+// documented in docs/cli.md. The first lines list the recent requests
+// (event "listed"); the following ones are the state changes the event
+// stream shows.
+type requestLine struct {
+	At           time.Time          `json:"at"`
+	Event        string             `json:"event"`
+	RequestID    string             `json:"requestId"`
+	SessionID    string             `json:"sessionId"`
+	Agent        string             `json:"agent"`
+	Status       runtype.TaskStatus `json:"status"`
+	StatusReason string             `json:"statusReason,omitempty"`
+	// Detail says more: the tool and action of action.required, the
+	// decision of action.resolved.
+	Detail string `json:"detail,omitempty"`
+	// Cursor is the event's position in the log (0 for listed lines).
+	Cursor int64 `json:"cursor,omitempty"`
+}
+
+// tailEvents are the events requests tail prints, with the status each
+// leaves its request in when the event does not say.
+var tailEvents = map[event.Type]runtype.TaskStatus{
+	event.TurnSubmitted:  runtype.StatusQueued,
+	event.TurnStarted:    runtype.StatusRunning,
+	event.TurnCompleted:  runtype.StatusCompleted,
+	event.TurnFailed:     runtype.StatusFailed,
+	event.TaskWaiting:    runtype.StatusWaitingPermission,
+	event.TaskBlocked:    runtype.StatusBlocked,
+	event.TaskPaused:     runtype.StatusPaused,
+	event.TaskResumed:    runtype.StatusRunning,
+	event.TaskRetrying:   runtype.StatusRetrying,
+	event.TaskCancelled:  runtype.StatusCancelled,
+	event.TaskTimedOut:   runtype.StatusTimedOut,
+	event.TaskLost:       runtype.StatusLost,
+	event.ActionRequired: runtype.StatusWaitingPermission,
+	event.ActionResolved: runtype.StatusRunning,
+}
+
+type tailFlags struct {
+	storeFlags
+	session  string
+	statuses string
+	limit    int
+	once     bool
+	json     bool
+}
+
+func newRequestsTailCmd() *cobra.Command {
+	var f tailFlags
+	cmd := &cobra.Command{
+		Use:   "tail [--session ID] [--status S,...] [--once] [--json]",
+		Short: "Print recent requests, then a line per state change as it happens",
+		Long: `Print the most recent requests (turns), oldest first, then follow the event stream and print
+one line per change of a request's state: submitted, started, completed, failed, waiting
+for a decision (action.required), resolved, blocked, paused, resumed, retrying, cancelled,
+timed out, lost. With --once, print the recent requests and exit (for scripts).
+
+Lines have stable columns: TIME (UTC), EVENT ("listed" for the recent requests), STATUS,
+REQUEST, AGENT, SESSION, DETAIL. With --json each line is a JSON object (documented in
+docs/cli.md). --status keeps the lines whose status is one of the given ones.
+
+With --server the stream is the daemon's (GET /v1/events). On a data directory the command
+also reads the store every --interval for the events of other processes.
+
+Exit codes: 0 interrupted (or --once done), 1 the store or server could not be read, 2
+usage or configuration error.`,
+		Example: `  agentrt requests tail --server http://127.0.0.1:8080
+  agentrt requests tail --config agentrt.yaml --status waiting_permission,failed --once --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return tailRequests(cmd, &f)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&f.session, "session", "", "only the requests of this session")
+	cmd.Flags().StringVar(&f.statuses, "status", "", "only lines with one of these statuses (comma-separated)")
+	cmd.Flags().IntVar(&f.limit, "limit", 20, "list at most this many recent requests first (0: none)")
+	cmd.Flags().BoolVar(&f.once, "once", false, "print the recent requests and exit")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON Lines")
+	cmd.Flags().DurationVar(&f.poll, "interval", time.Second, "on a data directory, how often to read the store for other processes' events")
+	return cmd
+}
+
+// allStatuses are the statuses --status accepts.
+var allStatuses = []runtype.TaskStatus{
+	runtype.StatusAccepted, runtype.StatusQueued, runtype.StatusPreparing, runtype.StatusRunning,
+	runtype.StatusWaitingInput, runtype.StatusWaitingPermission, runtype.StatusWaitingResource,
+	runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying, runtype.StatusCancelling,
+	runtype.StatusCancelled, runtype.StatusTimedOut, runtype.StatusFailed, runtype.StatusLost, runtype.StatusCompleted,
+}
+
+// parseStatuses reads --status: nil keeps every status.
+func parseStatuses(s string) (map[runtype.TaskStatus]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	keep := map[runtype.TaskStatus]bool{}
+	for _, w := range strings.Split(s, ",") {
+		st := runtype.TaskStatus(strings.TrimSpace(w))
+		if !slices.Contains(allStatuses, st) {
+			names := make([]string, len(allStatuses))
+			for i, a := range allStatuses {
+				names[i] = string(a)
+			}
+			return nil, usageErr("invalid --status %q: use %s", st, strings.Join(names, ", "))
+		}
+		keep[st] = true
+	}
+	return keep, nil
+}
+
+func tailRequests(cmd *cobra.Command, f *tailFlags) error {
+	keep, err := parseStatuses(f.statuses)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.limit < 0 || f.limit > maxListLimit:
+		return usageErr("invalid --limit %d: use 0 to %d", f.limit, maxListLimit)
+	case f.poll <= 0:
+		return usageErr("invalid --interval %s: must be positive", f.poll)
+	}
+	b, stop, err := f.backend(cmd, false)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	ctx, cancel := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	p := &tailPrinter{w: cmd.OutOrStdout(), json: f.json, keep: keep, st: newStyle(cmd.OutOrStdout(), f.json), agents: map[string]string{}}
+
+	// From before the listing, so that no change falls between.
+	from, err := b.LastCursor(ctx)
+	if err != nil {
+		return runtimeErr(err)
+	}
+	if !f.json {
+		p.printHeader() // even with nothing listed: the command follows
+	}
+	if f.limit > 0 {
+		reqs, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{SessionID: f.session, Limit: overviewRequests})
+		if err != nil {
+			return runtimeErr(err)
+		}
+		var lines []requestLine
+		for _, r := range reqs {
+			p.agents[r.TurnID] = r.Agent
+			line := requestLine{Event: "listed", RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason}
+			if at := cmpOrTime(r.EndedAt, r.StartedAt, r.CreatedAt); at != nil {
+				line.At = *at
+			}
+			if keep == nil || keep[r.Status] {
+				lines = append(lines, line)
+			}
+		}
+		lines = lines[:min(len(lines), f.limit)]
+		slices.Reverse(lines) // oldest first, as a log reads
+		for _, l := range lines {
+			if err := p.print(l); err != nil {
+				return err
+			}
+		}
+	}
+	if f.once {
+		return nil
+	}
+	sub, err := b.Events(ctx, &agentrt.SubscribeParams{SessionID: f.session, AfterCursor: from})
+	if err != nil {
+		return runtimeErr(err)
+	}
+	defer sub.Close()
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted: the normal end
+			}
+			return runtimeErr(fmt.Errorf("following events: %w", err))
+		}
+		line, ok := p.lineOf(ctx, b, e)
+		if !ok {
+			continue
+		}
+		if err := p.print(line); err != nil {
+			return err
+		}
+	}
+}
+
+func cmpOrTime(ts ...*time.Time) *time.Time {
+	for _, t := range ts {
+		if t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// tailPrinter prints request lines.
+type tailPrinter struct {
+	w      io.Writer
+	json   bool
+	keep   map[runtype.TaskStatus]bool
+	st     style
+	agents map[string]string // request → agent, as read
+	header bool
+}
+
+// lineOf makes the line of an event; false when it prints none.
+func (p *tailPrinter) lineOf(ctx context.Context, b backend, e *event.Event) (requestLine, bool) {
+	status, ok := tailEvents[e.Type]
+	if !ok || e.TurnID == "" {
+		return requestLine{}, false
+	}
+	line := requestLine{At: e.Timestamp.UTC(), Event: string(e.Type), RequestID: e.TurnID, SessionID: e.SessionID, Status: status, StatusReason: e.StatusReason, Cursor: e.Cursor}
+	if s := runtype.TaskStatus(e.Status); e.Status != "" && slices.Contains(allStatuses, s) {
+		line.Status = s
+	}
+	if a, ok := e.Payload.(*event.ActionPayload); ok {
+		switch e.Type {
+		case event.ActionRequired:
+			line.Detail = strings.TrimSpace(a.ToolName + " " + e.ActionID)
+		case event.ActionResolved:
+			line.Detail = strings.TrimSpace(e.ActionID + " " + a.Status + " " + a.Decision)
+		}
+	}
+	if p.keep != nil && !p.keep[line.Status] {
+		return requestLine{}, false
+	}
+	agent, ok := p.agents[e.TurnID]
+	if !ok {
+		if r, err := b.GetRequest(ctx, runtype.Owner{}, e.TurnID); err == nil {
+			agent = r.Agent
+		}
+		p.agents[e.TurnID] = agent
+	}
+	line.Agent = agent
+	return line, true
+}
+
+// Column widths of a tail line: ids have a fixed length, so lines stay
+// aligned as they come.
+const (
+	tailEventWidth  = 15
+	tailStatusWidth = 18
+	tailIDWidth     = 31
+	tailAgentWidth  = 12
+)
+
+func pad(s string, n int) string { return s + strings.Repeat(" ", max(n-len(s), 0)+2) }
+
+// printHeader prints the table's header once.
+func (p *tailPrinter) printHeader() {
+	if p.header {
+		return
+	}
+	p.header = true
+	h := pad("TIME", 8) + pad("EVENT", tailEventWidth) + pad("STATUS", tailStatusWidth) + pad("REQUEST", tailIDWidth) +
+		pad("AGENT", tailAgentWidth) + pad("SESSION", tailIDWidth) + "DETAIL"
+	fmt.Fprintln(p.w, p.st.dim(h))
+}
+
+func (p *tailPrinter) print(l requestLine) error {
+	if p.json {
+		return writeJSONLine(p.w, l)
+	}
+	p.printHeader()
+	at := "-"
+	if !l.At.IsZero() {
+		at = l.At.UTC().Format(time.TimeOnly)
+	}
+	status := string(l.Status)
+	if l.StatusReason != "" {
+		status += " " + l.StatusReason
+	}
+	// Colour after padding, so that it never moves a column.
+	statusCell := pad(status, tailStatusWidth)
+	statusCell = p.st.status(string(l.Status)) + statusCell[len(l.Status):]
+	line := pad(at, 8) + pad(l.Event, tailEventWidth) + statusCell + pad(l.RequestID, tailIDWidth) +
+		pad(l.Agent, tailAgentWidth) + pad(l.SessionID, tailIDWidth) + oneLine(l.Detail, 60)
+	_, err := fmt.Fprintln(p.w, strings.TrimRight(line, " "))
+	return err
+}

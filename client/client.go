@@ -1,0 +1,421 @@
+// Package client is the Go client of the agentrt HTTP API (agentrt serve).
+// Its methods mirror the Runtime's read and control API and return the
+// same JSON types (agentrt.ActionRead, agentrt.TaskRead, …), so a caller
+// can work with a daemon as it would with an embedded Runtime. Events
+// follows the server's Server-Sent Events stream and reconnects with
+// Last-Event-ID, never missing or repeating an event.
+//
+// The server acts as its own configured owner (tenant and principal):
+// the Owner fields of the agentrt parameter structs the methods take are
+// ignored. Errors the server answers become *Error, which matches the
+// runtime's sentinels with errors.Is (agentrt.ErrNotFound for 404,
+// agentrt.ErrConflict for 409, and so on) and ErrUnauthorized for 401; a
+// server that cannot be reached is a *ConnectError naming its URL.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// Client talks to one agentrt server. It is safe for concurrent use.
+type Client struct {
+	base           string // scheme://host[/prefix], no trailing slash
+	token          string
+	hc             *http.Client
+	reconnectDelay time.Duration // 0: the server's retry hint
+}
+
+// Option adjusts a Client.
+type Option func(*Client)
+
+// WithHTTPClient makes the client send its requests with hc (its
+// transport, TLS settings, …). hc must not have a Timeout: event streams
+// last as long as their context.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithReconnectDelay sets how long an event stream waits before it
+// reconnects, instead of the delay the server suggests (2 s).
+func WithReconnectDelay(d time.Duration) Option { return func(c *Client) { c.reconnectDelay = d } }
+
+// New returns a client of the server at baseURL (http or https, with an
+// optional path prefix) that presents token as its bearer token.
+func New(baseURL, token string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("invalid server URL %q: %w", baseURL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("invalid server URL %q: want http://host:port or https://host:port", baseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("invalid server URL %q: it may not have a query or fragment", baseURL)
+	}
+	c := &Client{base: strings.TrimRight(u.String(), "/"), token: token, hc: http.DefaultClient}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// URL is the server's base URL.
+func (c *Client) URL() string { return c.base }
+
+// ErrUnauthorized matches an *Error for a 401: the server refused the
+// token (none was given, or a wrong one).
+var ErrUnauthorized = errors.New("the server refused the token")
+
+// Error is an error answer of the server: its HTTP status and the error
+// body's code and message ({"error": {"code", "message"}}).
+type Error struct {
+	StatusCode int
+	Code       string // not_found, conflict, invalid_request, …
+	Message    string
+	// RetryAfter is the server's Retry-After on a 429, else 0.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	if e.StatusCode == http.StatusUnauthorized {
+		return fmt.Sprintf("%v (%s)", ErrUnauthorized, e.Message)
+	}
+	return e.Message
+}
+
+// Is matches the runtime's sentinels, so that callers branch on a
+// server's answer as on the Runtime's own errors.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case agentrt.ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case agentrt.ErrBusy:
+		return e.StatusCode == http.StatusConflict && e.Code == "busy"
+	case agentrt.ErrConflict:
+		return e.StatusCode == http.StatusConflict
+	case agentrt.ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	case agentrt.ErrStopped:
+		return e.StatusCode == http.StatusServiceUnavailable && e.Code == "unavailable"
+	case agentrt.ErrOverloaded:
+		return e.StatusCode == http.StatusTooManyRequests
+	}
+	return false
+}
+
+// Invalid reports whether the server refused the request as given (400,
+// 413, 415, 422): the caller's input, not the server, is wrong.
+func (e *Error) Invalid() bool {
+	switch e.StatusCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
+}
+
+// ConnectError is a request that reached no server: the URL is wrong,
+// or nothing listens there.
+type ConnectError struct {
+	URL string
+	Err error
+}
+
+func (e *ConnectError) Error() string {
+	if errors.Is(e.Err, syscall.ECONNREFUSED) {
+		return fmt.Sprintf("connecting to agentrt at %s: connection refused (is agentrt serve running there?)", e.URL)
+	}
+	return fmt.Sprintf("connecting to agentrt at %s: %v", e.URL, e.Err)
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// newRequest builds a request to path (with query q) carrying the token.
+func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body any) (*http.Request, error) {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the request body: %w", err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, r)
+	if err != nil {
+		return nil, fmt.Errorf("building the request: %w", err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// send sends req; an answer outside 2xx becomes *Error.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctxErr := req.Context().Err(); ctxErr != nil {
+			return nil, context.Cause(req.Context())
+		}
+		return nil, &ConnectError{URL: c.base, Err: unwrapURLError(err)}
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, errorOf(resp)
+	}
+	return resp, nil
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// errorOf reads an error answer.
+func errorOf(resp *http.Response) *Error {
+	e := &Error{StatusCode: resp.StatusCode}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var body httpapi.ErrorBody
+	if json.Unmarshal(b, &body) == nil && body.Error.Message != "" {
+		e.Code, e.Message = body.Error.Code, body.Error.Message
+	} else {
+		// Not agentrt's error body: a proxy's, say.
+		e.Code = "http_" + strconv.Itoa(resp.StatusCode)
+		e.Message = fmt.Sprintf("the server answered %s", resp.Status)
+		if s := strings.TrimSpace(string(b)); s != "" && len(s) < 200 {
+			e.Message += ": " + s
+		}
+	}
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	return e
+}
+
+// do sends a request and decodes a JSON answer into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body, out any) error {
+	req, err := c.newRequest(ctx, method, path, q, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decoding the answer to %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+func seg(s string) string { return url.PathEscape(s) }
+
+// query builds a query of the non-empty values of kv (name, value pairs).
+func query(kv ...string) url.Values {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	return q
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// Health returns the server's health (GET /v1/health). A degraded or
+// stopped server answers 503 with its health, which is returned without
+// an error: the caller reads Status.
+func (c *Client) Health(ctx context.Context) (*agentrt.Health, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, "/v1/health", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if req.Context().Err() != nil {
+			return nil, context.Cause(req.Context())
+		}
+		return nil, &ConnectError{URL: c.base, Err: unwrapURLError(err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		var h agentrt.Health
+		if json.Unmarshal(b, &h) == nil && h.Status != "" {
+			return &h, nil
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, errorOf(resp)
+	}
+	var h agentrt.Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		return nil, fmt.Errorf("decoding the health: %w", err)
+	}
+	return &h, nil
+}
+
+// SubmitTurn submits a turn (POST /v1/turns).
+func (c *Client) SubmitTurn(ctx context.Context, req *httpapi.SubmitTurnRequest) (*agentrt.SubmitTurnResult, error) {
+	var res agentrt.SubmitTurnResult
+	return &res, c.do(ctx, http.MethodPost, "/v1/turns", nil, req, &res)
+}
+
+// InterruptTurn asks the server to interrupt a turn and returns its
+// status after the request.
+func (c *Client) InterruptTurn(ctx context.Context, turnID string) (runtype.TaskStatus, error) {
+	var res struct {
+		Status runtype.TaskStatus `json:"status"`
+	}
+	err := c.do(ctx, http.MethodPost, "/v1/turns/"+seg(turnID)+"/interrupt", nil, struct{}{}, &res)
+	return res.Status, err
+}
+
+// GetSession returns a session's snapshot.
+func (c *Client) GetSession(ctx context.Context, sessionID string) (*agentrt.Snapshot, error) {
+	var s agentrt.Snapshot
+	return &s, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID), nil, nil, &s)
+}
+
+// GetThreadRead returns a session's snapshot with one thread.
+func (c *Client) GetThreadRead(ctx context.Context, sessionID, threadID string) (*agentrt.Snapshot, error) {
+	var s agentrt.Snapshot
+	return &s, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/threads/"+seg(threadID), nil, nil, &s)
+}
+
+// ListSessions lists sessions, newest first.
+func (c *Client) ListSessions(ctx context.Context, p *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error) {
+	var res struct {
+		Sessions []agentrt.SessionSummary `json:"sessions"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/sessions", query("before", p.BeforeID, "limit", itoa(p.Limit)), nil, &res)
+	return res.Sessions, err
+}
+
+// ListRequests lists requests (turns), newest first.
+func (c *Client) ListRequests(ctx context.Context, p *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error) {
+	var res struct {
+		Requests []agentrt.RequestSummary `json:"requests"`
+	}
+	q := query("sessionId", p.SessionID, "status", string(p.Status), "before", p.BeforeID, "limit", itoa(p.Limit))
+	err := c.do(ctx, http.MethodGet, "/v1/requests", q, nil, &res)
+	return res.Requests, err
+}
+
+// GetRequest returns one request (turn).
+func (c *Client) GetRequest(ctx context.Context, turnID string) (*agentrt.RequestSummary, error) {
+	var r agentrt.RequestSummary
+	return &r, c.do(ctx, http.MethodGet, "/v1/requests/"+seg(turnID), nil, nil, &r)
+}
+
+// ListActions lists actions, newest first.
+func (c *Client) ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {
+	var res struct {
+		Actions []agentrt.ActionRead `json:"actions"`
+	}
+	q := query("sessionId", p.SessionID, "turnId", p.TurnID, "status", string(p.Status), "limit", itoa(p.Limit))
+	err := c.do(ctx, http.MethodGet, "/v1/actions", q, nil, &res)
+	return res.Actions, err
+}
+
+// GetAction returns one action.
+func (c *Client) GetAction(ctx context.Context, actionID string) (*agentrt.ActionRead, error) {
+	var a agentrt.ActionRead
+	return &a, c.do(ctx, http.MethodGet, "/v1/actions/"+seg(actionID), nil, nil, &a)
+}
+
+// RespondAction answers a pending action as the server's principal.
+func (c *Client) RespondAction(ctx context.Context, p *agentrt.RespondActionParams) (*agentrt.RespondActionResult, error) {
+	var res agentrt.RespondActionResult
+	body := httpapi.RespondActionRequest{Decision: p.Decision, Message: p.Message, UpdatedInput: p.UpdatedInput}
+	return &res, c.do(ctx, http.MethodPost, "/v1/actions/"+seg(p.ActionID), nil, body, &res)
+}
+
+// GetTask returns a task with its attempts.
+func (c *Client) GetTask(ctx context.Context, taskID string) (*agentrt.TaskRead, error) {
+	var t agentrt.TaskRead
+	return &t, c.do(ctx, http.MethodGet, "/v1/tasks/"+seg(taskID), nil, nil, &t)
+}
+
+// TaskControl is one of the task controls of the API.
+type TaskControl string
+
+// The task controls.
+const (
+	TaskCancel TaskControl = "cancel"
+	TaskPause  TaskControl = "pause"
+	TaskResume TaskControl = "resume"
+	TaskRetry  TaskControl = "retry"
+)
+
+// ControlTask records a control of a task and returns the status it left
+// the task in.
+func (c *Client) ControlTask(ctx context.Context, taskID string, control TaskControl) (runtype.TaskStatus, error) {
+	switch control {
+	case TaskCancel, TaskPause, TaskResume, TaskRetry:
+	default:
+		return "", fmt.Errorf("unknown task control %q", control)
+	}
+	var res httpapi.TaskControlResult
+	err := c.do(ctx, http.MethodPost, "/v1/tasks/"+seg(taskID)+"/"+string(control), nil, struct{}{}, &res)
+	return res.Status, err
+}
+
+// ListQueue lists a thread's queued turns, first to run first.
+func (c *Client) ListQueue(ctx context.Context, sessionID, threadID string) ([]event.QueuedTurn, error) {
+	var res httpapi.QueueResult
+	err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/threads/"+seg(threadID)+"/queue", nil, nil, &res)
+	return res.Queued, err
+}
+
+// RemoveQueuedTurn takes a queued turn off its thread's queue.
+func (c *Client) RemoveQueuedTurn(ctx context.Context, turnID string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/turns/"+seg(turnID)+"/queue", nil, nil, nil)
+}
+
+// PromoteQueuedTurn moves a queued turn to the front of its thread's queue.
+func (c *Client) PromoteQueuedTurn(ctx context.Context, turnID string) error {
+	return c.do(ctx, http.MethodPost, "/v1/turns/"+seg(turnID)+"/promote", nil, struct{}{}, nil)
+}
+
+// VerifySession checks a session's evidence receipts.
+func (c *Client) VerifySession(ctx context.Context, sessionID string) (*agentrt.VerifyResult, error) {
+	var v agentrt.VerifyResult
+	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/receipts/verify", nil, nil, &v)
+}
