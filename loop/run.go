@@ -400,8 +400,8 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	}))
 	span = ms.ID()
 	completed := r.modelCompleted(resp, c, usage, calls, stepID, span, start)
-	ms.EndModel(telemetry.ModelResult{ResponseModel: resp.Model, Usage: usage,
-		FinishReason: completed.Payload.(*event.ModelCompletedPayload).FinishReason}, r.cfg.Now())
+	cp := completed.Payload.(*event.ModelCompletedPayload)
+	ms.EndModel(telemetry.ModelResult{ResponseModel: cp.Provider.Model, Usage: usage, FinishReason: cp.FinishReason}, r.cfg.Now())
 	if len(resp.Raw) > 0 {
 		mt := resp.RawMediaType
 		if mt == "" {
@@ -565,6 +565,9 @@ func (r *run) end(b *store.Batch, due time.Time) (*Outcome, error) {
 	if release {
 		b.Leases = append(b.Leases, &store.LeaseChange{TenantID: f.TenantID, TaskID: f.TaskID, Epoch: f.Epoch, DueAt: due})
 	}
+	// The run's spans end (and count) as its last write is made, so that
+	// whoever sees the write sees them counted.
+	r.endSpans()
 	err := r.write(b)
 	if err == nil && r.turnEnded {
 		var kind string
@@ -573,7 +576,6 @@ func (r *run) end(b *store.Batch, due time.Time) (*Outcome, error) {
 		}
 		r.cfg.Tracer.EndTurn(r.spanTurn(), r.turn.CreatedAt, r.turn.EndedAt, string(r.turn.Status), kind, r.turn.Usage)
 	}
-	r.endSpans()
 	out := r.outcome()
 	out.Released = release && err == nil
 	return out, err

@@ -38,6 +38,7 @@ const (
 	AttrAttempt   = "agentrt.run.attempt"
 	AttrStatus    = "agentrt.status"
 	AttrHop       = "agentrt.hop"
+	AttrModelTry  = "agentrt.model.attempt" // the request's attempt within its hop
 	AttrCandidate = "agentrt.model.candidate"
 	AttrCostUSD   = "agentrt.usage.cost_usd"
 )
@@ -292,7 +293,7 @@ func (s *Span) StartModel(c ModelCall, start time.Time) *Span {
 	m := s.t.start(ctx, "model", OpChat+" "+c.Model, s.traceID, s.ids, start, trace.SpanKindClient, []attribute.KeyValue{
 		attribute.String(AttrOperationName, OpChat), attribute.String(AttrProviderName, ProviderName(c.Provider)),
 		attribute.String(AttrSystem, ProviderName(c.Provider)), attribute.String(AttrRequestModel, c.Model),
-		attribute.String(AttrCandidate, c.Candidate), attribute.Int(AttrHop, c.Hop), attribute.Int(AttrAttempt, c.Attempt),
+		attribute.String(AttrCandidate, c.Candidate), attribute.Int(AttrHop, c.Hop), attribute.Int(AttrModelTry, c.Attempt),
 	})
 	m.model = c.Model
 	return m
