@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/execution"
 	"github.com/agentrt/agentrt/hook"
@@ -26,6 +28,7 @@ import (
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/memstore"
 	"github.com/agentrt/agentrt/store/sqlitestore"
+	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/process"
@@ -129,8 +132,17 @@ type Config struct {
 	// ActionSweepInterval is how often expired actions are resolved;
 	// default 30s.
 	ActionSweepInterval time.Duration
-	// Logger receives structured logs; default discards.
+	// Logger receives structured logs; default discards. The runtime
+	// wraps its handler (telemetry.LogHandler) so that lines about a turn
+	// carry its traceId, spanId, sessionId, turnId and the other ids.
 	Logger *slog.Logger
+	// TracerProvider exports the spans of turns, runs, model calls and
+	// tool calls (docs/telemetry.md); nil exports none, and events still
+	// carry span ids. telemetry.NewTracerProvider builds one from the
+	// OTEL_* environment; one you build yourself should use
+	// telemetry.NewIDGenerator so that turn spans have the ids their
+	// children and events name. The runtime does not shut it down.
+	TracerProvider trace.TracerProvider
 	// MaxConcurrentRuns bounds runs executing at once (the worker pool);
 	// more wait queued. Default 64.
 	MaxConcurrentRuns int
@@ -383,6 +395,10 @@ type Runtime struct {
 	ids       *runtype.IDGen
 	runtimeID string
 	startedAt time.Time
+	// metrics counts what this process did; tracer feeds it (see
+	// telemetry.go).
+	metrics *telemetry.Metrics
+	tracer  *telemetry.Tracer
 
 	// The worker pool: see worker.go.
 	workerID     string
@@ -427,7 +443,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.Logger = slog.New(telemetry.LogHandler(cfg.Logger.Handler()))
+	metrics := telemetry.NewMetrics()
 	rt := &Runtime{
+		metrics: metrics,
+		tracer:  telemetry.NewTracer(cfg.TracerProvider, metrics),
 		cfg:     cfg,
 		bus:     &event.Bus{},
 		ids:     runtype.NewIDGen(cfg.Now),
@@ -497,6 +517,7 @@ func New(cfg Config) (*Runtime, error) {
 		Redactor:         rt.redactor,
 		OutputLimits:     cfg.Output,
 		Retry:            cfg.Retry,
+		Tracer:           rt.tracer,
 	})
 	if err != nil {
 		rt.closeAgents()

@@ -11,6 +11,7 @@ import (
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // This file holds run control (cancel, interrupt, pause, resume, retry),
@@ -165,7 +166,7 @@ func (rt *Runtime) queueChanged(ctx context.Context, turn *runtype.Turn, change 
 	if change == "dequeued" || change == "removed" {
 		q = slices.DeleteFunc(q, func(e event.QueuedTurn) bool { return e.TurnID == turn.ID })
 	}
-	e := rt.turnEvent(event.QueueChanged, turn, rt.ids.SpanID(), &event.QueuePayload{Change: change, TurnID: turn.ID, Queued: q})
+	e := rt.turnEvent(event.QueueChanged, turn, telemetry.TurnSpanID(turn.ID), &event.QueuePayload{Change: change, TurnID: turn.ID, Queued: q})
 	e.QueueID = turn.ThreadID
 	if err := rt.writer.Write(ctx, &store.Batch{Events: []*event.Event{e}}); err != nil {
 		rt.cfg.Logger.Error("recording a queue change", "threadId", turn.ThreadID, "err", err)
@@ -243,7 +244,7 @@ func (rt *Runtime) cancel(ctx context.Context, owner runtype.Owner, turn *runtyp
 	// settles a task nobody holds itself, below, and a worker that holds
 	// it (or claims it meanwhile) sees the control.
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{{TenantID: task.TenantID, TaskID: task.ID, Control: &control}}}
-	b.Events = append(b.Events, rt.turnEvent(event.TaskCancelRequested, turn, rt.ids.SpanID(), &event.TaskPayload{
+	b.Events = append(b.Events, rt.turnEvent(event.TaskCancelRequested, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{
 		Status: runtype.StatusCancelling, Reason: string(control), RequestedBy: owner.PrincipalID,
 	}))
 	b.Events[0].Status = string(runtype.StatusCancelling)
@@ -436,7 +437,7 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 	}
 	retry := runtype.ControlRetry
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{rt.wakeUpdate(task, &retry)}}
-	e := rt.turnEvent(event.TaskRetrying, turn, rt.ids.SpanID(), &event.TaskPayload{
+	e := rt.turnEvent(event.TaskRetrying, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{
 		Status: runtype.StatusRetrying, Reason: "retry_requested", Attempt: task.Attempts + 1, RequestedBy: owner.PrincipalID,
 	})
 	e.Status, e.StatusReason = string(runtype.StatusRetrying), "retry_requested"
@@ -451,7 +452,7 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 // control records a control request on a task with a task.updated event.
 func (rt *Runtime) control(ctx context.Context, owner runtype.Owner, turn *runtype.Turn, u *store.TaskUpdate, reason string) error {
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{u}}
-	e := rt.turnEvent(event.TaskUpdated, turn, rt.ids.SpanID(), &event.TaskPayload{Status: turn.Status, Reason: reason, RequestedBy: owner.PrincipalID})
+	e := rt.turnEvent(event.TaskUpdated, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{Status: turn.Status, Reason: reason, RequestedBy: owner.PrincipalID})
 	e.StatusReason = reason
 	b.Events = append(b.Events, e)
 	if err := rt.writer.Write(context.WithoutCancel(ctx), b); err != nil {

@@ -28,7 +28,7 @@ func TestDependencyRules(t *testing.T) {
 	t.Parallel()
 	g := moduleGraph(t)
 	for _, p := range []string{root, "runtype", "event", "store", "store/memstore", "store/sqlitestore",
-		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client"} {
+		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client", "telemetry"} {
 		if _, ok := g[p]; !ok {
 			t.Errorf("package %s is gone: update the dependency rules", p)
 		}
@@ -47,6 +47,7 @@ func TestDependencyRules(t *testing.T) {
 		// The client speaks the API's JSON: the root package's read types,
 		// events, and httpapi's request bodies, nothing more.
 		{"client", []string{root, "runtype", "event", "httpapi"}},
+		{"telemetry", []string{"runtype"}},
 	}
 	for _, r := range only {
 		for _, imp := range g[r.pkg] {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // SubmitTurnParams is the input of submit_turn.
@@ -97,7 +98,7 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		ID: rt.ids.New(runtype.PrefixTurn), Owner: owner, IdempotencyKey: p.IdempotencyKey, Input: p.Input,
 		Status: runtype.StatusQueued, TaskID: rt.ids.New(runtype.PrefixTask), TraceID: rt.ids.TraceID(), CreatedAt: now,
 	}
-	span := rt.ids.SpanID()
+	span := telemetry.TurnSpanID(turn.ID) // events outside a run belong to the turn's span
 	b := &store.Batch{}
 	sess, thr, err := rt.sessionAndThread(ctx, owner, p, turn, span, b)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // This file holds the worker pool (DESIGN.md §5). Work lives in the store,
@@ -219,7 +220,7 @@ func (rt *Runtime) work(c *claim) {
 	close(hbStop)
 	hb.Wait()
 	if err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		rt.cfg.Logger.Error("running task", "taskId", c.task.ID, "turnId", c.turn.ID, "err", err)
+		rt.cfg.Logger.ErrorContext(rt.logContext(c.turn), "running task", "err", err)
 	}
 	if out != nil {
 		rt.runEnded(out.Status, out.Run.ID)
@@ -483,7 +484,7 @@ func (rt *Runtime) startTurn(c *claim, a *loop.Agent) (*loop.Outcome, error) {
 	ctx := c.ctx
 	history, lastSeq, err := rt.history(context.WithoutCancel(ctx), c.turn)
 	if err != nil {
-		rt.cfg.Logger.Error("loading thread history", "turnId", c.turn.ID, "err", err)
+		rt.cfg.Logger.ErrorContext(rt.logContext(c.turn), "loading thread history", "err", err)
 		f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
 		return rt.coord.Fail(context.WithoutCancel(ctx), rt.job(c, a, nil), f)
 	}
@@ -580,7 +581,7 @@ func (rt *Runtime) pauseQueued(c *claim) (*loop.Outcome, error) {
 	task.Status, task.StatusReason, task.UpdatedAt = runtype.StatusPaused, "paused", now
 	b := &store.Batch{Turns: []*runtype.Turn{&turn}, Tasks: []*runtype.Task{&task},
 		Fence: &store.Fence{TenantID: task.TenantID, TaskID: task.ID, Epoch: c.epoch}}
-	b.Events = append(b.Events, rt.turnEvent(event.TaskPaused, &turn, rt.ids.SpanID(), &event.TaskPayload{Status: runtype.StatusPaused, Reason: "paused"}))
+	b.Events = append(b.Events, rt.turnEvent(event.TaskPaused, &turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{Status: runtype.StatusPaused, Reason: "paused"}))
 	if err := rt.writer.Write(context.Background(), b); err != nil {
 		return nil, err
 	}

@@ -86,6 +86,12 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	// errors still reach standard error.
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
 	cfg.ActionSweepInterval = noSweep
+	tp, flushTraces, err := tracing(context.Background(), cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer flushTraces() // deferred first, so it runs after the runtime has stopped
+	cfg.TracerProvider = tp
 
 	rt, err := agentrt.New(cfg)
 	if err != nil {

@@ -80,19 +80,28 @@ func (f *storeFlags) open(cmd *cobra.Command, noWorkers bool) (rt *agentrt.Runti
 		return nil, nil, err
 	}
 	cfg.NoWorkers = noWorkers
+	flushTraces := func() {}
+	if !noWorkers { // its workers may run turns: export their spans too
+		if cfg.TracerProvider, flushTraces, err = tracing(context.Background(), cmd.ErrOrStderr()); err != nil {
+			return nil, nil, err
+		}
+	}
 	rt, err = agentrt.New(cfg)
 	if err != nil {
+		flushTraces()
 		return nil, nil, &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
 	}
 	ctx := commandContext(cmd)
 	if err := rt.Start(ctx); err != nil {
 		rt.Stop(context.Background())
+		flushTraces()
 		return nil, nil, &exitError{code: ExitFailed, err: err}
 	}
 	stop = func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		rt.Stop(stopCtx)
+		flushTraces()
 	}
 	return rt, stop, nil
 }

@@ -25,7 +25,8 @@ type serveFlags struct {
 	dataDir string
 	// grace bounds the shutdown: running attempts may finish their step
 	// within it; then they are abandoned for the next start to recover.
-	grace time.Duration
+	grace     time.Duration
+	logFormat string
 }
 
 func newServeCmd() *cobra.Command {
@@ -42,7 +43,13 @@ is generated and printed once.
 SIGINT or SIGTERM stops gracefully: the server stops accepting requests, no new work is
 claimed, and running attempts finish the step they are in, then stay queued for the next
 start to go on from. After --shutdown-grace, attempts still running are abandoned; the
-next start recovers them from their last recorded step. A second signal quits at once.`,
+next start recovers them from their last recorded step. A second signal quits at once.
+
+Logs go to standard error, one JSON object per line (--log-format text for logfmt-style
+lines); lines about a turn carry its traceId, spanId, sessionId and turnId. GET /metrics
+serves Prometheus metrics (bearer token required). Traces are exported over OTLP/HTTP
+when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; see
+docs/telemetry.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return serve(cmd, &f)
@@ -52,6 +59,7 @@ next start recovers them from their last recorded step. A second signal quits at
 	fl.StringVar(&f.config, "config", "agentrt.yaml", "the agentrt.yaml to load")
 	fl.StringVar(&f.listen, "listen", "", "address to listen on (default: the config's server.listen)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
+	fl.StringVar(&f.logFormat, "log-format", "json", "log line format on standard error: json or text")
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long running steps may take to finish before they are abandoned for the next start; overrides the config's durability.shutdown_grace")
 	return cmd
 }
@@ -59,6 +67,10 @@ next start recovers them from their last recorded step. A second signal quits at
 func serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.grace <= 0 {
 		return usageErr("invalid --shutdown-grace %s: must be positive", f.grace)
+	}
+	logger, err := newLogger(cmd.ErrOrStderr(), f.logFormat)
+	if err != nil {
+		return err
 	}
 	cfg, file, err := agentrt.LoadConfig(f.config)
 	if err != nil {
@@ -74,8 +86,13 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.listen != "" {
 		addr = f.listen
 	}
-	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 	cfg.Logger = logger
+	tp, flushTraces, err := tracing(context.Background(), cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer flushTraces() // after the runtime has stopped: it sends the last spans
+	cfg.TracerProvider = tp
 
 	// Bind first: the token is printed only when it is created, so it must
 	// not be created by a start that then fails.

@@ -1,7 +1,8 @@
 // Package httpapi serves a Runtime over HTTP: the control plane as JSON
 // endpoints, the event log as a resumable Server-Sent Events stream, health
-// probes and an OpenAPI document. Routes use the standard library's
-// ServeMux patterns; every /v1 route requires the bearer token.
+// probes, Prometheus metrics and an OpenAPI document. Routes use the
+// standard library's ServeMux patterns; every /v1 route, and /metrics,
+// requires the bearer token.
 package httpapi
 
 import (
@@ -123,6 +124,7 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET /healthz", false, s.healthz},
 		{"GET /readyz", false, s.readyz},
+		{"GET /metrics", true, s.metrics},
 		{"GET /v1/health", true, s.health},
 		{"GET /v1/openapi.json", true, s.openapi},
 		{"POST /v1/turns", true, s.submitTurn},

@@ -11,6 +11,7 @@ import (
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -263,7 +264,8 @@ func (c *Coordinator) ResolutionFacts(a *runtype.Action, traceID string) *store.
 		return &event.Event{
 			Type: t, EventID: c.cfg.IDs.New(runtype.PrefixEvent), SchemaVersion: event.SchemaVersion, RuntimeID: c.cfg.RuntimeID,
 			Timestamp: now, SessionID: a.SessionID, ThreadID: a.ThreadID, TurnID: a.TurnID, TaskID: a.TaskID, RunID: a.RunID,
-			AttemptID: a.RunID, ToolCallID: a.ToolCallID, ActionID: a.ID, TraceID: traceID, TenantID: a.TenantID, Payload: p,
+			AttemptID: a.RunID, ToolCallID: a.ToolCallID, ActionID: a.ID, TraceID: traceID, SpanID: telemetry.TurnSpanID(a.TurnID),
+			TenantID: a.TenantID, Payload: p,
 		}
 	}
 	resolved := ev(event.ActionResolved, &event.ActionPayload{

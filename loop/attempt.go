@@ -176,6 +176,7 @@ func (r *run) newAttempt(ctx context.Context, reason string) (*store.Batch, erro
 		// turn, not one attempt.
 		Hops: prev.Hops, ToolHops: prev.ToolHops,
 	}
+	r.span.SetRunID(r.rec.ID, r.rec.Attempt)
 	r.toolHops = prev.ToolHops
 	r.turn.Status, r.turn.StatusReason, r.turn.EndedAt, r.turn.RunID, r.turn.Failure = runtype.StatusRunning, "", time.Time{}, r.rec.ID, nil
 	if r.turn.StartedAt.IsZero() {

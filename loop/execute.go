@@ -17,6 +17,7 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -26,7 +27,7 @@ type step struct {
 	args   string // the arguments as the model produced them (tc keeps a bounded copy)
 	tc     *runtype.ToolCall
 	stepID string
-	span   string
+	span   *telemetry.Span // the call's span: its events carry its id
 	start  time.Time
 }
 
@@ -444,6 +445,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	// person's edit, not the model's): a retry after a crash runs it again.
 	s.tc.Arguments, _ = event.Preview(string(p.input), maxRecordedArguments)
 	s.start = r.cfg.Now()
+	s.span.ToolRunning(s.start)
 	argsPreview, _ := event.Preview(r.cfg.SafePreview(p.mc.Arguments), event.PreviewBytes)
 	started := s.event(event.ToolStarted, &event.ToolStartedPayload{
 		Name: p.mc.Name, Hop: s.tc.Hop, ArgumentsPreview: argsPreview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
@@ -473,7 +475,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 		input = withIdempotencyKey(input, s.tc.IdempotencyKey)
 	}
 	p.ran = true
-	p.res = r.invoke(ctx, p.t, spec, &tool.Call{
+	p.res = r.invoke(s.span.Context(ctx), p.t, spec, &tool.Call{
 		ID: p.mc.ID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
 		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
 		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,

@@ -20,6 +20,7 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -130,6 +131,11 @@ type Config struct {
 	OutputLimits output.Limits
 	// Retry is how failed attempts are retried.
 	Retry RetryPolicy
+	// Tracer makes the spans of runs, model calls and tool calls (and a
+	// turn's span when it ends), whose ids the run's events carry, and
+	// feeds its metrics. nil exports and records nothing; the events
+	// still get span ids by the same rules.
+	Tracer *telemetry.Tracer
 }
 
 // RetryPolicy says when a failed attempt gets another: its failure is
@@ -288,7 +294,7 @@ func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
 	out, err := r.execute(ctx)
 	r.release()
 	if err != nil && !errors.Is(err, store.ErrLeaseLost) { // a lost lease is another worker's to record
-		c.cfg.Logger.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "run ended without durable outcome",
+		c.cfg.Logger.LogAttrs(r.span.Context(context.WithoutCancel(ctx)), slog.LevelError, "run ended without durable outcome",
 			slog.String("sessionId", job.Turn.SessionID), slog.String("turnId", job.Turn.ID), slog.Any("err", err))
 	}
 	return out, err

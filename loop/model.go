@@ -12,6 +12,7 @@ import (
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // This file holds a run's model side: routing the turn to a candidate,
@@ -256,15 +257,21 @@ const (
 
 // generate calls the model, retrying retryable failures with capped,
 // jittered backoff and falling back to the next candidate, all within the
-// step's deadline. It returns the candidate that answered and when its
-// successful attempt started, for its latency.
-func (r *run) generate(ctx context.Context, stepID, span string) (*model.Response, *model.Candidate, time.Time, error) {
+// step's deadline. Each request is a model span, whose id its facts
+// carry. It returns the candidate that answered, when its successful
+// attempt started, for its latency, and that attempt's span, still open
+// (the caller ends it once the response is priced).
+func (r *run) generate(ctx context.Context, stepID string) (*model.Response, *model.Candidate, time.Time, *telemetry.Span, error) {
 	stepCtx, cancel := context.WithTimeout(ctx, r.cfg.ModelStepTimeout)
 	defer cancel()
 	deadline, _ := stepCtx.Deadline()
 	tries := 0 // failed attempts on the current candidate
 	for attempt := 1; ; attempt++ {
 		c := r.candidate()
+		start := r.cfg.Now()
+		info := c.Provider.Info()
+		ms := r.span.StartModel(telemetry.ModelCall{Provider: info.Kind, Model: info.Model, Candidate: c.Name, Hop: r.rec.Hops, Attempt: attempt}, start)
+		span := ms.ID()
 		r.holdFacts(nil, r.stepEvent(event.ModelRequested, stepID, span, "", &event.ModelRequestedPayload{
 			Provider: providerRef(c), Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
 		}))
@@ -272,16 +279,17 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 		r.stream.step, r.stream.span, r.stream.attempt = stepID, span, attempt
 		r.pendMu.Unlock()
 		r.flushSoon()
-		start := r.cfg.Now()
-		resp, err := c.Provider.Generate(stepCtx, r.request(c))
+		resp, err := c.Provider.Generate(ms.Context(stepCtx), r.request(c))
 		r.endStream()
 		if err == nil {
-			return resp, c, start, nil
+			return resp, c, start, ms, nil
 		}
 		if ctx.Err() != nil {
-			return nil, c, start, context.Cause(ctx)
+			ms.EndModel(telemetry.ModelResult{FailureKind: string(runtype.FailureInterrupted)}, r.cfg.Now())
+			return nil, c, start, nil, context.Cause(ctx)
 		}
 		me := model.AsError(err)
+		ms.EndModel(telemetry.ModelResult{FailureKind: string(me.Kind)}, r.cfg.Now())
 		tries++
 		act, delay := r.nextAction(me, tries, deadline)
 		var facts []*event.Event
@@ -298,27 +306,27 @@ func (r *run) generate(ctx context.Context, stepID, span string) (*model.Respons
 			RetryAfterMs: me.RetryAfter.Milliseconds(), WillRetry: act != actFail, Next: string(act),
 		}))
 		r.holdFacts(nil, facts...)
-		r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "model call failed",
+		r.cfg.Logger.LogAttrs(ms.Context(ctx), slog.LevelWarn, "model call failed",
 			slog.String("sessionId", r.turn.SessionID), slog.String("turnId", r.turn.ID), slog.Int("hop", r.rec.Hops),
 			slog.String("candidate", c.Name), slog.String("kind", string(me.Kind)), slog.Int("status", me.StatusCode),
 			slog.String("message", me.Message), slog.String("next", string(act)))
 		switch act {
 		case actFail:
-			return nil, c, start, me
+			return nil, c, start, nil, me
 		case actFallback:
-			r.fallback(c, me, stepID, span)
+			r.fallback(c, me, stepID, r.span.ID())
 			tries = 0
 			// The next candidate may cost more: its call is priced and
 			// checked like the first.
-			if over := r.priceCall(r.rec.Hops, stepID, span); over != nil {
-				return nil, c, start, over
+			if over := r.priceCall(r.rec.Hops, stepID, r.span.ID()); over != nil {
+				return nil, c, start, nil, over
 			}
 		case actRetry:
 			if err := r.cfg.Sleep(stepCtx, delay); err != nil {
 				if ctx.Err() != nil {
-					return nil, c, start, context.Cause(ctx)
+					return nil, c, start, nil, context.Cause(ctx)
 				}
-				return nil, c, start, me
+				return nil, c, start, nil, me
 			}
 		}
 	}

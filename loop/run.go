@@ -13,6 +13,7 @@ import (
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -40,7 +41,15 @@ type run struct {
 
 	messages []runtype.Message
 	usedIDs  map[string]struct{} // tool call ids already in the thread; nil until one is
-	turnSpan string
+
+	// span is this stretch of the run's work (until it ends, parks or
+	// yields): run-level events carry its id. toolSpans are the spans of
+	// the calls it started; those still open when it ends (calls waiting
+	// for a person) end with it. turnEnded: the turn's terminal facts are
+	// in the run's last write, so its span is exported after it.
+	span      *telemetry.Span
+	toolSpans []*telemetry.Span
+	turnEnded bool
 
 	// route is the turn's routing; cand indexes its Eligible candidate in
 	// use.
@@ -96,10 +105,11 @@ func (c *Coordinator) newRun(job *Job) (*run, error) {
 		toolDefs: p.toolDefs,
 		catalog:  p.catalog,
 		messages: append(make([]runtype.Message, 0, len(job.History)+16), job.History...),
-		turnSpan: c.cfg.IDs.SpanID(),
 	}
+	r.span = c.cfg.Tracer.StartRun(r.spanTurn(), c.cfg.Now())
 	if job.Run != nil {
 		r.rec = *job.Run
+		r.span.SetRunID(r.rec.ID, r.rec.Attempt)
 	}
 	for _, m := range job.History {
 		for _, tc := range m.ToolCalls {
@@ -185,6 +195,7 @@ func (r *run) maxToolHops() int {
 
 // release lets go of what the run held while it ran.
 func (r *run) release() {
+	r.endSpans()
 	if r.flushTimer != nil {
 		r.flushTimer.Stop()
 	}
@@ -329,6 +340,7 @@ func (r *run) startBatch() *store.Batch {
 		Status:    runtype.StatusRunning,
 		StartedAt: now,
 	}
+	r.span.SetRunID(r.rec.ID, r.rec.Attempt)
 	r.turn.Status, r.turn.StartedAt, r.turn.RunID = runtype.StatusRunning, now, r.rec.ID
 	r.task.Status, r.task.StartedAt, r.task.UpdatedAt, r.task.CurrentRunID = runtype.StatusRunning, now, now, r.rec.ID
 	r.task.Attempts = 1
@@ -349,12 +361,14 @@ func (r *run) startBatch() *store.Batch {
 // non-nil Outcome when the run ended, and an error when a write failed.
 func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	hop := r.rec.Hops + 1
-	stepID, span := r.cfg.IDs.New(runtype.PrefixStep), r.cfg.IDs.SpanID()
+	// Facts before the model request (its price, the budgets) are the
+	// run's; those of the request carry the model call's span.
+	stepID, span := r.cfg.IDs.New(runtype.PrefixStep), r.span.ID()
 	if out, err := r.checkBudgets(ctx, hop, stepID, span); out != nil || err != nil {
 		return out, err
 	}
 	r.rec.Hops = hop
-	resp, c, start, err := r.generate(ctx, stepID, span)
+	resp, c, start, ms, err := r.generate(ctx, stepID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.cancel(ctx, r.batch())
@@ -384,7 +398,10 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{
 		Role: runtype.RoleAssistant, Content: resp.Text, ToolCalls: calls, Reasoning: resp.Reasoning,
 	}))
+	span = ms.ID()
 	completed := r.modelCompleted(resp, c, usage, calls, stepID, span, start)
+	cp := completed.Payload.(*event.ModelCompletedPayload)
+	ms.EndModel(telemetry.ModelResult{ResponseModel: cp.Provider.Model, Usage: usage, FinishReason: cp.FinishReason}, r.cfg.Now())
 	if len(resp.Raw) > 0 {
 		mt := resp.RawMediaType
 		if mt == "" {
@@ -534,6 +551,7 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 	b.Events = append(b.Events, r.event(taskT, reason, status, taskP))
 	if turnT != "" {
 		b.Events = append(b.Events, r.event(turnT, reason, status, turnP))
+		r.turnEnded = true
 	}
 	return r.end(b, time.Time{})
 }
@@ -547,10 +565,46 @@ func (r *run) end(b *store.Batch, due time.Time) (*Outcome, error) {
 	if release {
 		b.Leases = append(b.Leases, &store.LeaseChange{TenantID: f.TenantID, TaskID: f.TaskID, Epoch: f.Epoch, DueAt: due})
 	}
+	// The run's spans end (and count) as its last write is made, so that
+	// whoever sees the write sees them counted.
+	r.endSpans()
 	err := r.write(b)
+	if err == nil && r.turnEnded {
+		var kind string
+		if f := r.turn.Failure; f != nil {
+			kind = string(f.Kind)
+		}
+		r.cfg.Tracer.EndTurn(r.spanTurn(), r.turn.CreatedAt, r.turn.EndedAt, string(r.turn.Status), kind, r.turn.Usage)
+	}
 	out := r.outcome()
 	out.Released = release && err == nil
 	return out, err
+}
+
+// spanTurn describes the run's turn for its spans.
+func (r *run) spanTurn() telemetry.Turn {
+	return telemetry.Turn{TraceID: r.turn.TraceID, Agent: r.agent.Name, IDs: telemetry.IDs{
+		RuntimeID: r.cfg.RuntimeID, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID, TurnID: r.turn.ID, TaskID: r.task.ID,
+	}}
+}
+
+// endSpans ends the run's span, and the spans of its calls still open,
+// by how the run's stretch of work came out. It may be called again.
+func (r *run) endSpans() {
+	now := r.cfg.Now()
+	status := string(r.turn.Status)
+	if r.turn.Status == runtype.StatusRunning {
+		status = "abandoned" // it ends without a recorded end: its lease was lost, or a write failed
+	}
+	for _, s := range r.toolSpans {
+		s.Abandon(status, now)
+	}
+	r.toolSpans = nil
+	var kind string
+	if f := r.rec.Failure; f != nil && r.rec.Status != runtype.StatusCompleted {
+		kind = string(f.Kind)
+	}
+	r.span.EndRun(status, kind, now)
 }
 
 // park ends the run's activity until an outside decision arrives. b
@@ -722,7 +776,7 @@ func (r *run) flush() {
 
 // event builds a turn-level event.
 func (r *run) event(t event.Type, reason string, status runtype.TaskStatus, p event.Payload) *event.Event {
-	e := r.stepEvent(t, "", r.turnSpan, "", p)
+	e := r.stepEvent(t, "", r.span.ID(), "", p)
 	e.StatusReason, e.Status = reason, string(status)
 	return e
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -35,7 +36,7 @@ func (r *run) newStep(mc runtype.MessageToolCall) *step {
 		r:      r,
 		args:   mc.Arguments,
 		stepID: stepID,
-		span:   r.cfg.IDs.SpanID(),
+		span:   r.toolSpan(mc),
 		start:  r.cfg.Now(),
 		tc: &runtype.ToolCall{
 			ID: mc.ID, RunID: r.rec.ID, TurnID: r.turn.ID, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
@@ -57,7 +58,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
-			r.cfg.Logger.Error("tool panicked", "tool", spec.Name, "panic", p, "stack", string(debug.Stack()))
+			r.cfg.Logger.ErrorContext(ctx, "tool panicked", "tool", spec.Name, "panic", p, "stack", string(debug.Stack()))
 			res.failure = failuref(runtype.FailurePanic, "%s panicked: %v", spec.Name, p)
 			res.content, res.isError = "error: "+res.failure.Message, true
 		}
@@ -167,6 +168,11 @@ func (s *step) result(pre *event.Event, res invoked) *store.Batch {
 	ev.OutputRef = tc.OutputRef
 	b.Events = append(b.Events, ev)
 	b.ToolCalls = append(b.ToolCalls, tc)
+	var kind string
+	if f != nil {
+		kind = string(f.Kind)
+	}
+	s.span.EndTool(kind, end)
 	return b
 }
 
@@ -202,7 +208,7 @@ func (s *step) controlOutput(content string) (string, *output.Spill, []*event.Ev
 	}
 	spill, err := r.cfg.Outputs.Put([]byte(content), lim)
 	if err != nil {
-		r.cfg.Logger.Error("spilling tool output", "tool", s.tc.Name, "err", err)
+		r.cfg.Logger.ErrorContext(s.span.Context(context.Background()), "spilling tool output", "tool", s.tc.Name, "err", err)
 		return content, nil, evs
 	}
 	if !spill.Spilled {
@@ -232,7 +238,14 @@ func (s *step) spillEvents(spill *output.Spill, inline int64) []*event.Event {
 func (s *step) resultOf(res invoked) *store.Batch { return s.result(nil, res) }
 
 func (s *step) event(t event.Type, p event.Payload) *event.Event {
-	return s.r.stepEvent(t, s.stepID, s.span, s.tc.ID, p)
+	return s.r.stepEvent(t, s.stepID, s.span.ID(), s.tc.ID, p)
+}
+
+// toolSpan starts the span of a call: from its decision to its result.
+func (r *run) toolSpan(mc runtype.MessageToolCall) *telemetry.Span {
+	s := r.span.StartTool(mc.Name, mc.ID, r.cfg.Now())
+	r.toolSpans = append(r.toolSpans, s)
+	return s
 }
 
 // skip records calls the run will not execute, so that every requested call

@@ -1,0 +1,117 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/telemetry"
+)
+
+const meteredScript = `responses:
+  - {tool_calls: [{name: read_file, input: {path: x.md}}], usage: {input_tokens: 10, output_tokens: 2}}
+  - {text: "done", usage: {input_tokens: 20, output_tokens: 3}}
+`
+
+// TestMetricsOverHTTP: /metrics needs the token and serves the text
+// format; after a turn that parked and completed, one still parked and
+// one queued behind it, the runs, tokens, step latencies, queue depth and
+// pending approvals say so.
+func TestMetricsOverHTTP(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: meteredScript, policy: askKernel(t), builtins: []string{"read_file"}})
+
+	resp, body := b.do(t, call{method: http.MethodGet, path: "/metrics", header: map[string]string{"Authorization": ""}})
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("/metrics without the token = %d %s, want 401", resp.StatusCode, body)
+	}
+
+	// Session one: parks, is answered, completes.
+	one := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	if turn := b.wait(t, one.TurnID); turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s", turn.Status)
+	}
+	var list struct{ Actions []struct{ ActionID string } }
+	b.getJSON(t, call{path: "/v1/actions?status=pending&sessionId=" + one.SessionID}, http.StatusOK, &list)
+	if len(list.Actions) != 1 {
+		t.Fatalf("pending actions %+v", list.Actions)
+	}
+	b.getJSON(t, call{method: http.MethodPost, path: "/v1/actions/" + list.Actions[0].ActionID, body: `{"decision":"approve"}`}, http.StatusOK, nil)
+	if turn := b.wait(t, one.TurnID); turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn after the answer: %s", turn.Status)
+	}
+	// Session two: parks, and its next turn waits queued behind it.
+	two := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	if turn := b.wait(t, two.TurnID); turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s", turn.Status)
+	}
+	b.submit(t, httpapi.SubmitTurnRequest{SessionID: two.SessionID, Input: "and then?"})
+
+	resp, body = b.do(t, call{method: http.MethodGet, path: "/metrics"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != telemetry.ContentType {
+		t.Fatalf("/metrics = %d %q:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	got := parseText(t, string(body))
+	for series, want := range map[string]float64{
+		`agentrt_runs_total{status="waiting_permission"}`:                   2,
+		`agentrt_runs_total{status="completed"}`:                            1,
+		`agentrt_tokens_total{model="test.replay.yaml",direction="input"}`:  40,
+		`agentrt_tokens_total{model="test.replay.yaml",direction="output"}`: 7,
+		`agentrt_step_duration_seconds_count{kind="model"}`:                 3,
+		`agentrt_step_duration_seconds_count{kind="tool"}`:                  1,
+		`agentrt_queue_depth`:       1,
+		`agentrt_pending_approvals`: 1,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %t), want %v", series, v, ok, want)
+		}
+	}
+	var info bool
+	for series, v := range got {
+		if strings.HasPrefix(series, "agentrt_build_info{") && strings.Contains(series, `goversion="go`) && v == 1 {
+			info = true
+		}
+	}
+	if !info {
+		t.Errorf("no agentrt_build_info in:\n%s", body)
+	}
+}
+
+// parseText parses the Prometheus text format into series → value; a
+// sample before its family's TYPE line fails the test.
+func parseText(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	typed := map[string]string{}
+	out := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, typ, _ := strings.Cut(rest, " ")
+			typed[name] = typ
+			continue
+		}
+		if strings.HasPrefix(line, "# HELP ") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if i < 0 || err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		series := line[:i]
+		name, _, _ := strings.Cut(series, "{")
+		base := name
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(name, suf); ok && typed[b] == "histogram" {
+				base = b
+			}
+		}
+		if typed[base] == "" {
+			t.Errorf("metrics line %q comes before its family's TYPE line", line)
+		}
+		out[series] = v
+	}
+	return out
+}
