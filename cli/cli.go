@@ -73,7 +73,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newPolicyCmd(),
-		newVerifyCmd(), newDoctorCmd(), newBenchCmd(), newVersionCmd())
+		newVerifyCmd(), newExportCmd(), newDoctorCmd(), newBenchCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
