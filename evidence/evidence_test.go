@@ -100,7 +100,7 @@ func (s *sample) build(t testing.TB) ([]byte, *evidence.Manifest) {
 	}
 	m := evidence.Manifest{
 		RuntimeID: "rt_1", AgentrtVersion: "v0.0.0-test", SessionID: "ses_1", ThreadID: "thr_1", TurnID: "turn_1",
-		Counts:  evidence.Counts{Events: len(s.events), Decisions: 1, ToolCalls: 1, Receipts: len(s.receipts), Artifacts: 1},
+		Counts:  evidence.Counts{Events: len(s.events), Decisions: 1, ToolCalls: 1, Receipts: len(s.receipts), ProviderResponses: 1, Artifacts: 1},
 		Signals: map[string]evidence.Signal{"events": {Status: evidence.SignalExported}},
 	}
 	if n := len(s.receipts); n > 0 {
@@ -320,6 +320,14 @@ func TestVerifyStructure(t *testing.T) {
 			es[0].data = bytes.Replace(es[0].data, []byte(`"events": 3`), []byte(`"events": 4`), 1)
 			return es
 		}, evidence.EventsName, evidence.MemberInvalid, "holds 3 events, the manifest counts 4"},
+		{"tool calls miscounted", func(es []entry) []entry {
+			es[0].data = bytes.Replace(es[0].data, []byte(`"toolCalls": 1`), []byte(`"toolCalls": 2`), 1)
+			return es
+		}, evidence.ToolCallsName, evidence.MemberInvalid, "holds 1 lines, the manifest counts 2"},
+		{"artifacts miscounted", func(es []entry) []entry {
+			es[0].data = bytes.Replace(es[0].data, []byte(`"artifacts": 1`), []byte(`"artifacts": 0`), 1)
+			return es
+		}, evidence.ManifestName, evidence.MemberInvalid, "lists 1 artifacts, and counts 0"},
 		{"receipt head not the manifest's", func(es []entry) []entry {
 			es[0].data = bytes.Replace(es[0].data, []byte(`"receiptHead": "`), []byte(`"receiptHead": "0`), 1)
 			return es

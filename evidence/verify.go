@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -174,6 +175,7 @@ type verifier struct {
 	listed      map[string]Member
 	seen        map[string]bool
 	ok          map[string]bool // listed members whose hash matched
+	lineCounts  map[string]int  // lines of the counted .jsonl members whose hash matched
 	events      []byte
 	receipts    []byte
 	signature   []byte
@@ -209,7 +211,7 @@ func (v *verifier) mark(name string, status MemberStatus, format string, args ..
 
 func (v *verifier) run(r io.Reader) {
 	v.rep.Members, v.rep.Signature = []MemberResult{}, SignatureAbsent
-	v.seen, v.ok = map[string]bool{}, map[string]bool{}
+	v.seen, v.ok, v.lineCounts = map[string]bool{}, map[string]bool{}, map[string]int{}
 	gz, err := gzip.NewReader(bufio.NewReader(r))
 	if err != nil {
 		v.fail("", "", 0, "not a gzip stream: %v", err)
@@ -297,9 +299,10 @@ func (v *verifier) member(i int, hdr *tar.Header, tr io.Reader) bool {
 	}
 	h := sha256.New()
 	var buf bytes.Buffer
-	w := io.Writer(h)
+	lc := &lineCounter{}
+	w := io.MultiWriter(h, lc)
 	if keep {
-		w = io.MultiWriter(h, &buf)
+		w = io.MultiWriter(h, lc, &buf)
 	}
 	var n int64
 	var err error
@@ -326,6 +329,7 @@ func (v *verifier) member(i int, hdr *tar.Header, tr io.Reader) bool {
 	default:
 		v.rep.Members = append(v.rep.Members, MemberResult{Name: name, Status: MemberOK, Bytes: n, SHA256: sum})
 		v.ok[name] = true
+		v.lineCounts[name] = lc.n
 		switch name {
 		case EventsName:
 			v.events = buf.Bytes()
@@ -384,10 +388,35 @@ func (v *verifier) readManifest(hdr *tar.Header, tr io.Reader) bool {
 	return true
 }
 
-// checkContent checks what the hashes cannot: the receipt chain, and the
-// sealed events against their receipts.
+// counted are the members whose lines the manifest counts.
+var counted = []struct {
+	name  string
+	count func(Counts) int
+}{
+	{DecisionsName, func(c Counts) int { return c.Decisions }},
+	{ApprovalsName, func(c Counts) int { return c.Approvals }},
+	{ToolCallsName, func(c Counts) int { return c.ToolCalls }},
+	{ProviderResponsesName, func(c Counts) int { return c.ProviderResponses }},
+}
+
+// checkContent checks what the hashes cannot: the counts, the receipt
+// chain, and the sealed events against their receipts.
 func (v *verifier) checkContent() {
 	m := v.rep.Manifest
+	artifacts := 0
+	for _, e := range m.Members {
+		if strings.HasPrefix(e.Name, ArtifactPrefix) {
+			artifacts++
+		}
+	}
+	if artifacts != m.Counts.Artifacts {
+		v.mark(ManifestName, MemberInvalid, "lists %d artifacts, and counts %d", artifacts, m.Counts.Artifacts)
+	}
+	for _, c := range counted {
+		if n, ok := v.lineCounts[c.name]; ok && n != c.count(m.Counts) {
+			v.mark(c.name, MemberInvalid, "holds %d lines, the manifest counts %d", n, c.count(m.Counts))
+		}
+	}
 	if !v.ok[ReceiptsName] || !v.ok[EventsName] {
 		return // missing or already reported
 	}
@@ -438,6 +467,14 @@ func (v *verifier) checkContent() {
 	if len(evs) != m.Counts.Events {
 		v.mark(EventsName, MemberInvalid, "holds %d events, the manifest counts %d", len(evs), m.Counts.Events)
 	}
+}
+
+// lineCounter counts newlines.
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
 }
 
 // lines splits JSONL into its lines, without their newlines.
