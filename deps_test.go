@@ -28,7 +28,7 @@ func TestDependencyRules(t *testing.T) {
 	t.Parallel()
 	g := moduleGraph(t)
 	for _, p := range []string{root, "runtype", "event", "store", "store/memstore", "store/sqlitestore",
-		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client", "telemetry"} {
+		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client", "telemetry", "evidence"} {
 		if _, ok := g[p]; !ok {
 			t.Errorf("package %s is gone: update the dependency rules", p)
 		}
@@ -48,6 +48,8 @@ func TestDependencyRules(t *testing.T) {
 		// events, and httpapi's request bodies, nothing more.
 		{"client", []string{root, "runtype", "event", "httpapi"}},
 		{"telemetry", []string{"runtype"}},
+		// The bundle format knows events and receipts, never the runtime.
+		{"evidence", []string{"runtype", "event", "store"}},
 	}
 	for _, r := range only {
 		for _, imp := range g[r.pkg] {

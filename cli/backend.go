@@ -69,6 +69,8 @@ type backend interface {
 	PromoteQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
 
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*agentrt.VerifyResult, error)
+	// ExportBundle writes a request's evidence bundle to w.
+	ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error
 }
 
 // eventStream is a stream of committed events in cursor order
@@ -216,6 +218,11 @@ type localBackend struct {
 
 func (b *localBackend) Where() string { return b.dir }
 func (b *localBackend) Remote() bool  { return false }
+
+func (b *localBackend) ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error {
+	_, err := b.ExportEvidence(ctx, w, p)
+	return err
+}
 
 func (b *localBackend) Health(ctx context.Context) (*agentrt.Health, error) {
 	return b.Runtime.Health(ctx), nil
@@ -467,6 +474,10 @@ func (b *remoteBackend) RemoveQueuedTurn(ctx context.Context, _ runtype.Owner, t
 
 func (b *remoteBackend) PromoteQueuedTurn(ctx context.Context, _ runtype.Owner, turnID string) error {
 	return b.c.PromoteQueuedTurn(ctx, turnID)
+}
+
+func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error {
+	return b.c.ExportEvidence(ctx, w, p)
 }
 
 func (b *remoteBackend) VerifySession(ctx context.Context, _ runtype.Owner, sessionID string) (*agentrt.VerifyResult, error) {

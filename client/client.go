@@ -419,3 +419,25 @@ func (c *Client) VerifySession(ctx context.Context, sessionID string) (*agentrt.
 	var v agentrt.VerifyResult
 	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/receipts/verify", nil, nil, &v)
 }
+
+// ExportEvidence writes a request's evidence bundle (a .tar.gz) to w, as
+// POST /v1/sessions/{sessionId}/requests/{turnId}/export streams it. An
+// error before the first byte (an unknown request, a refused token) is
+// an *Error; one while streaming leaves w with a partial bundle, which
+// the caller must discard.
+func (c *Client) ExportEvidence(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error {
+	path := "/v1/sessions/" + seg(p.SessionID) + "/requests/" + seg(p.TurnID) + "/export"
+	req, err := c.newRequest(ctx, http.MethodPost, path, nil, &httpapi.ExportEvidenceRequest{ArtifactContents: p.ArtifactContents, Health: p.Health})
+	if err != nil {
+		return err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return fmt.Errorf("reading the bundle from %s: %w", c.base, err)
+	}
+	return nil
+}

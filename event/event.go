@@ -42,6 +42,8 @@ type Event struct {
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ActionID   string `json:"actionId,omitempty"`
 	SubagentID string `json:"subagentId,omitempty"`
+	// EvidenceID names an evidence bundle (evidence.changed).
+	EvidenceID string `json:"evidenceId,omitempty"`
 	QueueID    string `json:"queueId,omitempty"`
 	TraceID    string `json:"traceId,omitempty"`
 	SpanID     string `json:"spanId,omitempty"`

@@ -440,8 +440,16 @@ func goldenEvents() []*Event {
 		Point: "post_tool_use", Hook: "lint", Handler: "http", Status: "failed", DurationMs: 5000,
 		FailMode: "fail_open", ErrorCategory: "timeout", Message: "no answer within 5s",
 	})
+	evidenceChanged := gTurnEvent(EvidenceChanged, 44, &EvidencePayload{
+		Change: "exported", PackRef: "evidence://" + gSession + "/" + gThread + "/" + gTurn, FormatVersion: "agentrt-evidence/1",
+		ManifestSHA256:   "8a0f3c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6",
+		Counts:           EvidenceCounts{Events: 31, Decisions: 2, Approvals: 1, ToolCalls: 2, Receipts: 5, ProviderResponses: 3, Artifacts: 4},
+		ArtifactContents: true, Health: true, ExportedBy: "alice",
+	})
+	evidenceChanged.EvidenceID, evidenceChanged.TraceID = "evd_5c0b8e7f1a2d3c4b5a69788796a5b4c3", ""
+
 	return []*Event{
-		taskRetrying, taskLost, queueChanged,
+		evidenceChanged, taskRetrying, taskLost, queueChanged,
 		sandboxApplied, sandboxViolation, processCompleted, processOutput, outputRedacted, outputSpilled, hookCompleted, hookFailed,
 		sessionCreated, sessionUpdated, threadStarted,
 		turnSubmitted, turnCompleted, turnFailed,

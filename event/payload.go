@@ -396,6 +396,40 @@ type LimitValues struct {
 	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 }
 
+// EvidencePayload is the payload of evidence.changed: an evidence bundle
+// of one request was exported. The envelope's evidenceId is the bundle's
+// id (its manifest's bundleId).
+type EvidencePayload struct {
+	// Change is what happened to the bundle: exported.
+	Change string `json:"change"`
+	// PackRef addresses the request the bundle is about:
+	// evidence://SESSION/THREAD/TURN.
+	PackRef       string `json:"packRef"`
+	FormatVersion string `json:"formatVersion"`
+	// ManifestSHA256 is the hex SHA-256 of the bundle's manifest.json,
+	// which lists the hash of every other member: with it, a bundle
+	// handed on later can be tied to this export.
+	ManifestSHA256 string         `json:"manifestSha256"`
+	Counts         EvidenceCounts `json:"counts"`
+	// ArtifactContents and Health say whether the bundle holds the tool
+	// input and output contents and the runtime's health.
+	ArtifactContents bool `json:"artifactContents,omitempty"`
+	Health           bool `json:"health,omitempty"`
+	// ExportedBy is the principal who exported the bundle.
+	ExportedBy string `json:"exportedBy"`
+}
+
+// EvidenceCounts counts what an evidence bundle holds.
+type EvidenceCounts struct {
+	Events            int `json:"events"`
+	Decisions         int `json:"decisions"`
+	Approvals         int `json:"approvals"`
+	ToolCalls         int `json:"toolCalls"`
+	Receipts          int `json:"receipts"`
+	ProviderResponses int `json:"providerResponses"`
+	Artifacts         int `json:"artifacts"`
+}
+
 // QuotaPayload is the payload of quota.low, quota.blocked and
 // limit.changed: the state of one budget.
 type QuotaPayload struct {
@@ -573,6 +607,7 @@ func (*ProcessPayload) isPayload()        {}
 func (*OutputPayload) isPayload()         {}
 func (*HookPayload) isPayload()           {}
 func (*QueuePayload) isPayload()          {}
+func (*EvidencePayload) isPayload()       {}
 
 // payloadFor returns a new zero payload for t's family, or nil when agentrt
 // has no typed payload for t.
@@ -634,6 +669,8 @@ func payloadFor(t Type) Payload {
 		return &OutputPayload{}
 	case HookStarted, HookCompleted, HookFailed:
 		return &HookPayload{}
+	case EvidenceChanged:
+		return &EvidencePayload{}
 	}
 	return nil
 }

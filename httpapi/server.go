@@ -149,6 +149,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/actions/{actionId}", true, s.respondAction},
 		{"PUT /v1/sessions/{sessionId}/policy", true, s.setPolicyMode},
 		{"GET /v1/sessions/{sessionId}/receipts/verify", true, s.verifySession},
+		{"POST /v1/sessions/{sessionId}/requests/{turnId}/export", true, s.exportEvidence},
 		{"GET /v1/sessions/{sessionId}/processes", true, s.listProcesses},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/stdin", true, s.writeProcessStdin},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/terminate", true, s.terminateProcess},
