@@ -158,7 +158,7 @@ func (x *exporter) build(ctx context.Context) error {
 		Signals: map[string]evidence.Signal{},
 	}
 	steps := []func(context.Context) error{
-		x.request, x.readEvents, x.snapshots, x.decisions, x.approvals, x.toolCalls, x.receipts, x.providerResponses, x.health, x.addArtifacts,
+		x.request, x.readEvents, x.snapshots, x.decisions, x.approvals, x.toolCalls, x.receipts, x.providerResponses, x.replayCase, x.health, x.addArtifacts,
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
@@ -596,6 +596,22 @@ func (x *exporter) providerResponses(ctx context.Context) error {
 		x.signal("provider_raw_responses", evidence.SignalExported, "")
 	}
 	return x.b.Add(evidence.ProviderResponsesName, data)
+}
+
+// replayCase adds the request as a replay case: what agentrt replay
+// re-runs from the bundle. A request that cannot be replayed (it never
+// reached a model) is not_applicable.
+func (x *exporter) replayCase(ctx context.Context) error {
+	c, err := x.rt.ReplayCase(ctx, x.owner, x.turn.SessionID, x.turn.ID)
+	if err != nil {
+		return fmt.Errorf("building the replay case: %w", err)
+	}
+	if len(c.ModelOutputs) == 0 {
+		x.signal("replay_case", evidence.SignalNotApplicable, "the request recorded no model output to replay")
+		return nil
+	}
+	x.signal("replay_case", evidence.SignalExported, "")
+	return x.b.AddJSON(evidence.ReplayCaseName, c)
 }
 
 func (x *exporter) health(ctx context.Context) error {

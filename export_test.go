@@ -20,6 +20,7 @@ import (
 	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/replaycase"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -97,7 +98,7 @@ func TestExportEvidence(t *testing.T) {
 	wantSignals := map[string]evidence.SignalStatus{
 		"request": "exported", "events": "exported", "session_snapshot": "exported", "thread_snapshot": "exported",
 		"policy_decisions": "exported", "approvals": "exported", "tool_calls": "exported", "artifact_contents": "exported",
-		"receipts": "exported", "provider_raw_responses": "unsupported", "health": "exported",
+		"receipts": "exported", "provider_raw_responses": "unsupported", "replay_case": "exported", "health": "exported",
 	}
 	gotSignals := map[string]evidence.SignalStatus{}
 	for k, s := range m.Signals {
@@ -114,13 +115,18 @@ func TestExportEvidence(t *testing.T) {
 	rawName, _ := evidence.ArtifactName("sha256:" + hex.EncodeToString(sha256Sum(raw)))
 	for _, name := range []string{evidence.ManifestName, evidence.RequestName, evidence.EventsName, evidence.SessionName, evidence.ThreadName,
 		evidence.DecisionsName, evidence.ApprovalsName, evidence.ToolCallsName, evidence.ReceiptsName, evidence.ProviderResponsesName,
-		evidence.HealthName, rawName} {
+		evidence.ReplayCaseName, evidence.HealthName, rawName} {
 		if data[name] == nil && name != evidence.ApprovalsName {
 			t.Errorf("no member %s in %v", name, names)
 		}
 	}
 	if names[0] != evidence.ManifestName {
 		t.Errorf("first member %s", names[0])
+	}
+	// The replay case is what agentrt replay re-runs from the bundle.
+	rc, err := replaycase.Parse(data[evidence.ReplayCaseName])
+	if err != nil || rc.TurnID != res.TurnID || len(rc.ModelOutputs) != 2 || len(rc.Steps) != 1 {
+		t.Errorf("replay case %+v (%v); want turn %s with 2 model outputs and 1 step", rc, err, res.TurnID)
 	}
 	var call struct {
 		InputRef, OutputRef, OutputSource, InputMember, OutputMember, ArgumentsSHA256 string

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -231,5 +232,35 @@ func TestExportOverServer(t *testing.T) {
 	}
 	if _, err := os.Stat(remote); err != nil {
 		t.Errorf("the good bundle was lost after a failed export over it: %v", err)
+	}
+}
+
+// TestReplayFromExportedBundle replays an exported bundle's
+// replay-case.json under the same config: nothing differs.
+func TestReplayFromExportedBundle(t *testing.T) {
+	t.Parallel()
+	b := setupGoverned(t)
+	session, request := approvedTurn(t, b)
+	out := filepath.Join(b.dir, "case.tar.gz")
+	runOK(t, "", "export", "request", "--config", b.config, "--session", session, "--request", request, "-o", out)
+	var rep evidence.Report
+	if err := json.Unmarshal([]byte(runOK(t, "", "verify", out, "--json").stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rep.Members, func(m evidence.MemberResult) bool { return m.Name == evidence.ReplayCaseName && m.Status == evidence.MemberOK }) {
+		t.Fatalf("the bundle's members %+v lack a verified %s", rep.Members, evidence.ReplayCaseName)
+	}
+	r := run(t, "", "replay", out, "--config", b.config, "--no-tools", "--json")
+	if r.code != cli.ExitOK {
+		t.Fatalf("replay of the exported bundle: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	var diff struct {
+		Steps   []json.RawMessage `json:"steps"`
+		Summary struct {
+			Differs bool `json:"differs"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &diff); err != nil || diff.Summary.Differs || len(diff.Steps) == 0 {
+		t.Errorf("replay --json = %s (%v); want steps and nothing differing", r.stdout, err)
 	}
 }

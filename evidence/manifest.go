@@ -28,7 +28,7 @@ const (
 	ReceiptsName          = "receipts.jsonl"           // the session's receipt chain, from its first receipt
 	ProviderResponsesName = "provider-responses.jsonl" // one line per model call: its raw-response ref or why there is none
 	HealthName            = "health.json"              // the runtime's health, with --health
-	ReplayCaseName        = "replay-case.json"         // reserved for the replay tool's case
+	ReplayCaseName        = "replay-case.json"         // the request as a replay case (package replaycase), for agentrt replay
 	SignatureName         = "signature.json"           // the ed25519 signature over manifest.json, when signed
 	ArtifactPrefix        = "artifacts/"               // artifacts/sha256-HEX: content-addressed artifact contents
 )
