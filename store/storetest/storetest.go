@@ -89,6 +89,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"SessionMode", exerciseSessionMode},
 		{"Receipt", exerciseReceipt},
 		{"Schedule", exerciseSchedule},
+		{"ReadModel", exerciseReadModel},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
