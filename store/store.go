@@ -318,8 +318,9 @@ type Reader interface {
 	// TaskSearch lists the tenant's tasks across sessions, newest first;
 	// see TaskSearchParams.
 	TaskSearch(ctx context.Context, p *TaskSearchParams) ([]*runtype.Task, error)
-	// TaskStatusCount counts a session's (or thread's) tasks by status.
-	TaskStatusCount(ctx context.Context, p *TaskStatusCountParams) (map[runtype.TaskStatus]int, error)
+	// TurnTally counts a thread's turns by status and names those not
+	// completed; see TurnTally.
+	TurnTally(ctx context.Context, p *TurnTallyParams) (*TurnTally, error)
 	// TaskListDue returns the tasks of every tenant a worker should claim
 	// at p.Now; see TaskListDueParams.
 	TaskListDue(ctx context.Context, p *TaskListDueParams) ([]*runtype.Task, error)
@@ -464,12 +465,19 @@ type TaskSearchParams struct {
 	Limit     int
 }
 
-// TaskStatusCountParams selects the tasks TaskStatusCount counts: a
-// session's, or one of its threads' when ThreadID is set.
-type TaskStatusCountParams struct {
+// TurnTallyParams selects the thread whose turns TurnTally counts.
+type TurnTallyParams struct {
 	TenantID  string
 	SessionID string
 	ThreadID  string
+}
+
+// TurnTally is a thread's turns counted by status, with the IDs of those
+// not completed (in ID order): what a read model must show however old.
+// It reads every turn of the thread once, and returns no records.
+type TurnTally struct {
+	Counts map[runtype.TaskStatus]int
+	Open   []string
 }
 
 // TaskListDueParams selects due tasks: DueAt set and at or before Now,

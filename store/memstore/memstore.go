@@ -223,13 +223,13 @@ func (r reader) TaskSearch(_ context.Context, p *store.TaskSearchParams) ([]*run
 	return r.s.d.taskSearch(p), nil
 }
 
-// TaskStatusCount counts a session's (or thread's) tasks by status.
-func (r reader) TaskStatusCount(_ context.Context, p *store.TaskStatusCountParams) (map[runtype.TaskStatus]int, error) {
+// TurnTally counts a thread's turns by status.
+func (r reader) TurnTally(_ context.Context, p *store.TurnTallyParams) (*store.TurnTally, error) {
 	if err := r.enter(); err != nil {
 		return nil, err
 	}
 	defer r.exit()
-	return r.s.d.taskStatusCount(p), nil
+	return r.s.d.turnTally(p), nil
 }
 
 // RunList lists runs in first-insertion order.

@@ -160,15 +160,14 @@ func (d *data) taskSearch(p *store.TaskSearchParams) []*runtype.Task {
 	return out
 }
 
-func (d *data) taskStatusCount(p *store.TaskStatusCountParams) map[runtype.TaskStatus]int {
-	rows := d.tasks.idx[0][p.SessionID]
-	if p.ThreadID != "" {
-		rows = d.tasks.idx[1][p.ThreadID]
-	}
-	out := make(map[runtype.TaskStatus]int)
-	for _, r := range rows {
-		if t := &r.v; t.TenantID == p.TenantID && t.SessionID == p.SessionID && (p.ThreadID == "" || t.ThreadID == p.ThreadID) {
-			out[t.Status]++
+func (d *data) turnTally(p *store.TurnTallyParams) *store.TurnTally {
+	out := &store.TurnTally{Counts: make(map[runtype.TaskStatus]int)}
+	for _, id := range d.turnsByThread[p.ThreadID] {
+		if t := d.turns[id]; t.TenantID == p.TenantID && t.SessionID == p.SessionID {
+			out.Counts[t.Status]++
+			if t.Status != runtype.StatusCompleted {
+				out.Open = append(out.Open, t.ID)
+			}
 		}
 	}
 	return out

@@ -51,8 +51,7 @@ func TestReadModelPlans(t *testing.T) {
 		{"sessions, filtered", qSessionList + sessionFilter + sessionBefore, "sessions_tenant", false},
 		{"tasks of a session", qTaskSearch + searchSession + searchBefore, "tasks_session", false},
 		{"tasks of a tenant", qTaskSearch + searchBefore, "PRIMARY KEY", false},
-		{"task counts", qTaskStatusCount, "tasks_session", false},
-		{"task counts of a thread", qTaskStatusCount + statusCountThread, "tasks_thread", false},
+		{"turn tally", qTurnTally, "turns_session", false},
 		{"tool calls of turns", qToolCallList + callSession + callTurns, "sqlite_autoindex_tool_calls_1 (session_id=?)", true},
 		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},
 	} {

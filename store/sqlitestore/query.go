@@ -76,8 +76,8 @@ const (
 	qTaskCount       = qTaskListDue + 1     // 2 variants: countAllTenants
 	qTaskCountQueued = qTaskCount + 2       // 2 variants: countAllTenants
 	qTaskSearch      = qTaskCountQueued + 2 // 4 variants: searchSession | searchBefore
-	qTaskStatusCount = qTaskSearch + 4      // 2 variants: statusCountThread
-	qMessageCount    = qTaskStatusCount + 2
+	qTurnTally       = qTaskSearch + 4
+	qMessageCount    = qTurnTally + 1
 	numQueries       = qMessageCount + 1
 )
 
@@ -119,8 +119,6 @@ const (
 
 	searchSession = 1
 	searchBefore  = 2
-
-	statusCountThread = 1
 
 	updateDue     = 1
 	updateControl = 2
@@ -426,10 +424,9 @@ func buildQueries() [numQueries]string {
 		q[qTaskSearch+queryID(m)] = w + ` AND created_at >= ? AND created_at < ?` + statusesFilter +
 			` AND (? = '' OR EXISTS (SELECT 1 FROM turns WHERE turns.id = tasks.turn_id AND turns.agent = ?)) ORDER BY id DESC LIMIT ?`
 	}
-	q[qTaskStatusCount] = `SELECT status, count(*) FROM tasks INDEXED BY tasks_session
-		WHERE session_id = ? AND tenant_id = ? GROUP BY status`
-	q[qTaskStatusCount+statusCountThread] = `SELECT status, count(*) FROM tasks INDEXED BY tasks_thread
-		WHERE thread_id = ? AND session_id = ? AND tenant_id = ? GROUP BY status`
+	// One pass over the thread's turns; ids only of those not completed.
+	q[qTurnTally] = `SELECT status, count(*), json_group_array(id) FILTER (WHERE status <> 'completed')
+		FROM turns INDEXED BY turns_session WHERE session_id = ? AND thread_id = ? AND tenant_id = ? GROUP BY status`
 	return q
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -214,31 +215,36 @@ func (r reader) TaskSearch(ctx context.Context, p *store.TaskSearchParams) ([]*r
 	return ts, nil
 }
 
-// TaskStatusCount counts a session's (or thread's) tasks by status.
-func (r reader) TaskStatusCount(ctx context.Context, p *store.TaskStatusCountParams) (map[runtype.TaskStatus]int, error) {
-	q, args := qTaskStatusCount, []any{p.SessionID, p.TenantID}
-	if p.ThreadID != "" {
-		q, args = q+statusCountThread, []any{p.ThreadID, p.SessionID, p.TenantID}
-	}
-	rows, err := r.q.query(ctx, q, args...)
+// TurnTally counts a thread's turns by status.
+func (r reader) TurnTally(ctx context.Context, p *store.TurnTallyParams) (*store.TurnTally, error) {
+	rows, err := r.q.query(ctx, qTurnTally, p.SessionID, p.ThreadID, p.TenantID)
 	if err != nil {
-		return nil, fmt.Errorf("counting tasks of session %s: %w", p.SessionID, err)
+		return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
 	}
 	defer rows.Close()
-	out := make(map[runtype.TaskStatus]int)
+	out := &store.TurnTally{Counts: make(map[runtype.TaskStatus]int)}
 	for rows.Next() {
 		var (
 			status string
 			n      int
+			ids    sql.RawBytes
 		)
-		if err := rows.Scan(&status, &n); err != nil {
-			return nil, fmt.Errorf("counting tasks of session %s: %w", p.SessionID, err)
+		if err := rows.Scan(&status, &n, &ids); err != nil {
+			return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
 		}
-		out[runtype.TaskStatus(status)] = n
+		out.Counts[runtype.TaskStatus(status)] = n
+		if status != string(runtype.StatusCompleted) {
+			var open []string
+			if err := json.Unmarshal(ids, &open); err != nil {
+				return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
+			}
+			out.Open = append(out.Open, open...)
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("counting tasks of session %s: %w", p.SessionID, err)
+		return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
 	}
+	slices.Sort(out.Open)
 	return out, nil
 }
 

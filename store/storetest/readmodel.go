@@ -227,31 +227,33 @@ func exerciseReadModel(ctx context.Context, t *testing.T, newStore func(*testing
 		}
 	})
 
-	t.Run("TaskStatusCount", func(t *testing.T) {
+	t.Run("TurnTally", func(t *testing.T) {
 		t.Parallel()
 		f := build(t)
 		other := f.tb.thread(f.s)
-		u := f.tb.turn(other)
-		k := f.tb.task(u)
-		k.Status = runtype.StatusFailed
-		f.tb.apply(t, &store.Batch{Threads: []*runtype.Thread{other}, Turns: []*runtype.Turn{u}, Tasks: []*runtype.Task{k}})
+		u := f.tb.turn(other) // failed, in another thread
+		f.tb.apply(t, &store.Batch{Threads: []*runtype.Thread{other}, Turns: []*runtype.Turn{u}})
 		for _, tt := range []struct {
 			name string
-			p    store.TaskStatusCountParams
-			want map[runtype.TaskStatus]int
+			p    store.TurnTallyParams
+			want *store.TurnTally
 		}{
-			{"session", store.TaskStatusCountParams{TenantID: tenantA, SessionID: f.s.ID},
-				map[runtype.TaskStatus]int{runtype.StatusCompleted: 2, runtype.StatusFailed: 2, runtype.StatusWaitingPermission: 1}},
-			{"thread", store.TaskStatusCountParams{TenantID: tenantA, SessionID: f.s.ID, ThreadID: f.th.ID},
-				map[runtype.TaskStatus]int{runtype.StatusCompleted: 2, runtype.StatusFailed: 1, runtype.StatusWaitingPermission: 1}},
-			{"other tenant", store.TaskStatusCountParams{TenantID: tenantB, SessionID: f.s.ID}, nil},
+			{"thread", store.TurnTallyParams{TenantID: tenantA, SessionID: f.s.ID, ThreadID: f.th.ID}, &store.TurnTally{
+				Counts: map[runtype.TaskStatus]int{runtype.StatusCompleted: 2, runtype.StatusFailed: 1, runtype.StatusWaitingPermission: 1},
+				Open:   []string{f.turns[1].ID, f.turns[2].ID},
+			}},
+			{"other thread", store.TurnTallyParams{TenantID: tenantA, SessionID: f.s.ID, ThreadID: other.ID}, &store.TurnTally{
+				Counts: map[runtype.TaskStatus]int{runtype.StatusFailed: 1}, Open: []string{u.ID},
+			}},
+			{"other tenant", store.TurnTallyParams{TenantID: tenantB, SessionID: f.s.ID, ThreadID: f.th.ID}, &store.TurnTally{}},
+			{"wrong session", store.TurnTallyParams{TenantID: tenantA, SessionID: f.sessions[1].ID, ThreadID: f.th.ID}, &store.TurnTally{}},
 		} {
-			got, err := f.tb.store.TaskStatusCount(ctx, &tt.p)
+			got, err := f.tb.store.TurnTally(ctx, &tt.p)
 			if err != nil {
-				t.Fatalf("TaskStatusCount(%s): %v", tt.name, err)
+				t.Fatalf("TurnTally(%s): %v", tt.name, err)
 			}
 			if d := diff(tt.want, got); d != "" {
-				t.Errorf("TaskStatusCount(%s) (-want +got):\n%s", tt.name, d)
+				t.Errorf("TurnTally(%s) (-want +got):\n%s", tt.name, d)
 			}
 		}
 	})
