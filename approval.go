@@ -82,34 +82,31 @@ func actionRead(a *runtype.Action) ActionRead {
 	return r
 }
 
-// ListActionsParams filters ListActions; empty fields match all.
+// ListActionsParams filters ListActions and ListActionsPage; empty
+// fields match all. Agent keeps the actions of turns of that agent; Since
+// and Until those created at or after Since and before Until. Cursor (a
+// page's NextCursor) or BeforeID pages.
 type ListActionsParams struct {
 	runtype.Owner
 	SessionID string
 	TurnID    string
 	Status    runtype.ActionStatus
+	Agent     string
+	Since     time.Time
+	Until     time.Time
+	Cursor    string
+	BeforeID  string
 	Limit     int
 }
 
-// ListActions returns the tenant's actions, newest first.
+// ListActions returns the tenant's actions, newest first:
+// ListActionsPage without the cursor.
 func (rt *Runtime) ListActions(ctx context.Context, p *ListActionsParams) ([]ActionRead, error) {
-	owner := ownerOrDefault(p.Owner)
-	switch p.Status {
-	case "", runtype.ActionPending, runtype.ActionApproved, runtype.ActionDenied, runtype.ActionExpired, runtype.ActionCancelled:
-	default:
-		return nil, invalid("status", "must be pending, approved, denied, expired or cancelled, got %q", p.Status)
-	}
-	acts, err := rt.store.ActionList(ctx, &store.ActionListParams{
-		TenantID: owner.TenantID, SessionID: p.SessionID, TurnID: p.TurnID, Status: p.Status, Limit: p.Limit,
-	})
+	page, err := rt.ListActionsPage(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("listing actions: %w", err)
+		return nil, err
 	}
-	out := make([]ActionRead, len(acts))
-	for i, a := range acts {
-		out[i] = actionRead(a)
-	}
-	return out, nil
+	return page.Actions, nil
 }
 
 // GetAction returns one action.

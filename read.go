@@ -2,8 +2,11 @@ package agentrt
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -25,12 +28,21 @@ type Snapshot struct {
 	CreatedAt     *time.Time   `json:"createdAt,omitempty"`
 	UpdatedAt     *time.Time   `json:"updatedAt,omitempty"`
 	Threads       []ThreadRead `json:"threads"`
-	Tasks         []TaskRead   `json:"tasks"`
-	TaskSummary   TaskSummary  `json:"taskSummary"`
+	// Tasks are the tasks of the threads' windowed turns and of their
+	// turns that are not completed; TaskSummary counts all of them.
+	Tasks       []TaskRead  `json:"tasks"`
+	TaskSummary TaskSummary `json:"taskSummary"`
+	// HistorySummary says how much history the threads hold and how
+	// much of it the snapshot shows.
+	HistorySummary *HistorySummary `json:"historySummary,omitempty"`
 }
 
 // ThreadRead is a thread's read model: status, active turn, pending
 // requests, incidents and recent tool calls.
+//
+// Turns are the newest TurnWindow turns, oldest first, and ToolCalls
+// theirs; PendingRequests, QueuedTurns, Incidents and Actions cover every
+// turn of the thread, however old.
 type ThreadRead struct {
 	ThreadID        string               `json:"threadId"`
 	Status          runtype.ThreadStatus `json:"status"`
@@ -39,7 +51,19 @@ type ThreadRead struct {
 	PendingRequests []PendingRequest     `json:"pendingRequests"`
 	QueuedTurns     []QueuedTurn         `json:"queuedTurns"`
 	Incidents       []Incident           `json:"incidents"`
-	ToolCalls       []ToolCallRead       `json:"toolCalls"`
+	// IncidentsTruncated reports that the thread has more turns that are
+	// not completed than a read model lists (store.MaxListLimit): the
+	// oldest are left out.
+	IncidentsTruncated bool           `json:"incidentsTruncated,omitempty"`
+	ToolCalls          []ToolCallRead `json:"toolCalls"`
+	// Actions are the thread's pending approvals, oldest first.
+	Actions []ActionRead `json:"actions"`
+	// LastOutcome is how the thread's latest ended turn ended; absent
+	// before one ended.
+	LastOutcome *Outcome `json:"lastOutcome,omitempty"`
+	// History is the thread's conversation: its size, newest messages and
+	// cursors to older ones.
+	History *HistoryRead `json:"history,omitempty"`
 	// ModelRouting is how the latest turn's model was chosen; absent
 	// before any turn was routed.
 	ModelRouting *ModelRouting `json:"modelRouting,omitempty"`
@@ -195,8 +219,97 @@ type TaskSummary struct {
 }
 
 // maxReadToolCalls bounds the tool calls a thread read model lists (the
-// most recent ones).
+// most recent ones of its windowed turns).
 const maxReadToolCalls = 100
+
+// The read models are windowed: a session snapshot lists, per thread, its
+// newest TurnWindow turns and MessageWindow messages, whatever the
+// session's size, and cursors to page through what is older (ListHistory
+// for messages, ListRequestsPage for turns). What needs a person is never
+// windowed away: pending approvals, parked, queued and running turns and
+// incidents are read by status, however old.
+const (
+	TurnWindow    = 20
+	MessageWindow = 50
+	// HistoryPreviewBytes bounds a history message's content in a read
+	// model; Truncated marks a cut one.
+	HistoryPreviewBytes = 2000
+)
+
+// HistoryRead is a thread's conversation history in a read model: how
+// many messages it holds, the newest of them, and where to go for older
+// ones.
+type HistoryRead struct {
+	MessageCount int64 `json:"messageCount"`
+	// Window is the newest messages, oldest first.
+	Window []HistoryMessage `json:"window"`
+	// OlderCursor pages to the messages before the window (ListHistory,
+	// GET .../history?cursor=); absent when the window starts at the
+	// first message.
+	OlderCursor string `json:"olderCursor,omitempty"`
+	// OlderTurnsCursor pages to the turns before the thread's windowed
+	// turns (ListRequestsPage with the thread, GET
+	// /v1/requests?sessionId=&threadId=&cursor=); absent when none are
+	// older.
+	OlderTurnsCursor string `json:"olderTurnsCursor,omitempty"`
+}
+
+// HistoryMessage is one message of a thread's history, in a stable JSON
+// form: the content cut to HistoryPreviewBytes, tool calls by id and
+// name (their arguments are in the tool calls of the read model).
+type HistoryMessage struct {
+	Seq          int64             `json:"seq"`
+	Role         runtype.Role      `json:"role"`
+	TurnID       string            `json:"turnId,omitempty"`
+	Content      string            `json:"content"`
+	ContentBytes int               `json:"contentBytes"`
+	Truncated    bool              `json:"truncated,omitempty"`
+	ToolCalls    []HistoryToolCall `json:"toolCalls,omitempty"`
+	ToolCallID   string            `json:"toolCallId,omitempty"`
+	IsError      bool              `json:"isError,omitempty"`
+	CreatedAt    *time.Time        `json:"createdAt,omitempty"`
+}
+
+// HistoryToolCall names a tool call an assistant message requested.
+type HistoryToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// HistorySummary sums up a snapshot's windowing: how much history its
+// threads hold and how much of it the snapshot shows.
+type HistorySummary struct {
+	MessageCount int64 `json:"messageCount"`
+	// TurnWindow and MessageWindow are the most turns and messages a
+	// thread lists.
+	TurnWindow    int `json:"turnWindow"`
+	MessageWindow int `json:"messageWindow"`
+	// Windowed reports that some thread has turns or messages older than
+	// its window.
+	Windowed bool `json:"windowed"`
+}
+
+// Outcome is how a thread's latest ended turn ended.
+type Outcome struct {
+	TurnID  string             `json:"turnId"`
+	Status  runtype.TaskStatus `json:"status"`
+	Reason  string             `json:"reason,omitempty"`
+	EndedAt *time.Time         `json:"endedAt,omitempty"`
+}
+
+// notCompleted are the turn statuses a read model lists whatever their
+// age: every one but completed (open, parked, blocked and failed turns).
+var notCompleted = []runtype.TaskStatus{
+	runtype.StatusAccepted, runtype.StatusQueued, runtype.StatusPreparing, runtype.StatusRunning,
+	runtype.StatusWaitingInput, runtype.StatusWaitingPermission, runtype.StatusWaitingResource,
+	runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying, runtype.StatusCancelling,
+	runtype.StatusCancelled, runtype.StatusTimedOut, runtype.StatusFailed, runtype.StatusLost, runtype.StatusUnknown,
+}
+
+// ended are the statuses of an ended turn.
+var ended = []runtype.TaskStatus{
+	runtype.StatusCompleted, runtype.StatusCancelled, runtype.StatusTimedOut, runtype.StatusFailed, runtype.StatusLost,
+}
 
 // GetSession returns the session snapshot (get_session).
 func (rt *Runtime) GetSession(ctx context.Context, owner runtype.Owner, sessionID string) (*Snapshot, error) {
@@ -219,114 +332,149 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 	if err != nil {
 		return nil, fmt.Errorf("listing threads: %w", err)
 	}
+	threadCount := len(threads)
 	if threadID != "" {
 		threads = slices.DeleteFunc(threads, func(t *runtype.Thread) bool { return t.ID != threadID })
 		if len(threads) == 0 {
 			return nil, fmt.Errorf("session %s has no thread %s: %w", sessionID, threadID, store.ErrNotFound)
 		}
 	}
-	tasks, err := rt.store.TaskList(ctx, &store.TaskListParams{TenantID: tenant, SessionID: sessionID})
+	// Pending approvals are read by status, not through the windowed
+	// turns: one is never hidden because its turn is old.
+	pending, err := rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, SessionID: sessionID, Status: runtype.ActionPending, Limit: store.MaxListLimit})
 	if err != nil {
-		return nil, fmt.Errorf("listing tasks: %w", err)
+		return nil, fmt.Errorf("listing pending actions: %w", err)
 	}
-	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, SessionID: sessionID})
-	if err != nil {
-		return nil, fmt.Errorf("listing runs: %w", err)
-	}
-	calls, err := rt.store.ToolCallList(ctx, &store.ToolCallListParams{TenantID: tenant, SessionID: sessionID})
-	if err != nil {
-		return nil, fmt.Errorf("listing tool calls: %w", err)
-	}
+	slices.Reverse(pending) // oldest first
 
 	snap := &Snapshot{
 		SchemaVersion: event.SchemaVersion, RuntimeID: rt.runtimeID, SessionID: sess.ID, Agent: sess.Agent,
 		CreatedAt: ts(sess.CreatedAt), UpdatedAt: ts(sess.UpdatedAt),
 		Threads: []ThreadRead{}, Tasks: []TaskRead{},
-	}
-	runsByTask := make(map[string][]*runtype.Run)
-	for _, r := range runs {
-		runsByTask[r.TaskID] = append(runsByTask[r.TaskID], r)
+		HistorySummary: &HistorySummary{TurnWindow: TurnWindow, MessageWindow: MessageWindow},
 	}
 	limits := rt.limitState(ctx, sess.Owner, sess.ID)
-	for _, t := range tasks {
-		if t.Status == runtype.StatusWaitingResource {
-			// A turn waits for a budget: say so even when no budget is used
-			// up yet (the next call's estimate did not fit).
-			limits.State = "blocked"
-		}
-	}
-	var latest time.Time
+	counts := make(map[runtype.TaskStatus]int)
+	latest := sess.UpdatedAt
 	for _, th := range threads {
-		tr, last, err := rt.threadRead(ctx, tenant, th, calls, runsByTask)
+		tr, tasks, last, err := rt.threadRead(ctx, tenant, th, threadCount == 1, pending, counts)
 		if err != nil {
 			return nil, err
 		}
-		tr.LimitState = limits
 		latest = later(latest, last)
+		snap.HistorySummary.MessageCount += tr.History.MessageCount
+		if tr.History.OlderCursor != "" || tr.History.OlderTurnsCursor != "" {
+			snap.HistorySummary.Windowed = true
+		}
 		snap.Threads = append(snap.Threads, tr)
+		snap.Tasks = append(snap.Tasks, tasks...)
 	}
-	for _, t := range tasks {
-		if threadID != "" && t.ThreadID != threadID {
-			continue
+	if counts[runtype.StatusWaitingResource] > 0 {
+		// A turn waits for a budget: say so even when no budget is used
+		// up yet (the next call's estimate did not fit).
+		limits.State = "blocked"
+	}
+	for i := range snap.Threads {
+		snap.Threads[i].LimitState = limits
+	}
+	for _, t := range snap.Tasks {
+		if t.UpdatedAt != nil {
+			latest = later(latest, *t.UpdatedAt)
 		}
-		latest = later(latest, t.UpdatedAt)
-		snap.Tasks = append(snap.Tasks, taskRead(t, runsByTask[t.ID]))
+	}
+	for s, n := range counts {
 		switch {
-		case t.Status == runtype.StatusCompleted:
-			snap.TaskSummary.Completed++
-		case t.Status == runtype.StatusCancelled:
-			snap.TaskSummary.Cancelled++
-		case t.Status.Terminal():
-			snap.TaskSummary.Failed++
-		case t.Status.Parked() || t.Status == runtype.StatusBlocked:
-			snap.TaskSummary.Waiting++
+		case s == runtype.StatusCompleted:
+			snap.TaskSummary.Completed += n
+		case s == runtype.StatusCancelled:
+			snap.TaskSummary.Cancelled += n
+		case s.Terminal():
+			snap.TaskSummary.Failed += n
+		case s.Parked() || s == runtype.StatusBlocked:
+			snap.TaskSummary.Waiting += n
 		default:
-			snap.TaskSummary.Active++
+			snap.TaskSummary.Active += n
 		}
 	}
-	if !latest.IsZero() {
-		snap.UpdatedAt = ts(latest)
-	}
+	snap.UpdatedAt = ts(latest)
 	return snap, nil
 }
 
-func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Thread, calls []*runtype.ToolCall, runsByTask map[string][]*runtype.Run) (ThreadRead, time.Time, error) {
-	turns, err := rt.store.TurnList(ctx, &store.TurnListParams{TenantID: tenant, SessionID: th.SessionID, ThreadID: th.ID, Limit: store.MaxListLimit})
+// threadRead builds a thread's read model and the read models of the
+// tasks it shows: those of its windowed turns and of its turns that are
+// not completed. pending are the session's pending actions, oldest first;
+// the thread's turns are added to counts by status (a turn's status is
+// its task's: they are written together).
+func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Thread, onlyThread bool, pending []*runtype.Action, counts map[runtype.TaskStatus]int) (ThreadRead, []TaskRead, time.Time, error) {
+	fail := func(err error) (ThreadRead, []TaskRead, time.Time, error) { return ThreadRead{}, nil, time.Time{}, err }
+	recent, err := rt.store.TurnList(ctx, &store.TurnListParams{TenantID: tenant, SessionID: th.SessionID, ThreadID: th.ID, Limit: TurnWindow + 1})
 	if err != nil {
-		return ThreadRead{}, time.Time{}, fmt.Errorf("listing turns: %w", err)
+		return fail(fmt.Errorf("listing turns: %w", err))
 	}
-	slices.Reverse(turns) // oldest first
+	olderTurns := len(recent) > TurnWindow
+	recent = recent[:min(len(recent), TurnWindow)]
+	slices.Reverse(recent) // oldest first
+	// The turns that are not completed, however old: one pass over the
+	// thread's turns names them, and only those are read.
+	tally, err := rt.store.TurnTally(ctx, &store.TurnTallyParams{TenantID: tenant, SessionID: th.SessionID, ThreadID: th.ID})
+	if err != nil {
+		return fail(fmt.Errorf("tallying turns: %w", err))
+	}
+	for s, n := range tally.Counts {
+		counts[s] += n
+	}
+	open := tally.Open
+	truncated := len(open) > store.MaxListLimit
+	if truncated {
+		open = open[len(open)-store.MaxListLimit:]
+	}
+	// Every turn shown, once, oldest first: the window and the open ones.
+	byID := make(map[string]*runtype.Turn, len(recent)+len(open))
+	for _, t := range recent {
+		byID[t.ID] = t
+	}
+	for _, id := range open {
+		if byID[id] != nil {
+			continue
+		}
+		t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: tenant, ID: id})
+		if errors.Is(err, store.ErrNotFound) {
+			continue // gone since the tally: nothing to show
+		}
+		if err != nil {
+			return fail(fmt.Errorf("reading turn %s: %w", id, err))
+		}
+		byID[id] = t
+	}
+	shown := slices.SortedFunc(maps.Values(byID), func(a, b *runtype.Turn) int { return strings.Compare(a.ID, b.ID) })
+
 	tr := ThreadRead{
 		ThreadID: th.ID, Status: runtype.ThreadIdle, Turns: []TurnRead{}, PendingRequests: []PendingRequest{},
-		QueuedTurns: []QueuedTurn{}, Incidents: []Incident{}, ToolCalls: []ToolCallRead{},
+		QueuedTurns: []QueuedTurn{}, Incidents: []Incident{}, ToolCalls: []ToolCallRead{}, Actions: []ActionRead{},
+		IncidentsTruncated: truncated,
+	}
+	actionsOf := make(map[string][]ActionRead)
+	for _, a := range pending {
+		if a.ThreadID == th.ID {
+			ar := actionRead(a)
+			tr.Actions = append(tr.Actions, ar)
+			actionsOf[a.TurnID] = append(actionsOf[a.TurnID], ar)
+		}
 	}
 	var latest time.Time
-	for _, t := range turns {
+	for _, t := range recent {
 		tr.Turns = append(tr.Turns, turnRead(t))
-		tr.CostState.Usage = tr.CostState.Usage.Add(t.Usage)
-		tr.CostState.CostUSD = tr.CostState.Usage.CostUSD
-		if runs := runsByTask[t.TaskID]; len(runs) > 0 {
-			if rr := runs[len(runs)-1].Routing; rr != nil {
-				tr.ModelRouting = &ModelRouting{
-					TurnID: t.ID, RoutingMode: rr.Mode, CandidateCount: rr.CandidateCount, Selected: rr.Candidate,
-					Provider: rr.Provider, Model: rr.Model, DecisionReason: rr.Reason, Fallbacks: rr.Fallbacks,
-				}
-			}
-		}
 		latest = later(latest, later(t.CreatedAt, t.EndedAt))
+	}
+	stale := false
+	for _, t := range shown {
 		switch {
 		case t.Status == runtype.StatusQueued || t.Status == runtype.StatusAccepted:
 			tr.QueuedTurns = append(tr.QueuedTurns, QueuedTurn{TurnID: t.ID, CreatedAt: ts(t.CreatedAt)})
 		case t.Status.Parked() || t.Status == runtype.StatusBlocked:
 			pr := PendingRequest{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason}
 			if t.Status == runtype.StatusWaitingPermission {
-				acts, err := rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, TurnID: t.ID, Status: runtype.ActionPending, Limit: store.MaxListLimit})
-				if err != nil {
-					return ThreadRead{}, time.Time{}, fmt.Errorf("listing the turn's actions: %w", err)
-				}
-				for _, a := range acts {
-					pr.Actions = append(pr.Actions, actionRead(a))
-				}
+				pr.Actions = actionsOf[t.ID]
 			}
 			tr.PendingRequests = append(tr.PendingRequests, pr)
 		case t.Status.Terminal() && t.Status != runtype.StatusCompleted:
@@ -340,8 +488,7 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 			tr.ActiveTurnID = t.ID
 		}
 	}
-	stale := false
-	for _, t := range turns {
+	for _, t := range shown {
 		// A turn the store says is running whose worker stopped renewing
 		// its lease was cut off (the process died): say so instead of
 		// claiming progress, until a worker takes it up again.
@@ -351,9 +498,9 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 				Message: fmt.Sprintf("recorded as %s, but its worker stopped renewing its lease; a worker will go on from its last recorded step", t.Status)})
 		}
 	}
-	if n := len(turns); n > 0 {
+	if n := len(recent); n > 0 {
 		// The thread's status follows its running turn, else its latest.
-		status := turns[n-1].Status
+		status := recent[n-1].Status
 		if tr.ActiveTurnID != "" {
 			status = runtype.StatusRunning
 		}
@@ -362,26 +509,117 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 			tr.Status = runtype.ThreadStale
 		}
 		if tr.ActiveTurnID == "" {
-			tr.ActiveTurnID = turns[n-1].ID
+			tr.ActiveTurnID = recent[n-1].ID
 		}
 	}
-	var mine []*runtype.ToolCall
-	for _, c := range calls {
-		if c.ThreadID == th.ID {
-			mine = append(mine, c)
+	if tr.LastOutcome, err = rt.lastOutcome(ctx, tenant, th, recent, olderTurns); err != nil {
+		return fail(err)
+	}
+
+	// The thread's cost covers all of its runs, not the window's. (It
+	// reads every run of the thread: with the tally, what a long thread's
+	// read model costs beyond its window. A session's only thread reads
+	// them without checking each run's thread.)
+	up := &store.UsageTotalParams{TenantID: tenant, SessionID: th.SessionID}
+	if !onlyThread {
+		up.ThreadID = th.ID
+	}
+	usage, err := rt.store.UsageTotal(ctx, up)
+	if err != nil {
+		return fail(fmt.Errorf("totalling the thread's usage: %w", err))
+	}
+	tr.CostState = CostState{Usage: usage, CostUSD: usage.CostUSD}
+
+	// Tasks and their runs: of the shown turns.
+	var tasks []TaskRead
+	for _, t := range shown {
+		if t.TaskID == "" {
+			continue
+		}
+		task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: t.TaskID})
+		if errors.Is(err, store.ErrNotFound) {
+			continue // a turn refused before its task was written
+		}
+		if err != nil {
+			return fail(fmt.Errorf("reading task %s: %w", t.TaskID, err))
+		}
+		runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.TaskID})
+		if err != nil {
+			return fail(fmt.Errorf("listing the runs of task %s: %w", t.TaskID, err))
+		}
+		tasks = append(tasks, taskRead(task, runs))
+		if len(runs) > 0 {
+			if rr := runs[len(runs)-1].Routing; rr != nil {
+				tr.ModelRouting = &ModelRouting{
+					TurnID: t.ID, RoutingMode: rr.Mode, CandidateCount: rr.CandidateCount, Selected: rr.Candidate,
+					Provider: rr.Provider, Model: rr.Model, DecisionReason: rr.Reason, Fallbacks: rr.Fallbacks,
+				}
+			}
 		}
 	}
-	if len(mine) > maxReadToolCalls {
-		mine = mine[len(mine)-maxReadToolCalls:]
+
+	// Tool calls: of the windowed turns, the most recent.
+	if len(recent) > 0 {
+		ids := make([]string, len(recent))
+		for i, t := range recent {
+			ids[i] = t.ID
+		}
+		calls, err := rt.store.ToolCallList(ctx, &store.ToolCallListParams{TenantID: tenant, SessionID: th.SessionID, TurnIDs: ids})
+		if err != nil {
+			return fail(fmt.Errorf("listing tool calls: %w", err))
+		}
+		if len(calls) > maxReadToolCalls {
+			calls = calls[len(calls)-maxReadToolCalls:]
+		}
+		for _, c := range calls {
+			tr.ToolCalls = append(tr.ToolCalls, ToolCallRead{
+				ToolCallID: c.ID, TurnID: c.TurnID, StepID: c.StepID, Name: c.Name, Status: c.Status, Decision: c.Decision,
+				ArgumentsSHA256: c.ArgumentsSHA256, ResultPreview: c.ResultPreview, OutputRef: c.OutputRef,
+				OutputBytes: c.OutputBytes, Failure: c.Failure, StartedAt: ts(c.StartedAt), EndedAt: ts(c.EndedAt),
+			})
+		}
 	}
-	for _, c := range mine {
-		tr.ToolCalls = append(tr.ToolCalls, ToolCallRead{
-			ToolCallID: c.ID, TurnID: c.TurnID, StepID: c.StepID, Name: c.Name, Status: c.Status, Decision: c.Decision,
-			ArgumentsSHA256: c.ArgumentsSHA256, ResultPreview: c.ResultPreview, OutputRef: c.OutputRef,
-			OutputBytes: c.OutputBytes, Failure: c.Failure, StartedAt: ts(c.StartedAt), EndedAt: ts(c.EndedAt),
-		})
+
+	// History: the newest messages, and cursors to what is older.
+	h, err := rt.historyPage(ctx, tenant, th.ID, 0, MessageWindow)
+	if err != nil {
+		return fail(err)
 	}
-	return tr, latest, nil
+	count, err := rt.store.MessageCount(ctx, &store.MessageCountParams{TenantID: tenant, ThreadID: th.ID})
+	if err != nil {
+		return fail(fmt.Errorf("counting messages: %w", err))
+	}
+	tr.History = &HistoryRead{MessageCount: count, Window: h.Messages, OlderCursor: h.NextCursor}
+	if olderTurns {
+		tr.History.OlderTurnsCursor = encodeCursor(recent[0].ID)
+	}
+	return tr, tasks, latest, nil
+}
+
+// lastOutcome finds how the thread's latest ended turn ended: in the
+// window, or, when none of the windowed turns ended and older ones exist,
+// by status.
+func (rt *Runtime) lastOutcome(ctx context.Context, tenant string, th *runtype.Thread, recent []*runtype.Turn, older bool) (*Outcome, error) {
+	var last *runtype.Turn
+	for _, t := range recent {
+		if slices.Contains(ended, t.Status) && (last == nil || !t.EndedAt.Before(last.EndedAt)) {
+			last = t
+		}
+	}
+	if last == nil && older {
+		found, err := rt.store.TurnList(ctx, &store.TurnListParams{TenantID: tenant, SessionID: th.SessionID, ThreadID: th.ID,
+			Statuses: ended, BeforeID: recent[0].ID, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("finding the thread's last outcome: %w", err)
+		}
+		if len(found) > 0 {
+			last = found[0]
+		}
+	}
+	if last == nil {
+		return nil, nil
+	}
+	return &Outcome{TurnID: last.ID, Status: last.Status, Reason: last.StatusReason, EndedAt: ts(last.EndedAt)}, nil
 }
 
 // limitState reads the state of a session's budgets.
@@ -465,29 +703,32 @@ type RequestSummary struct {
 	DurationMs    int64              `json:"durationMs,omitempty"`
 }
 
-// ListRequestsParams filters ListRequests. Results are newest first;
-// BeforeID pages.
+// ListRequestsParams filters ListRequests and ListRequestsPage. Results
+// are newest first; Cursor (a page's NextCursor) or BeforeID (the last
+// turn ID of the previous page) pages. ThreadID needs SessionID. Agent
+// keeps the turns of an agent; Since and Until those created at or after
+// Since and before Until.
 type ListRequestsParams struct {
 	runtype.Owner
 	SessionID string
+	ThreadID  string
 	Status    runtype.TaskStatus
+	Agent     string
+	Since     time.Time
+	Until     time.Time
+	Cursor    string
 	BeforeID  string
 	Limit     int
 }
 
-// ListRequests lists turns (requests), newest first.
+// ListRequests lists turns (requests), newest first: ListRequestsPage
+// without the cursor.
 func (rt *Runtime) ListRequests(ctx context.Context, p *ListRequestsParams) ([]RequestSummary, error) {
-	turns, err := rt.store.TurnList(ctx, &store.TurnListParams{
-		TenantID: tenantOf(p.Owner), SessionID: p.SessionID, Status: p.Status, BeforeID: p.BeforeID, Limit: store.ClampLimit(p.Limit),
-	})
+	page, err := rt.ListRequestsPage(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("listing requests: %w", err)
+		return nil, err
 	}
-	out := make([]RequestSummary, len(turns))
-	for i, t := range turns {
-		out[i] = requestSummary(t)
-	}
-	return out, nil
+	return page.Requests, nil
 }
 
 // SessionSummary is one row of ListSessions.
@@ -499,25 +740,27 @@ type SessionSummary struct {
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
-// ListSessionsParams filters ListSessions. Results are newest first;
-// BeforeID pages.
+// ListSessionsParams filters ListSessions and ListSessionsPage. Results
+// are newest first (by ID); Cursor or BeforeID pages. Agent, Since and
+// Until filter as in ListRequestsParams.
 type ListSessionsParams struct {
 	runtype.Owner
+	Agent    string
+	Since    time.Time
+	Until    time.Time
+	Cursor   string
 	BeforeID string
 	Limit    int
 }
 
-// ListSessions lists sessions, newest first.
+// ListSessions lists sessions, newest first: ListSessionsPage without
+// the cursor.
 func (rt *Runtime) ListSessions(ctx context.Context, p *ListSessionsParams) ([]SessionSummary, error) {
-	ss, err := rt.store.SessionList(ctx, &store.SessionListParams{TenantID: tenantOf(p.Owner), BeforeID: p.BeforeID, Limit: store.ClampLimit(p.Limit)})
+	page, err := rt.ListSessionsPage(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("listing sessions: %w", err)
+		return nil, err
 	}
-	out := make([]SessionSummary, len(ss))
-	for i, s := range ss {
-		out[i] = SessionSummary{SessionID: s.ID, Agent: s.Agent, Title: s.Title, CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
-	}
-	return out, nil
+	return page.Sessions, nil
 }
 
 // ownerOrDefault fills in DefaultTenant and DefaultPrincipal.

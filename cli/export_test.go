@@ -247,7 +247,9 @@ func TestReplayFromExportedBundle(t *testing.T) {
 	if err := json.Unmarshal([]byte(runOK(t, "", "verify", out, "--json").stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(rep.Members, func(m evidence.MemberResult) bool { return m.Name == evidence.ReplayCaseName && m.Status == evidence.MemberOK }) {
+	if !slices.ContainsFunc(rep.Members, func(m evidence.MemberResult) bool {
+		return m.Name == evidence.ReplayCaseName && m.Status == evidence.MemberOK
+	}) {
 		t.Fatalf("the bundle's members %+v lack a verified %s", rep.Members, evidence.ReplayCaseName)
 	}
 	r := run(t, "", "replay", out, "--config", b.config, "--no-tools", "--json")

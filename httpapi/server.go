@@ -142,6 +142,9 @@ func (s *Server) routes() []route {
 		{"GET /v1/sessions/{sessionId}", true, s.getSession},
 		{"GET /v1/sessions/{sessionId}/threads/{threadId}", true, s.getThreadRead},
 		{"GET /v1/sessions/{sessionId}/threads/{threadId}/queue", true, s.listQueue},
+		{"GET /v1/sessions/{sessionId}/threads/{threadId}/history", true, s.listHistory},
+		{"GET /v1/tasks", true, s.listTasks},
+		{"GET /v1/tools", true, s.listTools},
 		{"GET /v1/events", true, s.events},
 		{"PUT /v1/limits", true, s.setLimit},
 		{"GET /v1/actions", true, s.listActions},
@@ -281,23 +284,6 @@ func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) listActions(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit, ok := intParam(w, q.Get("limit"), "limit")
-	if !ok {
-		return
-	}
-	acts, err := s.rt.ListActions(r.Context(), &agentrt.ListActionsParams{
-		Owner: s.cfg.Owner, SessionID: q.Get("sessionId"), TurnID: q.Get("turnId"),
-		Status: runtype.ActionStatus(q.Get("status")), Limit: limit,
-	})
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"actions": acts})
-}
-
 func (s *Server) getAction(w http.ResponseWriter, r *http.Request) {
 	a, err := s.rt.GetAction(r.Context(), s.cfg.Owner, r.PathValue("actionId"))
 	if err != nil {
@@ -416,23 +402,6 @@ func (s *Server) verifySession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit, ok := intParam(w, q.Get("limit"), "limit")
-	if !ok {
-		return
-	}
-	reqs, err := s.rt.ListRequests(r.Context(), &agentrt.ListRequestsParams{
-		Owner: s.cfg.Owner, SessionID: q.Get("sessionId"), Status: runtype.TaskStatus(q.Get("status")),
-		BeforeID: q.Get("before"), Limit: limit,
-	})
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"requests": reqs})
-}
-
 func (s *Server) getRequest(w http.ResponseWriter, r *http.Request) {
 	req, err := s.rt.GetRequest(r.Context(), s.cfg.Owner, r.PathValue("turnId"))
 	if err != nil {
@@ -440,20 +409,6 @@ func (s *Server) getRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, req)
-}
-
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit, ok := intParam(w, q.Get("limit"), "limit")
-	if !ok {
-		return
-	}
-	ss, err := s.rt.ListSessions(r.Context(), &agentrt.ListSessionsParams{Owner: s.cfg.Owner, BeforeID: q.Get("before"), Limit: limit})
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": ss})
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {

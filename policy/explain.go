@@ -32,6 +32,11 @@ type RuleTrace struct {
 	// match [read_*]", "when: input.priority == 'urgent' is false", "cel
 	// error: no such key: priority".
 	Why string
+	// InputDependent marks a rule whose name and mode matchers match the
+	// call and whose match depends on the call's input too (it has a
+	// command, when or checker matcher): another input may change whether
+	// it matches.
+	InputDependent bool
 }
 
 // Step is one evaluation step: its name (mode, roles, scope, rules,

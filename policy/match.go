@@ -116,7 +116,9 @@ func (k *Kernel) matchRules(c *call, extra []ruleEntry, matched []*ruleEntry) []
 // matchTraced matches e and records the result in the explanation.
 func (c *call) matchTraced(e *ruleEntry) bool {
 	ok, why := c.match(e, true)
-	c.tr.Rules = append(c.tr.Rules, RuleTrace{Rule: refOf(e.r), Decision: e.r.Decision, Priority: e.r.Priority, Matched: ok, Why: why})
+	dependent := (e.c.command != nil || e.c.when != nil || e.r.Checker != "") && c.matchFields(e.r, e.c) == matchOK
+	c.tr.Rules = append(c.tr.Rules, RuleTrace{Rule: refOf(e.r), Decision: e.r.Decision, Priority: e.r.Priority, Matched: ok, Why: why,
+		InputDependent: dependent})
 	return ok
 }
 

@@ -318,6 +318,12 @@ type Reader interface {
 
 	TaskGet(ctx context.Context, p *TaskGetParams) (*runtype.Task, error)
 	TaskList(ctx context.Context, p *TaskListParams) ([]*runtype.Task, error)
+	// TaskSearch lists the tenant's tasks across sessions, newest first;
+	// see TaskSearchParams.
+	TaskSearch(ctx context.Context, p *TaskSearchParams) ([]*runtype.Task, error)
+	// TurnTally counts a thread's turns by status and names those not
+	// completed; see TurnTally.
+	TurnTally(ctx context.Context, p *TurnTallyParams) (*TurnTally, error)
 	// TaskListDue returns the tasks of every tenant a worker should claim
 	// at p.Now; see TaskListDueParams.
 	TaskListDue(ctx context.Context, p *TaskListDueParams) ([]*runtype.Task, error)
@@ -335,6 +341,8 @@ type Reader interface {
 	RunList(ctx context.Context, p *RunListParams) ([]*runtype.Run, error)
 
 	MessageList(ctx context.Context, p *MessageListParams) ([]*runtype.Message, error)
+	// MessageCount counts a thread's messages.
+	MessageCount(ctx context.Context, p *MessageCountParams) (int64, error)
 
 	ToolCallList(ctx context.Context, p *ToolCallListParams) ([]*runtype.ToolCall, error)
 
@@ -395,9 +403,14 @@ type SessionGetParams struct {
 }
 
 // SessionListParams lists sessions newest first. BeforeID pages: only
-// sessions with an ID less than it are returned.
+// sessions with an ID less than it are returned. Agent, when set, keeps
+// the sessions of that agent; Since and Until, when not zero, keep those
+// created at or after Since and before Until. Filters apply before Limit.
 type SessionListParams struct {
 	TenantID string
+	Agent    string
+	Since    time.Time
+	Until    time.Time
 	BeforeID string
 	Limit    int
 }
@@ -425,11 +438,17 @@ type TurnGetByIdempotencyKeyParams struct {
 
 // TurnListParams lists turns newest first, optionally of one session or
 // thread and in one status. BeforeID pages as in SessionListParams.
+// Statuses, when not empty, keeps turns in any of them (ANDed with
+// Status); Agent, Since and Until filter as in SessionListParams.
 type TurnListParams struct {
 	TenantID  string
 	SessionID string
 	ThreadID  string
 	Status    runtype.TaskStatus
+	Statuses  []runtype.TaskStatus
+	Agent     string
+	Since     time.Time
+	Until     time.Time
 	BeforeID  string
 	Limit     int
 }
@@ -445,6 +464,37 @@ type TaskListParams struct {
 	TenantID  string
 	SessionID string
 	ThreadID  string
+}
+
+// TaskSearchParams lists a tenant's tasks newest (highest ID) first,
+// across sessions or of one (SessionID). Statuses, when not empty, keeps
+// tasks in any of them; Agent keeps the tasks of turns of that agent;
+// Since and Until keep tasks created at or after Since and before Until.
+// BeforeID pages. Filters apply before Limit (clamped like other lists).
+type TaskSearchParams struct {
+	TenantID  string
+	SessionID string
+	Statuses  []runtype.TaskStatus
+	Agent     string
+	Since     time.Time
+	Until     time.Time
+	BeforeID  string
+	Limit     int
+}
+
+// TurnTallyParams selects the thread whose turns TurnTally counts.
+type TurnTallyParams struct {
+	TenantID  string
+	SessionID string
+	ThreadID  string
+}
+
+// TurnTally is a thread's turns counted by status, with the IDs of those
+// not completed (in ID order): what a read model must show however old.
+// It reads every turn of the thread once, and returns no records.
+type TurnTally struct {
+	Counts map[runtype.TaskStatus]int
+	Open   []string
 }
 
 // TaskListDueParams selects due tasks: DueAt set and at or before Now,
@@ -507,21 +557,33 @@ type RunListParams struct {
 	TaskID    string
 }
 
-// MessageListParams lists a thread's messages with Seq > AfterSeq in order.
-// Limit zero means all of them.
+// MessageListParams lists a thread's messages with Seq > AfterSeq (and,
+// when BeforeSeq is above zero, Seq < BeforeSeq) in Seq order, or newest
+// first when Newest is set: Newest with a Limit reads the last Limit
+// messages before BeforeSeq. Limit zero means all of them.
 type MessageListParams struct {
+	TenantID  string
+	ThreadID  string
+	AfterSeq  int64
+	BeforeSeq int64
+	Newest    bool
+	Limit     int
+}
+
+// MessageCountParams selects a thread's messages to count.
+type MessageCountParams struct {
 	TenantID string
 	ThreadID string
-	AfterSeq int64
-	Limit    int
 }
 
 // ToolCallListParams lists tool calls in start order, of one turn or of a
-// whole session.
+// whole session. TurnIDs, when not empty, keeps the calls of any of those
+// turns (ANDed with TurnID); it needs SessionID.
 type ToolCallListParams struct {
 	TenantID  string
 	SessionID string
 	TurnID    string
+	TurnIDs   []string
 }
 
 type BlobGetParams struct {
@@ -538,10 +600,11 @@ type LimitGetParams struct {
 // UsageTotalParams selects the runs whose usage UsageTotal sums: the
 // tenant's runs, of one session when SessionID is set, whose StartedAt is
 // at or after Since (every run when Since is zero, including runs not
-// started yet).
+// started yet). ThreadID, when set, keeps the runs of that thread.
 type UsageTotalParams struct {
 	TenantID  string
 	SessionID string
+	ThreadID  string
 	Since     time.Time
 }
 
@@ -572,6 +635,12 @@ type ActionListParams struct {
 	TurnID     string
 	RunID      string
 	Status     runtype.ActionStatus
+	// Agent keeps the actions of turns of that agent; Since and Until,
+	// when not zero, keep actions created at or after Since and before
+	// Until.
+	Agent string
+	Since time.Time
+	Until time.Time
 	// Limit is clamped like other lists; BeforeID pages (ids sort by
 	// creation).
 	Limit    int

@@ -218,7 +218,8 @@ func (d *data) actionList(p *store.ActionListParams) []*runtype.Action {
 		if (p.SessionID == "" || a.SessionID == p.SessionID) &&
 			(p.TurnID == "" || a.TurnID == p.TurnID) &&
 			(p.RunID == "" || a.RunID == p.RunID) &&
-			(p.Status == "" || a.Status == p.Status) {
+			(p.Status == "" || a.Status == p.Status) && inRange(a.CreatedAt, p.Since, p.Until) &&
+			d.turnOfAgent(a.TurnID, p.Agent) {
 			out = append(out, copyAction(a))
 		}
 	}

@@ -214,6 +214,24 @@ func (r reader) TaskCount(_ context.Context, p *store.TaskCountParams) (int, err
 	return r.s.d.taskCount(p), nil
 }
 
+// TaskSearch lists the tenant's tasks newest (highest ID) first.
+func (r reader) TaskSearch(_ context.Context, p *store.TaskSearchParams) ([]*runtype.Task, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.taskSearch(p), nil
+}
+
+// TurnTally counts a thread's turns by status.
+func (r reader) TurnTally(_ context.Context, p *store.TurnTallyParams) (*store.TurnTally, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.turnTally(p), nil
+}
+
 // RunList lists runs in first-insertion order.
 func (r reader) RunList(_ context.Context, p *store.RunListParams) ([]*runtype.Run, error) {
 	if err := r.enter(); err != nil {
@@ -230,6 +248,15 @@ func (r reader) MessageList(_ context.Context, p *store.MessageListParams) ([]*r
 	}
 	defer r.exit()
 	return r.s.d.messageList(p), nil
+}
+
+// MessageCount counts a thread's messages.
+func (r reader) MessageCount(_ context.Context, p *store.MessageCountParams) (int64, error) {
+	if err := r.enter(); err != nil {
+		return 0, err
+	}
+	defer r.exit()
+	return r.s.d.messageCount(p), nil
 }
 
 // ToolCallList lists tool calls in first-insertion (start) order.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -27,9 +29,32 @@ func (d *data) sessionList(p *store.SessionListParams) []*runtype.Session {
 	limit := store.ClampLimit(p.Limit)
 	out := make([]*runtype.Session, 0, min(limit, end))
 	for i := end - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, copySession(d.sessions[ids[i]]))
+		if s := d.sessions[ids[i]]; (p.Agent == "" || s.Agent == p.Agent) && inRange(s.CreatedAt, p.Since, p.Until) {
+			out = append(out, copySession(s))
+		}
 	}
 	return out
+}
+
+// inRange reports whether t is at or after since and before until; zero
+// bounds are open.
+func inRange(t, since, until time.Time) bool {
+	return (since.IsZero() || !t.Before(since)) && (until.IsZero() || t.Before(until))
+}
+
+// inStatuses reports whether s is one of statuses, or statuses is empty.
+func inStatuses(s runtype.TaskStatus, statuses []runtype.TaskStatus) bool {
+	return len(statuses) == 0 || slices.Contains(statuses, s)
+}
+
+// turnOfAgent reports whether turnID names a turn of agent (or agent is
+// empty).
+func (d *data) turnOfAgent(turnID, agent string) bool {
+	if agent == "" {
+		return true
+	}
+	t := d.turns[turnID]
+	return t != nil && t.Agent == agent
 }
 
 func (d *data) threadGet(p *store.ThreadGetParams) (*runtype.Thread, error) {
@@ -82,7 +107,8 @@ func (d *data) turnList(p *store.TurnListParams) []*runtype.Turn {
 		t := d.turns[ids[i]]
 		if t.TenantID == p.TenantID && (p.SessionID == "" || t.SessionID == p.SessionID) &&
 			(p.ThreadID == "" || t.ThreadID == p.ThreadID) &&
-			(p.Status == "" || t.Status == p.Status) {
+			(p.Status == "" || t.Status == p.Status) && inStatuses(t.Status, p.Statuses) &&
+			(p.Agent == "" || t.Agent == p.Agent) && inRange(t.CreatedAt, p.Since, p.Until) {
 			out = append(out, copyTurn(t))
 		}
 	}
@@ -111,6 +137,42 @@ func (d *data) taskList(p *store.TaskListParams) []*runtype.Task {
 	return out
 }
 
+func (d *data) taskSearch(p *store.TaskSearchParams) []*runtype.Task {
+	rows := d.tasks.idx[2][p.TenantID]
+	if p.SessionID != "" {
+		rows = d.tasks.idx[0][p.SessionID]
+	}
+	var match []*runtype.Task
+	for _, r := range rows {
+		t := &r.v
+		if t.TenantID == p.TenantID && (p.SessionID == "" || t.SessionID == p.SessionID) &&
+			(p.BeforeID == "" || t.ID < p.BeforeID) && inStatuses(t.Status, p.Statuses) &&
+			inRange(t.CreatedAt, p.Since, p.Until) && d.turnOfAgent(t.TurnID, p.Agent) {
+			match = append(match, t)
+		}
+	}
+	slices.SortFunc(match, func(a, b *runtype.Task) int { return strings.Compare(b.ID, a.ID) })
+	match = match[:min(len(match), store.ClampLimit(p.Limit))]
+	out := make([]*runtype.Task, len(match))
+	for i, t := range match {
+		out[i] = copyTask(t)
+	}
+	return out
+}
+
+func (d *data) turnTally(p *store.TurnTallyParams) *store.TurnTally {
+	out := &store.TurnTally{Counts: make(map[runtype.TaskStatus]int)}
+	for _, id := range d.turnsByThread[p.ThreadID] {
+		if t := d.turns[id]; t.TenantID == p.TenantID && t.SessionID == p.SessionID {
+			out.Counts[t.Status]++
+			if t.Status != runtype.StatusCompleted {
+				out.Open = append(out.Open, t.ID)
+			}
+		}
+	}
+	return out
+}
+
 func (d *data) runList(p *store.RunListParams) []*runtype.Run {
 	var rows []*row[runtype.Run]
 	switch {
@@ -133,13 +195,37 @@ func (d *data) runList(p *store.RunListParams) []*runtype.Run {
 func (d *data) messageList(p *store.MessageListParams) []*runtype.Message {
 	msgs := d.messages[p.ThreadID]
 	i := sort.Search(len(msgs), func(i int) bool { return msgs[i].Seq > p.AfterSeq })
+	if p.BeforeSeq > 0 {
+		msgs = msgs[:max(i, sort.Search(len(msgs), func(i int) bool { return msgs[i].Seq >= p.BeforeSeq }))]
+	}
 	var out []*runtype.Message
+	if p.Newest {
+		for j := len(msgs) - 1; j >= i && (p.Limit <= 0 || len(out) < p.Limit); j-- {
+			if m := msgs[j]; m.TenantID == p.TenantID {
+				out = append(out, copyMessage(m))
+			}
+		}
+		return out
+	}
 	for ; i < len(msgs) && (p.Limit <= 0 || len(out) < p.Limit); i++ {
 		if m := msgs[i]; m.TenantID == p.TenantID {
 			out = append(out, copyMessage(m))
 		}
 	}
 	return out
+}
+
+func (d *data) messageCount(p *store.MessageCountParams) int64 {
+	if th := d.threads[p.ThreadID]; th == nil || th.TenantID != p.TenantID {
+		return 0 // as the SQL drivers: a thread the tenant does not have has none
+	}
+	var n int64
+	for _, m := range d.messages[p.ThreadID] {
+		if m.TenantID == p.TenantID {
+			n++
+		}
+	}
+	return n
 }
 
 func (d *data) toolCallList(p *store.ToolCallListParams) []*runtype.ToolCall {
@@ -152,7 +238,8 @@ func (d *data) toolCallList(p *store.ToolCallListParams) []*runtype.ToolCall {
 	for _, r := range rows {
 		if r.v.TenantID == p.TenantID &&
 			(p.SessionID == "" || r.v.SessionID == p.SessionID) &&
-			(p.TurnID == "" || r.v.TurnID == p.TurnID) {
+			(p.TurnID == "" || r.v.TurnID == p.TurnID) &&
+			(len(p.TurnIDs) == 0 || (p.SessionID != "" && slices.Contains(p.TurnIDs, r.v.TurnID))) {
 			out = append(out, copyToolCall(&r.v))
 		}
 	}
@@ -185,7 +272,7 @@ func (d *data) usageTotal(p *store.UsageTotalParams) runtype.Usage {
 	var total runtype.Usage
 	for _, r := range rows {
 		if r.v.TenantID == p.TenantID && (p.SessionID == "" || r.v.SessionID == p.SessionID) &&
-			(p.Since.IsZero() || !r.v.StartedAt.Before(p.Since)) {
+			(p.ThreadID == "" || r.v.ThreadID == p.ThreadID) && (p.Since.IsZero() || !r.v.StartedAt.Before(p.Since)) {
 			total = total.Add(r.v.Usage)
 		}
 	}

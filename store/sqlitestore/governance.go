@@ -213,6 +213,10 @@ func (r reader) ActionList(ctx context.Context, p *store.ActionListParams) ([]*r
 	if p.BeforeID != "" {
 		q, args = q+actionBefore, append(args, p.BeforeID)
 	}
+	if p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() {
+		since, until := timeRange(p.Since, p.Until)
+		q, args = q+actionFilter, append(args, since, until, p.Agent, p.Agent)
+	}
 	as, err := list(ctx, r, scanAction, q, append(args, store.ClampLimit(p.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("listing actions: %w", err)

@@ -32,38 +32,38 @@ const (
 	qInsertEvent       // maxEventRows variants: one to maxEventRows rows
 	qEventLastSequence = qInsertEvent + maxEventRows
 	qSessionGet        = qEventLastSequence + 1
-	qSessionList       = qSessionGet + 1 // 2 variants: sessionBefore
+	qSessionList       = qSessionGet + 1 // 4 variants: sessionBefore | sessionFilter
 )
 
 // maxEventRows is the most events one INSERT writes; a step has three.
 const maxEventRows = 4
 
 const (
-	qThreadGet       = qSessionList + 2
+	qThreadGet       = qSessionList + 4
 	qThreadList      = qThreadGet + 1
 	qTurnGet         = qThreadList + 1
 	qTurnGetByKey    = qTurnGet + 1
-	qTurnList        = qTurnGetByKey + 1 // 16 variants: turnSession | turnThread | turnStatus | turnBefore
-	qTaskGet         = qTurnList + 16
+	qTurnList        = qTurnGetByKey + 1 // 32 variants: turnSession | turnThread | turnStatus | turnBefore | turnFilter
+	qTaskGet         = qTurnList + 32
 	qTaskList        = qTaskGet + 1
-	qRunList         = qTaskList + 1 // 4 variants: runSession | runTask
-	qMessageList     = qRunList + 4
-	qToolCallList    = qMessageList + 1 // 4 variants: callSession | callTurn
-	qBlobGet         = qToolCallList + 4
+	qRunList         = qTaskList + 1    // 4 variants: runSession | runTask
+	qMessageList     = qRunList + 4     // 2 variants: messageNewest
+	qToolCallList    = qMessageList + 2 // 8 variants: callSession | callTurn | callTurns
+	qBlobGet         = qToolCallList + 8
 	qTurnSession     = qBlobGet + 1
 	qEventListAfter  = qTurnSession + 1 // 16 variants: eventTenant | eventSession | eventTurn | eventAfter
 	qEventLastCursor = qEventListAfter + 16
 	qLimitGet        = qEventLastCursor + 1
-	qUsageTotal      = qLimitGet + 1 // 2 variants: usageSession
-	qInsertAction    = qUsageTotal + 2
+	qUsageTotal      = qLimitGet + 1 // 4 variants: usageSession | usageThread
+	qInsertAction    = qUsageTotal + 4
 	qResolveAction   = qInsertAction + 1
 	qInsertGrant     = qResolveAction + 1
 	qSetSessionMode  = qInsertGrant + 1
 	qInsertReceipt   = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
 	qReceiptLast     = qInsertReceipt + maxEventRows
 	qActionGet       = qReceiptLast + 1
-	qActionList      = qActionGet + 1 // 64 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants
-	qGrantList       = qActionList + 64
+	qActionList      = qActionGet + 1 // 128 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter
+	qGrantList       = qActionList + 128
 	qReceiptList     = qGrantList + 1
 	qUpdateTask      = qReceiptList + 1
 	qTaskFence       = qUpdateTask + 1
@@ -81,23 +81,31 @@ const (
 	qActionCount     = qTaskInFlight + 1 // 2 variants: countAllTenants
 	qActionOldest    = qActionCount + 2  // 2 variants: countAllTenants
 	qEventLast       = qActionOldest + 2
-	numQueries       = qEventLast + 1
+	qTaskSearch      = qEventLast + 1 // 4 variants: searchSession | searchBefore
+	qTurnTally       = qTaskSearch + 4
+	qMessageCount    = qTurnTally + 1
+	numQueries       = qMessageCount + 1
 )
 
 // Filter bits of the statement variants.
 const (
 	sessionBefore = 1
+	sessionFilter = 2 // agent, created since, created until
 
 	turnSession = 1
 	turnThread  = 2
 	turnStatus  = 4
 	turnBefore  = 8
+	turnFilter  = 16 // agent, created since, created until, statuses
 
 	runSession = 1
 	runTask    = 2
 
 	callSession = 1
 	callTurn    = 2
+	callTurns   = 4
+
+	messageNewest = 1
 
 	eventTenant  = 1
 	eventSession = 2
@@ -105,6 +113,7 @@ const (
 	eventAfter   = 8 // with eventSession: AfterCursor is not 0
 
 	usageSession = 1
+	usageThread  = 2
 
 	actionSession    = 1
 	actionTurn       = 2
@@ -112,6 +121,10 @@ const (
 	actionStatus     = 8
 	actionBefore     = 16
 	actionAllTenants = 32 // no tenant filter
+	actionFilter     = 64 // agent, created since, created until
+
+	searchSession = 1
+	searchBefore  = 2
 
 	updateDue     = 1
 	updateControl = 2
@@ -181,10 +194,13 @@ func buildQueries() [numQueries]string {
 	q[qEventLastSequence] = `SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_id = ?`
 
 	q[qSessionGet] = `SELECT ` + sessionCols + ` FROM sessions WHERE id = ? AND tenant_id = ?`
-	for m := range 2 {
+	for m := range 4 {
 		w := `SELECT ` + sessionCols + ` FROM sessions WHERE tenant_id = ?`
 		if m&sessionBefore != 0 {
 			w += ` AND id < ?`
+		}
+		if m&sessionFilter != 0 {
+			w += createdFilter
 		}
 		q[qSessionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
 	}
@@ -192,7 +208,7 @@ func buildQueries() [numQueries]string {
 	q[qThreadList] = `SELECT ` + threadCols + ` FROM threads WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
 	q[qTurnGet] = `SELECT ` + turnCols + ` FROM turns WHERE id = ? AND tenant_id = ?`
 	q[qTurnGetByKey] = `SELECT ` + turnCols + ` FROM turns WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
-	for m := range 16 {
+	for m := range 32 {
 		w := `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_tenant WHERE tenant_id = ?`
 		if m&turnSession != 0 {
 			w = `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_session WHERE tenant_id = ? AND session_id = ?`
@@ -205,6 +221,9 @@ func buildQueries() [numQueries]string {
 		}
 		if m&turnBefore != 0 {
 			w += ` AND id < ?`
+		}
+		if m&turnFilter != 0 {
+			w += createdFilter + statusesFilter
 		}
 		q[qTurnList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
 	}
@@ -229,14 +248,23 @@ func buildQueries() [numQueries]string {
 		}
 		q[qRunList+queryID(m)] = w + ` ORDER BY started_at, attempt, id`
 	}
-	q[qMessageList] = `SELECT ` + messageCols + ` FROM messages WHERE thread_id = ? AND seq > ? AND tenant_id = ? ORDER BY seq LIMIT ?`
-	for m := range 4 {
+	const messageWhere = ` FROM messages WHERE thread_id = ? AND seq > ? AND seq < ? AND tenant_id = ?`
+	q[qMessageList] = `SELECT ` + messageCols + messageWhere + ` ORDER BY seq LIMIT ?`
+	q[qMessageList+messageNewest] = `SELECT ` + messageCols + messageWhere + ` ORDER BY seq DESC LIMIT ?`
+	// Messages carry their thread's tenant: counting through the primary
+	// key alone, once the thread is the tenant's, reads no rows.
+	q[qMessageCount] = `SELECT CASE WHEN EXISTS (SELECT 1 FROM threads WHERE id = ? AND tenant_id = ?)
+		THEN (SELECT count(*) FROM messages WHERE thread_id = ?) ELSE 0 END`
+	for m := range 8 {
 		w := `SELECT ` + toolCallCols + ` FROM tool_calls WHERE tenant_id = ?`
 		if m&callSession != 0 {
 			w += ` AND session_id = ?`
 		}
 		if m&callTurn != 0 {
 			w += ` AND turn_id = ?`
+		}
+		if m&callTurns != 0 {
+			w += ` AND turn_id IN (SELECT value FROM json_each(?))`
 		}
 		q[qToolCallList+queryID(m)] = w + ` ORDER BY started_at, id`
 	}
@@ -280,6 +308,8 @@ func buildQueries() [numQueries]string {
 		TOTAL(json_extract(usage, '$.costUsd')) FROM runs `
 	q[qUsageTotal] = usageSums + `INDEXED BY runs_tenant_started WHERE tenant_id = ? AND started_at >= ?`
 	q[qUsageTotal+usageSession] = usageSums + `INDEXED BY runs_session WHERE session_id = ? AND tenant_id = ? AND started_at >= ?`
+	q[qUsageTotal+usageThread] = q[qUsageTotal] + ` AND thread_id = ?`
+	q[qUsageTotal+usageSession+usageThread] = q[qUsageTotal+usageSession] + ` AND thread_id = ?`
 
 	q[qInsertAction] = insertSQL("actions", actionCols, "", "")
 	// Only a pending action is replaced: a resolution that changes no row
@@ -296,7 +326,7 @@ func buildQueries() [numQueries]string {
 	}
 	q[qReceiptLast] = `SELECT seq, hash FROM receipts WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC LIMIT 1`
 	q[qActionGet] = `SELECT ` + actionCols + ` FROM actions WHERE id = ? AND tenant_id = ?`
-	for m := range 64 {
+	for m := range 128 {
 		var conds []string
 		if m&actionAllTenants == 0 {
 			conds = append(conds, `tenant_id = ?`)
@@ -315,6 +345,10 @@ func buildQueries() [numQueries]string {
 		}
 		if m&actionBefore != 0 {
 			conds = append(conds, `id < ?`)
+		}
+		if m&actionFilter != 0 {
+			conds = append(conds, `created_at >= ? AND created_at < ?`, `(? = '' OR EXISTS (SELECT 1 FROM turns
+				WHERE turns.id = actions.turn_id AND turns.agent = ?))`)
 		}
 		// A run's or a session's actions are few, a tenant's pending ones
 		// may be many (ten thousand parked sessions): name the index.
@@ -402,8 +436,33 @@ func buildQueries() [numQueries]string {
 		WHERE status = ? ORDER BY id LIMIT 1`
 	q[qEventLast] = `SELECT cursor, tenant_id, data FROM events WHERE session_id = ? AND tenant_id = ?
 		ORDER BY sequence DESC LIMIT 1`
+	// Tasks have no tenant index: a tenant's newest tasks are read down
+	// the primary key (ids sort by creation), a session's down
+	// tasks_session (which ends in the key), stopping after Limit matches.
+	for m := range 4 {
+		w := `SELECT ` + taskCols + ` FROM tasks WHERE tenant_id = ?`
+		if m&searchSession != 0 {
+			w = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_session WHERE tenant_id = ? AND session_id = ?`
+		}
+		if m&searchBefore != 0 {
+			w += ` AND id < ?`
+		}
+		q[qTaskSearch+queryID(m)] = w + ` AND created_at >= ? AND created_at < ?` + statusesFilter +
+			` AND (? = '' OR EXISTS (SELECT 1 FROM turns WHERE turns.id = tasks.turn_id AND turns.agent = ?)) ORDER BY id DESC LIMIT ?`
+	}
+	// One pass over the thread's turns; ids only of those not completed.
+	q[qTurnTally] = `SELECT status, count(*), json_group_array(id) FILTER (WHERE status <> 'completed')
+		FROM turns INDEXED BY turns_session WHERE session_id = ? AND thread_id = ? AND tenant_id = ? GROUP BY status`
 	return q
 }
+
+// createdFilter keeps the rows of an agent (any when the first two
+// arguments are empty) created in [since, until): four arguments.
+const createdFilter = ` AND (? = '' OR agent = ?) AND created_at >= ? AND created_at < ?`
+
+// statusesFilter keeps the rows whose status is in a JSON array (any when
+// the first argument is 0, the array's length): two arguments.
+const statusesFilter = ` AND (? = 0 OR status IN (SELECT value FROM json_each(?)))`
 
 // closedStatuses lists, for SQL, the statuses in which a task does not
 // hold back the queued tasks after it in its thread: the terminal ones

@@ -3,9 +3,12 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"time"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -93,6 +96,9 @@ func (r reader) SessionList(ctx context.Context, p *store.SessionListParams) ([]
 	if p.BeforeID != "" {
 		q, args = q+sessionBefore, append(args, p.BeforeID)
 	}
+	if p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() {
+		q, args = q+sessionFilter, append(args, createdArgs(p.Agent, p.Since, p.Until)...)
+	}
 	ss, err := list(ctx, r, scanSession, q, append(args, store.ClampLimit(p.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
@@ -154,6 +160,10 @@ func (r reader) TurnList(ctx context.Context, p *store.TurnListParams) ([]*runty
 	if p.BeforeID != "" {
 		q, args = q+turnBefore, append(args, p.BeforeID)
 	}
+	if p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() || len(p.Statuses) > 0 {
+		q, args = q+turnFilter, append(args, createdArgs(p.Agent, p.Since, p.Until)...)
+		args = append(args, statusesArgs(p.Statuses)...)
+	}
 	ts, err := list(ctx, r, scanTurn, q, append(args, store.ClampLimit(p.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("listing turns: %w", err)
@@ -187,6 +197,57 @@ func (r reader) TaskList(ctx context.Context, p *store.TaskListParams) ([]*runty
 	return ts, nil
 }
 
+// TaskSearch lists the tenant's tasks newest (highest ID) first.
+func (r reader) TaskSearch(ctx context.Context, p *store.TaskSearchParams) ([]*runtype.Task, error) {
+	q, args := qTaskSearch, []any{p.TenantID}
+	if p.SessionID != "" {
+		q, args = q+searchSession, append(args, p.SessionID)
+	}
+	if p.BeforeID != "" {
+		q, args = q+searchBefore, append(args, p.BeforeID)
+	}
+	since, until := timeRange(p.Since, p.Until)
+	args = append(append(args, since, until), statusesArgs(p.Statuses)...)
+	ts, err := list(ctx, r, scanTask, q, append(args, p.Agent, p.Agent, store.ClampLimit(p.Limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("searching tasks: %w", err)
+	}
+	return ts, nil
+}
+
+// TurnTally counts a thread's turns by status.
+func (r reader) TurnTally(ctx context.Context, p *store.TurnTallyParams) (*store.TurnTally, error) {
+	rows, err := r.q.query(ctx, qTurnTally, p.SessionID, p.ThreadID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
+	}
+	defer rows.Close()
+	out := &store.TurnTally{Counts: make(map[runtype.TaskStatus]int)}
+	for rows.Next() {
+		var (
+			status string
+			n      int
+			ids    sql.RawBytes
+		)
+		if err := rows.Scan(&status, &n, &ids); err != nil {
+			return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
+		}
+		out.Counts[runtype.TaskStatus(status)] = n
+		if status != string(runtype.StatusCompleted) {
+			var open []string
+			if err := json.Unmarshal(ids, &open); err != nil {
+				return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
+			}
+			out.Open = append(out.Open, open...)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
+	}
+	slices.Sort(out.Open)
+	return out, nil
+}
+
 // RunList lists runs in first-insertion order.
 func (r reader) RunList(ctx context.Context, p *store.RunListParams) ([]*runtype.Run, error) {
 	q, args := qRunList, []any{p.TenantID}
@@ -209,11 +270,33 @@ func (r reader) MessageList(ctx context.Context, p *store.MessageListParams) ([]
 	if limit <= 0 {
 		limit = -1 // no limit
 	}
-	ms, err := list(ctx, r, scanMessage, qMessageList, p.ThreadID, p.AfterSeq, p.TenantID, limit)
+	before := p.BeforeSeq
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	q := qMessageList
+	if p.Newest {
+		q += messageNewest
+	}
+	ms, err := list(ctx, r, scanMessage, q, p.ThreadID, p.AfterSeq, before, p.TenantID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing messages of thread %s: %w", p.ThreadID, err)
 	}
 	return ms, nil
+}
+
+// MessageCount counts a thread's messages: 0 unless the thread is the
+// tenant's.
+func (r reader) MessageCount(ctx context.Context, p *store.MessageCountParams) (int64, error) {
+	rows, err := r.q.query(ctx, qMessageCount, p.ThreadID, p.TenantID, p.ThreadID)
+	if err != nil {
+		return 0, fmt.Errorf("counting messages of thread %s: %w", p.ThreadID, err)
+	}
+	var n int64
+	if err := scanOne(rows, func(sc scanner) error { return sc.Scan(&n) }); err != nil {
+		return 0, fmt.Errorf("counting messages of thread %s: %w", p.ThreadID, err)
+	}
+	return n, nil
 }
 
 // ToolCallList lists tool calls in first-insertion (start) order.
@@ -231,6 +314,16 @@ func (r reader) ToolCallList(ctx context.Context, p *store.ToolCallListParams) (
 	}
 	if p.TurnID != "" {
 		q, args = q+callTurn, append(args, p.TurnID)
+	}
+	if len(p.TurnIDs) > 0 {
+		if p.SessionID == "" {
+			return nil, nil // the suite's contract: TurnIDs needs SessionID
+		}
+		ids, err := json.Marshal(p.TurnIDs)
+		if err != nil {
+			return nil, fmt.Errorf("listing tool calls: %w", err)
+		}
+		q, args = q+callTurns, append(args, string(ids))
 	}
 	cs, err := list(ctx, r, scanToolCall, q, args...)
 	if err != nil {
@@ -286,6 +379,9 @@ func (r reader) UsageTotal(ctx context.Context, p *store.UsageTotalParams) (runt
 	q, args := qUsageTotal, []any{p.TenantID, since}
 	if p.SessionID != "" {
 		q, args = q+usageSession, []any{p.SessionID, p.TenantID, since}
+	}
+	if p.ThreadID != "" {
+		q, args = q+usageThread, append(args, p.ThreadID)
 	}
 	rows, err := r.q.query(ctx, q, args...)
 	if err != nil {
@@ -368,6 +464,34 @@ func (r reader) EventLastCursor(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("reading last event cursor: %w", err)
 	}
 	return cursor, nil
+}
+
+// timeRange turns the bounds of a created-at filter into the nanoseconds
+// of a half-open range; zero bounds are open.
+func timeRange(since, until time.Time) (int64, int64) {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if !since.IsZero() {
+		lo = since.UnixNano()
+	}
+	if !until.IsZero() {
+		hi = until.UnixNano()
+	}
+	return lo, hi
+}
+
+// createdArgs are the arguments of createdFilter.
+func createdArgs(agent string, since, until time.Time) []any {
+	lo, hi := timeRange(since, until)
+	return []any{agent, agent, lo, hi}
+}
+
+// statusesArgs are the arguments of statusesFilter.
+func statusesArgs(statuses []runtype.TaskStatus) []any {
+	if len(statuses) == 0 {
+		return []any{0, "[]"}
+	}
+	b, _ := json.Marshal(statuses) // strings: cannot fail
+	return []any{len(statuses), string(b)}
 }
 
 func scanSession(sc scanner) (*runtype.Session, error) {

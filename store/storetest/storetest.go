@@ -41,6 +41,12 @@
 // lease changes and task updates see the batch's own tasks and the
 // changes before them. A lease or task update that fails wraps
 // store.ErrLeaseLost or store.ErrNotFound, and the batch writes nothing.
+//
+// The read models' filters (Agent, Since, Until, Statuses) apply before a
+// list's Limit, so that a page is full until the list ends. MessageCount
+// is 0 for a thread the tenant does not have; ToolCallList's TurnIDs
+// matches nothing without a SessionID; TurnTally counts a thread's turns
+// only when they are of the given session and tenant.
 package storetest
 
 import (
@@ -90,6 +96,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Receipt", exerciseReceipt},
 		{"Schedule", exerciseSchedule},
 		{"Stats", exerciseStats},
+		{"ReadModel", exerciseReadModel},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {

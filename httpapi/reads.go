@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// The read routes: lists with filters and cursors, a thread's history and
+// an agent's tool inventory. Lists answer {"<items>": [...], "nextCursor":
+// "..."}; pass nextCursor back as cursor for the next page ("" means the
+// list is done).
+
+// listQuery is what every list route reads from its query string.
+type listQuery struct {
+	status, agent, sessionID, cursor, before string
+	since, until                             time.Time
+	limit                                    int
+}
+
+// parseList reads the list parameters, answering 400 itself (naming the
+// parameter) when one is malformed.
+func parseList(w http.ResponseWriter, q url.Values) (listQuery, bool) {
+	l := listQuery{status: q.Get("status"), agent: q.Get("agent"), sessionID: q.Get("sessionId"), cursor: q.Get("cursor"), before: q.Get("before")}
+	var ok bool
+	if l.limit, ok = intParam(w, q.Get("limit"), "limit"); !ok {
+		return l, false
+	}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &l.since}, {"until", &l.until}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", p.name, v))
+			return l, false
+		}
+		*p.dst = t
+	}
+	return l, true
+}
+
+func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	l, ok := parseList(w, q)
+	if !ok {
+		return
+	}
+	page, err := s.rt.ListRequestsPage(r.Context(), &agentrt.ListRequestsParams{
+		Owner: s.cfg.Owner, SessionID: l.sessionID, ThreadID: q.Get("threadId"), Status: runtype.TaskStatus(l.status),
+		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	l, ok := parseList(w, q)
+	if !ok {
+		return
+	}
+	if l.status != "" {
+		writeError(w, http.StatusBadRequest, "invalid_parameter", "status does not apply to sessions: filter their requests or tasks")
+		return
+	}
+	page, err := s.rt.ListSessionsPage(r.Context(), &agentrt.ListSessionsParams{
+		Owner: s.cfg.Owner, Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	l, ok := parseList(w, r.URL.Query())
+	if !ok {
+		return
+	}
+	if l.before != "" {
+		writeError(w, http.StatusBadRequest, "invalid_parameter", "before does not apply to tasks: page with cursor")
+		return
+	}
+	page, err := s.rt.ListTasks(r.Context(), &agentrt.ListTasksParams{
+		Owner: s.cfg.Owner, SessionID: l.sessionID, Status: runtype.TaskStatus(l.status), Agent: l.agent,
+		Since: l.since, Until: l.until, Cursor: l.cursor, Limit: l.limit,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) listActions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	l, ok := parseList(w, q)
+	if !ok {
+		return
+	}
+	page, err := s.rt.ListActionsPage(r.Context(), &agentrt.ListActionsParams{
+		Owner: s.cfg.Owner, SessionID: l.sessionID, TurnID: q.Get("turnId"), Status: runtype.ActionStatus(l.status),
+		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, ok := intParam(w, q.Get("limit"), "limit")
+	if !ok {
+		return
+	}
+	page, err := s.rt.ListHistory(r.Context(), s.cfg.Owner, r.PathValue("sessionId"), r.PathValue("threadId"), q.Get("cursor"), limit)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	agent := q.Get("agent")
+	if agent == "" {
+		names := s.rt.AgentNames()
+		if len(names) != 1 {
+			writeError(w, http.StatusBadRequest, "invalid_parameter", "agent is required: this runtime runs more than one agent")
+			return
+		}
+		agent = names[0]
+	}
+	inv, err := s.rt.ToolInventory(r.Context(), &agentrt.ToolInventoryParams{Owner: s.cfg.Owner, Agent: agent, Mode: policy.Mode(q.Get("mode"))})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, inv)
+}

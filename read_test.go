@@ -1,0 +1,594 @@
+package agentrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/spectest"
+	"github.com/agentrt/agentrt/model/replay"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/store/sqlitestore"
+)
+
+// bigSession is a session written straight into a store: turns of four
+// messages each (the user's, an assistant's with a tool call, the tool's,
+// the assistant's answer), each with its task, run and tool call.
+type bigSession struct {
+	owner   runtype.Owner
+	session *runtype.Session
+	thread  *runtype.Thread
+	turns   []*runtype.Turn // oldest first
+	// parked is the oldest turn, waiting for permission with a pending
+	// action, when asked for.
+	parked *runtype.Turn
+	action *runtype.Action
+	// failed is the second oldest turn, failed, when parked is set.
+	failed *runtype.Turn
+}
+
+const bigAgent = "support"
+
+// writeBigSession writes a session of n turns (4n messages) into st in
+// batches. With park, the first turn waits for permission and the second
+// failed: both far older than any read model's window.
+func writeBigSession(tb testing.TB, st store.Store, tenant string, n int, park bool) *bigSession {
+	tb.Helper()
+	ctx := context.Background()
+	ids := runtype.NewIDGen(nil)
+	owner := runtype.Owner{TenantID: tenant, PrincipalID: agentrt.DefaultPrincipal}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(i, k int) time.Time {
+		return start.Add(time.Duration(i)*time.Second + time.Duration(k)*time.Millisecond)
+	}
+	b := &bigSession{owner: owner}
+	b.session = &runtype.Session{ID: ids.New(runtype.PrefixSession), Owner: owner, Agent: bigAgent, Title: "big", CreatedAt: start, UpdatedAt: start}
+	b.thread = &runtype.Thread{ID: ids.New(runtype.PrefixThread), SessionID: b.session.ID, Owner: owner, CreatedAt: start}
+	batch := &store.Batch{Sessions: []*runtype.Session{b.session}, Threads: []*runtype.Thread{b.thread}}
+	flush := func() {
+		tx, err := st.Begin(ctx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := tx.Apply(ctx, batch); err != nil {
+			tx.Rollback()
+			tb.Fatalf("writing the session: %v", err)
+		}
+		if err := tx.Commit(); err != nil {
+			tb.Fatal(err)
+		}
+		batch = &store.Batch{}
+	}
+	seq := int64(0)
+	for i := range n {
+		status := runtype.StatusCompleted
+		switch {
+		case park && i == 0:
+			status = runtype.StatusWaitingPermission
+		case park && i == 1:
+			status = runtype.StatusFailed
+		}
+		turnID, taskID, runID, callID := ids.New(runtype.PrefixTurn), ids.New(runtype.PrefixTask), ids.New(runtype.PrefixRun), fmt.Sprintf("call_%d", i)
+		u := &runtype.Turn{
+			ID: turnID, SessionID: b.session.ID, ThreadID: b.thread.ID, Owner: owner, Agent: bigAgent,
+			Input: fmt.Sprintf("question %d", i), Status: status, Result: fmt.Sprintf("answer %d", i),
+			TaskID: taskID, RunID: runID, Usage: runtype.Usage{InputTokens: 100, OutputTokens: 10, CostUSD: 0.001},
+			CreatedAt: at(i, 0), StartedAt: at(i, 1),
+		}
+		if status == runtype.StatusFailed {
+			u.Failure = &runtype.Failure{Kind: runtype.FailureModel, Message: "upstream 500"}
+		}
+		if status.Terminal() {
+			u.EndedAt = at(i, 9)
+		}
+		k := &runtype.Task{
+			ID: taskID, SessionID: b.session.ID, ThreadID: b.thread.ID, TurnID: turnID, Owner: owner,
+			Objective: u.Input, Status: status, CurrentRunID: runID, CreatedAt: u.CreatedAt, UpdatedAt: at(i, 9),
+			StartedAt: u.StartedAt, EndedAt: u.EndedAt, Attempts: 1, QueuedAt: u.CreatedAt,
+		}
+		r := &runtype.Run{
+			ID: runID, TaskID: taskID, TurnID: turnID, SessionID: b.session.ID, ThreadID: b.thread.ID, Owner: owner,
+			Attempt: 1, Status: status, Hops: 2, ToolHops: 1, Usage: u.Usage, StartedAt: u.StartedAt, EndedAt: u.EndedAt,
+		}
+		c := &runtype.ToolCall{
+			ID: callID, RunID: runID, TurnID: turnID, SessionID: b.session.ID, ThreadID: b.thread.ID, Owner: owner,
+			Name: "read_file", Arguments: `{"path":"notes.md"}`, Status: runtype.ToolCallCompleted, Decision: "allow",
+			ResultPreview: "notes", StartedAt: at(i, 3), EndedAt: at(i, 4),
+		}
+		msg := func(role runtype.Role, content string, k int) *runtype.Message {
+			seq++
+			return &runtype.Message{ThreadID: b.thread.ID, Seq: seq, SessionID: b.session.ID, TurnID: turnID, RunID: runID,
+				Owner: owner, Role: role, Content: content, CreatedAt: at(i, k)}
+		}
+		m1 := msg(runtype.RoleUser, u.Input, 1)
+		m2 := msg(runtype.RoleAssistant, "Looking.", 2)
+		m2.ToolCalls = []runtype.MessageToolCall{{ID: callID, Name: "read_file", Arguments: c.Arguments}}
+		m3 := msg(runtype.RoleTool, strings.Repeat("note ", 600), 4) // 3000 bytes: cut in a read model
+		m3.ToolCallID = callID
+		m4 := msg(runtype.RoleAssistant, u.Result, 8)
+		batch.Turns, batch.Tasks, batch.Runs = append(batch.Turns, u), append(batch.Tasks, k), append(batch.Runs, r)
+		batch.ToolCalls = append(batch.ToolCalls, c)
+		batch.Messages = append(batch.Messages, m1, m2, m3, m4)
+		if status == runtype.StatusWaitingPermission {
+			b.parked = u
+			b.action = &runtype.Action{
+				ID: ids.New(runtype.PrefixAction), Owner: owner, SessionID: b.session.ID, ThreadID: b.thread.ID, TurnID: turnID,
+				TaskID: taskID, RunID: runID, ToolCallID: callID, Type: "tool_permission", ToolName: "write_file",
+				InputPreview: `{"path":"x"}`, Prompt: "Allow write_file?", Decisions: []string{runtype.DecisionApprove, runtype.DecisionDeny},
+				ReasonCode: "ask", Status: runtype.ActionPending, CreatedAt: at(i, 5),
+			}
+			batch.Actions = append(batch.Actions, b.action)
+		}
+		if status == runtype.StatusFailed {
+			b.failed = u
+		}
+		b.turns = append(b.turns, u)
+		if len(batch.Turns) == 250 {
+			flush()
+		}
+	}
+	flush()
+	return b
+}
+
+// readRuntime opens a SQLite store in a temporary directory and starts a
+// runtime without workers on it.
+func readRuntime(tb testing.TB) (*agentrt.Runtime, store.Store) {
+	tb.Helper()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(tb.TempDir(), "agentrt.db"), sqlitestore.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	sc, err := replay.Parse("read.replay.yaml", []byte("responses: [{text: hi}]"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rt, err := agentrt.New(agentrt.Config{
+		Store: st, NoWorkers: true,
+		Agents: map[string]*agentrt.Agent{bigAgent: {Instructions: "help", Provider: replay.New(sc), Tools: []string{"read_file"}}},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := rt.Stop(context.Background()); err != nil {
+			tb.Errorf("Stop: %v", err)
+		}
+	})
+	return rt, st
+}
+
+// TestSnapshotWindow checks that a long session's snapshot holds its
+// window and not the session, that what needs a person is listed however
+// old, and that the snapshot is valid against the standard's schema.
+func TestSnapshotWindow(t *testing.T) {
+	t.Parallel()
+	rt, st := readRuntime(t)
+	const n = 60
+	b := writeBigSession(t, st, agentrt.DefaultTenant, n, true)
+	ctx := t.Context()
+
+	for _, read := range []func() (*agentrt.Snapshot, error){
+		func() (*agentrt.Snapshot, error) { return rt.GetSession(ctx, b.owner, b.session.ID) },
+		func() (*agentrt.Snapshot, error) { return rt.GetThreadRead(ctx, b.owner, b.session.ID, b.thread.ID) },
+	} {
+		snap, err := read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spectest.Snapshot(t, snap)
+		if len(snap.Threads) != 1 {
+			t.Fatalf("threads = %d, want 1", len(snap.Threads))
+		}
+		th := snap.Threads[0]
+		// The newest TurnWindow turns, oldest first.
+		var got []string
+		for _, u := range th.Turns {
+			got = append(got, u.TurnID)
+		}
+		var want []string
+		for _, u := range b.turns[n-agentrt.TurnWindow:] {
+			want = append(want, u.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("turns = %v,\nwant the newest %d: %v", got, agentrt.TurnWindow, want)
+		}
+		// The parked turn, 59 turns old, is still pending with its action.
+		if len(th.PendingRequests) != 1 || th.PendingRequests[0].TurnID != b.parked.ID ||
+			len(th.PendingRequests[0].Actions) != 1 || th.PendingRequests[0].Actions[0].ActionID != b.action.ID {
+			t.Errorf("pendingRequests = %+v, want the parked turn %s with action %s", th.PendingRequests, b.parked.ID, b.action.ID)
+		}
+		if len(th.Actions) != 1 || th.Actions[0].ActionID != b.action.ID {
+			t.Errorf("actions = %+v, want the pending action %s", th.Actions, b.action.ID)
+		}
+		if len(th.Incidents) != 1 || th.Incidents[0].TurnID != b.failed.ID || th.Incidents[0].Message != "upstream 500" {
+			t.Errorf("incidents = %+v, want the failed turn %s", th.Incidents, b.failed.ID)
+		}
+		if th.Status != runtype.ThreadStatusOf(runtype.StatusCompleted) {
+			t.Errorf("thread status = %s, want its latest turn's", th.Status)
+		}
+		last := b.turns[n-1]
+		if lo := th.LastOutcome; lo == nil || lo.TurnID != last.ID || lo.Status != runtype.StatusCompleted || lo.EndedAt == nil || !lo.EndedAt.Equal(last.EndedAt) {
+			t.Errorf("lastOutcome = %+v, want turn %s completed at %v", th.LastOutcome, last.ID, last.EndedAt)
+		}
+		// Tool calls only of the windowed turns.
+		if len(th.ToolCalls) != agentrt.TurnWindow {
+			t.Errorf("toolCalls = %d, want one per windowed turn (%d)", len(th.ToolCalls), agentrt.TurnWindow)
+		}
+		for _, c := range th.ToolCalls {
+			if !slices.Contains(want, c.TurnID) {
+				t.Errorf("tool call %s of turn %s, which is not in the window", c.ToolCallID, c.TurnID)
+			}
+		}
+		// The thread's cost is of all its turns.
+		if got, want := th.CostState.Usage.InputTokens, int64(100*n); got != want {
+			t.Errorf("costState inputTokens = %d, want %d (every turn's)", got, want)
+		}
+		// Tasks: the window's and the two that are not completed.
+		if len(snap.Tasks) != agentrt.TurnWindow+2 {
+			t.Errorf("tasks = %d, want %d", len(snap.Tasks), agentrt.TurnWindow+2)
+		}
+		if s := snap.TaskSummary; s.Completed != n-2 || s.Waiting != 1 || s.Failed != 1 || s.Active != 0 {
+			t.Errorf("taskSummary = %+v, want %d completed, 1 waiting, 1 failed", s, n-2)
+		}
+		// History: the newest MessageWindow messages of 4n.
+		h := th.History
+		if h == nil {
+			t.Fatal("history missing")
+		}
+		if h.MessageCount != 4*n || len(h.Window) != agentrt.MessageWindow {
+			t.Errorf("history: messageCount %d, window %d; want %d, %d", h.MessageCount, len(h.Window), 4*n, agentrt.MessageWindow)
+		}
+		if first, last := h.Window[0].Seq, h.Window[len(h.Window)-1].Seq; first != 4*n-agentrt.MessageWindow+1 || last != 4*n {
+			t.Errorf("history window seqs %d..%d, want %d..%d", first, last, 4*n-agentrt.MessageWindow+1, 4*n)
+		}
+		if h.OlderCursor == "" || h.OlderTurnsCursor == "" {
+			t.Errorf("history cursors %q, %q: want both (older messages and turns exist)", h.OlderCursor, h.OlderTurnsCursor)
+		}
+		for _, m := range h.Window {
+			if m.Role == runtype.RoleTool && (!m.Truncated || len(m.Content) > agentrt.HistoryPreviewBytes || m.ContentBytes != 3000 || m.ToolCallID == "") {
+				t.Errorf("tool message %d: truncated %v, %d bytes shown of %d, call %q; want cut to %d", m.Seq, m.Truncated, len(m.Content), m.ContentBytes, m.ToolCallID, agentrt.HistoryPreviewBytes)
+			}
+		}
+		if hs := snap.HistorySummary; hs == nil || hs.MessageCount != 4*n || !hs.Windowed {
+			t.Errorf("historySummary = %+v, want %d messages, windowed", hs, 4*n)
+		}
+	}
+}
+
+// TestHistoryCursorsPageEverything pages back through a thread's messages
+// from its snapshot's olderCursor, and through its turns from
+// olderTurnsCursor: every message and turn comes once, none is missed.
+func TestHistoryCursorsPageEverything(t *testing.T) {
+	t.Parallel()
+	rt, st := readRuntime(t)
+	const n = 45
+	b := writeBigSession(t, st, agentrt.DefaultTenant, n, false)
+	ctx := t.Context()
+	snap, err := rt.GetSession(ctx, b.owner, b.session.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := snap.Threads[0].History
+	var seqs []int64
+	for _, m := range h.Window {
+		seqs = append(seqs, m.Seq)
+	}
+	pages := 0
+	for cursor := h.OlderCursor; cursor != ""; pages++ {
+		p, err := rt.ListHistory(ctx, b.owner, b.session.ID, b.thread.ID, cursor, 37)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []int64
+		for _, m := range p.Messages {
+			page = append(page, m.Seq)
+		}
+		if !slices.IsSorted(page) {
+			t.Errorf("page %v is not oldest first", page)
+		}
+		seqs = append(page, seqs...)
+		cursor = p.NextCursor
+	}
+	want := make([]int64, 4*n)
+	for i := range want {
+		want[i] = int64(i) + 1
+	}
+	if !slices.Equal(seqs, want) {
+		t.Errorf("paged seqs = %v, want 1..%d once each", seqs, 4*n)
+	}
+	if wantPages := (4*n - agentrt.MessageWindow + 36) / 37; pages != wantPages {
+		t.Errorf("pages = %d, want %d", pages, wantPages)
+	}
+
+	var turns []string
+	for _, u := range snap.Threads[0].Turns {
+		turns = append(turns, u.TurnID)
+	}
+	for cursor := snap.Threads[0].History.OlderTurnsCursor; cursor != ""; {
+		p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, SessionID: b.session.ID, ThreadID: b.thread.ID, Cursor: cursor, Limit: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.Requests { // newest first
+			turns = slices.Insert(turns, 0, r.TurnID)
+		}
+		cursor = p.NextCursor
+	}
+	var all []string
+	for _, u := range b.turns {
+		all = append(all, u.ID)
+	}
+	if !slices.Equal(turns, all) {
+		t.Errorf("paged turns: %d, want all %d once each, in order", len(turns), len(all))
+	}
+}
+
+func TestListHistoryRejects(t *testing.T) {
+	t.Parallel()
+	rt, st := readRuntime(t)
+	b := writeBigSession(t, st, agentrt.DefaultTenant, 2, false)
+	other := writeBigSession(t, st, "tenant_other", 1, false)
+	ctx := t.Context()
+	for _, tt := range []struct {
+		name                   string
+		owner                  runtype.Owner
+		session, thread, curor string
+		limit                  int
+		invalid                string // the field an *InvalidError names; "" wants ErrNotFound
+	}{
+		{"bad cursor", b.owner, b.session.ID, b.thread.ID, "abc", 0, "cursor"},
+		{"zero cursor", b.owner, b.session.ID, b.thread.ID, "0", 0, "cursor"},
+		{"negative limit", b.owner, b.session.ID, b.thread.ID, "", -1, "limit"},
+		{"thread of another session", b.owner, other.session.ID, b.thread.ID, "", 0, ""},
+		{"another tenant's thread", b.owner, other.session.ID, other.thread.ID, "", 0, ""},
+	} {
+		_, err := rt.ListHistory(ctx, tt.owner, tt.session, tt.thread, tt.curor, tt.limit)
+		var inv *agentrt.InvalidError
+		switch {
+		case tt.invalid == "" && !errors.Is(err, agentrt.ErrNotFound):
+			t.Errorf("%s: ListHistory error = %v, want ErrNotFound", tt.name, err)
+		case tt.invalid != "" && (!errors.As(err, &inv) || inv.Field != tt.invalid):
+			t.Errorf("%s: ListHistory error = %v, want an invalid %s", tt.name, err, tt.invalid)
+		}
+	}
+}
+
+// TestListsFilterAndPage pages through each list with filters, checking
+// that the filters apply before the limit (every page is full until the
+// last) and that another tenant's records never show.
+func TestListsFilterAndPage(t *testing.T) {
+	t.Parallel()
+	rt, st := readRuntime(t)
+	b := writeBigSession(t, st, agentrt.DefaultTenant, 9, true)
+	other := writeBigSession(t, st, "tenant_other", 5, true)
+	ctx := t.Context()
+
+	// Requests of agent support, completed, in pages of 2: 7 in 4 pages.
+	var got []string
+	pages := 0
+	for cursor := ""; ; pages++ {
+		p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Status: runtype.StatusCompleted, Agent: bigAgent, Cursor: cursor, Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.NextCursor != "" && len(p.Requests) != 2 {
+			t.Errorf("page %d holds %d requests with more to come; want full pages", pages, len(p.Requests))
+		}
+		for _, r := range p.Requests {
+			got = append(got, r.TurnID)
+			if r.Status != runtype.StatusCompleted {
+				t.Errorf("request %s is %s, want only completed", r.TurnID, r.Status)
+			}
+		}
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(got) != 7 || pages != 3 {
+		t.Errorf("completed requests = %d in %d pages, want 7 in 4", len(got), pages+1)
+	}
+	// Time range: the turns created in [turn 2, turn 5).
+	p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Since: b.turns[2].CreatedAt, Until: b.turns[5].CreatedAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := requestIDs(p.Requests); !slices.Equal(ids, []string{b.turns[4].ID, b.turns[3].ID, b.turns[2].ID}) {
+		t.Errorf("requests in [turn 2, turn 5) = %v", ids)
+	}
+	if p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Agent: "nobody"}); err != nil || len(p.Requests) != 0 {
+		t.Errorf("requests of agent nobody = %d, %v; want none", len(p.Requests), err)
+	}
+
+	// Tasks across sessions: the tenant's only, newest first, paged.
+	var tasks []string
+	for cursor := ""; ; {
+		tp, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner, Cursor: cursor, Limit: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range tp.Tasks {
+			tasks = append(tasks, k.TaskID)
+			if k.SessionID != b.session.ID || len(k.Attempts) != 1 {
+				t.Errorf("task %s of session %s with %d attempts; want the tenant's, with its attempt", k.TaskID, k.SessionID, len(k.Attempts))
+			}
+		}
+		if cursor = tp.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(tasks) != 9 || !slices.IsSortedFunc(tasks, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Errorf("tasks = %v, want the tenant's 9, newest first", tasks)
+	}
+	tp, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner, Status: runtype.StatusWaitingPermission})
+	if err != nil || len(tp.Tasks) != 1 || tp.Tasks[0].TurnID != b.parked.ID {
+		t.Errorf("waiting tasks = %+v, %v; want the parked turn's", tp, err)
+	}
+
+	// Pending approvals across sessions: the tenant's one.
+	ap, err := rt.ListActionsPage(ctx, &agentrt.ListActionsParams{Owner: b.owner, Status: runtype.ActionPending, Agent: bigAgent})
+	if err != nil || len(ap.Actions) != 1 || ap.Actions[0].ActionID != b.action.ID || ap.NextCursor != "" {
+		t.Errorf("pending actions = %+v, %v; want only %s", ap, err, b.action.ID)
+	}
+	ap, err = rt.ListActionsPage(ctx, &agentrt.ListActionsParams{Owner: other.owner, Status: runtype.ActionPending, Since: other.action.CreatedAt.Add(time.Millisecond)})
+	if err != nil || len(ap.Actions) != 0 {
+		t.Errorf("pending actions created after the only one = %+v, %v; want none", ap, err)
+	}
+
+	// Sessions: the tenant's, by agent.
+	sp, err := rt.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Owner: other.owner, Agent: bigAgent})
+	if err != nil || len(sp.Sessions) != 1 || sp.Sessions[0].SessionID != other.session.ID {
+		t.Errorf("other tenant's sessions = %+v, %v; want only its own", sp, err)
+	}
+
+	// Bad input is refused, naming the field.
+	for name, call := range map[string]func() error{
+		"status": func() error {
+			_, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Status: "napping"})
+			return err
+		},
+		"cursor": func() error {
+			_, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner, Cursor: "!!"})
+			return err
+		},
+		"until": func() error {
+			_, err := rt.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Owner: b.owner, Since: time.Now(), Until: time.Now().Add(-time.Hour)})
+			return err
+		},
+		"threadId": func() error {
+			_, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, ThreadID: b.thread.ID})
+			return err
+		},
+	} {
+		var inv *agentrt.InvalidError
+		if err := call(); !errors.As(err, &inv) || inv.Field != name {
+			t.Errorf("%s: error = %v, want an invalid %s", name, err, name)
+		}
+	}
+}
+
+func requestIDs(rs []agentrt.RequestSummary) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.TurnID
+	}
+	return out
+}
+
+// TestSnapshotJSONShape pins the JSON keys a client of the read model
+// reads.
+func TestSnapshotJSONShape(t *testing.T) {
+	t.Parallel()
+	rt, st := readRuntime(t)
+	b := writeBigSession(t, st, agentrt.DefaultTenant, 30, true)
+	snap, err := rt.GetSession(t.Context(), b.owner, b.session.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		HistorySummary map[string]any `json:"historySummary"`
+		Threads        []struct {
+			LastOutcome map[string]any `json:"lastOutcome"`
+			Actions     []any          `json:"actions"`
+			History     struct {
+				MessageCount     *int64           `json:"messageCount"`
+				Window           []map[string]any `json:"window"`
+				OlderCursor      string           `json:"olderCursor"`
+				OlderTurnsCursor string           `json:"olderTurnsCursor"`
+			} `json:"history"`
+		} `json:"threads"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	th := doc.Threads[0]
+	for _, k := range []string{"messageCount", "turnWindow", "messageWindow", "windowed"} {
+		if _, ok := doc.HistorySummary[k]; !ok {
+			t.Errorf("historySummary lacks %s: %v", k, doc.HistorySummary)
+		}
+	}
+	for _, k := range []string{"turnId", "status", "endedAt"} {
+		if _, ok := th.LastOutcome[k]; !ok {
+			t.Errorf("lastOutcome lacks %s: %v", k, th.LastOutcome)
+		}
+	}
+	if th.History.MessageCount == nil || len(th.History.Window) == 0 || th.History.OlderCursor == "" || th.History.OlderTurnsCursor == "" || len(th.Actions) != 1 {
+		t.Errorf("history or actions missing: %s", raw)
+	}
+	for _, k := range []string{"seq", "role", "turnId", "content", "contentBytes", "createdAt"} {
+		if _, ok := th.History.Window[0][k]; !ok {
+			t.Errorf("history message lacks %s: %v", k, th.History.Window[0])
+		}
+	}
+}
+
+// BenchmarkSessionSnapshot reads the snapshot of a session of 10,000
+// messages (2,500 turns, each with its task, run and tool call) in a
+// SQLite store: what a read model costs for a long session.
+func BenchmarkSessionSnapshot(b *testing.B) {
+	rt, st := readRuntime(b)
+	s := writeBigSession(b, st, agentrt.DefaultTenant, 2500, true)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		snap, err := rt.GetSession(ctx, s.owner, s.session.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := snap.Threads[0].History.MessageCount; got != 10000 {
+			b.Fatalf("messageCount = %d, want 10000", got)
+		}
+	}
+}
+
+// TestBigSessionSnapshotIsWindowed checks the benchmark's session: its
+// snapshot holds the window, not 10,000 messages.
+func TestBigSessionSnapshotIsWindowed(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("writes a 10,000-message session")
+	}
+	rt, st := readRuntime(t)
+	s := writeBigSession(t, st, agentrt.DefaultTenant, 2500, true)
+	snap, err := rt.GetSession(t.Context(), s.owner, s.session.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := snap.Threads[0]
+	if len(th.Turns) != agentrt.TurnWindow || len(th.History.Window) != agentrt.MessageWindow ||
+		len(th.ToolCalls) != agentrt.TurnWindow || len(snap.Tasks) != agentrt.TurnWindow+2 ||
+		th.History.MessageCount != 10000 || len(th.PendingRequests) != 1 || len(th.Incidents) != 1 {
+		t.Errorf("snapshot: %d turns, %d messages of %d, %d tool calls, %d tasks, %d pending, %d incidents; want %d, %d of 10000, %d, %d, 1, 1",
+			len(th.Turns), len(th.History.Window), th.History.MessageCount, len(th.ToolCalls), len(snap.Tasks),
+			len(th.PendingRequests), len(th.Incidents), agentrt.TurnWindow, agentrt.MessageWindow, agentrt.TurnWindow, agentrt.TurnWindow+2)
+	}
+	raw, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > 256<<10 {
+		t.Errorf("snapshot JSON is %d bytes; a window should be far smaller", len(raw))
+	}
+	spectest.Snapshot(t, snap)
+}

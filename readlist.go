@@ -1,0 +1,303 @@
+package agentrt
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+)
+
+// Paged lists. Every list of the control plane reads newest first, takes
+// filters that the store applies before its limit (so a page is full
+// unless the list is done) and answers with an opaque NextCursor: pass it
+// back as Cursor for the next page; "" means there is none. The legacy
+// BeforeID (the last ID of the previous page) pages the same way.
+
+// HistoryPage is a page of a thread's history, oldest first.
+type HistoryPage struct {
+	Messages []HistoryMessage `json:"messages"`
+	// NextCursor pages to the messages before these; "" when these start
+	// at the thread's first message.
+	NextCursor string `json:"nextCursor"`
+}
+
+// ListHistory returns a page of a thread's messages: the newest limit
+// (default MessageWindow, at most store.MaxListLimit) before cursor, or
+// the newest of all when cursor is empty. A cursor is a history's
+// OlderCursor or a page's NextCursor: the seq of the oldest message the
+// reader has.
+func (rt *Runtime) ListHistory(ctx context.Context, owner runtype.Owner, sessionID, threadID, cursor string, limit int) (*HistoryPage, error) {
+	tenant := tenantOf(owner)
+	var before int64
+	if cursor != "" {
+		n, err := strconv.ParseInt(cursor, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, invalid("cursor", "want the olderCursor of a history or the nextCursor of a page, got %q", cursor)
+		}
+		before = n
+	}
+	if limit < 0 {
+		return nil, invalid("limit", "must not be negative, got %d", limit)
+	}
+	if limit == 0 {
+		limit = MessageWindow
+	}
+	th, err := rt.store.ThreadGet(ctx, &store.ThreadGetParams{TenantID: tenant, ID: threadID})
+	if err == nil && th.SessionID != sessionID {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s, thread %s: %w", sessionID, threadID, err)
+	}
+	return rt.historyPage(ctx, tenant, threadID, before, min(limit, store.MaxListLimit))
+}
+
+// historyPage reads the newest limit messages of a thread with a seq below
+// before (all, when before is 0).
+func (rt *Runtime) historyPage(ctx context.Context, tenant, threadID string, before int64, limit int) (*HistoryPage, error) {
+	ms, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: tenant, ThreadID: threadID, BeforeSeq: before, Newest: true, Limit: limit + 1})
+	if err != nil {
+		return nil, fmt.Errorf("reading the thread's history: %w", err)
+	}
+	p := &HistoryPage{Messages: make([]HistoryMessage, 0, min(len(ms), limit))}
+	if len(ms) > limit {
+		ms = ms[:limit]
+		p.NextCursor = strconv.FormatInt(ms[limit-1].Seq, 10)
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		p.Messages = append(p.Messages, historyMessage(ms[i]))
+	}
+	return p, nil
+}
+
+func historyMessage(m *runtype.Message) HistoryMessage {
+	content, cut := event.Preview(m.Content, HistoryPreviewBytes)
+	if !utf8.ValidString(content) {
+		content = strings.ToValidUTF8(content, "\uFFFD")
+	}
+	h := HistoryMessage{
+		Seq: m.Seq, Role: m.Role, TurnID: m.TurnID, Content: content, ContentBytes: len(m.Content), Truncated: cut,
+		ToolCallID: m.ToolCallID, IsError: m.IsError, CreatedAt: ts(m.CreatedAt),
+	}
+	for _, c := range m.ToolCalls {
+		h.ToolCalls = append(h.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name})
+	}
+	return h
+}
+
+// encodeCursor makes the opaque cursor of a list page that ends at id.
+func encodeCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(id))
+}
+
+// pageStart settles where a page starts: after cursor or before (the
+// legacy BeforeID), not both.
+func pageStart(cursor, before string) (string, error) {
+	if cursor == "" {
+		return before, nil
+	}
+	if before != "" {
+		return "", invalid("cursor", "give cursor or before, not both")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) == 0 || !utf8.Valid(b) {
+		return "", invalid("cursor", "%q is not a cursor this runtime handed out", cursor)
+	}
+	return string(b), nil
+}
+
+// timeWindow checks a created-at filter.
+func timeWindow(since, until time.Time) error {
+	if !since.IsZero() && !until.IsZero() && !until.After(since) {
+		return invalid("until", "must be after since")
+	}
+	return nil
+}
+
+// pageOf cuts items, read with a limit one above limit, to a page, and
+// says where the next starts. At store.MaxListLimit the store cannot read
+// one more: a full page then has a next one, which may be empty.
+func pageOf[T any](items []T, limit int, id func(T) string) ([]T, string) {
+	switch {
+	case len(items) > limit:
+		items = items[:limit]
+	case len(items) < limit || limit < store.MaxListLimit:
+		return items, ""
+	}
+	return items, encodeCursor(id(items[len(items)-1]))
+}
+
+// taskStatuses are the statuses a list's status filter accepts.
+var taskStatuses = append(slices.Clone(notCompleted), runtype.StatusCompleted)
+
+func checkStatus(s runtype.TaskStatus) error {
+	if s != "" && !slices.Contains(taskStatuses, s) {
+		return invalid("status", "unknown status %q", s)
+	}
+	return nil
+}
+
+// RequestPage is a page of ListRequestsPage.
+type RequestPage struct {
+	Requests   []RequestSummary `json:"requests"`
+	NextCursor string           `json:"nextCursor"`
+}
+
+// ListRequestsPage lists turns (requests) newest first, a page at a time.
+func (rt *Runtime) ListRequestsPage(ctx context.Context, p *ListRequestsParams) (*RequestPage, error) {
+	before, err := pageStart(p.Cursor, p.BeforeID)
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(checkStatus(p.Status), timeWindow(p.Since, p.Until)); err != nil {
+		return nil, err
+	}
+	if p.ThreadID != "" && p.SessionID == "" {
+		return nil, invalid("threadId", "needs sessionId")
+	}
+	limit := store.ClampLimit(p.Limit)
+	turns, err := rt.store.TurnList(ctx, &store.TurnListParams{
+		TenantID: tenantOf(p.Owner), SessionID: p.SessionID, ThreadID: p.ThreadID, Status: p.Status, Agent: p.Agent,
+		Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing requests: %w", err)
+	}
+	turns, next := pageOf(turns, limit, func(t *runtype.Turn) string { return t.ID })
+	out := &RequestPage{Requests: make([]RequestSummary, len(turns)), NextCursor: next}
+	for i, t := range turns {
+		out.Requests[i] = requestSummary(t)
+	}
+	return out, nil
+}
+
+// SessionPage is a page of ListSessionsPage.
+type SessionPage struct {
+	Sessions   []SessionSummary `json:"sessions"`
+	NextCursor string           `json:"nextCursor"`
+}
+
+// ListSessionsPage lists sessions newest first, a page at a time.
+func (rt *Runtime) ListSessionsPage(ctx context.Context, p *ListSessionsParams) (*SessionPage, error) {
+	before, err := pageStart(p.Cursor, p.BeforeID)
+	if err != nil {
+		return nil, err
+	}
+	if err := timeWindow(p.Since, p.Until); err != nil {
+		return nil, err
+	}
+	limit := store.ClampLimit(p.Limit)
+	ss, err := rt.store.SessionList(ctx, &store.SessionListParams{
+		TenantID: tenantOf(p.Owner), Agent: p.Agent, Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	ss, next := pageOf(ss, limit, func(s *runtype.Session) string { return s.ID })
+	out := &SessionPage{Sessions: make([]SessionSummary, len(ss)), NextCursor: next}
+	for i, s := range ss {
+		out.Sessions[i] = SessionSummary{SessionID: s.ID, Agent: s.Agent, Title: s.Title, CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
+	}
+	return out, nil
+}
+
+// ListTasksParams filters ListTasks. Status matches the status the store
+// holds (a task asked to cancel still reads as its status, not
+// cancelling); Agent the agent of the task's turn; Since and Until its
+// creation time.
+type ListTasksParams struct {
+	runtype.Owner
+	SessionID string
+	Status    runtype.TaskStatus
+	Agent     string
+	Since     time.Time
+	Until     time.Time
+	Cursor    string
+	Limit     int
+}
+
+// TaskPage is a page of ListTasks.
+type TaskPage struct {
+	Tasks      []TaskRead `json:"tasks"`
+	NextCursor string     `json:"nextCursor"`
+}
+
+// ListTasks lists the tenant's tasks across sessions, newest first, with
+// their attempts.
+func (rt *Runtime) ListTasks(ctx context.Context, p *ListTasksParams) (*TaskPage, error) {
+	before, err := pageStart(p.Cursor, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(checkStatus(p.Status), timeWindow(p.Since, p.Until)); err != nil {
+		return nil, err
+	}
+	tenant := tenantOf(p.Owner)
+	sp := &store.TaskSearchParams{TenantID: tenant, SessionID: p.SessionID, Agent: p.Agent, Since: p.Since, Until: p.Until, BeforeID: before}
+	if p.Status != "" {
+		sp.Statuses = []runtype.TaskStatus{p.Status}
+	}
+	limit := store.ClampLimit(p.Limit)
+	sp.Limit = limit + 1
+	tasks, err := rt.store.TaskSearch(ctx, sp)
+	if err != nil {
+		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	tasks, next := pageOf(tasks, limit, func(t *runtype.Task) string { return t.ID })
+	out := &TaskPage{Tasks: make([]TaskRead, len(tasks)), NextCursor: next}
+	for i, t := range tasks {
+		runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.ID})
+		if err != nil {
+			return nil, fmt.Errorf("listing the attempts of task %s: %w", t.ID, err)
+		}
+		out.Tasks[i] = taskRead(t, runs)
+	}
+	return out, nil
+}
+
+// ActionPage is a page of ListActionsPage.
+type ActionPage struct {
+	Actions    []ActionRead `json:"actions"`
+	NextCursor string       `json:"nextCursor"`
+}
+
+// ListActionsPage lists the tenant's actions newest first, a page at a
+// time: with Status pending, the approvals waiting across sessions.
+func (rt *Runtime) ListActionsPage(ctx context.Context, p *ListActionsParams) (*ActionPage, error) {
+	owner := ownerOrDefault(p.Owner)
+	switch p.Status {
+	case "", runtype.ActionPending, runtype.ActionApproved, runtype.ActionDenied, runtype.ActionExpired, runtype.ActionCancelled:
+	default:
+		return nil, invalid("status", "must be pending, approved, denied, expired or cancelled, got %q", p.Status)
+	}
+	before, err := pageStart(p.Cursor, p.BeforeID)
+	if err != nil {
+		return nil, err
+	}
+	if err := timeWindow(p.Since, p.Until); err != nil {
+		return nil, err
+	}
+	limit := store.ClampLimit(p.Limit)
+	acts, err := rt.store.ActionList(ctx, &store.ActionListParams{
+		TenantID: owner.TenantID, SessionID: p.SessionID, TurnID: p.TurnID, Status: p.Status, Agent: p.Agent,
+		Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing actions: %w", err)
+	}
+	acts, next := pageOf(acts, limit, func(a *runtype.Action) string { return a.ID })
+	out := &ActionPage{Actions: make([]ActionRead, len(acts)), NextCursor: next}
+	for i, a := range acts {
+		out.Actions[i] = actionRead(a)
+	}
+	return out, nil
+}

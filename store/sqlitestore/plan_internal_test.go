@@ -1,0 +1,96 @@
+package sqlitestore
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEveryStatementHasText catches a variant range left behind when a
+// filter bit is added.
+func TestEveryStatementHasText(t *testing.T) {
+	t.Parallel()
+	for q, text := range queries {
+		if strings.TrimSpace(text) == "" {
+			t.Errorf("statement %d has no text", q)
+		}
+	}
+}
+
+// TestReadModelPlans checks that the statements the read models page with
+// read through an index and sort nothing: a session snapshot or a page of
+// history costs its window, not the session's size.
+func TestReadModelPlans(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentrt.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	for _, tt := range []struct {
+		name string
+		q    queryID
+		// want is in the plan; a full SCAN of the table or a temporary
+		// b-tree (a sort) is not.
+		want string
+		// sorts says the statement sorts its matches (a few: the calls of
+		// the windowed turns, which no index orders by start).
+		sorts bool
+	}{
+		{"newest messages", qMessageList + messageNewest, "sqlite_autoindex_messages_1 (thread_id=? AND seq>? AND seq<?)", false},
+		{"oldest messages", qMessageList, "sqlite_autoindex_messages_1 (thread_id=? AND seq>? AND seq<?)", false},
+		{"message count", qMessageCount, "COVERING INDEX", false},
+		{"turns of a thread", qTurnList + turnSession + turnThread, "turns_session", false},
+		{"turns of a thread, filtered", qTurnList + turnSession + turnThread + turnFilter, "turns_session", false},
+		{"turns of a tenant, filtered", qTurnList + turnFilter + turnBefore, "turns_tenant", false},
+		{"sessions, filtered", qSessionList + sessionFilter + sessionBefore, "sessions_tenant", false},
+		{"tasks of a session", qTaskSearch + searchSession + searchBefore, "tasks_session", false},
+		{"tasks of a tenant", qTaskSearch + searchBefore, "PRIMARY KEY", false},
+		{"turn tally", qTurnTally, "turns_session", false},
+		{"tool calls of turns", qToolCallList + callSession + callTurns, "sqlite_autoindex_tool_calls_1 (session_id=?)", true},
+		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},
+	} {
+		plan := explain(t, s.read, queries[tt.q])
+		if !strings.Contains(plan, tt.want) {
+			t.Errorf("%s: plan does not use %s:\n%s", tt.name, tt.want, plan)
+		}
+		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN turns", "SCAN sessions"} {
+			if strings.Contains(plan, bad) && !(tt.sorts && strings.HasPrefix(bad, "USE TEMP")) {
+				t.Errorf("%s: plan has %q:\n%s", tt.name, bad, plan)
+			}
+		}
+	}
+}
+
+// explain returns the query plan of text, one step a line.
+func explain(t *testing.T, db *sql.DB, text string) string {
+	t.Helper()
+	n := strings.Count(text, "?")
+	args := make([]any, n)
+	for i := range args {
+		args[i] = ""
+	}
+	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+text, args...)
+	if err != nil {
+		t.Fatalf("EXPLAIN %s: %v", text, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatalf("EXPLAIN %s: %v", text, err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("EXPLAIN %s: %v", text, err)
+	}
+	return b.String()
+}
