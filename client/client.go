@@ -319,23 +319,74 @@ func (c *Client) GetThreadRead(ctx context.Context, sessionID, threadID string) 
 	return &s, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/threads/"+seg(threadID), nil, nil, &s)
 }
 
-// ListSessions lists sessions, newest first.
+// ListSessions lists sessions, newest first: ListSessionsPage without
+// the cursor.
 func (c *Client) ListSessions(ctx context.Context, p *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error) {
-	var res struct {
-		Sessions []agentrt.SessionSummary `json:"sessions"`
+	page, err := c.ListSessionsPage(ctx, p)
+	if err != nil {
+		return nil, err
 	}
-	err := c.do(ctx, http.MethodGet, "/v1/sessions", query("before", p.BeforeID, "limit", itoa(p.Limit)), nil, &res)
-	return res.Sessions, err
+	return page.Sessions, nil
 }
 
-// ListRequests lists requests (turns), newest first.
+// ListSessionsPage lists sessions newest first, a page at a time
+// (GET /v1/sessions).
+func (c *Client) ListSessionsPage(ctx context.Context, p *agentrt.ListSessionsParams) (*agentrt.SessionPage, error) {
+	q := query("agent", p.Agent, "since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor,
+		"before", p.BeforeID, "limit", itoa(p.Limit))
+	var page agentrt.SessionPage
+	return &page, c.do(ctx, http.MethodGet, "/v1/sessions", q, nil, &page)
+}
+
+// ListRequests lists requests (turns), newest first: ListRequestsPage
+// without the cursor.
 func (c *Client) ListRequests(ctx context.Context, p *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error) {
-	var res struct {
-		Requests []agentrt.RequestSummary `json:"requests"`
+	page, err := c.ListRequestsPage(ctx, p)
+	if err != nil {
+		return nil, err
 	}
-	q := query("sessionId", p.SessionID, "status", string(p.Status), "before", p.BeforeID, "limit", itoa(p.Limit))
-	err := c.do(ctx, http.MethodGet, "/v1/requests", q, nil, &res)
-	return res.Requests, err
+	return page.Requests, nil
+}
+
+// ListRequestsPage lists requests newest first, a page at a time
+// (GET /v1/requests).
+func (c *Client) ListRequestsPage(ctx context.Context, p *agentrt.ListRequestsParams) (*agentrt.RequestPage, error) {
+	q := query("sessionId", p.SessionID, "threadId", p.ThreadID, "status", string(p.Status), "agent", p.Agent,
+		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "before", p.BeforeID, "limit", itoa(p.Limit))
+	var page agentrt.RequestPage
+	return &page, c.do(ctx, http.MethodGet, "/v1/requests", q, nil, &page)
+}
+
+// ListTasks lists tasks across sessions newest first, a page at a time
+// (GET /v1/tasks).
+func (c *Client) ListTasks(ctx context.Context, p *agentrt.ListTasksParams) (*agentrt.TaskPage, error) {
+	q := query("sessionId", p.SessionID, "status", string(p.Status), "agent", p.Agent,
+		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "limit", itoa(p.Limit))
+	var page agentrt.TaskPage
+	return &page, c.do(ctx, http.MethodGet, "/v1/tasks", q, nil, &page)
+}
+
+// ListHistory pages a thread's messages back from cursor ("" for the
+// newest) (GET /v1/sessions/{s}/threads/{t}/history).
+func (c *Client) ListHistory(ctx context.Context, sessionID, threadID, cursor string, limit int) (*agentrt.HistoryPage, error) {
+	var page agentrt.HistoryPage
+	path := "/v1/sessions/" + seg(sessionID) + "/threads/" + seg(threadID) + "/history"
+	return &page, c.do(ctx, http.MethodGet, path, query("cursor", cursor, "limit", itoa(limit)), nil, &page)
+}
+
+// ToolInventory lists an agent's tools with the policy's decision for the
+// caller in a mode (GET /v1/tools).
+func (c *Client) ToolInventory(ctx context.Context, p *agentrt.ToolInventoryParams) (*agentrt.ToolInventory, error) {
+	var inv agentrt.ToolInventory
+	return &inv, c.do(ctx, http.MethodGet, "/v1/tools", query("agent", p.Agent, "mode", string(p.Mode)), nil, &inv)
+}
+
+// timeParam is t as a query value: RFC 3339 with nanoseconds, or "".
+func timeParam(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // GetRequest returns one request (turn).
@@ -344,14 +395,24 @@ func (c *Client) GetRequest(ctx context.Context, turnID string) (*agentrt.Reques
 	return &r, c.do(ctx, http.MethodGet, "/v1/requests/"+seg(turnID), nil, nil, &r)
 }
 
-// ListActions lists actions, newest first.
+// ListActions lists actions, newest first: ListActionsPage without the
+// cursor.
 func (c *Client) ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {
-	var res struct {
-		Actions []agentrt.ActionRead `json:"actions"`
+	page, err := c.ListActionsPage(ctx, p)
+	if err != nil {
+		return nil, err
 	}
-	q := query("sessionId", p.SessionID, "turnId", p.TurnID, "status", string(p.Status), "limit", itoa(p.Limit))
-	err := c.do(ctx, http.MethodGet, "/v1/actions", q, nil, &res)
-	return res.Actions, err
+	return page.Actions, nil
+}
+
+// ListActionsPage lists actions newest first, a page at a time
+// (GET /v1/actions): with status pending, the approvals waiting across
+// sessions.
+func (c *Client) ListActionsPage(ctx context.Context, p *agentrt.ListActionsParams) (*agentrt.ActionPage, error) {
+	q := query("sessionId", p.SessionID, "turnId", p.TurnID, "status", string(p.Status), "agent", p.Agent,
+		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "before", p.BeforeID, "limit", itoa(p.Limit))
+	var page agentrt.ActionPage
+	return &page, c.do(ctx, http.MethodGet, "/v1/actions", q, nil, &page)
 }
 
 // GetAction returns one action.

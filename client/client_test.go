@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -157,6 +158,40 @@ func TestClientMirrorsRuntime(t *testing.T) {
 		wantQueue = []event.QueuedTurn{}
 	}
 	same("ListQueue", queue, wantQueue, err)
+	// The filtered, paged reads send every filter: each page equals the
+	// runtime's with the same parameters.
+	since := time.Now().Add(-time.Hour)
+	wantReqPage, _ := b.rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Status: runtype.StatusWaitingPermission, Agent: "support", Since: since, Limit: 1})
+	reqPage, err := b.c.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Status: runtype.StatusWaitingPermission, Agent: "support", Since: since, Limit: 1})
+	same("ListRequestsPage", reqPage, wantReqPage, err)
+	if len(reqPage.Requests) != 1 {
+		t.Errorf("filtered requests %+v, want the parked one", reqPage.Requests)
+	}
+	wantNone, _ := b.rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Until: since})
+	none, err := b.c.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Until: since})
+	same("ListRequestsPage until", none, wantNone, err)
+	if len(none.Requests) != 0 {
+		t.Errorf("requests until an hour ago %+v, want none", none.Requests)
+	}
+	wantTasks, _ := b.rt.ListTasks(ctx, &agentrt.ListTasksParams{Status: runtype.StatusWaitingPermission})
+	tasks, err := b.c.ListTasks(ctx, &agentrt.ListTasksParams{Status: runtype.StatusWaitingPermission})
+	same("ListTasks", tasks, wantTasks, err)
+	wantActPage, _ := b.rt.ListActionsPage(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending, Agent: "support"})
+	actPage, err := b.c.ListActionsPage(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending, Agent: "support"})
+	same("ListActionsPage", actPage, wantActPage, err)
+	wantSessPage, _ := b.rt.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Agent: "support", Since: since})
+	sessPage, err := b.c.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Agent: "support", Since: since})
+	same("ListSessionsPage", sessPage, wantSessPage, err)
+	wantHist, _ := b.rt.ListHistory(ctx, owner, res.SessionID, res.ThreadID, "", 1)
+	hist, err := b.c.ListHistory(ctx, res.SessionID, res.ThreadID, "", 1)
+	same("ListHistory", hist, wantHist, err)
+	// The daemon asks as its own principal; schemas arrive compacted.
+	wantInv, _ := b.rt.ToolInventory(ctx, &agentrt.ToolInventoryParams{Owner: runtype.Owner{PrincipalID: agentrt.APIPrincipal}, Agent: "support"})
+	inv, err := b.c.ToolInventory(ctx, &agentrt.ToolInventoryParams{Agent: "support"})
+	same("ToolInventory", inv, roundTrip(t, wantInv), err)
+	if len(inv.Tools) == 0 || inv.Tools[0].Policy.Decision == "" {
+		t.Errorf("tool inventory %+v, want tools with the policy's decision", inv)
+	}
 	h, err := b.c.Health(ctx)
 	if err != nil || h.Status != "ok" || h.RuntimeID != b.rt.Health(ctx).RuntimeID || h.Store.LastCursor == 0 {
 		t.Errorf("Health = %+v, %v; want ok, this runtime, a cursor", h, err)
@@ -395,4 +430,18 @@ func TestEventsReconnect(t *testing.T) {
 	if n == 0 {
 		t.Error("the catch-up stream returned none of the events after the answer")
 	}
+}
+
+// roundTrip is v as a client reads it: encoded and decoded as JSON.
+func roundTrip[T any](t *testing.T, v *T) *T {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out T
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
 }
