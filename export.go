@@ -599,9 +599,15 @@ func (x *exporter) providerResponses(ctx context.Context) error {
 }
 
 // replayCase adds the request as a replay case: what agentrt replay
-// re-runs from the bundle. A request that cannot be replayed (it never
-// reached a model) is not_applicable.
+// re-runs from the bundle. It holds the model's text and the tools'
+// exact arguments, so, like artifact contents, only on request. A
+// request that cannot be replayed (it never reached a model) is
+// not_applicable.
 func (x *exporter) replayCase(ctx context.Context) error {
+	if !x.p.ArtifactContents {
+		x.signal("replay_case", evidence.SignalNotApplicable, "not asked for (the replay case holds contents: it is exported with artifact contents)")
+		return nil
+	}
 	c, err := x.rt.ReplayCase(ctx, x.owner, x.turn.SessionID, x.turn.ID)
 	if err != nil {
 		return fmt.Errorf("building the replay case: %w", err)

@@ -185,6 +185,11 @@ type ReplayOptions struct {
 	// as it is. Empty: a scratch copy of the agent's configured workspace,
 	// removed afterwards (none when the agent has no workspace).
 	Workspace string
+	// IgnoreRecordedAnswers denies every ask instead of answering it with
+	// the recorded person's answer. Set it for a case from a source that
+	// is not trusted (a file nobody signed): its recorded approvals would
+	// otherwise approve calls that then run for real.
+	IgnoreRecordedAnswers bool
 }
 
 // ReplayResult is what Replay found.
@@ -299,7 +304,7 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 	if err != nil {
 		return nil, fmt.Errorf("submitting the replay: %w", err)
 	}
-	notes, err := rt.driveReplay(ctx, owner, res.TurnID, c)
+	notes, err := rt.driveReplay(ctx, owner, res.TurnID, c, o.IgnoreRecordedAnswers)
 	if err != nil {
 		return nil, err
 	}
@@ -384,10 +389,12 @@ func answeringPrincipals(configured map[string]Principal, c *replaycase.Case) ma
 // driveReplay waits for the replay's turn, answering every ask it parks
 // on, until it rests otherwise. It returns notes on the answers, by tool
 // call id.
-func (rt *Runtime) driveReplay(ctx context.Context, owner runtype.Owner, turnID string, c *replaycase.Case) (map[string][]string, error) {
+func (rt *Runtime) driveReplay(ctx context.Context, owner runtype.Owner, turnID string, c *replaycase.Case, ignoreAnswers bool) (map[string][]string, error) {
 	recorded := make(map[string]*replaycase.Step, len(c.Steps))
 	for i := range c.Steps {
-		recorded[c.Steps[i].ToolCallID] = &c.Steps[i]
+		if !ignoreAnswers {
+			recorded[c.Steps[i].ToolCallID] = &c.Steps[i]
+		}
 	}
 	notes := make(map[string][]string)
 	for round := 0; ; round++ {
@@ -411,6 +418,9 @@ func (rt *Runtime) driveReplay(ctx context.Context, owner runtype.Owner, turnID 
 		slices.Reverse(acts) // oldest first
 		for _, a := range acts {
 			p, note := replayAnswer(a, recorded[a.ToolCallID])
+			if ignoreAnswers {
+				note = fmt.Sprintf("%s: denied (recorded answers are not applied to an untrusted case)", a.Type)
+			}
 			p.Owner.TenantID = owner.TenantID
 			notes[a.ToolCallID] = append(notes[a.ToolCallID], note)
 			if _, err := rt.RespondAction(ctx, p); err != nil && !errors.Is(err, ErrConflict) {

@@ -242,7 +242,7 @@ func TestReplayFromExportedBundle(t *testing.T) {
 	b := setupGoverned(t)
 	session, request := approvedTurn(t, b)
 	out := filepath.Join(b.dir, "case.tar.gz")
-	runOK(t, "", "export", "request", "--config", b.config, "--session", session, "--request", request, "-o", out)
+	runOK(t, "", "export", "request", "--config", b.config, "--session", session, "--request", request, "--artifact-contents", "-o", out)
 	var rep evidence.Report
 	if err := json.Unmarshal([]byte(runOK(t, "", "verify", out, "--json").stdout), &rep); err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestReplayFromExportedBundle(t *testing.T) {
 	}) {
 		t.Fatalf("the bundle's members %+v lack a verified %s", rep.Members, evidence.ReplayCaseName)
 	}
-	r := run(t, "", "replay", out, "--config", b.config, "--no-tools", "--json")
+	r := run(t, "", "replay", out, "--config", b.config, "--no-tools", "--trust-recorded-answers", "--json")
 	if r.code != cli.ExitOK {
 		t.Fatalf("replay of the exported bundle: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
 	}

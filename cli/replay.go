@@ -4,24 +4,22 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/replaycase"
 	"github.com/agentrt/agentrt/runtype"
 )
-
-// replayCaseMember is the name of the replay case in an evidence bundle.
-const replayCaseMember = "replay-case.json"
 
 // maxCaseBytes bounds a replay case read from a file or bundle.
 const maxCaseBytes = 64 << 20
@@ -34,6 +32,12 @@ type replayFlags struct {
 	workspace string
 	writeCase string
 	json      bool
+	// publicKey checks a bundle's signature; trustAnswers applies an
+	// unsigned file's recorded answers anyway. untrusted is set when the
+	// case's recorded answers must not be applied.
+	publicKey    string
+	trustAnswers bool
+	untrusted    bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -50,6 +54,10 @@ The request comes from the config's data directory (--request, with --session to
 belongs to that session), from an evidence bundle (its replay-case.json member) or from a
 replay case JSON file. The replay runs in a scratch runtime that writes nothing to the
 data directory; an ask is answered with the recorded answer, or denied when there is none.
+A bundle must verify (as agentrt verify checks it) before its case is used. The recorded
+answers of a case from a file are applied only when the bundle's signature verifies with
+--public-key (or with --trust-recorded-answers): otherwise every ask is denied, so that a
+crafted file cannot approve the calls it replays.
 
 Replay EXECUTES TOOLS: commands, file and process tools run for real, in a scratch copy of
 the agent's workspace (or in --workspace). --no-tools runs none and compares decisions only.
@@ -75,7 +83,7 @@ Exit codes: 0 nothing differs, 1 something differs (or the replay could not run)
 			if err != nil {
 				return err
 			}
-			res, err := agentrt.Replay(commandContext(cmd), cfg, c, agentrt.ReplayOptions{NoTools: f.noTools, Workspace: f.workspace})
+			res, err := agentrt.Replay(commandContext(cmd), cfg, c, agentrt.ReplayOptions{NoTools: f.noTools, Workspace: f.workspace, IgnoreRecordedAnswers: f.untrusted})
 			switch {
 			case errors.Is(err, agentrt.ErrUnknownAgent), errors.Is(err, replaycase.ErrInvalid):
 				return usageErr("%v", err)
@@ -105,6 +113,8 @@ Exit codes: 0 nothing differs, 1 something differs (or the replay could not run)
 	cmd.Flags().BoolVar(&f.noTools, "no-tools", false, "run no tools: compare decisions only")
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "run the tools in this directory instead of a scratch copy of the agent's workspace")
 	cmd.Flags().StringVar(&f.writeCase, "write-case", "", "also write the recorded case as JSON to this file (to replay it later, or in CI)")
+	cmd.Flags().StringVar(&f.publicKey, "public-key", "", "the ed25519 public key (PEM) the bundle must be signed with; its recorded answers are then applied")
+	cmd.Flags().BoolVar(&f.trustAnswers, "trust-recorded-answers", false, "apply the recorded answers of a case file or bundle that is not verified with --public-key")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the diff as JSON")
 	return cmd
 }
@@ -116,11 +126,24 @@ func (f *replayFlags) replayCase(cmd *cobra.Command, args []string) (*replaycase
 	case len(args) == 1 && (f.request != "" || f.session != ""):
 		return nil, usageErr("give a bundle or case file, or --request, not both")
 	case len(args) == 1:
-		c, err := readCaseFile(args[0])
+		var pub ed25519.PublicKey
+		if f.publicKey != "" {
+			pem, err := os.ReadFile(f.publicKey)
+			if err != nil {
+				return nil, usageErr("reading --public-key: %v", err)
+			}
+			if pub, err = evidence.ParsePublicKeyPEM(pem); err != nil {
+				return nil, usageErr("--public-key %s: %v", f.publicKey, err)
+			}
+		}
+		cf, err := readCaseFile(args[0], pub)
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}
-		return c, nil
+		f.untrusted = !cf.trusted && !f.trustAnswers
+		return cf.c, nil
+	case f.publicKey != "":
+		return nil, usageErr("--public-key checks a bundle: give the bundle file")
 	case f.request == "":
 		return nil, usageErr("give a bundle or case file to replay, or --request (see agentrt replay --help)")
 	}
@@ -151,21 +174,60 @@ func writeCase(name string, c *replaycase.Case) error {
 	return nil
 }
 
-// readCaseFile reads a replay case from a gzipped tar bundle (its
-// replay-case.json member) or a JSON file.
-func readCaseFile(name string) (*replaycase.Case, error) {
-	data, err := os.ReadFile(name)
+// caseFile is a replay case read from a file, and whether its recorded
+// answers may be trusted.
+type caseFile struct {
+	c *replaycase.Case
+	// trusted: a bundle whose signature verified with the given public
+	// key.
+	trusted bool
+}
+
+// readCaseFile reads a replay case from an evidence bundle (its
+// replay-case.json member, once the whole bundle verifies, and its
+// signature with pub when given) or from a JSON file.
+func readCaseFile(name string, pub ed25519.PublicKey) (*caseFile, error) {
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+	defer f.Close()
+	var magic [2]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if magic != [2]byte{0x1f, 0x8b} {
+		if pub != nil {
+			return nil, fmt.Errorf("%s is a case file, not a bundle: --public-key checks a signed bundle", name)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, maxCaseBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if len(data) > maxCaseBytes {
+			return nil, fmt.Errorf("%s is larger than %d MiB", name, maxCaseBytes>>20)
+		}
 		c, err := replaycase.Parse(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return c, nil
+		return &caseFile{c: c}, nil
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	// The bundle must verify before anything in it is used.
+	rep := evidence.Verify(f, &evidence.VerifyOptions{PublicKey: pub})
+	if !rep.OK {
+		if rep.Broken == "" {
+			return nil, fmt.Errorf("bundle %s does not verify: %s", name, rep.Reason)
+		}
+		return nil, fmt.Errorf("bundle %s does not verify: %s: %s", name, rep.Broken, rep.Reason)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	zr, err := gzip.NewReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle %s: %w", name, err)
 	}
@@ -174,11 +236,11 @@ func readCaseFile(name string) (*replaycase.Case, error) {
 		h, err := tr.Next()
 		switch {
 		case errors.Is(err, io.EOF):
-			return nil, fmt.Errorf("bundle %s has no %s (it was made without a replay case)", name, replayCaseMember)
+			return nil, fmt.Errorf("bundle %s has no %s (export it with --artifact-contents to include the replay case)", name, evidence.ReplayCaseName)
 		case err != nil:
 			return nil, fmt.Errorf("reading bundle %s: %w", name, err)
 		}
-		if path.Base(h.Name) != replayCaseMember || h.Typeflag != tar.TypeReg {
+		if h.Name != evidence.ReplayCaseName {
 			continue
 		}
 		member, err := io.ReadAll(io.LimitReader(tr, maxCaseBytes+1))
@@ -192,7 +254,7 @@ func readCaseFile(name string) (*replaycase.Case, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s in bundle %s: %w", h.Name, name, err)
 		}
-		return c, nil
+		return &caseFile{c: c, trusted: pub != nil && rep.Signature == evidence.SignatureValid}, nil
 	}
 }
 

@@ -75,8 +75,12 @@ func TestReplayCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var rc replaycase.Case
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
 	bundle := filepath.Join(b.dir, "case.tar.gz")
-	writeBundle(t, bundle, map[string][]byte{"evidence/manifest.json": []byte("{}"), "evidence/replay-case.json": data})
+	runOK(t, "", "export", "request", "--config", b.config, "--session", rc.SessionID, "--request", turn, "--artifact-contents", "-o", bundle)
 	for _, src := range []string{caseFile, bundle} {
 		r := run(t, "", "replay", "--config", b.config, src, "--json")
 		if r.code != cli.ExitFailed {
@@ -112,8 +116,15 @@ func TestReplayUsageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone := b.write(t, "gone.json", strings.Replace(string(data), `"agent": "support"`, `"agent": "retired"`, 1))
+	var rc replaycase.Case
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
 	noCase := filepath.Join(b.dir, "other.tar.gz")
-	writeBundle(t, noCase, map[string][]byte{"evidence/manifest.json": []byte("{}")})
+	runOK(t, "", "export", "request", "--config", b.config, "--session", rc.SessionID, "--request", turn, "-o", noCase)
+	_, pub := writeKeys(t, b.dir)
+	crafted := filepath.Join(b.dir, "crafted.tar.gz")
+	writeBundle(t, crafted, map[string][]byte{"evidence/manifest.json": []byte("{}"), "replay-case.json": data})
 	notGzip := b.write(t, "broken.tar.gz", "\x1f\x8bnot really")
 
 	tests := []struct {
@@ -127,8 +138,11 @@ func TestReplayUsageErrors(t *testing.T) {
 		{"other session", []string{"replay", "--config", b.config, "--request", turn, "--session", "ses_01M7Z5ME399Y0NDSXSN8VEWD18"}, "session ses_01M7Z5ME399Y0NDSXSN8VEWD18 has no request " + turn},
 		{"missing file", []string{"replay", "--config", b.config, filepath.Join(b.dir, "nope.json")}, "reading " + filepath.Join(b.dir, "nope.json")},
 		{"not a case", []string{"replay", "--config", b.config, b.config}, "invalid replay case: decoding JSON"},
-		{"bundle without a case", []string{"replay", "--config", b.config, noCase}, "bundle " + noCase + " has no replay-case.json"},
-		{"broken bundle", []string{"replay", "--config", b.config, notGzip}, "reading bundle " + notGzip},
+		{"bundle without a case", []string{"replay", "--config", b.config, noCase}, "bundle " + noCase + " has no replay-case.json (export it with --artifact-contents"},
+		{"broken bundle", []string{"replay", "--config", b.config, notGzip}, "bundle " + notGzip + " does not verify: not a gzip stream"},
+		{"unverified bundle", []string{"replay", "--config", b.config, crafted}, "bundle " + crafted + " does not verify: manifest.json: the first member is"},
+		{"key for a case file", []string{"replay", "--config", b.config, caseFile, "--public-key", pub}, "is a case file, not a bundle"},
+		{"key without a file", []string{"replay", "--config", b.config, "--request", turn, "--public-key", pub}, "--public-key checks a bundle"},
 		{"agent gone", []string{"replay", "--config", b.config, gone}, `the case's agent "retired" is not in the configuration`},
 		{"missing config", []string{"replay", "--config", filepath.Join(b.dir, "none.yaml"), caseFile}, "invalid configuration"},
 	}
@@ -166,5 +180,49 @@ func writeBundle(t *testing.T, name string, members map[string][]byte) {
 	}
 	if err := os.WriteFile(name, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplayTrustsOnlyVerifiedAnswers: the recorded answers of a case
+// from a file approve nothing unless the bundle's signature verifies with
+// the given key (or the operator says to trust them): a crafted file
+// cannot approve the calls it replays.
+func TestReplayTrustsOnlyVerifiedAnswers(t *testing.T) {
+	t.Parallel()
+	b := setupGoverned(t)
+	turn := recordGoverned(t, b)
+	caseFile := filepath.Join(b.dir, "case.json")
+	runOK(t, "", "replay", "--config", b.config, "--request", turn, "--write-case", caseFile, "--no-tools")
+	data, err := os.ReadFile(caseFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc replaycase.Case
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	priv, pub := writeKeys(t, b.dir)
+	_, otherPub := writeKeys(t, t.TempDir())
+	signed := filepath.Join(b.dir, "signed.tar.gz")
+	runOK(t, "", "export", "request", "--config", b.config, "--session", rc.SessionID, "--request", turn, "--artifact-contents",
+		"--sign-key", priv, "-o", signed)
+
+	// Untrusted: the ask the person approved is denied, so its result differs.
+	for _, src := range []string{caseFile, signed} {
+		r := run(t, "", "replay", "--config", b.config, src)
+		if r.code != cli.ExitFailed || !strings.Contains(r.stdout, "denied (recorded answers are not applied to an untrusted case)") {
+			t.Errorf("replay of untrusted %s: exit %d\n%s%s", src, r.code, r.stdout, r.stderr)
+		}
+	}
+	// Trusted: the signature verifies with the key, or the operator says so.
+	for _, args := range [][]string{{signed, "--public-key", pub}, {caseFile, "--trust-recorded-answers"}} {
+		r := run(t, "", append([]string{"replay", "--config", b.config}, args...)...)
+		if r.code != cli.ExitOK || !strings.Contains(r.stdout, "answered with the recorded decision: approve") {
+			t.Errorf("replay %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := run(t, "", "replay", "--config", b.config, signed, "--public-key", otherPub)
+	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "does not verify: signature.json") {
+		t.Errorf("replay with another key: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
