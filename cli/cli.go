@@ -87,7 +87,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return refuseServer(cmd) }
 	for _, c := range root.Commands() {
 		switch c.Name() {
-		case "run", "serve", "policy", "doctor", "bench", "replay":
+		case "run", "serve", "policy", "doctor", "bench":
 			c.Annotations = localOnly()
 		}
 	}

@@ -156,10 +156,21 @@ func exportRequest(ctx context.Context, b backend, p *agentrt.ExportEvidencePara
 		if key == nil {
 			return b.ExportBundle(ctx, w, p)
 		}
+		// The bundle streams through Sign. When the export fails, Sign
+		// sees a broken stream: the export's own error (an unknown
+		// request, a refused token) is the one to report.
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(b.ExportBundle(ctx, pw, p)) }()
+		exported := make(chan error, 1)
+		go func() {
+			err := b.ExportBundle(ctx, pw, p)
+			pw.CloseWithError(err)
+			exported <- err
+		}()
 		err := evidence.Sign(pr, w, key)
-		pr.CloseWithError(errors.New("signing stopped")) // unblocks the writer when Sign stopped early
+		pr.CloseWithError(errors.New("signing stopped")) // unblocks the export when Sign stopped early
+		if xerr := <-exported; xerr != nil {
+			return xerr
+		}
 		return err
 	})
 	if err != nil {

@@ -266,3 +266,26 @@ func TestReplayFromExportedBundle(t *testing.T) {
 		t.Errorf("replay --json = %s (%v); want steps and nothing differing", r.stdout, err)
 	}
 }
+
+// TestExportSignedErrors: a signed export that fails reports why the
+// export failed, not that the stream it signed broke.
+func TestExportSignedErrors(t *testing.T) {
+	t.Parallel()
+	b := setupGoverned(t)
+	session, _ := approvedTurn(t, b)
+	priv, _ := writeKeys(t, b.dir)
+	out := filepath.Join(b.dir, "x.tar.gz")
+	r := run(t, "", "export", "request", "--config", b.config, "--session", session, "--request", "turn_nope", "--sign-key", priv, "-o", out)
+	if r.code != cli.ExitFailed || !strings.Contains(r.stderr, "no request turn_nope") {
+		t.Errorf("signed export of an unknown request: exit %d, stderr %q; want 1 naming the request", r.code, r.stderr)
+	}
+	d := b.serve(t)
+	r = run(t, "", "export", "request", "--server", d.url, "--token", "wrong-0123456789abcdef", "--session", session, "--request", "turn_nope",
+		"--sign-key", priv, "-o", out)
+	if r.code != cli.ExitFailed || !strings.Contains(r.stderr, "the server refused the token") {
+		t.Errorf("signed export with a wrong token: exit %d, stderr %q; want the token hint", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed export left %s: %v", out, err)
+	}
+}

@@ -147,6 +147,9 @@ func (f *replayFlags) replayCase(cmd *cobra.Command, args []string) (*replaycase
 	case f.request == "":
 		return nil, usageErr("give a bundle or case file to replay, or --request (see agentrt replay --help)")
 	}
+	if serverURL(cmd) != "" {
+		return f.remoteCase(cmd)
+	}
 	rt, stop, err := f.openReader(cmd)
 	if err != nil {
 		return nil, err
@@ -160,6 +163,40 @@ func (f *replayFlags) replayCase(cmd *cobra.Command, args []string) (*replaycase
 		return nil, runtimeErr(err)
 	}
 	return c, nil
+}
+
+// remoteCase reads a stored request's case from the daemon at --server:
+// it exports the request's bundle with its contents (which records
+// evidence.changed there) and reads the bundle's replay case. The daemon
+// is authenticated by its token, so the case's recorded answers are
+// trusted like the data directory's.
+func (f *replayFlags) remoteCase(cmd *cobra.Command) (*replaycase.Case, error) {
+	if f.session == "" {
+		return nil, usageErr("--session is required with --server")
+	}
+	b, stop, err := f.backend(cmd, false)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	tmp, err := os.CreateTemp("", "agentrt-replay-*.tar.gz")
+	if err != nil {
+		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("creating a scratch file: %w", err)}
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	err = b.ExportBundle(commandContext(cmd), tmp, &agentrt.ExportEvidenceParams{SessionID: f.session, TurnID: f.request, ArtifactContents: true})
+	switch {
+	case errors.Is(err, agentrt.ErrNotFound):
+		return nil, usageErr("no request %s in session %s", f.request, f.session)
+	case err != nil:
+		return nil, runtimeErr(err)
+	}
+	cf, err := readCaseFile(tmp.Name(), nil)
+	if err != nil {
+		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("reading the daemon's bundle: %w", err)}
+	}
+	return cf.c, nil
 }
 
 // writeCase writes c as indented JSON to name.

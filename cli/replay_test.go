@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/replaycase"
 )
@@ -224,5 +226,33 @@ func TestReplayTrustsOnlyVerifiedAnswers(t *testing.T) {
 	r := run(t, "", "replay", "--config", b.config, signed, "--public-key", otherPub)
 	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "does not verify: signature.json") {
 		t.Errorf("replay with another key: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestReplayOverServer replays a request the daemon stores: the same
+// diff as from the data directory, answers applied.
+func TestReplayOverServer(t *testing.T) {
+	t.Parallel()
+	b := setupGoverned(t)
+	turn := recordGoverned(t, b)
+	caseFile := filepath.Join(b.dir, "case.json")
+	local := runOK(t, "", "replay", "--config", b.config, "--request", turn, "--write-case", caseFile, "--no-tools", "--json")
+	data, err := os.ReadFile(caseFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc replaycase.Case
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	d := b.serve(t)
+	remote := runOK(t, "", "replay", "--config", b.config, "--server", d.url, "--token", d.token, "--session", rc.SessionID,
+		"--request", turn, "--no-tools", "--json")
+	if diff := cmp.Diff(local.stdout, remote.stdout); diff != "" {
+		t.Errorf("replay over --server differs from the data directory's (-local +server):\n%s", diff)
+	}
+	r := run(t, "", "replay", "--config", b.config, "--server", d.url, "--token", d.token, "--request", turn)
+	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--session is required with --server") {
+		t.Errorf("replay --server without --session: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
