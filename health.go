@@ -179,11 +179,26 @@ func (h HealthThresholds) withDefaults() HealthThresholds {
 	return h
 }
 
-// Ready reports whether the runtime can serve: it runs and its store
-// answers (GET /readyz). A degraded or unhealthy runtime may still be
-// ready.
-func (h *Health) Ready() bool {
-	return h.Status != HealthStopped && h.Store.Reachable
+// Readiness statuses: what Runtime.Ready answers (GET /readyz).
+const (
+	ReadyOK          = "ready"
+	ReadyStopped     = "stopped"
+	ReadyStoreFailed = "store_unavailable"
+)
+
+// Ready reports whether the runtime can serve (GET /readyz): it runs and
+// its store answers one cheap read. status is ReadyOK, ReadyStopped or
+// ReadyStoreFailed. It says nothing of the other health checks (a
+// degraded or unhealthy runtime may be ready) and nothing of any
+// tenant's work, so it can be answered without a token.
+func (rt *Runtime) Ready(ctx context.Context) (status string, ready bool) {
+	if !rt.running() {
+		return ReadyStopped, false
+	}
+	if _, err := rt.store.EventLastCursor(ctx); err != nil {
+		return ReadyStoreFailed, false
+	}
+	return ReadyOK, true
 }
 
 // Health checks the runtime and its store. The store reads are a few

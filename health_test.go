@@ -81,7 +81,7 @@ func TestHealthOK(t *testing.T) {
 	if h.Workers != (agentrt.WorkersInfo{State: "running", Capacity: 64, Idle: 64}) {
 		t.Errorf("workers = %+v, want 64 idle", h.Workers)
 	}
-	if !h.Ready() || len(h.Problems) != 0 || h.StuckTotal != 0 || h.Queue.Depth != 0 || h.Approvals.Pending != 0 {
+	if st, ok := b.rt.Ready(context.Background()); !ok || st != agentrt.ReadyOK || len(h.Problems) != 0 || h.StuckTotal != 0 || h.Queue.Depth != 0 || h.Approvals.Pending != 0 {
 		t.Errorf("health = %+v", h)
 	}
 	raw, err := json.Marshal(h)
@@ -131,7 +131,7 @@ func TestHealthQueueAge(t *testing.T) {
 	if want := "queue: 1 waiting, the oldest (task " + res.TaskID + ") for 1m1s, more than 1m0s"; len(h.Problems) != 1 || h.Problems[0] != want {
 		t.Errorf("problems = %q, want %q", h.Problems, want)
 	}
-	if !h.Ready() {
+	if _, ok := rt.Ready(context.Background()); !ok {
 		t.Error("a degraded runtime is not ready")
 	}
 }
@@ -203,7 +203,7 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 		s.IdleMs < (5*time.Minute).Milliseconds() || s.LeaseOwner == "" || !strings.HasPrefix(s.Reason, "no progress for 5m") {
 		t.Errorf("stuck run = %+v", s)
 	}
-	if !h.Ready() { // unhealthy is not unready: the runtime still serves
+	if _, ok := rt.Ready(context.Background()); !ok { // unhealthy is not unready: the runtime still serves
 		t.Error("an unhealthy runtime whose store answers is not ready")
 	}
 
@@ -326,8 +326,8 @@ func TestHealthStoreClosed(t *testing.T) {
 	}
 	h := rt.Health(context.Background())
 	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"store": "fail", "queue": "warn", "approvals": "warn", "stuck_runs": "warn"})
-	if h.Store.Reachable || !strings.Contains(h.Store.Error, "store closed") || h.Ready() {
-		t.Errorf("store = %+v, ready %v; want unreachable and not ready", h.Store, h.Ready())
+	if status, ok := rt.Ready(context.Background()); h.Store.Reachable || !strings.Contains(h.Store.Error, "store closed") || ok || status != agentrt.ReadyStoreFailed {
+		t.Errorf("store = %+v, ready %s; want unreachable and not ready", h.Store, status)
 	}
 	if r := reasonOf(h, "queue"); r != "not checked: the store did not answer" {
 		t.Errorf("queue reason = %q", r)
@@ -349,7 +349,7 @@ func TestHealthStopped(t *testing.T) {
 	}
 	h := rt.Health(context.Background())
 	want := []agentrt.HealthCheck{{Name: "runtime", Status: "fail", Reason: "the runtime is not running"}}
-	if h.Status != agentrt.HealthStopped || h.Ready() || !cmp.Equal(want, h.Checks) {
+	if status, ok := rt.Ready(context.Background()); h.Status != agentrt.HealthStopped || ok || status != agentrt.ReadyStopped || !cmp.Equal(want, h.Checks) {
 		t.Errorf("health = %+v, want stopped", h)
 	}
 }
