@@ -35,8 +35,10 @@ type Health struct {
 	Queue       QueueInfo     `json:"queue"`
 	Approvals   ApprovalsInfo `json:"approvals"`
 	// StuckRuns are up to MaxStuckRuns tasks in flight that made no
-	// progress for Config.Health.StuckAfter, or whose worker's lease ran
-	// out long ago; StuckTotal counts them all.
+	// recorded progress for Config.Health.StuckAfter, or whose worker's
+	// lease ran out long ago; StuckTotal counts them all. Those whose
+	// worker still renews its lease (LeaseHeld) make the check warn; the
+	// others make it fail.
 	StuckRuns  []StuckRun `json:"stuckRuns"`
 	StuckTotal int        `json:"stuckTotal"`
 	// Thresholds are the limits the checks applied.
@@ -121,7 +123,12 @@ type StuckRun struct {
 	IdleMs         int64      `json:"idleMs"`
 	LeaseOwner     string     `json:"leaseOwner,omitempty"`
 	LeaseExpiresAt *time.Time `json:"leaseExpiresAt,omitempty"`
-	Reason         string     `json:"reason"`
+	// LeaseHeld reports that its worker still holds an unexpired lease:
+	// the worker is alive and renews it, and the run may be in a long
+	// model call or tool. Such a run only warns; one whose lease lapsed,
+	// or that has none, fails the check.
+	LeaseHeld bool   `json:"leaseHeld"`
+	Reason    string `json:"reason"`
 }
 
 // HealthCheck is one check's verdict.
@@ -155,8 +162,10 @@ const slowStore = time.Second
 // HealthThresholds set when Health's checks warn or fail; zero fields take
 // the defaults.
 type HealthThresholds struct {
-	// StuckAfter is how long a task in flight may go without progress
-	// before it counts as stuck (the stuck_runs check fails); default 5m.
+	// StuckAfter is how long a task in flight may go without recorded
+	// progress before the stuck_runs check looks at it: it fails when no
+	// worker holds the task's lease, and warns when its worker still
+	// renews the lease (a long model call or tool); default 5m.
 	StuckAfter time.Duration
 	// QueueAgeWarn is how long a task may wait for a worker before the
 	// queue check warns; default 1m.
@@ -352,9 +361,13 @@ func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time)
 }
 
 // stuckCheck looks at every task in flight. A task is stuck when it made
-// no progress for StuckAfter, or when its worker's lease ran out more
-// than a lease's time ago and no worker took it up (its worker died and
-// none runs that could go on with it).
+// no progress for StuckAfter and no worker holds its lease, or when its
+// worker's lease ran out more than a lease's time ago and no worker took
+// it up (its worker died and none runs that could go on with it). A task
+// without progress whose worker still renews its lease is quiet, not
+// stuck: a model call may take ModelStepTimeout and a tool longer, and
+// lease renewals are not recorded as progress. Quiet runs warn; stuck
+// ones fail.
 func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, progress map[string]time.Time) {
 	tasks, err := rt.store.TaskListInFlight(ctx, &store.TaskListInFlightParams{Limit: store.MaxListLimit})
 	if err != nil {
@@ -362,6 +375,7 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 		return
 	}
 	after := rt.cfg.Health.StuckAfter
+	dead := 0 // stuck runs no live worker holds
 	for _, k := range tasks {
 		last := later(k.UpdatedAt, k.StartedAt)
 		if p, ok := progress[k.ID]; ok {
@@ -379,8 +393,13 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 			}
 		}
 		idle := now.Sub(last)
+		// A worker that renews the lease is alive: the run may be in a
+		// long model call or tool (renewals are not recorded as progress).
+		live := k.LeaseOwner != "" && k.LeaseExpiresAt.After(now)
 		var reason string
 		switch {
+		case idle > after && live:
+			reason = fmt.Sprintf("no recorded progress for %s, but its worker (%s) renews its lease", roundDuration(idle), k.LeaseOwner)
 		case idle > after:
 			reason = fmt.Sprintf("no progress for %s, more than %s", roundDuration(idle), roundDuration(after))
 		case k.LeaseOwner != "" && now.Sub(k.LeaseExpiresAt) > rt.cfg.LeaseTTL:
@@ -389,11 +408,14 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 			continue
 		}
 		h.StuckTotal++
+		if !live {
+			dead++
+		}
 		if len(h.StuckRuns) < MaxStuckRuns {
 			h.StuckRuns = append(h.StuckRuns, StuckRun{
 				TaskID: k.ID, TurnID: k.TurnID, SessionID: k.SessionID, TenantID: k.TenantID, Status: k.Status,
 				LastProgressAt: ts(last), IdleMs: idle.Milliseconds(), LeaseOwner: k.LeaseOwner,
-				LeaseExpiresAt: ts(k.LeaseExpiresAt), Reason: reason,
+				LeaseExpiresAt: ts(k.LeaseExpiresAt), LeaseHeld: live, Reason: reason,
 			})
 		}
 	}
@@ -401,14 +423,30 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 	if len(tasks) == store.MaxListLimit {
 		more = " (only the first " + fmt.Sprint(store.MaxListLimit) + " were looked at)"
 	}
+	// The verdict fails for a run no live worker holds, and only warns
+	// when every quiet run's worker still renews its lease.
+	verdict, what := CheckFail, "stuck"
+	if dead == 0 {
+		verdict, what = CheckWarn, "quiet"
+	}
 	switch h.StuckTotal {
 	case 0:
 		h.add(CheckOK, "stuck_runs", fmt.Sprintf("%d in flight, none stuck%s", len(tasks), more))
 	case 1:
-		h.add(CheckFail, "stuck_runs", fmt.Sprintf("task %s: %s%s", h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
+		h.add(verdict, "stuck_runs", fmt.Sprintf("task %s: %s%s", h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
 	default:
-		h.add(CheckFail, "stuck_runs", fmt.Sprintf("%d of %d in flight are stuck, the first (task %s): %s%s",
-			h.StuckTotal, len(tasks), h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
+		first := h.StuckRuns[0]
+		for _, r := range h.StuckRuns {
+			if !r.LeaseHeld {
+				first = r // name a stuck one first
+				break
+			}
+		}
+		counts := fmt.Sprintf("%d of %d in flight are %s", h.StuckTotal, len(tasks), what)
+		if dead > 0 && dead < h.StuckTotal {
+			counts = fmt.Sprintf("%d of %d in flight are stuck and %d quiet", dead, len(tasks), h.StuckTotal-dead)
+		}
+		h.add(verdict, "stuck_runs", fmt.Sprintf("%s, the first (task %s): %s%s", counts, first.TaskID, first.Reason, more))
 	}
 }
 
