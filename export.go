@@ -29,7 +29,9 @@ type ExportEvidenceParams struct {
 	// ArtifactContents adds the contents of the tool calls' inputs and
 	// outputs and of the provider raw responses under artifacts/.
 	ArtifactContents bool
-	// Health adds the runtime's health (Health) as health.json.
+	// Health adds the runtime's health as health.json, as the owner's
+	// tenant sees it (Health.TenantID): its approvals and stuck runs, not
+	// other tenants'.
 	Health bool
 }
 
@@ -620,7 +622,8 @@ func (x *exporter) health(ctx context.Context) error {
 		return nil
 	}
 	x.signal("health", evidence.SignalExported, "")
-	return x.b.AddJSON(evidence.HealthName, x.rt.Health(ctx))
+	// The bundle leaves the runtime: only the exporting tenant's view.
+	return x.b.AddJSON(evidence.HealthName, x.rt.health(ctx, x.owner.TenantID))
 }
 
 // addArtifacts adds the noted artifacts, in ref order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentrt/agentrt/runtype"
@@ -19,12 +20,19 @@ import (
 // processes: a process without workers (agentrt health) sees what a
 // daemon on the same data directory does. Workers are this process's
 // only.
+//
+// An evidence bundle's health.json is one tenant's view instead (TenantID
+// set): its approvals and stuck runs are that tenant's only, and the
+// queue's oldest task is named only when it is that tenant's.
 type Health struct {
 	// Status is ok, degraded (a check warns), unhealthy (a check fails)
 	// or stopped (the runtime is not running).
 	Status    string `json:"status"`
 	RuntimeID string `json:"runtimeId"`
 	Version   string `json:"version"`
+	// TenantID is set when the view is one tenant's (see above); empty,
+	// it is every tenant's.
+	TenantID string `json:"tenantId,omitempty"`
 	// CheckedAt is when the checks ran, by the runtime's clock; ages are
 	// measured from it.
 	CheckedAt   time.Time     `json:"checkedAt"`
@@ -84,16 +92,19 @@ type WorkersInfo struct {
 
 // QueueInfo is the work waiting for a worker: store.TaskQueueStats.
 type QueueInfo struct {
+	// Depth counts every tenant's waiting tasks (the workers are shared).
 	Depth int `json:"depth"`
 	// The task that has waited longest: since OldestQueuedAt, when it
-	// became due (for a new turn, its submission).
+	// became due (for a new turn, its submission). In one tenant's view,
+	// these are left out when that task is another tenant's.
 	OldestTaskID      string     `json:"oldestTaskId,omitempty"`
 	OldestTurnID      string     `json:"oldestTurnId,omitempty"`
 	OldestQueuedAt    *time.Time `json:"oldestQueuedAt,omitempty"`
 	OldestQueuedAgeMs int64      `json:"oldestQueuedAgeMs"`
 }
 
-// ApprovalsInfo is the approvals waiting for a person, in every tenant.
+// ApprovalsInfo is the approvals waiting for a person, in every tenant
+// (in one tenant's view, in that tenant).
 type ApprovalsInfo struct {
 	Pending         int        `json:"pending"`
 	OldestActionID  string     `json:"oldestActionId,omitempty"`
@@ -213,6 +224,13 @@ func (rt *Runtime) Ready(ctx context.Context) (status string, ready bool) {
 // Health checks the runtime and its store. The store reads are a few
 // indexed aggregates, cheap however many tasks are parked.
 func (rt *Runtime) Health(ctx context.Context) *Health {
+	return rt.health(ctx, "")
+}
+
+// health checks the runtime for every tenant (tenant "") or as one
+// tenant may see it: the tenant's approvals and stuck runs, and the
+// queue's oldest task only when it is the tenant's.
+func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 	now := rt.cfg.Now().UTC()
 	rt.mu.Lock()
 	state, active := rt.state, len(rt.claims)
@@ -223,7 +241,7 @@ func (rt *Runtime) Health(ctx context.Context) *Health {
 	rt.mu.Unlock()
 	info, th := rt.store.Info(), rt.cfg.Health
 	h := &Health{
-		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), CheckedAt: now, ActiveTurns: active,
+		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), TenantID: tenant, CheckedAt: now, ActiveTurns: active,
 		StartedAt: ts(rt.startedAt), StuckRuns: []StuckRun{}, Checks: []HealthCheck{}, Problems: []string{},
 		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
 			SchemaLatest: info.SchemaLatest, Writer: rt.writer.Stats()},
@@ -329,6 +347,16 @@ func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 		return
 	}
 	age := now.Sub(st.Oldest.DueAt)
+	if h.TenantID != "" && st.Oldest.TenantID != h.TenantID {
+		// Another tenant's task: say only whether the queue is slow.
+		reason := fmt.Sprintf("%d waiting in every tenant, the oldest another tenant's", st.Depth)
+		if age > rt.cfg.Health.QueueAgeWarn {
+			h.add(CheckWarn, "queue", reason+", waiting more than "+roundDuration(rt.cfg.Health.QueueAgeWarn))
+			return
+		}
+		h.add(CheckOK, "queue", reason)
+		return
+	}
 	q.OldestTaskID, q.OldestTurnID, q.OldestQueuedAt, q.OldestQueuedAgeMs = st.Oldest.ID, st.Oldest.TurnID, ts(st.Oldest.DueAt), age.Milliseconds()
 	reason := fmt.Sprintf("%d waiting, the oldest (task %s) for %s", st.Depth, st.Oldest.ID, roundDuration(age))
 	if age > rt.cfg.Health.QueueAgeWarn {
@@ -339,7 +367,11 @@ func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 }
 
 func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time) {
-	st, err := rt.store.ActionStats(ctx, &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending})
+	p := &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending}
+	if h.TenantID != "" {
+		p = &store.ActionStatsParams{TenantID: h.TenantID, Status: runtype.ActionPending}
+	}
+	st, err := rt.store.ActionStats(ctx, p)
 	if err != nil {
 		h.add(CheckWarn, "approvals", fmt.Sprintf("reading the pending approvals: %v", err))
 		return
@@ -373,6 +405,10 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 	if err != nil {
 		h.add(CheckWarn, "stuck_runs", fmt.Sprintf("reading the tasks in flight: %v", err))
 		return
+	}
+	listed := len(tasks)
+	if h.TenantID != "" {
+		tasks = slices.DeleteFunc(tasks, func(k *runtype.Task) bool { return k.TenantID != h.TenantID })
 	}
 	after := rt.cfg.Health.StuckAfter
 	dead := 0 // stuck runs no live worker holds
@@ -420,7 +456,7 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 		}
 	}
 	more := ""
-	if len(tasks) == store.MaxListLimit {
+	if listed == store.MaxListLimit {
 		more = " (only the first " + fmt.Sprint(store.MaxListLimit) + " were looked at)"
 	}
 	// The verdict fails for a run no live worker holds, and only warns

@@ -228,10 +228,15 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 // it ran (a store failure), whose session recorded an event 30s after t0.
 func stuckStore(t *testing.T, t0 time.Time) (st store.Store, leased, unleased *runtype.Task) {
 	t.Helper()
+	return stuckStoreOf(t, t0, runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.DefaultPrincipal})
+}
+
+// stuckStoreOf is stuckStore with the tasks of owner.
+func stuckStoreOf(t *testing.T, t0 time.Time, owner runtype.Owner) (st store.Store, leased, unleased *runtype.Task) {
+	t.Helper()
 	st = memstore.New()
 	t.Cleanup(func() { st.Close() })
 	ids := runtype.NewIDGen(nil)
-	owner := runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.DefaultPrincipal}
 	b := &store.Batch{}
 	task := func() *runtype.Task {
 		s := &runtype.Session{ID: ids.New(runtype.PrefixSession), Owner: owner, Agent: "a", CreatedAt: t0, UpdatedAt: t0}
