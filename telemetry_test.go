@@ -25,6 +25,7 @@ import (
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
 )
 
@@ -324,6 +325,41 @@ func eventJSON(t *testing.T, e *event.Event) []byte {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// TestMetricsGaugesAreHealthsAggregates: the gauges are the store
+// aggregates the health projection reads, so they agree with it: two
+// tasks a dead worker left (running, their leases run out) wait for a
+// worker though none is queued, and an approval is pending.
+func TestMetricsGaugesAreHealthsAggregates(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st, leased, _ := stuckStore(t, t0)
+	act := &runtype.Action{ID: runtype.NewIDGen(nil).New(runtype.PrefixAction), Owner: leased.Owner, SessionID: leased.SessionID,
+		TurnID: leased.TurnID, Type: "tool_permission", Status: runtype.ActionPending, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(context.Background(), &store.Batch{Actions: []*runtype.Action{act}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: t0.Add(time.Minute)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers, cfg.Now = st, true, clock.Now
+	rt := startDurable(t, cfg)
+
+	h := rt.Health(context.Background())
+	got := scrape(t, rt)
+	if h.Queue.Depth != 2 || got["agentrt_queue_depth"] != float64(h.Queue.Depth) {
+		t.Errorf("agentrt_queue_depth = %v, health queue.depth = %d; want both 2", got["agentrt_queue_depth"], h.Queue.Depth)
+	}
+	if h.Approvals.Pending != 1 || got["agentrt_pending_approvals"] != float64(h.Approvals.Pending) {
+		t.Errorf("agentrt_pending_approvals = %v, health approvals.pending = %d; want both 1", got["agentrt_pending_approvals"], h.Approvals.Pending)
+	}
 }
 
 // scrape writes rt's metrics and parses the text format into series →
