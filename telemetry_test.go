@@ -502,3 +502,54 @@ func TestResumedRunSharesTheTrace(t *testing.T) { // not parallel: it sets the e
 		t.Errorf("events missing: %v", want)
 	}
 }
+
+// TestTurnSpansOfTurnsEndedOutsideARun: turns the control plane ends
+// while no run of theirs goes on — a parked turn cancelled, a queued turn
+// taken off its thread's queue — still export their invoke_agent span,
+// with the derived turn span id and the status they ended in, so the
+// spans of their runs have their parent.
+func TestTurnSpansOfTurnsEndedOutsideARun(t *testing.T) { // not parallel: it sets the environment
+	recv := otlptest.NewReceiver(t)
+	tp := exportTo(t, recv)
+	g := startGov(t, agentrt.Config{Policy: kernel(t, askRules), TracerProvider: tp},
+		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}})
+	ctx := context.Background()
+	parked, turn := g.submit(t, "")
+	if turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s, want it parked", turn.Status)
+	}
+	queued, err := g.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: parked.SessionID, Input: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.rt.RemoveQueuedTurn(ctx, runtype.Owner{}, queued.TurnID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.rt.InterruptTurn(ctx, runtype.Owner{}, parked.TurnID); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{parked.TurnID, queued.TurnID} {
+		if turn := g.wait(t, id); turn.Status != runtype.StatusCancelled {
+			t.Fatalf("turn %s is %s, want cancelled", id, turn.Status)
+		}
+	}
+	if err := tp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	turnSpans := map[string]otlptest.Span{}
+	for _, sp := range recv.Spans(t) {
+		if sp.Name == "invoke_agent a" {
+			turnSpans[sp.SpanID] = sp
+		}
+	}
+	for _, id := range []string{parked.TurnID, queued.TurnID} {
+		sp, ok := turnSpans[telemetry.TurnSpanID(id)]
+		if !ok {
+			t.Errorf("no invoke_agent span %s for turn %s; got %v", telemetry.TurnSpanID(id), id, turnSpans)
+			continue
+		}
+		if sp.Attrs["agentrt.turn.id"] != id || sp.Attrs["agentrt.status"] != "cancelled" || sp.Status != tracepb.Status_STATUS_CODE_ERROR {
+			t.Errorf("turn span of %s = %+v, want it cancelled", id, sp)
+		}
+	}
+}
