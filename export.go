@@ -16,6 +16,7 @@ import (
 	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // ExportEvidenceParams selects the request (turn) whose evidence bundle
@@ -111,10 +112,11 @@ func (rt *Runtime) PrepareEvidence(ctx context.Context, p *ExportEvidenceParams)
 	return out, nil
 }
 
-// recordEvidence writes evidence.changed for an export.
+// recordEvidence writes evidence.changed for an export. Like every event
+// outside a run, it belongs to the turn's span.
 func (rt *Runtime) recordEvidence(ctx context.Context, owner runtype.Owner, turn *runtype.Turn, x *EvidenceExport) error {
 	m := x.manifest
-	e := rt.turnEvent(event.EvidenceChanged, turn, rt.ids.SpanID(), &event.EvidencePayload{
+	e := rt.turnEvent(event.EvidenceChanged, turn, telemetry.TurnSpanID(turn.ID), &event.EvidencePayload{
 		Change: "exported", PackRef: "evidence://" + turn.SessionID + "/" + turn.ThreadID + "/" + turn.ID,
 		FormatVersion: m.FormatVersion, ManifestSHA256: x.manifestSum,
 		Counts: event.EvidenceCounts{

@@ -24,6 +24,7 @@ import (
 	"github.com/agentrt/agentrt/replaycase"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // members reads a bundle's members by name, in archive order.
@@ -170,6 +171,11 @@ func TestExportEvidence(t *testing.T) {
 	if !ok || e.EvidenceID != m.BundleID || e.TurnID != res.TurnID || p.ManifestSHA256 != manifestSum ||
 		p.ExportedBy != agentrt.DefaultPrincipal || p.Counts.Events != want.Events || !p.ArtifactContents || !p.Health {
 		t.Errorf("evidence.changed = %s; want evidenceId %s, manifest %s", doc, m.BundleID, manifestSum)
+	}
+	// Outside a run, it belongs to the turn's span, as the other events
+	// outside a run do.
+	if e.TraceID != m.TraceID || e.SpanID != telemetry.TurnSpanID(res.TurnID) {
+		t.Errorf("evidence.changed has trace %s span %s, want the turn's %s and %s", e.TraceID, e.SpanID, m.TraceID, telemetry.TurnSpanID(res.TurnID))
 	}
 
 	// The same request exported again: the same bytes (but health, which
