@@ -16,6 +16,7 @@ import (
 	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // ExportEvidenceParams selects the request (turn) whose evidence bundle
@@ -29,7 +30,9 @@ type ExportEvidenceParams struct {
 	// ArtifactContents adds the contents of the tool calls' inputs and
 	// outputs and of the provider raw responses under artifacts/.
 	ArtifactContents bool
-	// Health adds the runtime's health (Health) as health.json.
+	// Health adds the runtime's health as health.json, as the owner's
+	// tenant sees it (Health.TenantID): its approvals and stuck runs, not
+	// other tenants'.
 	Health bool
 }
 
@@ -109,10 +112,11 @@ func (rt *Runtime) PrepareEvidence(ctx context.Context, p *ExportEvidenceParams)
 	return out, nil
 }
 
-// recordEvidence writes evidence.changed for an export.
+// recordEvidence writes evidence.changed for an export. Like every event
+// outside a run, it belongs to the turn's span.
 func (rt *Runtime) recordEvidence(ctx context.Context, owner runtype.Owner, turn *runtype.Turn, x *EvidenceExport) error {
 	m := x.manifest
-	e := rt.turnEvent(event.EvidenceChanged, turn, rt.ids.SpanID(), &event.EvidencePayload{
+	e := rt.turnEvent(event.EvidenceChanged, turn, telemetry.TurnSpanID(turn.ID), &event.EvidencePayload{
 		Change: "exported", PackRef: "evidence://" + turn.SessionID + "/" + turn.ThreadID + "/" + turn.ID,
 		FormatVersion: m.FormatVersion, ManifestSHA256: x.manifestSum,
 		Counts: event.EvidenceCounts{
@@ -626,7 +630,8 @@ func (x *exporter) health(ctx context.Context) error {
 		return nil
 	}
 	x.signal("health", evidence.SignalExported, "")
-	return x.b.AddJSON(evidence.HealthName, x.rt.Health(ctx))
+	// The bundle leaves the runtime: only the exporting tenant's view.
+	return x.b.AddJSON(evidence.HealthName, x.rt.health(ctx, x.owner.TenantID))
 }
 
 // addArtifacts adds the noted artifacts, in ref order.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -22,6 +23,8 @@ import (
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/replaycase"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // members reads a bundle's members by name, in archive order.
@@ -169,6 +172,11 @@ func TestExportEvidence(t *testing.T) {
 		p.ExportedBy != agentrt.DefaultPrincipal || p.Counts.Events != want.Events || !p.ArtifactContents || !p.Health {
 		t.Errorf("evidence.changed = %s; want evidenceId %s, manifest %s", doc, m.BundleID, manifestSum)
 	}
+	// Outside a run, it belongs to the turn's span, as the other events
+	// outside a run do.
+	if e.TraceID != m.TraceID || e.SpanID != telemetry.TurnSpanID(res.TurnID) {
+		t.Errorf("evidence.changed has trace %s span %s, want the turn's %s and %s", e.TraceID, e.SpanID, m.TraceID, telemetry.TurnSpanID(res.TurnID))
+	}
 
 	// The same request exported again: the same bytes (but health, which
 	// is of the moment; exported without it).
@@ -204,6 +212,68 @@ func TestExportEvidence(t *testing.T) {
 	}
 	if m2.Counts.Artifacts != 0 || m2.Signals["artifact_contents"].Status != evidence.SignalNotApplicable {
 		t.Errorf("without contents: %d artifacts, signal %+v", m2.Counts.Artifacts, m2.Signals["artifact_contents"])
+	}
+}
+
+// TestExportEvidenceHealthOfItsTenant: a bundle's health.json is the
+// exporting tenant's view. Another tenant's stuck runs, its pending
+// approval and its queued task (the oldest in the queue) are in the
+// runtime-wide health but nowhere in the bundle.
+func TestExportEvidenceHealthOfItsTenant(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	acme := runtype.Owner{TenantID: "acme", PrincipalID: "mallory"}
+	st, leased, unleased := stuckStoreOf(t, t0, acme)
+	act := &runtype.Action{ID: runtype.NewIDGen(nil).New(runtype.PrefixAction), Owner: acme, SessionID: leased.SessionID,
+		TurnID: leased.TurnID, Type: "tool_permission", Status: runtype.ActionPending, CreatedAt: t0, ExpiresAt: t0.Add(100 * time.Hour)}
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(context.Background(), &store.Batch{Actions: []*runtype.Action{act}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: t0.Add(10 * time.Minute)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers, cfg.Now = st, true, clock.Now
+	rt := startDurable(t, cfg)
+	res := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "mine"}) // queued: no workers
+
+	ctx := context.Background()
+	secrets := []string{"acme", "mallory", leased.ID, leased.TurnID, leased.SessionID, unleased.ID, unleased.TurnID, unleased.SessionID, act.ID}
+	all, err := json.Marshal(rt.Health(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{leased.ID, unleased.ID, act.ID} { // the set-up is seen runtime-wide
+		if !strings.Contains(string(all), s) {
+			t.Fatalf("the runtime-wide health names no %s: %s", s, all)
+		}
+	}
+
+	var buf bytes.Buffer
+	if _, err := rt.ExportEvidence(ctx, &buf, &agentrt.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID, Health: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, data := members(t, buf.Bytes())
+	doc := data[evidence.HealthName]
+	for _, s := range secrets {
+		if strings.Contains(string(doc), s) {
+			t.Errorf("health.json names %q of the other tenant: %s", s, doc)
+		}
+	}
+	var h agentrt.Health
+	if err := json.Unmarshal(doc, &h); err != nil {
+		t.Fatal(err)
+	}
+	// Its own tenant's view: nothing of its own is stuck or pending; the
+	// queue counts every tenant's waiting tasks, its own among them.
+	if h.TenantID != agentrt.DefaultTenant || h.StuckTotal != 0 || len(h.StuckRuns) != 0 || h.Approvals.Pending != 0 ||
+		h.Queue.Depth != 3 || h.Queue.OldestTaskID != "" || h.Queue.OldestQueuedAt != nil {
+		t.Errorf("health.json = %s, want the default tenant's view", doc)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentrt/agentrt/runtype"
@@ -19,12 +20,19 @@ import (
 // processes: a process without workers (agentrt health) sees what a
 // daemon on the same data directory does. Workers are this process's
 // only.
+//
+// An evidence bundle's health.json is one tenant's view instead (TenantID
+// set): its approvals and stuck runs are that tenant's only, and the
+// queue's oldest task is named only when it is that tenant's.
 type Health struct {
 	// Status is ok, degraded (a check warns), unhealthy (a check fails)
 	// or stopped (the runtime is not running).
 	Status    string `json:"status"`
 	RuntimeID string `json:"runtimeId"`
 	Version   string `json:"version"`
+	// TenantID is set when the view is one tenant's (see above); empty,
+	// it is every tenant's.
+	TenantID string `json:"tenantId,omitempty"`
 	// CheckedAt is when the checks ran, by the runtime's clock; ages are
 	// measured from it.
 	CheckedAt   time.Time     `json:"checkedAt"`
@@ -35,8 +43,10 @@ type Health struct {
 	Queue       QueueInfo     `json:"queue"`
 	Approvals   ApprovalsInfo `json:"approvals"`
 	// StuckRuns are up to MaxStuckRuns tasks in flight that made no
-	// progress for Config.Health.StuckAfter, or whose worker's lease ran
-	// out long ago; StuckTotal counts them all.
+	// recorded progress for Config.Health.StuckAfter, or whose worker's
+	// lease ran out long ago; StuckTotal counts them all. Those whose
+	// worker still renews its lease (LeaseHeld) make the check warn; the
+	// others make it fail.
 	StuckRuns  []StuckRun `json:"stuckRuns"`
 	StuckTotal int        `json:"stuckTotal"`
 	// Thresholds are the limits the checks applied.
@@ -82,16 +92,19 @@ type WorkersInfo struct {
 
 // QueueInfo is the work waiting for a worker: store.TaskQueueStats.
 type QueueInfo struct {
+	// Depth counts every tenant's waiting tasks (the workers are shared).
 	Depth int `json:"depth"`
 	// The task that has waited longest: since OldestQueuedAt, when it
-	// became due (for a new turn, its submission).
+	// became due (for a new turn, its submission). In one tenant's view,
+	// these are left out when that task is another tenant's.
 	OldestTaskID      string     `json:"oldestTaskId,omitempty"`
 	OldestTurnID      string     `json:"oldestTurnId,omitempty"`
 	OldestQueuedAt    *time.Time `json:"oldestQueuedAt,omitempty"`
 	OldestQueuedAgeMs int64      `json:"oldestQueuedAgeMs"`
 }
 
-// ApprovalsInfo is the approvals waiting for a person, in every tenant.
+// ApprovalsInfo is the approvals waiting for a person, in every tenant
+// (in one tenant's view, in that tenant).
 type ApprovalsInfo struct {
 	Pending         int        `json:"pending"`
 	OldestActionID  string     `json:"oldestActionId,omitempty"`
@@ -121,7 +134,12 @@ type StuckRun struct {
 	IdleMs         int64      `json:"idleMs"`
 	LeaseOwner     string     `json:"leaseOwner,omitempty"`
 	LeaseExpiresAt *time.Time `json:"leaseExpiresAt,omitempty"`
-	Reason         string     `json:"reason"`
+	// LeaseHeld reports that its worker still holds an unexpired lease:
+	// the worker is alive and renews it, and the run may be in a long
+	// model call or tool. Such a run only warns; one whose lease lapsed,
+	// or that has none, fails the check.
+	LeaseHeld bool   `json:"leaseHeld"`
+	Reason    string `json:"reason"`
 }
 
 // HealthCheck is one check's verdict.
@@ -155,8 +173,10 @@ const slowStore = time.Second
 // HealthThresholds set when Health's checks warn or fail; zero fields take
 // the defaults.
 type HealthThresholds struct {
-	// StuckAfter is how long a task in flight may go without progress
-	// before it counts as stuck (the stuck_runs check fails); default 5m.
+	// StuckAfter is how long a task in flight may go without recorded
+	// progress before the stuck_runs check looks at it: it fails when no
+	// worker holds the task's lease, and warns when its worker still
+	// renews the lease (a long model call or tool); default 5m.
 	StuckAfter time.Duration
 	// QueueAgeWarn is how long a task may wait for a worker before the
 	// queue check warns; default 1m.
@@ -179,16 +199,38 @@ func (h HealthThresholds) withDefaults() HealthThresholds {
 	return h
 }
 
-// Ready reports whether the runtime can serve: it runs and its store
-// answers (GET /readyz). A degraded or unhealthy runtime may still be
-// ready.
-func (h *Health) Ready() bool {
-	return h.Status != HealthStopped && h.Store.Reachable
+// Readiness statuses: what Runtime.Ready answers (GET /readyz).
+const (
+	ReadyOK          = "ready"
+	ReadyStopped     = "stopped"
+	ReadyStoreFailed = "store_unavailable"
+)
+
+// Ready reports whether the runtime can serve (GET /readyz): it runs and
+// its store answers one cheap read. status is ReadyOK, ReadyStopped or
+// ReadyStoreFailed. It says nothing of the other health checks (a
+// degraded or unhealthy runtime may be ready) and nothing of any
+// tenant's work, so it can be answered without a token.
+func (rt *Runtime) Ready(ctx context.Context) (status string, ready bool) {
+	if !rt.running() {
+		return ReadyStopped, false
+	}
+	if _, err := rt.store.EventLastCursor(ctx); err != nil {
+		return ReadyStoreFailed, false
+	}
+	return ReadyOK, true
 }
 
 // Health checks the runtime and its store. The store reads are a few
 // indexed aggregates, cheap however many tasks are parked.
 func (rt *Runtime) Health(ctx context.Context) *Health {
+	return rt.health(ctx, "")
+}
+
+// health checks the runtime for every tenant (tenant "") or as one
+// tenant may see it: the tenant's approvals and stuck runs, and the
+// queue's oldest task only when it is the tenant's.
+func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 	now := rt.cfg.Now().UTC()
 	rt.mu.Lock()
 	state, active := rt.state, len(rt.claims)
@@ -199,7 +241,7 @@ func (rt *Runtime) Health(ctx context.Context) *Health {
 	rt.mu.Unlock()
 	info, th := rt.store.Info(), rt.cfg.Health
 	h := &Health{
-		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), CheckedAt: now, ActiveTurns: active,
+		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), TenantID: tenant, CheckedAt: now, ActiveTurns: active,
 		StartedAt: ts(rt.startedAt), StuckRuns: []StuckRun{}, Checks: []HealthCheck{}, Problems: []string{},
 		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
 			SchemaLatest: info.SchemaLatest, Writer: rt.writer.Stats()},
@@ -305,6 +347,16 @@ func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 		return
 	}
 	age := now.Sub(st.Oldest.DueAt)
+	if h.TenantID != "" && st.Oldest.TenantID != h.TenantID {
+		// Another tenant's task: say only whether the queue is slow.
+		reason := fmt.Sprintf("%d waiting in every tenant, the oldest another tenant's", st.Depth)
+		if age > rt.cfg.Health.QueueAgeWarn {
+			h.add(CheckWarn, "queue", reason+", waiting more than "+roundDuration(rt.cfg.Health.QueueAgeWarn))
+			return
+		}
+		h.add(CheckOK, "queue", reason)
+		return
+	}
 	q.OldestTaskID, q.OldestTurnID, q.OldestQueuedAt, q.OldestQueuedAgeMs = st.Oldest.ID, st.Oldest.TurnID, ts(st.Oldest.DueAt), age.Milliseconds()
 	reason := fmt.Sprintf("%d waiting, the oldest (task %s) for %s", st.Depth, st.Oldest.ID, roundDuration(age))
 	if age > rt.cfg.Health.QueueAgeWarn {
@@ -315,7 +367,11 @@ func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 }
 
 func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time) {
-	st, err := rt.store.ActionStats(ctx, &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending})
+	p := &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending}
+	if h.TenantID != "" {
+		p = &store.ActionStatsParams{TenantID: h.TenantID, Status: runtype.ActionPending}
+	}
+	st, err := rt.store.ActionStats(ctx, p)
 	if err != nil {
 		h.add(CheckWarn, "approvals", fmt.Sprintf("reading the pending approvals: %v", err))
 		return
@@ -337,16 +393,25 @@ func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time)
 }
 
 // stuckCheck looks at every task in flight. A task is stuck when it made
-// no progress for StuckAfter, or when its worker's lease ran out more
-// than a lease's time ago and no worker took it up (its worker died and
-// none runs that could go on with it).
+// no progress for StuckAfter and no worker holds its lease, or when its
+// worker's lease ran out more than a lease's time ago and no worker took
+// it up (its worker died and none runs that could go on with it). A task
+// without progress whose worker still renews its lease is quiet, not
+// stuck: a model call may take ModelStepTimeout and a tool longer, and
+// lease renewals are not recorded as progress. Quiet runs warn; stuck
+// ones fail.
 func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, progress map[string]time.Time) {
 	tasks, err := rt.store.TaskListInFlight(ctx, &store.TaskListInFlightParams{Limit: store.MaxListLimit})
 	if err != nil {
 		h.add(CheckWarn, "stuck_runs", fmt.Sprintf("reading the tasks in flight: %v", err))
 		return
 	}
+	listed := len(tasks)
+	if h.TenantID != "" {
+		tasks = slices.DeleteFunc(tasks, func(k *runtype.Task) bool { return k.TenantID != h.TenantID })
+	}
 	after := rt.cfg.Health.StuckAfter
+	dead := 0 // stuck runs no live worker holds
 	for _, k := range tasks {
 		last := later(k.UpdatedAt, k.StartedAt)
 		if p, ok := progress[k.ID]; ok {
@@ -364,8 +429,13 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 			}
 		}
 		idle := now.Sub(last)
+		// A worker that renews the lease is alive: the run may be in a
+		// long model call or tool (renewals are not recorded as progress).
+		live := k.LeaseOwner != "" && k.LeaseExpiresAt.After(now)
 		var reason string
 		switch {
+		case idle > after && live:
+			reason = fmt.Sprintf("no recorded progress for %s, but its worker (%s) renews its lease", roundDuration(idle), k.LeaseOwner)
 		case idle > after:
 			reason = fmt.Sprintf("no progress for %s, more than %s", roundDuration(idle), roundDuration(after))
 		case k.LeaseOwner != "" && now.Sub(k.LeaseExpiresAt) > rt.cfg.LeaseTTL:
@@ -374,26 +444,45 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 			continue
 		}
 		h.StuckTotal++
+		if !live {
+			dead++
+		}
 		if len(h.StuckRuns) < MaxStuckRuns {
 			h.StuckRuns = append(h.StuckRuns, StuckRun{
 				TaskID: k.ID, TurnID: k.TurnID, SessionID: k.SessionID, TenantID: k.TenantID, Status: k.Status,
 				LastProgressAt: ts(last), IdleMs: idle.Milliseconds(), LeaseOwner: k.LeaseOwner,
-				LeaseExpiresAt: ts(k.LeaseExpiresAt), Reason: reason,
+				LeaseExpiresAt: ts(k.LeaseExpiresAt), LeaseHeld: live, Reason: reason,
 			})
 		}
 	}
 	more := ""
-	if len(tasks) == store.MaxListLimit {
+	if listed == store.MaxListLimit {
 		more = " (only the first " + fmt.Sprint(store.MaxListLimit) + " were looked at)"
+	}
+	// The verdict fails for a run no live worker holds, and only warns
+	// when every quiet run's worker still renews its lease.
+	verdict, what := CheckFail, "stuck"
+	if dead == 0 {
+		verdict, what = CheckWarn, "quiet"
 	}
 	switch h.StuckTotal {
 	case 0:
 		h.add(CheckOK, "stuck_runs", fmt.Sprintf("%d in flight, none stuck%s", len(tasks), more))
 	case 1:
-		h.add(CheckFail, "stuck_runs", fmt.Sprintf("task %s: %s%s", h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
+		h.add(verdict, "stuck_runs", fmt.Sprintf("task %s: %s%s", h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
 	default:
-		h.add(CheckFail, "stuck_runs", fmt.Sprintf("%d of %d in flight are stuck, the first (task %s): %s%s",
-			h.StuckTotal, len(tasks), h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
+		first := h.StuckRuns[0]
+		for _, r := range h.StuckRuns {
+			if !r.LeaseHeld {
+				first = r // name a stuck one first
+				break
+			}
+		}
+		counts := fmt.Sprintf("%d of %d in flight are %s", h.StuckTotal, len(tasks), what)
+		if dead > 0 && dead < h.StuckTotal {
+			counts = fmt.Sprintf("%d of %d in flight are stuck and %d quiet", dead, len(tasks), h.StuckTotal-dead)
+		}
+		h.add(verdict, "stuck_runs", fmt.Sprintf("%s, the first (task %s): %s%s", counts, first.TaskID, first.Reason, more))
 	}
 }
 

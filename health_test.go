@@ -81,7 +81,7 @@ func TestHealthOK(t *testing.T) {
 	if h.Workers != (agentrt.WorkersInfo{State: "running", Capacity: 64, Idle: 64}) {
 		t.Errorf("workers = %+v, want 64 idle", h.Workers)
 	}
-	if !h.Ready() || len(h.Problems) != 0 || h.StuckTotal != 0 || h.Queue.Depth != 0 || h.Approvals.Pending != 0 {
+	if st, ok := b.rt.Ready(context.Background()); !ok || st != agentrt.ReadyOK || len(h.Problems) != 0 || h.StuckTotal != 0 || h.Queue.Depth != 0 || h.Approvals.Pending != 0 {
 		t.Errorf("health = %+v", h)
 	}
 	raw, err := json.Marshal(h)
@@ -131,7 +131,7 @@ func TestHealthQueueAge(t *testing.T) {
 	if want := "queue: 1 waiting, the oldest (task " + res.TaskID + ") for 1m1s, more than 1m0s"; len(h.Problems) != 1 || h.Problems[0] != want {
 		t.Errorf("problems = %q, want %q", h.Problems, want)
 	}
-	if !h.Ready() {
+	if _, ok := rt.Ready(context.Background()); !ok {
 		t.Error("a degraded runtime is not ready")
 	}
 }
@@ -172,15 +172,18 @@ func TestHealthApprovalAge(t *testing.T) {
 }
 
 // TestHealthStuckRunInProcess: a run of this process blocked in a tool
-// call for longer than stuck_after fails the stuck_runs check; once the
-// call returns and the turn completes, the runtime is ok again.
+// call for longer than stuck_after, while its worker holds the lease,
+// only warns (a long tool, not a stuck run); once its lease has lapsed
+// unrenewed the stuck_runs check fails; once the call returns and the
+// turn completes, the runtime is ok again.
 func TestHealthStuckRunInProcess(t *testing.T) {
 	t.Parallel()
 	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	g := newGate(t, 1)
 	cfg := durableConfig(&brain{answer: callsOn("wait")}, g.tool("wait", tool.Annotations{ReadOnly: true}))
-	// A lease longer than the clock's jump: the task stays held (not
-	// due again), and the heartbeat (every 20m of real time) never runs.
+	// A lease longer than the clock's first jump: the task stays held
+	// (not due again), and the heartbeat (every 20m of real time) never
+	// runs, so the lease lapses once the clock passes it.
 	cfg.Now, cfg.MaxConcurrentRuns, cfg.LeaseTTL = clock.Now, 1, time.Hour
 	rt := startDurable(t, cfg)
 	res := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "block"})
@@ -194,16 +197,24 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 
 	clock.Advance(5*time.Minute + time.Second)
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"workers": "warn", "stuck_runs": "fail"})
+	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"workers": "warn", "stuck_runs": "warn"})
 	if h.StuckTotal != 1 || len(h.StuckRuns) != 1 {
 		t.Fatalf("stuck runs = %+v (total %d), want one", h.StuckRuns, h.StuckTotal)
 	}
 	s := h.StuckRuns[0]
 	if s.TaskID != res.TaskID || s.TurnID != res.TurnID || s.SessionID != res.SessionID || s.Status != runtype.StatusRunning ||
-		s.IdleMs < (5*time.Minute).Milliseconds() || s.LeaseOwner == "" || !strings.HasPrefix(s.Reason, "no progress for 5m") {
-		t.Errorf("stuck run = %+v", s)
+		s.IdleMs < (5*time.Minute).Milliseconds() || s.LeaseOwner == "" || !s.LeaseHeld ||
+		!strings.HasPrefix(s.Reason, "no recorded progress for 5m") || !strings.HasSuffix(s.Reason, "renews its lease") {
+		t.Errorf("quiet run = %+v", s)
 	}
-	if !h.Ready() { // unhealthy is not unready: the runtime still serves
+
+	clock.Advance(time.Hour) // the lease ran out 5m1s ago, unrenewed
+	h = rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"workers": "warn", "queue": "warn", "stuck_runs": "fail"})
+	if len(h.StuckRuns) != 1 || h.StuckRuns[0].LeaseHeld || !strings.HasPrefix(h.StuckRuns[0].Reason, "no progress for 1h5m") {
+		t.Errorf("stuck runs = %+v, want the run with its lease lapsed", h.StuckRuns)
+	}
+	if _, ok := rt.Ready(context.Background()); !ok { // unhealthy is not unready: the runtime still serves
 		t.Error("an unhealthy runtime whose store answers is not ready")
 	}
 
@@ -217,10 +228,15 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 // it ran (a store failure), whose session recorded an event 30s after t0.
 func stuckStore(t *testing.T, t0 time.Time) (st store.Store, leased, unleased *runtype.Task) {
 	t.Helper()
+	return stuckStoreOf(t, t0, runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.DefaultPrincipal})
+}
+
+// stuckStoreOf is stuckStore with the tasks of owner.
+func stuckStoreOf(t *testing.T, t0 time.Time, owner runtype.Owner) (st store.Store, leased, unleased *runtype.Task) {
+	t.Helper()
 	st = memstore.New()
 	t.Cleanup(func() { st.Close() })
 	ids := runtype.NewIDGen(nil)
-	owner := runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.DefaultPrincipal}
 	b := &store.Batch{}
 	task := func() *runtype.Task {
 		s := &runtype.Session{ID: ids.New(runtype.PrefixSession), Owner: owner, Agent: "a", CreatedAt: t0, UpdatedAt: t0}
@@ -313,6 +329,81 @@ func TestHealthStuckRunsLeftBehind(t *testing.T) {
 	}
 }
 
+// TestHealthQuietRunWithRenewedLease: a run another process holds whose
+// worker renewed its lease (renewals are not progress) is quiet, not
+// stuck, however long it records nothing: the stuck_runs check only
+// warns. Once the renewed lease lapses the run is stuck and the check
+// fails.
+func TestHealthQuietRunWithRenewedLease(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st, leased, unleased := stuckStore(t, t0)
+	// The worker renews: its lease now runs to t0+10m.
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{TenantID: leased.TenantID, TaskID: leased.ID,
+		Epoch: leased.LeaseEpoch, Owner: leased.LeaseOwner, ExpiresAt: t0.Add(10 * time.Minute)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: t0.Add(5*time.Minute + 10*time.Second)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers, cfg.Now = st, true, clock.Now
+	rt := startDurable(t, cfg)
+	find := func(h *agentrt.Health, id string) *agentrt.StuckRun {
+		for i := range h.StuckRuns {
+			if h.StuckRuns[i].TaskID == id {
+				return &h.StuckRuns[i]
+			}
+		}
+		return nil
+	}
+
+	// t0+5m10s: the leased run recorded nothing for 5m10s, but its lease
+	// is held: quiet, a warning. (The other, without a lease, waits in
+	// the queue and had an event 4m40s ago.)
+	h := rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"stuck_runs": "warn", "queue": "warn"})
+	want := agentrt.StuckRun{
+		TaskID: leased.ID, TurnID: leased.TurnID, SessionID: leased.SessionID, TenantID: leased.TenantID,
+		Status: runtype.StatusRunning, LastProgressAt: &t0, IdleMs: (5*time.Minute + 10*time.Second).Milliseconds(),
+		LeaseOwner: "rt_dead/42-beef", LeaseExpiresAt: ptr(t0.Add(10 * time.Minute)), LeaseHeld: true,
+		Reason: "no recorded progress for 5m10s, but its worker (rt_dead/42-beef) renews its lease",
+	}
+	if h.StuckTotal != 1 || len(h.StuckRuns) != 1 {
+		t.Fatalf("stuck runs = %+v, want the quiet one", h.StuckRuns)
+	}
+	if d := cmp.Diff(want, h.StuckRuns[0]); d != "" {
+		t.Errorf("quiet run (-want +got):\n%s", d)
+	}
+
+	// t0+6m: the run without a lease is stuck: the check fails, naming it.
+	clock.Advance(50 * time.Second)
+	h = rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
+	if r, wantR := reasonOf(h, "stuck_runs"), "1 of 2 in flight are stuck and 1 quiet, the first (task "+unleased.ID+"): no progress for 5m30s"; !strings.HasPrefix(r, wantR) {
+		t.Errorf("stuck_runs reason = %q, want it to start %q", r, wantR)
+	}
+	if q, u := find(h, leased.ID), find(h, unleased.ID); q == nil || !q.LeaseHeld || u == nil || u.LeaseHeld {
+		t.Errorf("stuck runs = %+v, want the leased one quiet and the other stuck", h.StuckRuns)
+	}
+
+	// t0+10m1s: the renewed lease lapsed: both are stuck.
+	clock.Advance(4*time.Minute + time.Second)
+	h = rt.Health(context.Background())
+	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
+	if q := find(h, leased.ID); q == nil || q.LeaseHeld || q.Reason != "no progress for 10m1s, more than 5m0s" {
+		t.Errorf("run with its lease lapsed = %+v, want stuck", q)
+	}
+	if r := reasonOf(h, "stuck_runs"); !strings.HasPrefix(r, "2 of 2 in flight are stuck, the first") {
+		t.Errorf("stuck_runs reason = %q", r)
+	}
+}
+
 // TestHealthStoreClosed: a store that stops answering makes the runtime
 // unhealthy and unready, without the checks that need it.
 func TestHealthStoreClosed(t *testing.T) {
@@ -326,8 +417,8 @@ func TestHealthStoreClosed(t *testing.T) {
 	}
 	h := rt.Health(context.Background())
 	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"store": "fail", "queue": "warn", "approvals": "warn", "stuck_runs": "warn"})
-	if h.Store.Reachable || !strings.Contains(h.Store.Error, "store closed") || h.Ready() {
-		t.Errorf("store = %+v, ready %v; want unreachable and not ready", h.Store, h.Ready())
+	if status, ok := rt.Ready(context.Background()); h.Store.Reachable || !strings.Contains(h.Store.Error, "store closed") || ok || status != agentrt.ReadyStoreFailed {
+		t.Errorf("store = %+v, ready %s; want unreachable and not ready", h.Store, status)
 	}
 	if r := reasonOf(h, "queue"); r != "not checked: the store did not answer" {
 		t.Errorf("queue reason = %q", r)
@@ -349,7 +440,7 @@ func TestHealthStopped(t *testing.T) {
 	}
 	h := rt.Health(context.Background())
 	want := []agentrt.HealthCheck{{Name: "runtime", Status: "fail", Reason: "the runtime is not running"}}
-	if h.Status != agentrt.HealthStopped || h.Ready() || !cmp.Equal(want, h.Checks) {
+	if status, ok := rt.Ready(context.Background()); h.Status != agentrt.HealthStopped || ok || status != agentrt.ReadyStopped || !cmp.Equal(want, h.Checks) {
 		t.Errorf("health = %+v, want stopped", h)
 	}
 }

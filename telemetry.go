@@ -15,52 +15,32 @@ import (
 // the metrics it serves and the ids its own log lines carry. Spans are
 // made by the coordinator (loop.Config.Tracer).
 
-// maxPendingPages bounds the pages of pending actions a scrape reads.
-const maxPendingPages = 100
-
 // WriteMetrics writes the runtime's metrics in the Prometheus text
 // exposition format 0.0.4 (telemetry.ContentType). Counters and the step
 // latency histogram count what this process did since it started; the
 // gauges (queue depth, pending approvals) are read from the store now,
-// for every tenant, so they also count other processes' work.
+// for every tenant, so they also count other processes' work. Both are
+// the store aggregates Health reads (one indexed query each), so
+// agentrt_queue_depth is GET /v1/health's queue.depth.
 func (rt *Runtime) WriteMetrics(ctx context.Context, w io.Writer) error {
-	queued, err := rt.store.TaskCount(ctx, &store.TaskCountParams{AllTenants: true, Statuses: []runtype.TaskStatus{runtype.StatusQueued}})
+	queue, err := rt.store.TaskQueueStats(ctx, &store.TaskQueueStatsParams{Now: rt.cfg.Now().UTC()})
 	if err != nil {
-		return fmt.Errorf("counting queued tasks: %w", err)
+		return fmt.Errorf("reading the queue: %w", err)
 	}
-	pending, err := rt.countPendingActions(ctx)
+	pending, err := rt.store.ActionStats(ctx, &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending})
 	if err != nil {
-		return err
+		return fmt.Errorf("counting pending actions: %w", err)
 	}
 	fams := rt.metrics.Families()
 	fams = append(fams,
-		telemetry.Family{Name: "agentrt_queue_depth", Type: "gauge", Help: "Turns queued to run (every tenant's, in the store).",
-			Samples: []telemetry.Sample{{Value: float64(queued)}}},
+		telemetry.Family{Name: "agentrt_queue_depth", Type: "gauge", Help: "Tasks waiting for a worker: queued, due again, or left by a worker whose lease ran out (every tenant's, in the store).",
+			Samples: []telemetry.Sample{{Value: float64(queue.Depth)}}},
 		telemetry.Family{Name: "agentrt_pending_approvals", Type: "gauge", Help: "Actions waiting for a person's decision (every tenant's, in the store).",
-			Samples: []telemetry.Sample{{Value: float64(pending)}}},
+			Samples: []telemetry.Sample{{Value: float64(pending.Count)}}},
 		telemetry.Family{Name: "agentrt_build_info", Type: "gauge", Help: "Always 1: the agentrt version and Go version this process runs.",
 			Samples: []telemetry.Sample{{Labels: []telemetry.Label{{Name: "version", Value: Version()}, {Name: "goversion", Value: runtime.Version()}, {Name: "runtime_id", Value: rt.runtimeID}}, Value: 1}}},
 	)
 	return telemetry.WriteText(w, fams)
-}
-
-// countPendingActions counts the pending actions of every tenant, a page
-// at a time. (A store aggregate would make this one query.)
-func (rt *Runtime) countPendingActions(ctx context.Context) (int, error) {
-	p := &store.ActionListParams{AllTenants: true, Status: runtype.ActionPending, Limit: store.MaxListLimit}
-	n := 0
-	for range maxPendingPages {
-		page, err := rt.store.ActionList(ctx, p)
-		if err != nil {
-			return 0, fmt.Errorf("listing pending actions: %w", err)
-		}
-		n += len(page)
-		if len(page) < p.Limit {
-			break
-		}
-		p.BeforeID = page[len(page)-1].ID
-	}
-	return n, nil
 }
 
 // logContext is a context whose log lines carry turn's ids, with its

@@ -25,6 +25,7 @@ import (
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
 )
 
@@ -326,6 +327,41 @@ func eventJSON(t *testing.T, e *event.Event) []byte {
 	return raw
 }
 
+// TestMetricsGaugesAreHealthsAggregates: the gauges are the store
+// aggregates the health projection reads, so they agree with it: two
+// tasks a dead worker left (running, their leases run out) wait for a
+// worker though none is queued, and an approval is pending.
+func TestMetricsGaugesAreHealthsAggregates(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st, leased, _ := stuckStore(t, t0)
+	act := &runtype.Action{ID: runtype.NewIDGen(nil).New(runtype.PrefixAction), Owner: leased.Owner, SessionID: leased.SessionID,
+		TurnID: leased.TurnID, Type: "tool_permission", Status: runtype.ActionPending, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(context.Background(), &store.Batch{Actions: []*runtype.Action{act}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: t0.Add(time.Minute)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers, cfg.Now = st, true, clock.Now
+	rt := startDurable(t, cfg)
+
+	h := rt.Health(context.Background())
+	got := scrape(t, rt)
+	if h.Queue.Depth != 2 || got["agentrt_queue_depth"] != float64(h.Queue.Depth) {
+		t.Errorf("agentrt_queue_depth = %v, health queue.depth = %d; want both 2", got["agentrt_queue_depth"], h.Queue.Depth)
+	}
+	if h.Approvals.Pending != 1 || got["agentrt_pending_approvals"] != float64(h.Approvals.Pending) {
+		t.Errorf("agentrt_pending_approvals = %v, health approvals.pending = %d; want both 1", got["agentrt_pending_approvals"], h.Approvals.Pending)
+	}
+}
+
 // scrape writes rt's metrics and parses the text format into series →
 // value, checking that each family has its HELP and TYPE lines first.
 func scrape(t *testing.T, rt *agentrt.Runtime) map[string]float64 {
@@ -464,5 +500,56 @@ func TestResumedRunSharesTheTrace(t *testing.T) { // not parallel: it sets the e
 	}
 	if len(want) > 0 {
 		t.Errorf("events missing: %v", want)
+	}
+}
+
+// TestTurnSpansOfTurnsEndedOutsideARun: turns the control plane ends
+// while no run of theirs goes on — a parked turn cancelled, a queued turn
+// taken off its thread's queue — still export their invoke_agent span,
+// with the derived turn span id and the status they ended in, so the
+// spans of their runs have their parent.
+func TestTurnSpansOfTurnsEndedOutsideARun(t *testing.T) { // not parallel: it sets the environment
+	recv := otlptest.NewReceiver(t)
+	tp := exportTo(t, recv)
+	g := startGov(t, agentrt.Config{Policy: kernel(t, askRules), TracerProvider: tp},
+		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}})
+	ctx := context.Background()
+	parked, turn := g.submit(t, "")
+	if turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s, want it parked", turn.Status)
+	}
+	queued, err := g.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: parked.SessionID, Input: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.rt.RemoveQueuedTurn(ctx, runtype.Owner{}, queued.TurnID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.rt.InterruptTurn(ctx, runtype.Owner{}, parked.TurnID); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{parked.TurnID, queued.TurnID} {
+		if turn := g.wait(t, id); turn.Status != runtype.StatusCancelled {
+			t.Fatalf("turn %s is %s, want cancelled", id, turn.Status)
+		}
+	}
+	if err := tp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	turnSpans := map[string]otlptest.Span{}
+	for _, sp := range recv.Spans(t) {
+		if sp.Name == "invoke_agent a" {
+			turnSpans[sp.SpanID] = sp
+		}
+	}
+	for _, id := range []string{parked.TurnID, queued.TurnID} {
+		sp, ok := turnSpans[telemetry.TurnSpanID(id)]
+		if !ok {
+			t.Errorf("no invoke_agent span %s for turn %s; got %v", telemetry.TurnSpanID(id), id, turnSpans)
+			continue
+		}
+		if sp.Attrs["agentrt.turn.id"] != id || sp.Attrs["agentrt.status"] != "cancelled" || sp.Status != tracepb.Status_STATUS_CODE_ERROR {
+			t.Errorf("turn span of %s = %+v, want it cancelled", id, sp)
+		}
 	}
 }

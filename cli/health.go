@@ -103,7 +103,10 @@ func printHealth(w io.Writer, h *agentrt.Health) {
 	}
 	for _, s := range h.StuckRuns {
 		lease := ""
-		if s.LeaseOwner != "" {
+		switch {
+		case s.LeaseHeld:
+			lease = ", held by " + s.LeaseOwner + " (lease renewed)"
+		case s.LeaseOwner != "":
 			lease = ", held by " + s.LeaseOwner
 		}
 		fmt.Fprintf(w, "      %s (turn %s) %s, last progress %s%s\n", s.TaskID, s.TurnID, s.Status, ago(s.IdleMs), lease)

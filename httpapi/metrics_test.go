@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/telemetry"
@@ -68,6 +69,12 @@ func TestMetricsOverHTTP(t *testing.T) {
 		if v, ok := got[series]; !ok || v != want {
 			t.Errorf("%s = %v (present %t), want %v", series, v, ok, want)
 		}
+	}
+	// The gauge is the health projection's queue depth.
+	var h agentrt.Health
+	b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &h)
+	if got["agentrt_queue_depth"] != float64(h.Queue.Depth) || got["agentrt_pending_approvals"] != float64(h.Approvals.Pending) {
+		t.Errorf("gauges %v queued, %v pending; /v1/health %d and %d", got["agentrt_queue_depth"], got["agentrt_pending_approvals"], h.Queue.Depth, h.Approvals.Pending)
 	}
 	var info bool
 	for series, v := range got {

@@ -183,15 +183,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz answers 200 while the runtime runs and its store answers, even
-// when a check warns or fails: a load balancer should keep sending work to
-// a runtime with a stuck run or an old approval.
+// when a health check warns or fails: a load balancer should keep sending
+// work to a runtime with a stuck run or an old approval. It needs no
+// token, so its body is the status alone.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	h := s.rt.Health(r.Context())
+	status, ready := s.rt.Ready(r.Context())
 	code := http.StatusOK
-	if !h.Ready() {
+	if !ready {
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": h.Status, "problems": h.Problems})
+	writeJSON(w, code, map[string]string{"status": status})
 }
 
 // health answers the health projection: 200 when ok or degraded, 503
