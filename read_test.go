@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,15 +144,23 @@ func writeBigSession(tb testing.TB, st store.Store, tenant string, n int, park b
 // runtime without workers on it.
 func readRuntime(tb testing.TB) (*agentrt.Runtime, store.Store) {
 	tb.Helper()
+	return readRuntimeOn(tb, func(st store.Store) store.Store { return st })
+}
+
+// readRuntimeOn is readRuntime on the store wrap returns, wrapping the
+// SQLite store.
+func readRuntimeOn(tb testing.TB, wrap func(store.Store) store.Store) (*agentrt.Runtime, store.Store) {
+	tb.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(tb.TempDir(), "agentrt.db"), sqlitestore.Options{})
+	sqlite, err := sqlitestore.Open(ctx, filepath.Join(tb.TempDir(), "agentrt.db"), sqlitestore.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
+	tb.Cleanup(func() { sqlite.Close() })
+	if err := sqlite.Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
+	st := wrap(sqlite)
 	sc, err := replay.Parse("read.replay.yaml", []byte("responses: [{text: hi}]"))
 	if err != nil {
 		tb.Fatal(err)
@@ -591,4 +600,65 @@ func TestBigSessionSnapshotIsWindowed(t *testing.T) {
 		t.Errorf("snapshot JSON is %d bytes; a window should be far smaller", len(raw))
 	}
 	spectest.Snapshot(t, snap)
+}
+
+// runListCounter counts a store's RunList reads.
+type runListCounter struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (s *runListCounter) RunList(ctx context.Context, p *store.RunListParams) ([]*runtype.Run, error) {
+	s.n.Add(1)
+	return s.Store.RunList(ctx, p)
+}
+
+// TestListTasksReadsAttemptsOnce: a page of tasks reads its attempts in
+// one store read, not one per task, and gives each task its own.
+func TestListTasksReadsAttemptsOnce(t *testing.T) {
+	t.Parallel()
+	counter := &runListCounter{}
+	rt, st := readRuntimeOn(t, func(st store.Store) store.Store { counter.Store = st; return counter })
+	b := writeBigSession(t, st, agentrt.DefaultTenant, 6, true)
+	// The failed turn's task ran a second attempt.
+	failed := b.turns[1]
+	again := &runtype.Run{ID: runtype.NewIDGen(nil).New(runtype.PrefixRun), TaskID: failed.TaskID, TurnID: failed.ID,
+		SessionID: failed.SessionID, ThreadID: failed.ThreadID, Owner: b.owner, Attempt: 2, Status: runtype.StatusFailed,
+		StartedAt: failed.EndedAt.Add(time.Second), EndedAt: failed.EndedAt.Add(2 * time.Second)}
+	ctx := t.Context()
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Runs: []*runtype.Run{again}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	before := counter.n.Load()
+	tp, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := counter.n.Load() - before; n != 1 {
+		t.Errorf("ListTasks of %d tasks read RunList %d times, want once", len(tp.Tasks), n)
+	}
+	if len(tp.Tasks) != 6 {
+		t.Fatalf("tasks = %d, want 6", len(tp.Tasks))
+	}
+	for _, k := range tp.Tasks {
+		var runs []string
+		for _, a := range k.Attempts {
+			runs = append(runs, a.RunID)
+		}
+		want := []string{b.turns[slices.IndexFunc(b.turns, func(u *runtype.Turn) bool { return u.TaskID == k.TaskID })].RunID}
+		if k.TaskID == failed.TaskID {
+			want = append(want, again.ID)
+		}
+		if !slices.Equal(runs, want) {
+			t.Errorf("task %s attempts %v, want %v", k.TaskID, runs, want)
+		}
+	}
 }

@@ -254,12 +254,24 @@ func (rt *Runtime) ListTasks(ctx context.Context, p *ListTasksParams) (*TaskPage
 	}
 	tasks, next := pageOf(tasks, limit, func(t *runtype.Task) string { return t.ID })
 	out := &TaskPage{Tasks: make([]TaskRead, len(tasks)), NextCursor: next}
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	// The page's attempts in one read, oldest first, then by task.
+	ids := make([]string, len(tasks))
 	for i, t := range tasks {
-		runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.ID})
-		if err != nil {
-			return nil, fmt.Errorf("listing the attempts of task %s: %w", t.ID, err)
-		}
-		out.Tasks[i] = taskRead(t, runs)
+		ids[i] = t.ID
+	}
+	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskIDs: ids})
+	if err != nil {
+		return nil, fmt.Errorf("listing the attempts of the tasks: %w", err)
+	}
+	byTask := make(map[string][]*runtype.Run, len(tasks))
+	for _, r := range runs {
+		byTask[r.TaskID] = append(byTask[r.TaskID], r)
+	}
+	for i, t := range tasks {
+		out.Tasks[i] = taskRead(t, byTask[t.ID])
 	}
 	return out, nil
 }
