@@ -15,6 +15,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model/replay"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/sqlitestore"
@@ -144,12 +145,12 @@ func writeBigSession(tb testing.TB, st store.Store, tenant string, n int, park b
 // runtime without workers on it.
 func readRuntime(tb testing.TB) (*agentrt.Runtime, store.Store) {
 	tb.Helper()
-	return readRuntimeOn(tb, func(st store.Store) store.Store { return st })
+	return readRuntimeWith(tb, nil, nil)
 }
 
-// readRuntimeOn is readRuntime on the store wrap returns, wrapping the
-// SQLite store.
-func readRuntimeOn(tb testing.TB, wrap func(store.Store) store.Store) (*agentrt.Runtime, store.Store) {
+// readRuntimeWith is readRuntime on the store wrap returns, wrapping the
+// SQLite store, with the config edit makes; either may be nil.
+func readRuntimeWith(tb testing.TB, wrap func(store.Store) store.Store, edit func(*agentrt.Config)) (*agentrt.Runtime, store.Store) {
 	tb.Helper()
 	ctx := context.Background()
 	sqlite, err := sqlitestore.Open(ctx, filepath.Join(tb.TempDir(), "agentrt.db"), sqlitestore.Options{})
@@ -160,15 +161,22 @@ func readRuntimeOn(tb testing.TB, wrap func(store.Store) store.Store) (*agentrt.
 	if err := sqlite.Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	st := wrap(sqlite)
+	var st store.Store = sqlite
+	if wrap != nil {
+		st = wrap(sqlite)
+	}
 	sc, err := replay.Parse("read.replay.yaml", []byte("responses: [{text: hi}]"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rt, err := agentrt.New(agentrt.Config{
+	cfg := agentrt.Config{
 		Store: st, NoWorkers: true,
 		Agents: map[string]*agentrt.Agent{bigAgent: {Instructions: "help", Provider: replay.New(sc), Tools: []string{"read_file"}}},
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	rt, err := agentrt.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -618,7 +626,7 @@ func (s *runListCounter) RunList(ctx context.Context, p *store.RunListParams) ([
 func TestListTasksReadsAttemptsOnce(t *testing.T) {
 	t.Parallel()
 	counter := &runListCounter{}
-	rt, st := readRuntimeOn(t, func(st store.Store) store.Store { counter.Store = st; return counter })
+	rt, st := readRuntimeWith(t, func(st store.Store) store.Store { counter.Store = st; return counter }, nil)
 	b := writeBigSession(t, st, agentrt.DefaultTenant, 6, true)
 	// The failed turn's task ran a second attempt.
 	failed := b.turns[1]
@@ -660,5 +668,67 @@ func TestListTasksReadsAttemptsOnce(t *testing.T) {
 		if !slices.Equal(runs, want) {
 			t.Errorf("task %s attempts %v, want %v", k.TaskID, runs, want)
 		}
+	}
+}
+
+// TestHistoryRedactsSecrets: a message holding a configured secret, or a
+// token of a known shape, shows redacted in a snapshot's history window
+// and in ListHistory, as in every other preview, also when the preview's
+// cut falls inside the secret; the store keeps the message as it was.
+func TestHistoryRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-orchid-5519"
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36] // a GitHub token's shape
+	rt, st := readRuntimeWith(t, nil, func(c *agentrt.Config) { c.Redact = output.RedactorConfig{Secrets: []string{secret}} })
+	b := writeBigSession(t, st, agentrt.DefaultTenant, 2, false)
+	last := b.turns[len(b.turns)-1]
+	ctx := t.Context()
+	msgs := []*runtype.Message{
+		{Role: runtype.RoleAssistant, Content: "The password is " + secret + " and the token " + token + "."},
+		// The preview's cut (HistoryPreviewBytes) falls inside the secret.
+		{Role: runtype.RoleAssistant, Content: strings.Repeat("x", agentrt.HistoryPreviewBytes-5) + secret + strings.Repeat("y", 100)},
+	}
+	for i, m := range msgs {
+		m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.Owner = b.thread.ID, int64(4*len(b.turns)+i+1), b.session.ID, last.ID, last.RunID, b.owner
+		m.CreatedAt = last.EndedAt
+	}
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	snap, err := rt.GetSession(ctx, b.owner, b.session.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := rt.ListHistory(ctx, b.owner, b.session.ID, b.thread.ID, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]agentrt.HistoryMessage{"snapshot window": snap.Threads[0].History.Window, "ListHistory": page.Messages} {
+		if len(got) < 2 {
+			t.Fatalf("%s: %d messages, want at least 2", name, len(got))
+		}
+		first, cut := got[len(got)-2], got[len(got)-1]
+		if strings.Contains(first.Content, secret) || strings.Contains(first.Content, token) ||
+			strings.Count(first.Content, "[REDACTED:") != 2 {
+			t.Errorf("%s: content %q, want the secret and the token redacted", name, first.Content)
+		}
+		if strings.Contains(cut.Content, secret[:5]) || !strings.Contains(cut.Content, "[REDA") || !cut.Truncated {
+			t.Errorf("%s: cut content ends %q, want the secret redacted before the cut", name, cut.Content[len(cut.Content)-40:])
+		}
+		if first.ContentBytes != len(msgs[0].Content) {
+			t.Errorf("%s: contentBytes %d, want the stored message's %d", name, first.ContentBytes, len(msgs[0].Content))
+		}
+	}
+	stored, err := st.MessageList(ctx, &store.MessageListParams{TenantID: b.owner.TenantID, ThreadID: b.thread.ID, Newest: true, Limit: 2})
+	if err != nil || len(stored) != 2 || !strings.Contains(stored[1].Content, secret) {
+		t.Errorf("the stored message lost its content: %v", err)
 	}
 }
