@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model/replay"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/sqlitestore"
@@ -143,23 +145,38 @@ func writeBigSession(tb testing.TB, st store.Store, tenant string, n int, park b
 // runtime without workers on it.
 func readRuntime(tb testing.TB) (*agentrt.Runtime, store.Store) {
 	tb.Helper()
+	return readRuntimeWith(tb, nil, nil)
+}
+
+// readRuntimeWith is readRuntime on the store wrap returns, wrapping the
+// SQLite store, with the config edit makes; either may be nil.
+func readRuntimeWith(tb testing.TB, wrap func(store.Store) store.Store, edit func(*agentrt.Config)) (*agentrt.Runtime, store.Store) {
+	tb.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(tb.TempDir(), "agentrt.db"), sqlitestore.Options{})
+	sqlite, err := sqlitestore.Open(ctx, filepath.Join(tb.TempDir(), "agentrt.db"), sqlitestore.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
+	tb.Cleanup(func() { sqlite.Close() })
+	if err := sqlite.Migrate(ctx); err != nil {
 		tb.Fatal(err)
+	}
+	var st store.Store = sqlite
+	if wrap != nil {
+		st = wrap(sqlite)
 	}
 	sc, err := replay.Parse("read.replay.yaml", []byte("responses: [{text: hi}]"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rt, err := agentrt.New(agentrt.Config{
+	cfg := agentrt.Config{
 		Store: st, NoWorkers: true,
 		Agents: map[string]*agentrt.Agent{bigAgent: {Instructions: "help", Provider: replay.New(sc), Tools: []string{"read_file"}}},
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	rt, err := agentrt.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -591,4 +608,127 @@ func TestBigSessionSnapshotIsWindowed(t *testing.T) {
 		t.Errorf("snapshot JSON is %d bytes; a window should be far smaller", len(raw))
 	}
 	spectest.Snapshot(t, snap)
+}
+
+// runListCounter counts a store's RunList reads.
+type runListCounter struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (s *runListCounter) RunList(ctx context.Context, p *store.RunListParams) ([]*runtype.Run, error) {
+	s.n.Add(1)
+	return s.Store.RunList(ctx, p)
+}
+
+// TestListTasksReadsAttemptsOnce: a page of tasks reads its attempts in
+// one store read, not one per task, and gives each task its own.
+func TestListTasksReadsAttemptsOnce(t *testing.T) {
+	t.Parallel()
+	counter := &runListCounter{}
+	rt, st := readRuntimeWith(t, func(st store.Store) store.Store { counter.Store = st; return counter }, nil)
+	b := writeBigSession(t, st, agentrt.DefaultTenant, 6, true)
+	// The failed turn's task ran a second attempt.
+	failed := b.turns[1]
+	again := &runtype.Run{ID: runtype.NewIDGen(nil).New(runtype.PrefixRun), TaskID: failed.TaskID, TurnID: failed.ID,
+		SessionID: failed.SessionID, ThreadID: failed.ThreadID, Owner: b.owner, Attempt: 2, Status: runtype.StatusFailed,
+		StartedAt: failed.EndedAt.Add(time.Second), EndedAt: failed.EndedAt.Add(2 * time.Second)}
+	ctx := t.Context()
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Runs: []*runtype.Run{again}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	before := counter.n.Load()
+	tp, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := counter.n.Load() - before; n != 1 {
+		t.Errorf("ListTasks of %d tasks read RunList %d times, want once", len(tp.Tasks), n)
+	}
+	if len(tp.Tasks) != 6 {
+		t.Fatalf("tasks = %d, want 6", len(tp.Tasks))
+	}
+	for _, k := range tp.Tasks {
+		var runs []string
+		for _, a := range k.Attempts {
+			runs = append(runs, a.RunID)
+		}
+		want := []string{b.turns[slices.IndexFunc(b.turns, func(u *runtype.Turn) bool { return u.TaskID == k.TaskID })].RunID}
+		if k.TaskID == failed.TaskID {
+			want = append(want, again.ID)
+		}
+		if !slices.Equal(runs, want) {
+			t.Errorf("task %s attempts %v, want %v", k.TaskID, runs, want)
+		}
+	}
+}
+
+// TestHistoryRedactsSecrets: a message holding a configured secret, or a
+// token of a known shape, shows redacted in a snapshot's history window
+// and in ListHistory, as in every other preview, also when the preview's
+// cut falls inside the secret; the store keeps the message as it was.
+func TestHistoryRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-orchid-5519"
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36] // a GitHub token's shape
+	rt, st := readRuntimeWith(t, nil, func(c *agentrt.Config) { c.Redact = output.RedactorConfig{Secrets: []string{secret}} })
+	b := writeBigSession(t, st, agentrt.DefaultTenant, 2, false)
+	last := b.turns[len(b.turns)-1]
+	ctx := t.Context()
+	msgs := []*runtype.Message{
+		{Role: runtype.RoleAssistant, Content: "The password is " + secret + " and the token " + token + "."},
+		// The preview's cut (HistoryPreviewBytes) falls inside the secret.
+		{Role: runtype.RoleAssistant, Content: strings.Repeat("x", agentrt.HistoryPreviewBytes-5) + secret + strings.Repeat("y", 100)},
+	}
+	for i, m := range msgs {
+		m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.Owner = b.thread.ID, int64(4*len(b.turns)+i+1), b.session.ID, last.ID, last.RunID, b.owner
+		m.CreatedAt = last.EndedAt
+	}
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	snap, err := rt.GetSession(ctx, b.owner, b.session.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := rt.ListHistory(ctx, b.owner, b.session.ID, b.thread.ID, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]agentrt.HistoryMessage{"snapshot window": snap.Threads[0].History.Window, "ListHistory": page.Messages} {
+		if len(got) < 2 {
+			t.Fatalf("%s: %d messages, want at least 2", name, len(got))
+		}
+		first, cut := got[len(got)-2], got[len(got)-1]
+		if strings.Contains(first.Content, secret) || strings.Contains(first.Content, token) ||
+			strings.Count(first.Content, "[REDACTED:") != 2 {
+			t.Errorf("%s: content %q, want the secret and the token redacted", name, first.Content)
+		}
+		if strings.Contains(cut.Content, secret[:5]) || !strings.Contains(cut.Content, "[REDA") || !cut.Truncated {
+			t.Errorf("%s: cut content ends %q, want the secret redacted before the cut", name, cut.Content[len(cut.Content)-40:])
+		}
+		if first.ContentBytes != len(msgs[0].Content) {
+			t.Errorf("%s: contentBytes %d, want the stored message's %d", name, first.ContentBytes, len(msgs[0].Content))
+		}
+	}
+	stored, err := st.MessageList(ctx, &store.MessageListParams{TenantID: b.owner.TenantID, ThreadID: b.thread.ID, Newest: true, Limit: 2})
+	if err != nil || len(stored) != 2 || !strings.Contains(stored[1].Content, secret) {
+		t.Errorf("the stored message lost its content: %v", err)
+	}
 }

@@ -74,13 +74,21 @@ func (rt *Runtime) historyPage(ctx context.Context, tenant, threadID string, bef
 		p.NextCursor = strconv.FormatInt(ms[limit-1].Seq, 10)
 	}
 	for i := len(ms) - 1; i >= 0; i-- {
-		p.Messages = append(p.Messages, historyMessage(ms[i]))
+		p.Messages = append(p.Messages, rt.historyMessage(ms[i]))
 	}
 	return p, nil
 }
 
-func historyMessage(m *runtype.Message) HistoryMessage {
-	content, cut := event.Preview(m.Content, HistoryPreviewBytes)
+// historyMessage is a message as a read model shows it: its content cut
+// to HistoryPreviewBytes, with secrets redacted as in every preview (the
+// store keeps the message as the model saw it).
+func (rt *Runtime) historyMessage(m *runtype.Message) HistoryMessage {
+	// The redaction looks a little past the cut, so that a secret the cut
+	// would halve is still recognized.
+	_, cut := event.Preview(m.Content, HistoryPreviewBytes)
+	wide, _ := event.Preview(m.Content, HistoryPreviewBytes+256)
+	content, cut2 := event.Preview(rt.safePreview(wide), HistoryPreviewBytes)
+	cut = cut || cut2
 	if !utf8.ValidString(content) {
 		content = strings.ToValidUTF8(content, "\uFFFD")
 	}
@@ -254,12 +262,24 @@ func (rt *Runtime) ListTasks(ctx context.Context, p *ListTasksParams) (*TaskPage
 	}
 	tasks, next := pageOf(tasks, limit, func(t *runtype.Task) string { return t.ID })
 	out := &TaskPage{Tasks: make([]TaskRead, len(tasks)), NextCursor: next}
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	// The page's attempts in one read, oldest first, then by task.
+	ids := make([]string, len(tasks))
 	for i, t := range tasks {
-		runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: t.ID})
-		if err != nil {
-			return nil, fmt.Errorf("listing the attempts of task %s: %w", t.ID, err)
-		}
-		out.Tasks[i] = taskRead(t, runs)
+		ids[i] = t.ID
+	}
+	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskIDs: ids})
+	if err != nil {
+		return nil, fmt.Errorf("listing the attempts of the tasks: %w", err)
+	}
+	byTask := make(map[string][]*runtype.Run, len(tasks))
+	for _, r := range runs {
+		byTask[r.TaskID] = append(byTask[r.TaskID], r)
+	}
+	for i, t := range tasks {
+		out.Tasks[i] = taskRead(t, byTask[t.ID])
 	}
 	return out, nil
 }

@@ -276,10 +276,22 @@ func (b *remoteBackend) Health(ctx context.Context) (*agentrt.Health, error) {
 	return b.c.Health(ctx)
 }
 
+// LastCursor reads the cursor from the daemon's health. A daemon whose
+// runtime is stopped, or whose store did not answer, does not know it:
+// that is an error, not 0, which would follow from the log's start.
 func (b *remoteBackend) LastCursor(ctx context.Context) (int64, error) {
 	h, err := b.c.Health(ctx)
-	if err != nil {
+	switch {
+	case err != nil:
 		return 0, err
+	case h.Status == agentrt.HealthStopped:
+		return 0, fmt.Errorf("reading the last event cursor: the runtime at %s is stopped", b.c.URL())
+	case !h.Store.Reachable:
+		reason := h.Store.Error
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return 0, fmt.Errorf("reading the last event cursor: the store of %s did not answer: %s", b.c.URL(), reason)
 	}
 	return h.Store.LastCursor, nil
 }

@@ -35,9 +35,10 @@ type overview struct {
 }
 
 type approvalsOverview struct {
-	// Pending counts the pending actions, up to maxListLimit.
+	// Pending counts the pending actions: the health's count (of every
+	// tenant) when it has one, else those listed, up to maxListLimit.
 	Pending int `json:"pending"`
-	// More: there are more than Pending.
+	// More: there are more than Pending (only when counted from a list).
 	More bool `json:"more"`
 	// Oldest are the oldest pending actions, oldest first, at most
 	// overviewOldest.
@@ -77,7 +78,7 @@ type sessionOverview struct {
 const (
 	overviewRows     = 10  // most attention requests and sessions shown
 	overviewOldest   = 5   // most pending actions shown
-	overviewRequests = 200 // recent requests read
+	overviewRequests = 200 // open requests read, for the sessions
 	overviewSessions = 5   // recent sessions shown even when idle
 )
 
@@ -144,6 +145,9 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		return nil, err
 	}
 	ov.Approvals.Pending, ov.Approvals.More = len(acts), len(acts) == maxListLimit
+	if n, ok := pendingApprovals(h); ok {
+		ov.Approvals.Pending, ov.Approvals.More = n, false // counted by the store, not capped
+	}
 	slices.Reverse(acts) // oldest first
 	for _, a := range acts[:min(len(acts), overviewOldest)] {
 		ov.Approvals.Oldest = append(ov.Approvals.Oldest, approvalOverview{
@@ -155,25 +159,28 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		ov.Approvals.Oldest = []approvalOverview{}
 	}
 
-	reqs, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{Limit: overviewRequests})
+	// The store filters by status before its limit: a request parked
+	// long ago shows however many have run since.
+	attention, err := listRequestsIn(ctx, b, &agentrt.ListRequestsParams{Limit: overviewRows}, attentionStatuses)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range attention {
+		since := cmp.Or(r.EndedAt, r.StartedAt, r.CreatedAt)
+		ro := requestOverview{RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason, Since: since}
+		if since != nil {
+			ro.AgeSeconds = int64(now.Sub(*since) / time.Second)
+		}
+		ov.Attention = append(ov.Attention, ro)
+	}
+	open, err := listRequestsIn(ctx, b, &agentrt.ListRequestsParams{Limit: overviewRequests}, openStatuses)
 	if err != nil {
 		return nil, err
 	}
 	active := map[string]*agentrt.RequestSummary{} // session → the request holding it
 	var order []string                             // sessions, newest request first
-	for i := range reqs {
-		r := &reqs[i]
-		if needsAttention(r.Status) && len(ov.Attention) < overviewRows {
-			since := cmp.Or(r.EndedAt, r.StartedAt, r.CreatedAt)
-			ro := requestOverview{RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason, Since: since}
-			if since != nil {
-				ro.AgeSeconds = int64(now.Sub(*since) / time.Second)
-			}
-			ov.Attention = append(ov.Attention, ro)
-		}
-		if r.Status.Terminal() {
-			continue
-		}
+	for i := range open {
+		r := &open[i]
 		if cur, ok := active[r.SessionID]; !ok {
 			order = append(order, r.SessionID)
 			active[r.SessionID] = r
@@ -205,15 +212,30 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 	return ov, nil
 }
 
-// needsAttention: a request an operator may have to act on.
-func needsAttention(s runtype.TaskStatus) bool {
-	switch s {
-	case runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying,
-		runtype.StatusFailed, runtype.StatusTimedOut, runtype.StatusLost:
-		return true
+// pendingApprovals is the count of pending approvals the health checked;
+// false when it did not (its store did not answer, the runtime is
+// stopped, or the server predates the check).
+func pendingApprovals(h *agentrt.Health) (int, bool) {
+	for _, c := range h.Checks {
+		if c.Name == "approvals" {
+			// A check that could not read the store warns with no
+			// oldest action; one that read none is ok.
+			return h.Approvals.Pending, c.Status == agentrt.CheckOK || h.Approvals.OldestActionID != ""
+		}
 	}
-	return s.Parked()
+	return 0, false
 }
+
+// attentionStatuses are those of a request an operator may have to act
+// on.
+var attentionStatuses = []runtype.TaskStatus{
+	runtype.StatusWaitingInput, runtype.StatusWaitingPermission, runtype.StatusWaitingResource,
+	runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying,
+	runtype.StatusFailed, runtype.StatusTimedOut, runtype.StatusLost,
+}
+
+// openStatuses are those of a request that has not ended.
+var openStatuses = slices.DeleteFunc(slices.Clone(allStatuses), runtype.TaskStatus.Terminal)
 
 // holdRank orders the open statuses by how surely the request holds its
 // thread: running first, then parked or paused, then queued.

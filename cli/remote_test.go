@@ -180,6 +180,8 @@ func TestServerErrors(t *testing.T) {
 			"agentrt: invalid --session: required with --server"},
 		{"local only", []string{"run", "--server", d.url, "--config", b.config, question}, cli.ExitUsage,
 			"agentrt: agentrt run works on a data directory in this process; it cannot use --server"},
+		{"replay is local", []string{"replay", "--server", d.url, "--config", b.config, "--request", "turn_x"}, cli.ExitUsage,
+			"agentrt: agentrt replay works on a data directory in this process; it cannot use --server"},
 		{"local only subcommand", []string{"policy", "lint", "--server", d.url, "x.yaml"}, cli.ExitUsage,
 			"agentrt: agentrt policy lint works on a data directory"},
 		{"bad status", []string{"requests", "tail", "--once", "--status", "sleeping", "--server", d.url, "--token", d.token}, cli.ExitUsage,

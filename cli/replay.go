@@ -62,8 +62,9 @@ crafted file cannot approve the calls it replays.
 Replay EXECUTES TOOLS: commands, file and process tools run for real, in a scratch copy of
 the agent's workspace (or in --workspace). --no-tools runs none and compares decisions only.
 
-Exit codes: 0 nothing differs, 1 something differs (or the replay could not run),
-2 usage or configuration error, an unknown request or an unreadable bundle.`,
+Exit codes: 0 nothing differs, 1 something differs, the request is unknown (or not of
+--session), or the replay could not run; 2 usage or configuration error or an unreadable
+bundle or case.`,
 		Example: `  agentrt replay --config agentrt.yaml --request turn_01M7Z6E98T14HZ9P6EVS3DAV33
   agentrt replay --config agentrt.yaml case.tar.gz --no-tools
   agentrt replay --config agentrt.yaml --request turn_01M7Z6E98T14HZ9P6EVS3DAV33 --write-case case.json
@@ -158,7 +159,8 @@ func (f *replayFlags) replayCase(cmd *cobra.Command, args []string) (*replaycase
 	c, err := rt.ReplayCase(commandContext(cmd), runtype.Owner{}, f.session, f.request)
 	switch {
 	case errors.Is(err, agentrt.ErrNotFound):
-		return nil, usageErr("%v", err)
+		// An unknown request fails, as in export request and tasks.
+		return nil, &exitError{code: ExitFailed, err: err}
 	case err != nil:
 		return nil, runtimeErr(err)
 	}

@@ -106,7 +106,8 @@ func TestReplayCommand(t *testing.T) {
 	}
 }
 
-// TestReplayUsageErrors: what cannot be replayed exits 2 with a message.
+// TestReplayUsageErrors: what cannot be replayed exits 2 with a message;
+// an unknown request exits 1.
 func TestReplayUsageErrors(t *testing.T) {
 	t.Parallel()
 	b := setupGoverned(t)
@@ -136,8 +137,6 @@ func TestReplayUsageErrors(t *testing.T) {
 	}{
 		{"nothing to replay", []string{"replay", "--config", b.config}, "give a bundle or case file to replay, or --request"},
 		{"both", []string{"replay", "--config", b.config, caseFile, "--request", turn}, "give a bundle or case file, or --request, not both"},
-		{"unknown request", []string{"replay", "--config", b.config, "--request", "turn_01M7Z5ME399Y0NDSXSN8VEWD18"}, "no request turn_01M7Z5ME399Y0NDSXSN8VEWD18"},
-		{"other session", []string{"replay", "--config", b.config, "--request", turn, "--session", "ses_01M7Z5ME399Y0NDSXSN8VEWD18"}, "session ses_01M7Z5ME399Y0NDSXSN8VEWD18 has no request " + turn},
 		{"missing file", []string{"replay", "--config", b.config, filepath.Join(b.dir, "nope.json")}, "reading " + filepath.Join(b.dir, "nope.json")},
 		{"not a case", []string{"replay", "--config", b.config, b.config}, "invalid replay case: decoding JSON"},
 		{"bundle without a case", []string{"replay", "--config", b.config, noCase}, "bundle " + noCase + " has no replay-case.json (export it with --artifact-contents"},
@@ -152,6 +151,21 @@ func TestReplayUsageErrors(t *testing.T) {
 		r := run(t, "", tt.args...)
 		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 saying %q", tt.name, r.code, r.stderr, tt.want)
+		}
+	}
+
+	// An unknown request fails (exit 1), as in export request.
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown request", []string{"replay", "--config", b.config, "--request", "turn_01M7Z5ME399Y0NDSXSN8VEWD18"}, "no request turn_01M7Z5ME399Y0NDSXSN8VEWD18"},
+		{"other session", []string{"replay", "--config", b.config, "--request", turn, "--session", "ses_01M7Z5ME399Y0NDSXSN8VEWD18"}, "session ses_01M7Z5ME399Y0NDSXSN8VEWD18 has no request " + turn},
+	} {
+		r := run(t, "", tt.args...)
+		if r.code != cli.ExitFailed || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 saying %q", tt.name, r.code, r.stderr, tt.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -169,22 +170,22 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 		p.printHeader() // even with nothing listed: the command follows
 	}
 	if f.limit > 0 {
-		reqs, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{SessionID: f.session, Limit: overviewRequests})
+		// The store filters by status before its limit, so that old
+		// requests in a status asked for show however many newer ones
+		// there are.
+		reqs, err := listRequestsIn(ctx, b, &agentrt.ListRequestsParams{SessionID: f.session, Limit: f.limit}, slices.Collect(maps.Keys(keep)))
 		if err != nil {
 			return runtimeErr(err)
 		}
-		var lines []requestLine
+		lines := make([]requestLine, 0, len(reqs))
 		for _, r := range reqs {
 			p.agents[r.TurnID] = r.Agent
 			line := requestLine{Event: "listed", RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason}
 			if at := cmpOrTime(r.EndedAt, r.StartedAt, r.CreatedAt); at != nil {
 				line.At = *at
 			}
-			if keep == nil || keep[r.Status] {
-				lines = append(lines, line)
-			}
+			lines = append(lines, line)
 		}
-		lines = lines[:min(len(lines), f.limit)]
 		slices.Reverse(lines) // oldest first, as a log reads
 		for _, l := range lines {
 			if err := p.print(l); err != nil {
@@ -216,6 +217,31 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 			return err
 		}
 	}
+}
+
+// listRequestsIn lists the newest p.Limit (> 0) requests p selects whose
+// status is one of statuses (any status when there are none), newest
+// first. The
+// API filters by one status at a time: this asks for each and merges.
+func listRequestsIn(ctx context.Context, b backend, p *agentrt.ListRequestsParams, statuses []runtype.TaskStatus) ([]agentrt.RequestSummary, error) {
+	if len(statuses) == 0 {
+		return b.ListRequests(ctx, p)
+	}
+	var all []agentrt.RequestSummary
+	for _, s := range statuses {
+		q := *p
+		q.Status = s
+		reqs, err := b.ListRequests(ctx, &q)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, reqs...)
+	}
+	// Turn IDs grow with time: the store lists by ID, newest first.
+	// A request that changed status between two reads shows once.
+	slices.SortFunc(all, func(a, b agentrt.RequestSummary) int { return strings.Compare(b.TurnID, a.TurnID) })
+	all = slices.CompactFunc(all, func(a, b agentrt.RequestSummary) bool { return a.TurnID == b.TurnID })
+	return all[:min(len(all), p.Limit)], nil
 }
 
 func cmpOrTime(ts ...*time.Time) *time.Time {

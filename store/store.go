@@ -551,10 +551,13 @@ type TaskListInFlightParams struct {
 }
 
 // RunListParams lists runs oldest first, of one task or of a whole session.
+// TaskIDs, when not empty, keeps the runs of any of those tasks (ANDed
+// with SessionID and TaskID): the attempts of a page of tasks, in one read.
 type RunListParams struct {
 	TenantID  string
 	SessionID string
 	TaskID    string
+	TaskIDs   []string
 }
 
 // MessageListParams lists a thread's messages with Seq > AfterSeq (and,

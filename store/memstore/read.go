@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -178,6 +179,14 @@ func (d *data) runList(p *store.RunListParams) []*runtype.Run {
 	switch {
 	case p.TaskID != "":
 		rows = d.runs.list(1, p.TaskID)
+	case len(p.TaskIDs) > 0:
+		// The tasks' runs, back in first-insertion order.
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(p.TaskIDs))) {
+			if id != "" { // the empty key lists every row
+				rows = append(rows, d.runs.list(1, id)...)
+			}
+		}
+		slices.SortFunc(rows, func(a, b *row[runtype.Run]) int { return cmp.Compare(a.ord, b.ord) })
 	default:
 		rows = d.runs.list(0, p.SessionID)
 	}
@@ -185,7 +194,8 @@ func (d *data) runList(p *store.RunListParams) []*runtype.Run {
 	for _, r := range rows {
 		if r.v.TenantID == p.TenantID &&
 			(p.SessionID == "" || r.v.SessionID == p.SessionID) &&
-			(p.TaskID == "" || r.v.TaskID == p.TaskID) {
+			(p.TaskID == "" || r.v.TaskID == p.TaskID) &&
+			(len(p.TaskIDs) == 0 || slices.Contains(p.TaskIDs, r.v.TaskID)) {
 			out = append(out, copyRun(&r.v))
 		}
 	}

@@ -51,6 +51,7 @@ func TestReadModelPlans(t *testing.T) {
 		{"sessions, filtered", qSessionList + sessionFilter + sessionBefore, "sessions_tenant", false},
 		{"tasks of a session", qTaskSearch + searchSession + searchBefore, "tasks_session", false},
 		{"tasks of a tenant", qTaskSearch + searchBefore, "PRIMARY KEY", false},
+		{"runs of a page of tasks", qRunList + runTasks, "runs_task (task_id=?)", true},
 		{"turn tally", qTurnTally, "turns_session", false},
 		{"tool calls of turns", qToolCallList + callSession + callTurns, "sqlite_autoindex_tool_calls_1 (session_id=?)", true},
 		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},
@@ -59,7 +60,7 @@ func TestReadModelPlans(t *testing.T) {
 		if !strings.Contains(plan, tt.want) {
 			t.Errorf("%s: plan does not use %s:\n%s", tt.name, tt.want, plan)
 		}
-		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN turns", "SCAN sessions"} {
+		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN turns", "SCAN sessions", "SCAN runs"} {
 			if strings.Contains(plan, bad) && !(tt.sorts && strings.HasPrefix(bad, "USE TEMP")) {
 				t.Errorf("%s: plan has %q:\n%s", tt.name, bad, plan)
 			}

@@ -46,8 +46,8 @@ const (
 	qTurnList        = qTurnGetByKey + 1 // 32 variants: turnSession | turnThread | turnStatus | turnBefore | turnFilter
 	qTaskGet         = qTurnList + 32
 	qTaskList        = qTaskGet + 1
-	qRunList         = qTaskList + 1    // 4 variants: runSession | runTask
-	qMessageList     = qRunList + 4     // 2 variants: messageNewest
+	qRunList         = qTaskList + 1    // 8 variants: runSession | runTask | runTasks
+	qMessageList     = qRunList + 8     // 2 variants: messageNewest
 	qToolCallList    = qMessageList + 2 // 8 variants: callSession | callTurn | callTurns
 	qBlobGet         = qToolCallList + 8
 	qTurnSession     = qBlobGet + 1
@@ -100,6 +100,7 @@ const (
 
 	runSession = 1
 	runTask    = 2
+	runTasks   = 4
 
 	callSession = 1
 	callTurn    = 2
@@ -229,12 +230,12 @@ func buildQueries() [numQueries]string {
 	}
 	q[qTaskGet] = `SELECT ` + taskCols + ` FROM tasks WHERE id = ? AND tenant_id = ?`
 	q[qTaskList] = `SELECT ` + taskCols + ` FROM tasks WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
-	for m := range 4 {
+	for m := range 8 {
 		// A task's or a session's runs are few; the tenant's are many
 		// (runs_tenant_started would scan them all): name the index.
 		index := ``
 		switch {
-		case m&runTask != 0:
+		case m&(runTask|runTasks) != 0:
 			index = ` INDEXED BY runs_task`
 		case m&runSession != 0:
 			index = ` INDEXED BY runs_session`
@@ -245,6 +246,9 @@ func buildQueries() [numQueries]string {
 		}
 		if m&runTask != 0 {
 			w += ` AND task_id = ?`
+		}
+		if m&runTasks != 0 {
+			w += ` AND task_id IN (SELECT value FROM json_each(?))`
 		}
 		q[qRunList+queryID(m)] = w + ` ORDER BY started_at, attempt, id`
 	}

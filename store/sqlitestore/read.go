@@ -257,6 +257,13 @@ func (r reader) RunList(ctx context.Context, p *store.RunListParams) ([]*runtype
 	if p.TaskID != "" {
 		q, args = q+runTask, append(args, p.TaskID)
 	}
+	if len(p.TaskIDs) > 0 {
+		ids, err := json.Marshal(p.TaskIDs)
+		if err != nil {
+			return nil, fmt.Errorf("listing runs: %w", err)
+		}
+		q, args = q+runTasks, append(args, string(ids))
+	}
 	rs, err := list(ctx, r, scanRun, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs: %w", err)

@@ -45,7 +45,7 @@
 // The read models' filters (Agent, Since, Until, Statuses) apply before a
 // list's Limit, so that a page is full until the list ends. MessageCount
 // is 0 for a thread the tenant does not have; ToolCallList's TurnIDs
-// matches nothing without a SessionID; TurnTally counts a thread's turns
+// matches nothing without a SessionID, while RunList's TaskIDs needs none; TurnTally counts a thread's turns
 // only when they are of the given session and tenant.
 package storetest
 

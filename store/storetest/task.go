@@ -91,6 +91,9 @@ func exerciseRun(ctx context.Context, t *testing.T, newStore func(*testing.T) st
 			{"session and task", store.RunListParams{SessionID: s.ID, TaskID: k2.ID}, []*runtype.Run{r2}},
 			{"task of another session", store.RunListParams{SessionID: elsewhere.SessionID, TaskID: k2.ID}, nil},
 			{"unknown task", store.RunListParams{TaskID: "task_missing"}, nil},
+			{"tasks", store.RunListParams{TaskIDs: []string{k2.ID, "task_missing", k1.ID}}, []*runtype.Run{&r1b, r2, r3}},
+			{"tasks of a session", store.RunListParams{SessionID: elsewhere.SessionID, TaskIDs: []string{k1.ID, elsewhere.TaskID}}, []*runtype.Run{elsewhere}},
+			{"tasks and task", store.RunListParams{TaskID: k1.ID, TaskIDs: []string{k2.ID}}, nil},
 		}
 		for _, tt := range tests {
 			p := tt.p
@@ -102,6 +105,10 @@ func exerciseRun(ctx context.Context, t *testing.T, newStore func(*testing.T) st
 			if d := diff(tt.want, got); d != "" {
 				t.Errorf("RunList(%s) (-want +got):\n%s", tt.name, d)
 			}
+		}
+		got, err := tb.store.RunList(ctx, &store.RunListParams{TenantID: tenantB, TaskIDs: []string{k1.ID, k2.ID}})
+		if err != nil || len(got) != 0 {
+			t.Errorf("RunList(tasks, tenant B) = %d runs, %v; want none", len(got), err)
 		}
 	})
 

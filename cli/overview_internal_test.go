@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentrt/agentrt"
+)
+
+// countingBackend answers what the overview reads: a health, and a list
+// of pending actions capped as the store caps it.
+type countingBackend struct {
+	backend // the overview calls no other method
+	health  *agentrt.Health
+	pending int
+}
+
+func (b *countingBackend) Where() string { return "test" }
+
+func (b *countingBackend) Health(context.Context) (*agentrt.Health, error) { return b.health, nil }
+
+func (b *countingBackend) ListActions(_ context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {
+	out := make([]agentrt.ActionRead, min(b.pending, p.Limit))
+	for i := range out {
+		out[i] = agentrt.ActionRead{ActionID: fmt.Sprintf("act_%04d", len(out)-i), Status: "pending"}
+	}
+	return out, nil
+}
+
+func (b *countingBackend) ListRequests(context.Context, *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error) {
+	return nil, nil
+}
+
+func (b *countingBackend) ListSessions(context.Context, *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error) {
+	return nil, nil
+}
+
+func (b *countingBackend) LastCursor(context.Context) (int64, error) { return 0, nil }
+
+// TestOverviewPendingCount: the overview's pending count is the health's,
+// exact past the 1000 a list returns; without one (the approvals check
+// could not read the store) it counts the list and says there may be
+// more.
+func TestOverviewPendingCount(t *testing.T) {
+	t.Parallel()
+	checked := &agentrt.Health{Status: agentrt.HealthOK,
+		Approvals: agentrt.ApprovalsInfo{Pending: 1500, OldestActionID: "act_0001"},
+		Checks:    []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
+	none := &agentrt.Health{Status: agentrt.HealthOK, Checks: []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
+	unchecked := &agentrt.Health{Status: agentrt.HealthDegraded,
+		Checks: []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckWarn, Reason: "reading the pending approvals: boom"}}}
+	for _, tc := range []struct {
+		name     string
+		health   *agentrt.Health
+		listed   int
+		pending  int
+		wantMore bool
+	}{
+		{"counted by the health", checked, 1500, 1500, false},
+		{"none pending", none, 0, 0, false},
+		{"not checked", unchecked, 1500, maxListLimit, true},
+		{"no check (older server)", &agentrt.Health{Status: agentrt.HealthOK}, 3, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ov, err := readOverview(t.Context(), &countingBackend{health: tc.health, pending: tc.listed}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ov.Approvals.Pending != tc.pending || ov.Approvals.More != tc.wantMore {
+				t.Errorf("approvals pending %d, more %v; want %d, %v", ov.Approvals.Pending, ov.Approvals.More, tc.pending, tc.wantMore)
+			}
+		})
+	}
+}
