@@ -190,7 +190,7 @@ func (f *replayFlags) remoteCase(cmd *cobra.Command) (*replaycase.Case, error) {
 	err = b.ExportBundle(commandContext(cmd), tmp, &agentrt.ExportEvidenceParams{SessionID: f.session, TurnID: f.request, ArtifactContents: true})
 	switch {
 	case errors.Is(err, agentrt.ErrNotFound):
-		return nil, usageErr("no request %s in session %s", f.request, f.session)
+		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("no request %s in session %s", f.request, f.session)}
 	case err != nil:
 		return nil, runtimeErr(err)
 	}
