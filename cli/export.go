@@ -211,12 +211,16 @@ func writeAtomically(path string, write func(io.Writer) error) (int64, error) {
 		return 0, fmt.Errorf("creating the bundle file: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	cw := &countWriter{w: tmp}
-	if err := write(cw); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return 0, err
 	}
 	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return 0, fmt.Errorf("writing the bundle file: %w", err)
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
 		tmp.Close()
 		return 0, fmt.Errorf("writing the bundle file: %w", err)
 	}
@@ -226,16 +230,5 @@ func writeAtomically(path string, write func(io.Writer) error) (int64, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return 0, fmt.Errorf("writing the bundle file: %w", err)
 	}
-	return cw.n, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return fi.Size(), nil
 }
