@@ -713,6 +713,8 @@ type ListRequestsParams struct {
 	SessionID string
 	ThreadID  string
 	Status    runtype.TaskStatus
+	// Statuses keeps the turns in any of them (with Status, in both).
+	Statuses []runtype.TaskStatus
 	Agent     string
 	Since     time.Time
 	Until     time.Time

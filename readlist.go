@@ -166,7 +166,11 @@ func (rt *Runtime) ListRequestsPage(ctx context.Context, p *ListRequestsParams) 
 	if err != nil {
 		return nil, err
 	}
-	if err := errors.Join(checkStatus(p.Status), timeWindow(p.Since, p.Until)); err != nil {
+	errs := []error{checkStatus(p.Status), timeWindow(p.Since, p.Until)}
+	for _, st := range p.Statuses {
+		errs = append(errs, checkStatus(st))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	if p.ThreadID != "" && p.SessionID == "" {
@@ -174,7 +178,7 @@ func (rt *Runtime) ListRequestsPage(ctx context.Context, p *ListRequestsParams) 
 	}
 	limit := store.ClampLimit(p.Limit)
 	turns, err := rt.store.TurnList(ctx, &store.TurnListParams{
-		TenantID: tenantOf(p.Owner), SessionID: p.SessionID, ThreadID: p.ThreadID, Status: p.Status, Agent: p.Agent,
+		TenantID: tenantOf(p.Owner), SessionID: p.SessionID, ThreadID: p.ThreadID, Status: p.Status, Statuses: p.Statuses, Agent: p.Agent,
 		Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
 	})
 	if err != nil {

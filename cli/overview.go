@@ -161,7 +161,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 
 	// The store filters by status before its limit: a request parked
 	// long ago shows however many have run since.
-	attention, err := listRequestsIn(ctx, b, &agentrt.ListRequestsParams{Limit: overviewRows}, attentionStatuses)
+	attention, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{Limit: overviewRows, Statuses: attentionStatuses})
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		}
 		ov.Attention = append(ov.Attention, ro)
 	}
-	open, err := listRequestsIn(ctx, b, &agentrt.ListRequestsParams{Limit: overviewRequests}, openStatuses)
+	open, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{Limit: overviewRequests, Statuses: openStatuses})
 	if err != nil {
 		return nil, err
 	}

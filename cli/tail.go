@@ -173,7 +173,7 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 		// The store filters by status before its limit, so that old
 		// requests in a status asked for show however many newer ones
 		// there are.
-		reqs, err := listRequestsIn(ctx, b, &agentrt.ListRequestsParams{SessionID: f.session, Limit: f.limit}, slices.Collect(maps.Keys(keep)))
+		reqs, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{SessionID: f.session, Limit: f.limit, Statuses: slices.Collect(maps.Keys(keep))})
 		if err != nil {
 			return runtimeErr(err)
 		}
@@ -217,31 +217,6 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 			return err
 		}
 	}
-}
-
-// listRequestsIn lists the newest p.Limit (> 0) requests p selects whose
-// status is one of statuses (any status when there are none), newest
-// first. The
-// API filters by one status at a time: this asks for each and merges.
-func listRequestsIn(ctx context.Context, b backend, p *agentrt.ListRequestsParams, statuses []runtype.TaskStatus) ([]agentrt.RequestSummary, error) {
-	if len(statuses) == 0 {
-		return b.ListRequests(ctx, p)
-	}
-	var all []agentrt.RequestSummary
-	for _, s := range statuses {
-		q := *p
-		q.Status = s
-		reqs, err := b.ListRequests(ctx, &q)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, reqs...)
-	}
-	// Turn IDs grow with time: the store lists by ID, newest first.
-	// A request that changed status between two reads shows once.
-	slices.SortFunc(all, func(a, b agentrt.RequestSummary) int { return strings.Compare(b.TurnID, a.TurnID) })
-	all = slices.CompactFunc(all, func(a, b agentrt.RequestSummary) bool { return a.TurnID == b.TurnID })
-	return all[:min(len(all), p.Limit)], nil
 }
 
 func cmpOrTime(ts ...*time.Time) *time.Time {

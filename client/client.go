@@ -22,6 +22,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -351,7 +352,22 @@ func (c *Client) ListRequests(ctx context.Context, p *agentrt.ListRequestsParams
 // ListRequestsPage lists requests newest first, a page at a time
 // (GET /v1/requests).
 func (c *Client) ListRequestsPage(ctx context.Context, p *agentrt.ListRequestsParams) (*agentrt.RequestPage, error) {
-	q := query("sessionId", p.SessionID, "threadId", p.ThreadID, "status", string(p.Status), "agent", p.Agent,
+	status := string(p.Status)
+	if len(p.Statuses) > 0 {
+		if status != "" {
+			// Both filters apply: a request must be in Status and in one of Statuses.
+			if !slices.Contains(p.Statuses, p.Status) {
+				return &agentrt.RequestPage{Requests: []agentrt.RequestSummary{}}, nil
+			}
+		} else {
+			ss := make([]string, len(p.Statuses))
+			for i, st := range p.Statuses {
+				ss[i] = string(st)
+			}
+			status = strings.Join(ss, ",")
+		}
+	}
+	q := query("sessionId", p.SessionID, "threadId", p.ThreadID, "status", status, "agent", p.Agent,
 		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "before", p.BeforeID, "limit", itoa(p.Limit))
 	var page agentrt.RequestPage
 	return &page, c.do(ctx, http.MethodGet, "/v1/requests", q, nil, &page)

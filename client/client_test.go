@@ -167,6 +167,13 @@ func TestClientMirrorsRuntime(t *testing.T) {
 	if len(reqPage.Requests) != 1 {
 		t.Errorf("filtered requests %+v, want the parked one", reqPage.Requests)
 	}
+	several := &agentrt.ListRequestsParams{Statuses: []runtype.TaskStatus{runtype.StatusWaitingPermission, runtype.StatusFailed}}
+	wantSeveral, _ := b.rt.ListRequestsPage(ctx, several)
+	gotSeveral, err := b.c.ListRequestsPage(ctx, several)
+	same("ListRequestsPage statuses", gotSeveral, wantSeveral, err)
+	if len(gotSeveral.Requests) != 1 {
+		t.Errorf("requests waiting or failed %+v, want the parked one", gotSeveral.Requests)
+	}
 	wantNone, _ := b.rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Until: since})
 	none, err := b.c.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Until: since})
 	same("ListRequestsPage until", none, wantNone, err)

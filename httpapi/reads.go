@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt"
@@ -55,8 +56,19 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// status may list several, comma-separated: requests in any of them.
+	var status runtype.TaskStatus
+	var statuses []runtype.TaskStatus
+	if l.status != "" {
+		for st := range strings.SplitSeq(l.status, ",") {
+			statuses = append(statuses, runtype.TaskStatus(strings.TrimSpace(st)))
+		}
+		if len(statuses) == 1 {
+			status, statuses = statuses[0], nil
+		}
+	}
 	page, err := s.rt.ListRequestsPage(r.Context(), &agentrt.ListRequestsParams{
-		Owner: s.cfg.Owner, SessionID: l.sessionID, ThreadID: q.Get("threadId"), Status: runtype.TaskStatus(l.status),
+		Owner: s.cfg.Owner, SessionID: l.sessionID, ThreadID: q.Get("threadId"), Status: status, Statuses: statuses,
 		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
 	if err != nil {

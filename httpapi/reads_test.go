@@ -235,3 +235,32 @@ func TestReadsKeepTenantsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestsInSeveralStatuses filters requests by a comma-separated
+// list of statuses, in the store.
+func TestRequestsInSeveralStatuses(t *testing.T) {
+	t.Parallel()
+	b, _, _, turns := readsBundle(t)
+	for _, tt := range []struct {
+		status string
+		want   []string
+	}{
+		{"completed,failed", turns},
+		{"failed,cancelled", nil},
+		{"waiting_permission, completed", turns},
+	} {
+		var page agentrt.RequestPage
+		b.getJSON(t, call{path: "/v1/requests?status=" + url.QueryEscape(tt.status)}, http.StatusOK, &page)
+		var got []string
+		for _, r := range page.Requests {
+			got = append(got, r.TurnID)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("GET /v1/requests?status=%s = %v, want %v", tt.status, got, tt.want)
+		}
+	}
+	resp, body := b.do(t, call{method: http.MethodGet, path: "/v1/requests?status=completed,napping"})
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "napping") {
+		t.Errorf("an unknown status among several = %d %s, want 400 naming it", resp.StatusCode, body)
+	}
+}
