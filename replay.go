@@ -185,11 +185,14 @@ type ReplayOptions struct {
 	// as it is. Empty: a scratch copy of the agent's configured workspace,
 	// removed afterwards (none when the agent has no workspace).
 	Workspace string
-	// IgnoreRecordedAnswers denies every ask instead of answering it with
-	// the recorded person's answer. Set it for a case from a source that
-	// is not trusted (a file nobody signed): its recorded approvals would
-	// otherwise approve calls that then run for real.
-	IgnoreRecordedAnswers bool
+	// Untrusted is for a case from a source that is not trusted (a file
+	// nobody signed): nothing in it may widen what the replay is allowed.
+	// Every ask is denied instead of answered with the recorded answer,
+	// and the case's policy mode and principal are not used: the turn runs
+	// as the default principal in the configuration's default mode.
+	// Otherwise a crafted case could approve calls, or switch to bypass,
+	// and have them run for real.
+	Untrusted bool
 }
 
 // ReplayResult is what Replay found.
@@ -295,7 +298,10 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 	}()
 
 	owner := ownerOrDefault(runtype.Owner{TenantID: c.TenantID, PrincipalID: c.PrincipalID})
-	if c.PolicyMode != "" && rt.gov != nil {
+	if o.Untrusted {
+		owner = ownerOrDefault(runtype.Owner{TenantID: c.TenantID})
+	}
+	if c.PolicyMode != "" && rt.gov != nil && !o.Untrusted {
 		rt.gov.setMode(owner.TenantID, c.SessionID, policy.Mode(c.PolicyMode))
 	}
 	res, err := rt.SubmitTurn(ctx, &SubmitTurnParams{
@@ -304,7 +310,7 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 	if err != nil {
 		return nil, fmt.Errorf("submitting the replay: %w", err)
 	}
-	notes, err := rt.driveReplay(ctx, owner, res.TurnID, c, o.IgnoreRecordedAnswers)
+	notes, err := rt.driveReplay(ctx, owner, res.TurnID, c, o.Untrusted)
 	if err != nil {
 		return nil, err
 	}

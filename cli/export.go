@@ -146,6 +146,10 @@ func (f *exportFlags) run(cmd *cobra.Command) error {
 	return nil
 }
 
+// errSignStopped is what the export sees when signing stopped reading
+// its stream: Sign's own error is the one to report then.
+var errSignStopped = errors.New("signing stopped")
+
 // exportRequest writes a request's bundle to path, signed with key when
 // it is not nil: to a temporary file in path's directory, renamed over
 // path once complete. The written file is then verified, which also
@@ -167,8 +171,8 @@ func exportRequest(ctx context.Context, b backend, p *agentrt.ExportEvidencePara
 			exported <- err
 		}()
 		err := evidence.Sign(pr, w, key)
-		pr.CloseWithError(errors.New("signing stopped")) // unblocks the export when Sign stopped early
-		if xerr := <-exported; xerr != nil {
+		pr.CloseWithError(errSignStopped) // unblocks the export when Sign stopped early
+		if xerr := <-exported; xerr != nil && !errors.Is(xerr, errSignStopped) {
 			return xerr
 		}
 		return err

@@ -252,7 +252,7 @@ func TestReplayFromExportedBundle(t *testing.T) {
 	}) {
 		t.Fatalf("the bundle's members %+v lack a verified %s", rep.Members, evidence.ReplayCaseName)
 	}
-	r := run(t, "", "replay", out, "--config", b.config, "--no-tools", "--trust-recorded-answers", "--json")
+	r := run(t, "", "replay", out, "--config", b.config, "--no-tools", "--trust-case", "--json")
 	if r.code != cli.ExitOK {
 		t.Fatalf("replay of the exported bundle: exit %d, stdout %s, stderr %s", r.code, r.stdout, r.stderr)
 	}

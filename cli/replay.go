@@ -32,18 +32,18 @@ type replayFlags struct {
 	workspace string
 	writeCase string
 	json      bool
-	// publicKey checks a bundle's signature; trustAnswers applies an
-	// unsigned file's recorded answers anyway. untrusted is set when the
+	// publicKey checks a bundle's signature; trustCase trusts a file's
+	// case anyway (its recorded answers, policy mode and principal). untrusted is set when the
 	// case's recorded answers must not be applied.
-	publicKey    string
-	trustAnswers bool
-	untrusted    bool
+	publicKey string
+	trustCase bool
+	untrusted bool
 }
 
 func newReplayCmd() *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
-		Use:   "replay [BUNDLE.tar.gz | CASE.json | --request ID [--session ID]] [--config FILE] [--no-tools] [--json]",
+		Use:   "replay [BUNDLE.tar.gz [--public-key FILE] | CASE.json | --request ID [--session ID] [--server URL]] [--config FILE] [--no-tools] [--json]",
 		Short: "Re-run a recorded request under today's policy and tools and show what decides differently",
 		Long: `Re-run a recorded request with the model outputs it recorded, under the configuration's
 agents, policy, hooks and tools as they are today, and compare every step (tool call) with
@@ -51,13 +51,16 @@ the recording: its permission decision (allow, deny, ask, with the deciding rule
 result. A regression test for policy changes. See docs/replay.md.
 
 The request comes from the config's data directory (--request, with --session to check it
-belongs to that session), from an evidence bundle (its replay-case.json member) or from a
-replay case JSON file. The replay runs in a scratch runtime that writes nothing to the
-data directory; an ask is answered with the recorded answer, or denied when there is none.
+belongs to that session), from a daemon (--server with --request and --session: the case
+comes as an export of the request, which the daemon records as evidence.changed), from an
+evidence bundle (its replay-case.json member) or from a
+replay case JSON file. The replay runs in a scratch runtime in this process that writes
+nothing to the data directory; an ask is answered with the recorded answer, or denied when there is none.
 A bundle must verify (as agentrt verify checks it) before its case is used. The recorded
 answers of a case from a file are applied only when the bundle's signature verifies with
---public-key (or with --trust-recorded-answers): otherwise every ask is denied, so that a
-crafted file cannot approve the calls it replays.
+--public-key (or with --trust-case): otherwise every ask is denied and the case's
+policy mode and principal are ignored, so that a crafted file cannot approve or widen
+the calls it replays.
 
 Replay EXECUTES TOOLS: commands, file and process tools run for real, in a scratch copy of
 the agent's workspace (or in --workspace). --no-tools runs none and compares decisions only.
@@ -84,7 +87,7 @@ bundle or case.`,
 			if err != nil {
 				return err
 			}
-			res, err := agentrt.Replay(commandContext(cmd), cfg, c, agentrt.ReplayOptions{NoTools: f.noTools, Workspace: f.workspace, IgnoreRecordedAnswers: f.untrusted})
+			res, err := agentrt.Replay(commandContext(cmd), cfg, c, agentrt.ReplayOptions{NoTools: f.noTools, Workspace: f.workspace, Untrusted: f.untrusted})
 			switch {
 			case errors.Is(err, agentrt.ErrUnknownAgent), errors.Is(err, replaycase.ErrInvalid):
 				return usageErr("%v", err)
@@ -115,7 +118,7 @@ bundle or case.`,
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "run the tools in this directory instead of a scratch copy of the agent's workspace")
 	cmd.Flags().StringVar(&f.writeCase, "write-case", "", "also write the recorded case as JSON to this file (to replay it later, or in CI)")
 	cmd.Flags().StringVar(&f.publicKey, "public-key", "", "the ed25519 public key (PEM) the bundle must be signed with; its recorded answers are then applied")
-	cmd.Flags().BoolVar(&f.trustAnswers, "trust-recorded-answers", false, "apply the recorded answers of a case file or bundle that is not verified with --public-key")
+	cmd.Flags().BoolVar(&f.trustCase, "trust-case", false, "trust a case file or a bundle not verified with --public-key: apply its recorded answers, policy mode and principal")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the diff as JSON")
 	return cmd
 }
@@ -141,7 +144,7 @@ func (f *replayFlags) replayCase(cmd *cobra.Command, args []string) (*replaycase
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}
-		f.untrusted = !cf.trusted && !f.trustAnswers
+		f.untrusted = !cf.trusted && !f.trustCase
 		return cf.c, nil
 	case f.publicKey != "":
 		return nil, usageErr("--public-key checks a bundle: give the bundle file")
@@ -195,7 +198,10 @@ func (f *replayFlags) remoteCase(cmd *cobra.Command) (*replaycase.Case, error) {
 		return nil, runtimeErr(err)
 	}
 	cf, err := readCaseFile(tmp.Name(), nil)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoCase):
+		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("request %s recorded no model output to replay", f.request)}
+	case err != nil:
 		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("reading the daemon's bundle: %w", err)}
 	}
 	return cf.c, nil
@@ -212,6 +218,9 @@ func writeCase(name string, c *replaycase.Case) error {
 	}
 	return nil
 }
+
+// errNoCase: a bundle holds no replay case.
+var errNoCase = errors.New("no replay case")
 
 // caseFile is a replay case read from a file, and whether its recorded
 // answers may be trusted.
@@ -255,7 +264,23 @@ func readCaseFile(name string, pub ed25519.PublicKey) (*caseFile, error) {
 		}
 		return &caseFile{c: c}, nil
 	}
-	// The bundle must verify before anything in it is used.
+	// The bundle must verify before anything in it is used, and what is
+	// used must be what verified: both passes read a private copy, which
+	// no one can rewrite in between (the file given may be in a shared
+	// directory).
+	cp, err := os.CreateTemp("", "agentrt-replay-*.tar.gz")
+	if err != nil {
+		return nil, fmt.Errorf("copying %s: %w", name, err)
+	}
+	defer os.Remove(cp.Name())
+	defer cp.Close()
+	if _, err := io.Copy(cp, f); err != nil {
+		return nil, fmt.Errorf("copying %s: %w", name, err)
+	}
+	if _, err := cp.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	f = cp
 	rep := evidence.Verify(f, &evidence.VerifyOptions{PublicKey: pub})
 	if !rep.OK {
 		if rep.Broken == "" {
@@ -275,7 +300,7 @@ func readCaseFile(name string, pub ed25519.PublicKey) (*caseFile, error) {
 		h, err := tr.Next()
 		switch {
 		case errors.Is(err, io.EOF):
-			return nil, fmt.Errorf("bundle %s has no %s (export it with --artifact-contents to include the replay case)", name, evidence.ReplayCaseName)
+			return nil, fmt.Errorf("bundle %s has no %s (export it with --artifact-contents to include the replay case): %w", name, evidence.ReplayCaseName, errNoCase)
 		case err != nil:
 			return nil, fmt.Errorf("reading bundle %s: %w", name, err)
 		}

@@ -231,13 +231,39 @@ func TestReplayTrustsOnlyVerifiedAnswers(t *testing.T) {
 		}
 	}
 	// Trusted: the signature verifies with the key, or the operator says so.
-	for _, args := range [][]string{{signed, "--public-key", pub}, {caseFile, "--trust-recorded-answers"}} {
+	for _, args := range [][]string{{signed, "--public-key", pub}, {caseFile, "--trust-case"}} {
 		r := run(t, "", append([]string{"replay", "--config", b.config}, args...)...)
 		if r.code != cli.ExitOK || !strings.Contains(r.stdout, "answered with the recorded decision: approve") {
 			t.Errorf("replay %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}
-	r := run(t, "", "replay", "--config", b.config, signed, "--public-key", otherPub)
+	// A crafted case cannot widen the replay: its bypass mode and its
+	// principal are ignored, so the ask stays an ask, and is denied.
+	var crafted map[string]any
+	if err := json.Unmarshal(data, &crafted); err != nil {
+		t.Fatal(err)
+	}
+	crafted["policyMode"], crafted["principalId"] = "bypass", "root"
+	for _, st := range crafted["steps"].([]any) {
+		delete(st.(map[string]any), "human")
+		delete(st.(map[string]any), "humanBy")
+	}
+	craftedData, err := json.Marshal(crafted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	craftedFile := b.write(t, "crafted.json", string(craftedData))
+	r := run(t, "", "replay", "--config", b.config, craftedFile, "--json")
+	var d replaycase.Diff
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatalf("replay of a crafted case: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	for _, st := range d.Steps {
+		if st.Tool == "open_ticket" && (st.Replayed.Decision != "ask" || st.Replayed.ResultStatus == "completed") {
+			t.Errorf("a crafted bypass case replayed open_ticket as %+v; want an ask that is denied", st.Replayed)
+		}
+	}
+	r = run(t, "", "replay", "--config", b.config, signed, "--public-key", otherPub)
 	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "does not verify: signature.json") {
 		t.Errorf("replay with another key: exit %d, stderr %q", r.code, r.stderr)
 	}
