@@ -715,12 +715,12 @@ type ListRequestsParams struct {
 	Status    runtype.TaskStatus
 	// Statuses keeps the turns in any of them (with Status, in both).
 	Statuses []runtype.TaskStatus
-	Agent     string
-	Since     time.Time
-	Until     time.Time
-	Cursor    string
-	BeforeID  string
-	Limit     int
+	Agent    string
+	Since    time.Time
+	Until    time.Time
+	Cursor   string
+	BeforeID string
+	Limit    int
 }
 
 // ListRequests lists turns (requests), newest first: ListRequestsPage
