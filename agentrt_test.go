@@ -381,9 +381,11 @@ func TestInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
+	// The worker may end the turn before InterruptTurn returns: then it
+	// reports the end, else that the cancel is under way.
 	status, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, res.TurnID)
-	if err != nil || status != runtype.StatusCancelling {
-		t.Fatalf("InterruptTurn = %s, %v; want cancelling", status, err)
+	if err != nil || (status != runtype.StatusCancelling && status != runtype.StatusCancelled) {
+		t.Fatalf("InterruptTurn = %s, %v; want cancelling or cancelled", status, err)
 	}
 	turn, err := b.rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID)
 	if err != nil {

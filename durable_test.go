@@ -926,9 +926,10 @@ func TestCancelTask(t *testing.T) {
 		rt := startDurable(t, cfg)
 		res := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "cx-1", Input: "go"})
 		g.wait(t)
+		// The worker may end the turn before CancelTask returns.
 		status, err := rt.CancelTask(ctx, &agentrt.TaskControlParams{TaskID: res.TaskID})
-		if err != nil || status != runtype.StatusCancelling {
-			t.Fatalf("CancelTask(running) = %s, %v; want cancelling", status, err)
+		if err != nil || (status != runtype.StatusCancelling && status != runtype.StatusCancelled) {
+			t.Fatalf("CancelTask(running) = %s, %v; want cancelling or cancelled", status, err)
 		}
 		wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusCancelled, "interrupted")
 		if _, cancelled := g.record(); cancelled != 1 {
