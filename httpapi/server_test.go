@@ -646,8 +646,9 @@ func TestInterruptTurn(t *testing.T) {
 
 	var got map[string]string
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns/" + res.TurnID + "/interrupt"}, http.StatusAccepted, &got)
-	if diff := cmp.Diff(map[string]string{"turnId": res.TurnID, "status": "cancelling"}, got); diff != "" {
-		t.Errorf("interrupt answer (-want +got):\n%s", diff)
+	// The worker may end the turn before the answer: cancelled then.
+	if got["turnId"] != res.TurnID || (got["status"] != "cancelling" && got["status"] != "cancelled") {
+		t.Errorf("interrupt answer %v, want the turn cancelling or cancelled", got)
 	}
 	evs := s.until(turnEnded(res.TurnID))
 	last := evs[len(evs)-1]

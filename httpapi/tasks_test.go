@@ -200,9 +200,11 @@ func TestCancelTask(t *testing.T) {
 	b, bl := setupBlocking(t, setupOpts{})
 	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
 	<-bl.started
+	// The worker may end the turn before the answer: cancelled then.
 	want := httpapi.TaskControlResult{TaskID: res.TaskID, Status: runtype.StatusCancelling}
-	if diff := cmp.Diff(want, b.control(t, res.TaskID, "cancel", http.StatusAccepted)); diff != "" {
-		t.Errorf("cancel (-want +got):\n%s", diff)
+	if got := b.control(t, res.TaskID, "cancel", http.StatusAccepted); got.TaskID != res.TaskID ||
+		(got.Status != runtype.StatusCancelling && got.Status != runtype.StatusCancelled) {
+		t.Errorf("cancel = %+v, want the task cancelling or cancelled", got)
 	}
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusCancelled || turn.StatusReason != "interrupted" {
 		t.Errorf("turn ended %s (%s), want cancelled (interrupted)", turn.Status, turn.StatusReason)
