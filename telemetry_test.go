@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/otlptest"
+	"github.com/agentrt/agentrt/internal/promtest"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
@@ -370,46 +370,7 @@ func scrape(t *testing.T, rt *agentrt.Runtime) map[string]float64 {
 	if err := rt.WriteMetrics(context.Background(), &buf); err != nil {
 		t.Fatalf("WriteMetrics: %v", err)
 	}
-	return parseMetrics(t, buf.String())
-}
-
-// parseMetrics parses the Prometheus text format into series → value.
-// Every sample must follow its family's HELP and TYPE lines.
-func parseMetrics(t *testing.T, text string) map[string]float64 {
-	t.Helper()
-	typed := map[string]string{}
-	out := map[string]float64{}
-	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
-			name, typ, _ := strings.Cut(rest, " ")
-			typed[name] = typ
-			continue
-		}
-		if strings.HasPrefix(line, "# HELP ") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			t.Fatalf("metrics line %q has no value", line)
-		}
-		series, raw := line[:i], line[i+1:]
-		v, err := strconv.ParseFloat(raw, 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		name, _, _ := strings.Cut(series, "{")
-		base := name
-		for _, suf := range []string{"_bucket", "_sum", "_count"} {
-			if b, ok := strings.CutSuffix(name, suf); ok && typed[b] == "histogram" {
-				base = b
-			}
-		}
-		if typed[base] == "" {
-			t.Errorf("metrics line %q comes before its family's TYPE line", line)
-		}
-		out[series] = v
-	}
-	return out
+	return promtest.Parse(t, buf.String())
 }
 
 // TestResumedRunSharesTheTrace: a turn parks on an approval in one

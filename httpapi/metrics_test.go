@@ -2,12 +2,12 @@ package httpapi_test
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/internal/promtest"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/telemetry"
 )
@@ -55,7 +55,7 @@ func TestMetricsOverHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != telemetry.ContentType {
 		t.Fatalf("/metrics = %d %q:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
-	got := parseText(t, string(body))
+	got := promtest.Parse(t, string(body))
 	for series, want := range map[string]float64{
 		`agentrt_runs_total{status="waiting_permission"}`:                   2,
 		`agentrt_runs_total{status="completed"}`:                            1,
@@ -85,40 +85,4 @@ func TestMetricsOverHTTP(t *testing.T) {
 	if !info {
 		t.Errorf("no agentrt_build_info in:\n%s", body)
 	}
-}
-
-// parseText parses the Prometheus text format into series → value; a
-// sample before its family's TYPE line fails the test.
-func parseText(t *testing.T, text string) map[string]float64 {
-	t.Helper()
-	typed := map[string]string{}
-	out := map[string]float64{}
-	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
-			name, typ, _ := strings.Cut(rest, " ")
-			typed[name] = typ
-			continue
-		}
-		if strings.HasPrefix(line, "# HELP ") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if i < 0 || err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		series := line[:i]
-		name, _, _ := strings.Cut(series, "{")
-		base := name
-		for _, suf := range []string{"_bucket", "_sum", "_count"} {
-			if b, ok := strings.CutSuffix(name, suf); ok && typed[b] == "histogram" {
-				base = b
-			}
-		}
-		if typed[base] == "" {
-			t.Errorf("metrics line %q comes before its family's TYPE line", line)
-		}
-		out[series] = v
-	}
-	return out
 }
