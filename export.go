@@ -119,10 +119,7 @@ func (rt *Runtime) recordEvidence(ctx context.Context, owner runtype.Owner, turn
 	e := rt.turnEvent(event.EvidenceChanged, turn, telemetry.TurnSpanID(turn.ID), &event.EvidencePayload{
 		Change: "exported", PackRef: "evidence://" + turn.SessionID + "/" + turn.ThreadID + "/" + turn.ID,
 		FormatVersion: m.FormatVersion, ManifestSHA256: x.manifestSum,
-		Counts: event.EvidenceCounts{
-			Events: m.Counts.Events, Decisions: m.Counts.Decisions, Approvals: m.Counts.Approvals, ToolCalls: m.Counts.ToolCalls,
-			Receipts: m.Counts.Receipts, ProviderResponses: m.Counts.ProviderResponses, Artifacts: m.Counts.Artifacts,
-		},
+		Counts:           m.Counts,
 		ArtifactContents: m.Scope.ArtifactContents, Health: m.Scope.Health, ExportedBy: owner.PrincipalID,
 	})
 	e.EvidenceID = m.BundleID

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -93,16 +94,9 @@ type TimeRange struct {
 	Last  *time.Time `json:"last,omitempty"`
 }
 
-// Counts counts what the bundle holds.
-type Counts struct {
-	Events            int `json:"events"`
-	Decisions         int `json:"decisions"`
-	Approvals         int `json:"approvals"`
-	ToolCalls         int `json:"toolCalls"`
-	Receipts          int `json:"receipts"`
-	ProviderResponses int `json:"providerResponses"`
-	Artifacts         int `json:"artifacts"`
-}
+// Counts counts what the bundle holds: the counts evidence.changed
+// reports.
+type Counts = event.EvidenceCounts
 
 // SignalStatus is the standard's applicability of an evidence signal.
 type SignalStatus string
