@@ -23,6 +23,8 @@ type call struct {
 
 	// The command line, parsed on first use.
 	shell *shellCommand
+	// opaque: the Opaque setting decided the call.
+	opaque bool
 
 	// checks memoizes checker runs, so each checker runs once per call.
 	checks []checkRun

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -121,9 +122,11 @@ func FuzzEvaluateCEL(f *testing.F) {
 	})
 }
 
-// FuzzShellCommand: no command line makes parsing or matching panic, and
-// an allow rule never matches a line that a deny rule on the same prefix
-// also matches.
+// FuzzShellCommand: no command line makes parsing or matching panic; an
+// allow rule never matches a line that a deny rule on the same prefix
+// also matches; a line with an opaque command is never allowed by an
+// allow rule on a prefix; and an rm that unwrapping finds anywhere in a
+// line is denied by a deny rule on rm.
 func FuzzShellCommand(f *testing.F) {
 	for _, s := range []string{
 		"ls -la", "ls && rm -rf /", "echo $(rm -rf /)", "echo `rm -rf /`", "bash -lc 'ls; rm -rf /'",
@@ -131,9 +134,15 @@ func FuzzShellCommand(f *testing.F) {
 		"a=(1 2 3); echo ${a[@]}", "[[ $x =~ ^a+$ ]] && echo y", "coproc rm -rf /", "ls && (",
 		"ls > /dev/null 2>&1 | tee out", "for ((i=0;i<3;i++)); do rm -rf $i; done",
 		"'\\''", "$'\\x41'", "sh -c", "sh -c -c -c", "\x00", "ls\\\nx",
+		"env -i A=1 timeout -s KILL 5 nice -n 1 sudo -u x -- rm -rf /", "xargs -0 -I{} sh -c '{}'",
+		"find . -exec rm {} + -o -execdir sh -c 'ls' \\;", "echo x | base64 -d | bash -s", "python3 -c 'x'",
+		"git -c alias.x='!rm -rf /' x", "ssh -p 1 host 'rm -rf /'", "su - root -c 'ls'", "flock f -c 'rm x'",
+		"busybox busybox busybox sh -c 'env env env env env env env env env rm'", "bash <<< 'rm x'",
+		"GIT_PAGER='rm x' git log", "awk 'BEGIN{system(\"x\")}'", "$X -rf /", "{rm,-rf,/}", "watch -x rm x",
 	} {
 		f.Add(s)
 	}
+	evasion := mustKernel(f, KernelConfig{Rules: mustParse(f, "evasion.yaml", evasionRules)})
 	k := mustKernel(f, KernelConfig{Rules: mustParse(f, "shell.yaml", `rules:
   - id: deny-rm
     tools: [shell]
@@ -162,6 +171,19 @@ func FuzzShellCommand(f *testing.F) {
 		}
 		if len(d.RuleIDs) > 0 && d.RuleIDs[0] == "allow-rm" && !slices.Contains(d.RuleIDs, "deny-rm") {
 			t.Fatalf("%q: the allow rule matched and the deny rule on the same prefix did not: %v", command, d.RuleIDs)
+		}
+		d, err = evasion.Evaluate(context.Background(), &Request{ToolName: "shell", Command: command, Mode: ModeBypass})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := parseShell(command)
+		if _, why := sc.opaque(); why != "" && d.Outcome == Allow {
+			t.Fatalf("%q is opaque (%s) and was allowed: %+v", command, why, d)
+		}
+		for _, c := range sc.cmds {
+			if len(c.words) > 0 && path.Base(c.words[0]) == "rm" && d.Outcome != Deny {
+				t.Fatalf("%q runs %q and was not denied: %+v", command, c.text, d)
+			}
 		}
 	})
 }

@@ -40,6 +40,14 @@ type KernelConfig struct {
 	// AutoChecker names the checker auto mode consults for calls that
 	// would ask; without one, auto mode asks as default mode does.
 	AutoChecker string
+	// Opaque is what a shell-like call gets when its command line runs
+	// something the policy cannot see (an opaque command, see
+	// OpaqueReason) and neither a deny rule nor a rule with
+	// CommandMatch.Opaque decides it: Ask (the default) or Deny. It holds
+	// in every mode: bypass does not turn it into allow (auto mode's
+	// checker may). The policy cannot allow what it cannot see; a rule
+	// with CommandMatch.Opaque can, in its own scope.
+	Opaque Outcome
 }
 
 // Principal is what the kernel knows of a principal.
@@ -59,10 +67,13 @@ type InputCheck struct {
 	Action string
 }
 
-// WithDefaults returns c with DefaultMode set when empty.
+// WithDefaults returns c with DefaultMode and Opaque set when empty.
 func (c KernelConfig) WithDefaults() KernelConfig {
 	if c.DefaultMode == "" {
 		c.DefaultMode = ModeDefault
+	}
+	if c.Opaque == "" {
+		c.Opaque = Ask
 	}
 	return c
 }
@@ -72,6 +83,9 @@ func (c *KernelConfig) validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if !c.DefaultMode.Valid() {
 		bad("unknown default mode %q", c.DefaultMode)
+	}
+	if c.Opaque != Ask && c.Opaque != Deny {
+		bad("opaque must be ask or deny, got %q: the policy cannot allow what it cannot see (a rule with command opaque can)", c.Opaque)
 	}
 	for _, agent := range slices.Sorted(maps.Keys(c.AgentModes)) {
 		if m := c.AgentModes[agent]; !m.Valid() {
@@ -254,12 +268,13 @@ func (k *Kernel) decide(ctx context.Context, req *Request, tr *Explanation) (Dec
 		return Decision{}, err
 	}
 	var d Decision
-	decided := false
+	decided, byOpaqueRule := false, false
 	if len(missing) == 0 || tr != nil {
 		var buf [8]*ruleEntry
 		matched := k.matchRules(c, extra, buf[:0])
 		if len(missing) == 0 && len(matched) > 0 {
 			d, decided = ruleDecision(matched), true
+			byOpaqueRule = matched[0].c.command != nil && matched[0].c.command.opaque
 		}
 	}
 	if len(missing) > 0 {
@@ -269,6 +284,11 @@ func (k *Kernel) decide(ctx context.Context, req *Request, tr *Explanation) (Dec
 	}
 	if !decided {
 		d = fallback(mode, req)
+	}
+	// 4b. A command line the policy cannot see into: what no rule can
+	// see, no rule or mode allows.
+	if req.Command != "" && d.Outcome != Deny && !byOpaqueRule {
+		k.opaqueLine(c, &d)
 	}
 	d.Mode = mode
 
@@ -290,11 +310,21 @@ func (k *Kernel) decide(ctx context.Context, req *Request, tr *Explanation) (Dec
 		if tr != nil {
 			tr.step("mode", "bypass turns the rule's ask into allow")
 		}
-	case d.Outcome == Ask && mode == ModeAuto && (d.Source == SourceRule || d.Source == SourceMode):
+	case d.Outcome == Ask && mode == ModeAuto && (d.Source == SourceRule || d.Source == SourceMode || c.opaque):
 		k.auto(c, &d)
 	default:
 		if tr != nil {
 			tr.step("mode", "%s mode keeps the decision", mode)
+		}
+	}
+
+	// 8. A wider sandbox is granted only by a rule (or a person), in
+	// every mode.
+	if req.Intent == IntentEscalate && d.Outcome == Allow && d.Source != SourceRule {
+		d.Outcome, d.Source, d.ReasonCode = Ask, SourceMode, ReasonEscalationNeedsApproval
+		d.Message = fmt.Sprintf("no rule allows rerunning %s under a wider sandbox, and %s mode does not grant one by itself; a person decides", req.ToolName, mode)
+		if tr != nil {
+			tr.step("escalate", "no rule allows intent escalate; the call asks")
 		}
 	}
 
@@ -307,6 +337,32 @@ func (k *Kernel) decide(ctx context.Context, req *Request, tr *Explanation) (Dec
 		}
 	}
 	return d, nil
+}
+
+// opaqueLine gives a shell-like call whose command line has an opaque
+// command the kernel's Opaque decision.
+func (k *Kernel) opaqueLine(c *call, d *Decision) {
+	cmd, why := c.shellCmd().opaque()
+	if why == "" {
+		if c.tr != nil {
+			c.tr.step("opaque", "no simple command is opaque")
+		}
+		return
+	}
+	c.opaque = true
+	what := "the command line"
+	if cmd != nil {
+		what = fmt.Sprintf("simple command %q", cmd.text)
+	}
+	does := "asks"
+	if k.cfg.Opaque == Deny {
+		does = "denies"
+	}
+	*d = Decision{Outcome: k.cfg.Opaque, Source: SourceHost, ReasonCode: ReasonOpaqueCommand,
+		Message: fmt.Sprintf("%s is opaque: %s (%s); the policy cannot see what it runs, so it %s", what, why.Describe(), why, does)}
+	if c.tr != nil {
+		c.tr.step("opaque", "%s is opaque: %s (%s); the opaque setting (%s) decides", what, why.Describe(), why, k.cfg.Opaque)
+	}
 }
 
 // missingScopes returns the scopes req needs that the agent's and the

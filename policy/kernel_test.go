@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,7 @@ func TestNewKernelInvalid(t *testing.T) {
 		{"bad action", KernelConfig{Checkers: map[string]Checker{"pii": fakeChecker{}}, InputCheckers: []InputCheck{{Name: "pii", Action: "block"}}},
 			[]string{`input checker "pii" has unknown action "block"`}},
 		{"unknown auto checker", KernelConfig{AutoChecker: "judge"}, []string{`auto checker "judge" is not a configured checker`}},
+		{"opaque allow", KernelConfig{Opaque: Allow}, []string{`opaque must be ask or deny, got "allow"`}},
 		{"nil checker", KernelConfig{Checkers: map[string]Checker{"x": nil}}, []string{`checker "x" is nil`}},
 		{"nil rule", KernelConfig{Rules: []*Rule{nil}}, []string{"nil rule"}},
 		{"invalid rule", KernelConfig{Rules: []*Rule{{ID: "bad", Tier: TierUser, Decision: "maybe", ReasonCode: "x"}}},
@@ -331,5 +333,45 @@ func TestErrorsAs(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Line != 1 || e.Column != 9 {
 		t.Fatalf("errors.As = %+v (%v)", e, err)
+	}
+}
+
+// TestEscalationNeedsARule: a request to rerun a call under a wider
+// sandbox (intent escalate) is allowed only by a rule that allows it: no
+// mode grants one by itself, not bypass, not auto's checker.
+func TestEscalationNeedsARule(t *testing.T) {
+	t.Parallel()
+	checkers := map[string]Checker{"judge": fakeChecker{}}
+	none := mustKernel(t, KernelConfig{Checkers: checkers, AutoChecker: "judge", Rules: mustParse(t, "r.yaml", `rules:
+  - {id: ask-shell, tools: [shell], decision: ask, reason_code: review}
+`)})
+	allowed := mustKernel(t, KernelConfig{Checkers: checkers, AutoChecker: "judge", Rules: mustParse(t, "r.yaml", `rules:
+  - {id: widen, intents: [escalate], decision: allow, reason_code: widen_ok}
+`)})
+	for _, mode := range []Mode{ModeDefault, ModeAcceptEdits, ModeAuto, ModeBypass} {
+		req := &Request{ToolName: "shell", Intent: IntentEscalate, Destructive: true, Mode: mode, Input: json.RawMessage(`{}`)}
+		d, err := none.Evaluate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Outcome != Ask {
+			t.Errorf("%s mode without an escalate rule: %s (%s, %s), want ask", mode, d.Outcome, d.Source, d.ReasonCode)
+		}
+		if mode == ModeBypass || mode == ModeAuto {
+			if d.ReasonCode != ReasonEscalationNeedsApproval {
+				t.Errorf("%s mode: reason %s, want %s", mode, d.ReasonCode, ReasonEscalationNeedsApproval)
+			}
+			ex, err := none.Explain(context.Background(), req)
+			if err != nil || !slices.ContainsFunc(ex.Steps, func(s Step) bool { return s.Name == "escalate" }) {
+				t.Errorf("%s mode: explanation %+v, %v; want an escalate step", mode, ex, err)
+			}
+		}
+		d, err = allowed.Evaluate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Outcome != Allow || d.ReasonCode != "widen_ok" {
+			t.Errorf("%s mode with an escalate rule: %s (%s), want allow (widen_ok)", mode, d.Outcome, d.ReasonCode)
+		}
 	}
 }

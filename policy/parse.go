@@ -16,7 +16,7 @@ import (
 var (
 	fileKeys    = []string{"tier", "rules"}
 	ruleKeys    = []string{"id", "description", "priority", "tier", "tools", "mcp_servers", "agents", "intents", "principals", "roles", "modes", "when", "command", "checker", "decision", "reason_code", "message"}
-	commandKeys = []string{"prefix", "regex"}
+	commandKeys = []string{"prefix", "regex", "opaque"}
 	decisions   = []string{"allow", "deny", "ask"}
 )
 
@@ -34,6 +34,7 @@ var (
 //	    modes: [default]    # the modes the rule applies in
 //	    when: input.path.startsWith("/etc")   # CEL, must be a bool
 //	    command: {prefix: "rm -rf", regex: "…"}  # prefix: a string or a list
+//	    # or command: {opaque: true}: lines the policy cannot see into
 //	    checker: secrets    # the rule matches only when it flags the input
 //	    decision: deny      # required: allow, deny or ask
 //	    reason_code: rm_rf  # required; lowercase letters, digits, _
@@ -452,7 +453,7 @@ func (p *ruleParser) exprOffset(v *yamlpos.Value) (int, bool) {
 }
 
 // command decodes a command matcher: a mapping of prefix (a string or a
-// list) and regex.
+// list) and regex, or opaque: true.
 func (p *ruleParser) command(f yamlpos.Field, where string) *CommandMatch {
 	v := f.Value()
 	switch {
@@ -488,12 +489,27 @@ func (p *ruleParser) command(f yamlpos.Field, where string) *CommandMatch {
 				continue
 			}
 			cm.Regex = s
+		case "opaque":
+			fv := cf.Value()
+			switch {
+			case fv == nil:
+			case fv.Kind != yamlpos.Bool:
+				p.errorAt(fv.Pos, "%s must be true or false, got %s", label, fv.Describe())
+			case !fv.Bool:
+				p.errorAt(fv.Pos, "%s: false is the default; leave the key out", label)
+			default:
+				cm.Opaque = true
+			}
 		default:
 			p.errorAt(cf.KeyPos, "unknown key %q in command of %s%s", cf.Key, where, didYouMean(cf.Key, commandKeys))
 		}
 	}
-	if !p.hasKey(v.Fields(), "prefix") && !p.hasKey(v.Fields(), "regex") {
-		p.errorAt(v.Pos, "command in %s needs a prefix or a regex", where)
+	fields := v.Fields()
+	switch {
+	case p.hasKey(fields, "opaque") && (p.hasKey(fields, "prefix") || p.hasKey(fields, "regex")):
+		p.errorAt(v.Pos, "command in %s: opaque cannot be combined with prefix or regex (an opaque command has no words to match)", where)
+	case !p.hasKey(fields, "prefix") && !p.hasKey(fields, "regex") && !p.hasKey(fields, "opaque"):
+		p.errorAt(v.Pos, "command in %s needs a prefix, a regex or opaque: true", where)
 	}
 	return cm
 }

@@ -114,9 +114,24 @@ func TestParseErrors(t *testing.T) {
 			name: "unknown command key",
 			src:  head + "    command: {prefx: rm}\n" + tail,
 			want: []string{
-				`f.yaml:4:14: command in rule "r1" needs a prefix or a regex`,
+				`f.yaml:4:14: command in rule "r1" needs a prefix, a regex or opaque: true`,
 				`f.yaml:4:15: unknown key "prefx" in command of rule "r1"; did you mean prefix?`,
 			},
+		},
+		{
+			name: "opaque is a boolean",
+			src:  head + "    command: {opaque: yes please}\n" + tail,
+			want: []string{`f.yaml:4:23: command.opaque in rule "r1" must be true or false, got string "yes please"`},
+		},
+		{
+			name: "opaque false is the default",
+			src:  head + "    command: {opaque: false}\n" + tail,
+			want: []string{`f.yaml:4:23: command.opaque in rule "r1": false is the default; leave the key out`},
+		},
+		{
+			name: "opaque with a prefix",
+			src:  head + "    command: {opaque: true, prefix: rm}\n" + tail,
+			want: []string{`f.yaml:4:14: command in rule "r1": opaque cannot be combined with prefix or regex (an opaque command has no words to match)`},
 		},
 		{
 			name: "bad CEL",

@@ -19,8 +19,11 @@
 // Matching rules are ranked: higher tier first (admin > workspace > user
 // > agent), then higher priority, then deny > ask > allow, so deny wins a
 // tie. The first ranked rule decides. Command matchers see every simple
-// command of a command line; a deny or ask rule matches when any simple
-// command matches, an allow rule only when all do (see CommandMatch).
+// command of a command line, wrappers (sudo, env, timeout, xargs,
+// find -exec, sh -c, …) unwrapped to the commands they run; a deny or ask
+// rule matches when any simple command matches, an allow rule only when
+// all do (see CommandMatch). A command whose program cannot be determined
+// statically ($cmd, … | sh, python -c) is opaque (see OpaqueReason).
 //
 // # Evaluation order
 //
@@ -44,7 +47,10 @@
 //     (mode_default_read_only); accept_edits allows what is not
 //     destructive (mode_accept_edits) and asks for the rest; read_only
 //     allows read-only tools (mode_read_only_allowed); bypass allows
-//     (mode_bypass).
+//     (mode_bypass). Then a shell-like call whose command line has an
+//     opaque command, unless a deny rule or a rule matching opaque lines
+//     (CommandMatch.Opaque) decided it, gets KernelConfig.Opaque: ask
+//     (the default) or deny, source host, reason opaque_command.
 //  5. Read-only mode denies every call that is not read-only, whatever a
 //     rule said (source mode, mode_read_only).
 //  6. Input checkers, in order, unless the call is already denied: a
@@ -55,8 +61,13 @@
 //  7. Mode again: bypass turns a rule's ask into allow (mode_bypass); auto
 //     hands a rule's or the mode's ask to KernelConfig.AutoChecker, which
 //     denies what it flags and allows the rest (auto_checker_allowed);
-//     auto without a checker asks, as default does. No mode turns a deny
-//     into anything else.
+//     auto without a checker asks, as default does. An opaque line's ask
+//     goes to the auto checker too, but bypass does not allow it. No mode
+//     turns a deny into anything else.
+//  8. Escalation: a request with intent escalate (rerun a call the
+//     sandbox refused under a wider profile) that something other than
+//     a rule allowed asks instead (escalation_needs_approval): only a
+//     rule, or a person, grants a wider sandbox, in every mode.
 //
 // A checker that returns an error fails the call closed: deny, reason
 // checker_error. Every decision has a reason code and the mode it was
@@ -69,6 +80,21 @@ import (
 
 	"github.com/agentrt/agentrt/runtype"
 )
+
+// Reason codes the kernel decides with that callers match.
+const (
+	// ReasonOpaqueCommand: the command line runs something the policy
+	// cannot see (KernelConfig.Opaque decided; source host).
+	ReasonOpaqueCommand = "opaque_command"
+	// ReasonEscalationNeedsApproval: no rule allows a sandbox escalation
+	// (intent IntentEscalate), so a person decides, whatever the mode.
+	ReasonEscalationNeedsApproval = "escalation_needs_approval"
+)
+
+// IntentEscalate is the intent of the request that asks whether a call
+// the sandbox refused may rerun under a wider profile. Only a rule that
+// allows it (or a person answering the ask) grants one: no mode does.
+const IntentEscalate = "escalate"
 
 // Outcome is allow, deny or ask.
 type Outcome string

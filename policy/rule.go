@@ -70,26 +70,32 @@ type Rule struct {
 // kernel parses the line as bash and finds every simple command in it:
 // in lists (&&, ||, ;), pipes, subshells and blocks, command and process
 // substitutions, here-documents, loop, if and case bodies, function
-// bodies, and the scripts of sh -c '…' and eval '…' when written as
-// literal strings. A simple command's words are the words the shell
-// would see with quotes and escapes removed ('rm' "-rf" is rm -rf); a
-// word with expansions keeps its source form ("$HOME", "$(date)").
+// bodies, the scripts of sh -c '…', eval '…', su -c '…', ssh host '…',
+// bash <<< '…' and the like when written as literal strings, and the
+// command a wrapper runs (env, command, exec, nice, nohup, timeout,
+// stdbuf, time, setsid, ionice, taskset, chrt, busybox, sudo, doas,
+// chroot, flock, watch, xargs, find -exec; their own options skipped).
+// A simple command's words are the words the shell would see with quotes
+// and escapes removed ('rm' "-rf" is rm -rf); a word with expansions
+// keeps its source form ("$HOME", "$(date)").
 //
 // A simple command matches when its words start with one of Prefixes
 // (when there are any) and Regex matches (when set). Deny and ask rules
 // also try a program given by path under its base name (/bin/rm as rm),
 // and match a command line that does not parse, failing closed. Allow
 // rules are stricter: every simple command must match, and a simple
-// command that sets variables (FOO=1 cmd) or redirects output to a file
-// (cmd > f) is never covered, since either changes what the command does;
-// a command line that does not parse is never allowed by a rule.
+// command that sets variables (FOO=1 cmd) or writes to a file (cmd > f,
+// find -delete) is never covered, since either changes what the command
+// does; a command line that does not parse is never allowed by a rule. A
+// wrapper that only changes how its command runs (timeout 5 ls, nice ls,
+// sh -c 'ls') is judged by that command alone; one that changes who or
+// where it runs (sudo, ssh, xargs, find) must be covered as well.
 //
-// Matchers see commands as written. A deny rule cannot catch a command
-// assembled at run time ($cmd, $(echo rm), brace expansion) or run by
-// another program (sudo, env, xargs, find -exec); such commands are not
-// what an allow rule names either, so they fall to other rules and the
-// mode. Grant shell access with allow rules and keep deny rules as a
-// backstop.
+// A simple command whose program cannot be determined statically is
+// opaque (see OpaqueReason): $cmd, $(echo rm), … | sh, python -c, eval
+// "$x". No prefix or regex allow rule covers it, and no deny rule can see
+// into it; a line with one gets the kernel's Opaque decision unless a
+// deny rule, or a rule with Opaque set, decides it.
 type CommandMatch struct {
 	// Prefixes match a simple command whose words start with the
 	// prefix's words ("rm -rf" matches "rm -rf /tmp", not "rm -r").
@@ -97,4 +103,9 @@ type CommandMatch struct {
 	// Regex matches a simple command's words joined by single spaces
 	// (Go regexp syntax, unanchored unless written with ^ and $).
 	Regex string
+	// Opaque matches a command line that has an opaque command or does
+	// not parse, whatever the rule's decision: a rule can deny opaque
+	// lines (or ask, or allow them for an agent it trusts) in its own
+	// tier and scope. It cannot be combined with Prefixes or Regex.
+	Opaque bool
 }

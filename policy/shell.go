@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -15,6 +16,11 @@ import (
 // turn; a deeper one counts as a command that does not parse.
 const maxShellNesting = 4
 
+// maxWrappers bounds how many wrappers (sudo, env, timeout, …) one simple
+// command is unwrapped through; more count as a command that does not
+// parse.
+const maxWrappers = 8
+
 // simpleCommand is one simple command of a command line.
 type simpleCommand struct {
 	// words are its words: each word's literal value (quotes removed)
@@ -23,13 +29,18 @@ type simpleCommand struct {
 	words []string
 	// text is words joined by single spaces, for regexes.
 	text string
-	// assigns: it sets variables (FOO=1 cmd).
+	// assigns: it sets variables (FOO=1 cmd, env FOO=1 cmd).
 	assigns bool
-	// redirectsOutput: it writes its output to a file (cmd > f).
+	// redirectsOutput: it writes its output to a file (cmd > f), or
+	// writes files itself (find -delete).
 	redirectsOutput bool
-	// wrapper: it runs a script given as a literal string (sh -c '…',
-	// eval '…') whose own simple commands follow in the list.
+	// wrapper: it only runs other commands, which follow it in the list
+	// (sh -c '…', eval '…', timeout 5 cmd, nice cmd, …), so that allow
+	// rules look at those alone.
 	wrapper bool
+	// opaque says why what it runs cannot be determined statically; empty
+	// when it can.
+	opaque OpaqueReason
 }
 
 // String returns the command's words joined by spaces.
@@ -46,13 +57,30 @@ type shellCommand struct {
 	compoundRedirect bool
 }
 
+// opaque returns the first simple command whose effect the policy cannot
+// determine, and why; a line that does not parse is opaque as a whole
+// (nil, OpaqueUnparsed). It returns "" when every command is known.
+func (sc *shellCommand) opaque() (*simpleCommand, OpaqueReason) {
+	if sc.err != nil {
+		return nil, OpaqueUnparsed
+	}
+	for i := range sc.cmds {
+		if r := sc.cmds[i].opaque; r != "" {
+			return &sc.cmds[i], r
+		}
+	}
+	return nil, ""
+}
+
 var shellParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // parseShell parses src as a bash command line and collects every simple
 // command in it: in lists (&&, ||, ;), pipes, subshells, blocks, command
 // substitutions ($(…) and `…`), process substitutions, here-documents,
-// if/while/for/case bodies and function bodies, and in the scripts of
-// sh -c '…' and eval '…' when they are literal strings.
+// if/while/for/case bodies and function bodies; the commands wrappers run
+// (sudo, env, timeout, xargs, find -exec, …; see unwrap.go); and the
+// scripts of sh -c '…', eval '…' and the like when they are literal
+// strings. What it cannot see through is marked opaque.
 func parseShell(src string) *shellCommand {
 	sc := &shellCommand{}
 	sc.parse(src, 0)
@@ -80,34 +108,32 @@ func (sc *shellCommand) parse(src string, depth int) {
 			return true
 		}
 		out := redirectsOutput(st.Redirs)
-		var words []string
-		var assigns bool
 		switch c := st.Cmd.(type) {
 		case *syntax.CallExpr:
-			words = make([]string, len(c.Args))
+			words := make([]word, len(c.Args))
 			for i, w := range c.Args {
-				words[i], _ = wordText(w)
+				words[i] = makeWord(w)
 			}
-			assigns = len(c.Assigns) > 0
-			if script, ok, plain := scriptOf(c.Args); ok {
-				nested = append(nested, script)
-				sc.add(words, assigns, out, plain)
-				return true
+			for _, a := range c.Assigns {
+				sc.assignment(a, &nested)
 			}
+			u := unwrapper{sc: sc, nested: &nested}
+			u.command(words, cmdEnv{assigns: len(c.Assigns) > 0, out: out, stdin: stdinOf(st.Redirs)})
+			return true
 		case *syntax.DeclClause:
-			words = []string{c.Variant.Value}
+			words := []string{c.Variant.Value}
 			for _, a := range c.Args {
 				words = append(words, printNode(a))
+				sc.assignment(a, &nested)
 			}
+			sc.add(words, false, out, false)
 		case *syntax.LetClause:
-			words = strings.Fields(printNode(c))
+			sc.add(strings.Fields(printNode(c)), false, out, false)
 		default:
 			if out {
 				sc.compoundRedirect = true
 			}
-			return true
 		}
-		sc.add(words, assigns, out, false)
 		return true
 	})
 	for _, s := range nested {
@@ -115,72 +141,114 @@ func (sc *shellCommand) parse(src string, depth int) {
 	}
 }
 
-func (sc *shellCommand) add(words []string, assigns, out, wrapper bool) {
+// add records a simple command and returns its index.
+func (sc *shellCommand) add(words []string, assigns, out, wrapper bool) int {
 	sc.cmds = append(sc.cmds, simpleCommand{
 		words: words, text: strings.Join(words, " "),
 		assigns: assigns, redirectsOutput: out, wrapper: wrapper,
 	})
+	return len(sc.cmds) - 1
 }
 
-// shells are the programs whose -c option runs a script.
-var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh"}
+// word is one word of a simple command as the policy sees it.
+type word struct {
+	// text is the word's literal value, quotes and escapes removed, when
+	// lit; else its source form ("$HOME", "$(date)").
+	text string
+	// lit: the word has no expansions.
+	lit bool
+	// pattern: the word has unquoted glob or brace characters, which the
+	// shell may expand into other words.
+	pattern bool
+}
 
-// scriptOf returns the script a simple command runs when it is
-// sh -c 'script' (or bash -lc, …) or eval with literal words. plain says
-// the command does nothing but run the script: eval, or a shell given only
-// options (and their -o/-O arguments) before it, so that allow rules may
-// look at the script's commands alone.
-func scriptOf(args []*syntax.Word) (script string, ok, plain bool) {
-	if len(args) < 2 {
-		return "", false, false
+func makeWord(w *syntax.Word) word {
+	text, lit := wordText(w)
+	return word{text: text, lit: lit, pattern: lit && hasPattern(w)}
+}
+
+func texts(words []word) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w.text
 	}
-	name, lit := wordText(args[0])
-	if !lit {
-		return "", false, false
-	}
-	if name == "eval" {
-		parts := make([]string, 0, len(args)-1)
-		for _, w := range args[1:] {
-			s, lit := wordText(w)
-			if !lit {
-				return "", false, false
-			}
-			parts = append(parts, s)
+	return out
+}
+
+// hasPattern reports whether w's unquoted parts hold glob characters
+// (* ? [) or a brace expansion ({a,b}, {1..3}).
+func hasPattern(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
 		}
-		return strings.Join(parts, " "), true, true
-	}
-	if !slices.Contains(shells, path.Base(name)) {
-		return "", false, false
-	}
-	dashC, plain, optArg, fileArg := false, true, false, false
-	for _, w := range args[1:] {
-		s, lit := wordText(w)
-		switch {
-		case !lit:
-			return "", false, false
-		case optArg:
-			// The argument of -o/-O (also in -co, +o, …): never the
-			// script, even after -c.
-			optArg = false
-		case fileArg:
-			// The file of --rcfile: the shell runs more than the script.
-			fileArg, plain = false, false
-		case s == "--rcfile" || s == "--init-file":
-			fileArg = true
-		case len(s) > 1 && (s[0] == '-' || s[0] == '+') && s[1] != '-':
-			if s[0] == '-' && strings.ContainsRune(s, 'c') {
-				dashC = true
-			}
-			if strings.ContainsAny(s[1:], "oO") {
-				optArg = true
-			}
-		case dashC && s != "--" && !strings.HasPrefix(s, "-"):
-			return s, true, plain
-		case !strings.HasPrefix(s, "-"):
-			plain = false
+		v := l.Value
+		if strings.ContainsAny(v, "*?[") {
+			return true
+		}
+		if i := strings.IndexByte(v, '{'); i >= 0 && (strings.Contains(v[i:], ",") || strings.Contains(v[i:], "..")) {
+			return true
 		}
 	}
-	return "", false, false
+	return false
+}
+
+// stdin is what a simple command's statement feeds its standard input.
+type stdin struct {
+	// script is the literal text of a here-document or here-string.
+	script string
+	kind   stdinKind
+}
+
+type stdinKind uint8
+
+const (
+	stdinInherited stdinKind = iota // a pipe or whatever the line gets: unknown
+	stdinLiteral                    // a here-document or here-string with no expansions
+	stdinFile                       // a file named literally (< file)
+	stdinUnknown                    // a file or text built at run time
+)
+
+// stdinOf says what a statement's redirections feed its standard input.
+func stdinOf(redirs []*syntax.Redirect) stdin {
+	in := stdin{}
+	for _, r := range redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.WordHdoc:
+			if s, lit := wordText(r.Word); lit {
+				in = stdin{script: s + "\n", kind: stdinLiteral}
+			} else {
+				in = stdin{kind: stdinUnknown}
+			}
+		case syntax.Hdoc, syntax.DashHdoc:
+			if s, lit := wordText(r.Hdoc); lit {
+				in = stdin{script: s, kind: stdinLiteral}
+			} else {
+				in = stdin{kind: stdinUnknown}
+			}
+		case syntax.RdrIn, syntax.RdrInOut:
+			if s, lit := wordText(r.Word); lit && !isStdinPath(s) {
+				in = stdin{kind: stdinFile}
+			} else {
+				in = stdin{kind: stdinUnknown}
+			}
+		case syntax.DplIn:
+			in = stdin{kind: stdinUnknown}
+		}
+	}
+	return in
+}
+
+// isStdinPath reports whether a script file argument names the standard
+// input (or another descriptor), so that the script is not a file the
+// line names.
+func isStdinPath(s string) bool {
+	return s == "-" || s == "/dev/stdin" || strings.HasPrefix(s, "/dev/fd/") || strings.HasPrefix(s, "/proc/self/fd/") ||
+		strings.HasPrefix(s, "/dev/tcp/") || strings.HasPrefix(s, "/dev/udp/")
 }
 
 // redirectsOutput reports whether redirs write to a file other than
@@ -297,11 +365,20 @@ func printNode(n syntax.Node) string {
 type commandMatcher struct {
 	prefixes [][]string // each prefix's words
 	re       *regexp.Regexp
-	desc     string
+	// opaque: it matches command lines with an opaque command.
+	opaque bool
+	desc   string
 }
 
 func compileCommand(cm *CommandMatch) (*commandMatcher, error) {
-	m := &commandMatcher{}
+	m := &commandMatcher{opaque: cm.Opaque}
+	if cm.Opaque {
+		if len(cm.Prefixes) > 0 || cm.Regex != "" {
+			return nil, errors.New("command opaque cannot be combined with a prefix or a regex: an opaque command has no words to match")
+		}
+		m.desc = "opaque"
+		return m, nil
+	}
 	var desc []string
 	for _, p := range cm.Prefixes {
 		words := strings.Fields(p)
@@ -319,7 +396,7 @@ func compileCommand(cm *CommandMatch) (*commandMatcher, error) {
 		m.re = re
 	}
 	if len(m.prefixes) == 0 && m.re == nil {
-		return nil, fmt.Errorf("command needs a prefix or a regex")
+		return nil, fmt.Errorf("command needs a prefix, a regex or opaque")
 	}
 	switch {
 	case len(desc) > 0 && m.re != nil:
@@ -358,12 +435,23 @@ func (m *commandMatcher) matchExact(words []string, text string) bool {
 }
 
 // match applies the matcher to a parsed command line for a rule with the
-// given decision. Deny and ask rules match when any simple command
-// matches, or when the command line does not parse (failing closed).
-// Allow rules match only when every simple command matches, there is at
-// least one, none sets variables or redirects output to a file, and the
-// line parses. why says why not, when asked for.
+// given decision. An opaque matcher matches a line with an opaque
+// command (or one that does not parse), whatever the decision. Deny and
+// ask rules match when any simple command matches, or when the command
+// line does not parse (failing closed). Allow rules match only when every
+// simple command matches, there is at least one, none is opaque, sets
+// variables or redirects output to a file, and the line parses. why says
+// why not, when asked for.
 func (m *commandMatcher) match(sc *shellCommand, decision Outcome, why bool) (bool, string) {
+	if m.opaque {
+		if _, r := sc.opaque(); r != "" {
+			return true, ""
+		}
+		if !why {
+			return false, ""
+		}
+		return false, "no simple command is opaque"
+	}
 	if decision != Allow {
 		if sc.err != nil {
 			return true, ""
@@ -394,12 +482,14 @@ func (m *commandMatcher) match(sc *shellCommand, decision Outcome, why bool) (bo
 	for i := range sc.cmds {
 		c := &sc.cmds[i]
 		switch {
+		case c.opaque != "":
+			return reason("simple command %q is opaque (%s), which allow rules do not cover", c.text, c.opaque)
 		case c.wrapper && !c.assigns && !c.redirectsOutput:
-			continue // its script's commands are checked instead
+			continue // the commands it runs are checked instead
 		case c.assigns:
 			return reason("simple command %q sets variables, which allow rules do not cover", c.text)
 		case c.redirectsOutput:
-			return reason("simple command %q redirects output to a file, which allow rules do not cover", c.text)
+			return reason("simple command %q writes to a file, which allow rules do not cover", c.text)
 		case !m.matchWords(c, false):
 			return reason("simple command %q does not match command %s (an allow rule must match every simple command)", c.text, m.desc)
 		}
