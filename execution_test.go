@@ -201,6 +201,64 @@ func TestRulesCanForbidEscalation(t *testing.T) {
 	}
 }
 
+// TestBypassDoesNotEscalate: bypass mode allows the call but not a wider
+// sandbox for it. Without a rule that allows intent escalate, the write
+// the read_only sandbox refused waits for a person instead of rerunning
+// under workspace_write; with one, it reruns at once.
+func TestBypassDoesNotEscalate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		rules string
+		want  runtype.TaskStatus
+	}{
+		{"no escalate rule", "rules: []\n", runtype.StatusWaitingPermission},
+		{"a rule allows escalate", "rules:\n  - {id: widen, intents: [escalate], decision: allow, reason_code: widen_ok}\n", runtype.StatusCompleted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rules, err := policy.ParseRules("rules.yaml", []byte(tt.rules))
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := policy.NewKernel(policy.KernelConfig{Rules: rules, DefaultMode: policy.ModeBypass})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, _, ws := shellRuntime(t, profile(t, "read_only"), k, agentrt.Config{}, shellCall("call_1", "echo built > out.txt"))
+			tb := &testBundle{rt: rt}
+			res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "build"})
+			if turn.Status != tt.want {
+				t.Fatalf("status = %s (%s), want %s", turn.Status, turn.StatusReason, tt.want)
+			}
+			_, err = os.Stat(filepath.Join(ws, "out.txt"))
+			if written := err == nil; written != (tt.want == runtype.StatusCompleted) {
+				t.Errorf("out.txt written = %v, want %v", written, tt.want == runtype.StatusCompleted)
+			}
+			var escalation *event.PermissionDecision
+			for _, e := range tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+				if e.Type == event.PermissionEvaluated && e.ToolCallID == "call_1" {
+					escalation = e.PermissionDecision // the last is the escalation's
+				}
+			}
+			switch {
+			case escalation == nil:
+				t.Fatal("no permission.evaluated for the escalation")
+			case tt.want == runtype.StatusCompleted && (escalation.Decision != "allow" || escalation.ReasonCode != "widen_ok"):
+				t.Errorf("escalation decision = %+v, want allow by rule widen", escalation)
+			case tt.want != runtype.StatusCompleted && (escalation.Decision != "ask" || escalation.ReasonCode != policy.ReasonEscalationNeedsApproval || escalation.Mode != "bypass"):
+				t.Errorf("escalation decision = %+v, want ask (%s) in bypass mode", escalation, policy.ReasonEscalationNeedsApproval)
+			}
+			if tt.want != runtype.StatusCompleted {
+				acts, err := rt.ListActions(context.Background(), &agentrt.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
+				if err != nil || len(acts) != 1 || acts[0].Type != "sandbox_escalation" {
+					t.Errorf("pending actions = %+v, %v; want one sandbox_escalation", acts, err)
+				}
+			}
+		})
+	}
+}
+
 // TestSecretsAreRedactedFromToolOutput: a declared secret and a token
 // shape printed by a tool reach neither the model, nor the events, nor
 // the data directory.

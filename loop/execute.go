@@ -33,7 +33,7 @@ type step struct {
 
 // IntentEscalate is the intent of the policy request that asks whether a
 // call the sandbox refused may rerun under a wider profile.
-const IntentEscalate = "escalate"
+const IntentEscalate = policy.IntentEscalate
 
 // Action types.
 const (
@@ -614,9 +614,11 @@ func (r *run) render(ctx context.Context, p *prepared) (*store.Batch, stepKind, 
 
 // escalate handles a call the sandbox refused: when a wider profile
 // exists it asks the policy whether the call may rerun under it (intent
-// "escalate"). A deny leaves the refusal as the result; an allow reruns
-// the call at once; an ask parks it with a sandbox_escalation action.
-// It returns facts to record, and whether the call now waits.
+// "escalate"). A deny leaves the refusal as the result; an allow by a
+// rule reruns the call at once; anything else — an ask, or an allow that
+// no rule gave (no policy, a mode such as bypass, a checker) — parks it
+// with a sandbox_escalation action for a person. It returns facts to
+// record, and whether the call now waits.
 func (r *run) escalate(ctx context.Context, p *prepared) (*store.Batch, bool) {
 	s, v := p.s, p.res.violation
 	if p.profile == nil {
@@ -632,11 +634,12 @@ func (r *run) escalate(ctx context.Context, p *prepared) (*store.Batch, bool) {
 	if err != nil {
 		dec = policy.Decision{Outcome: policy.Deny, Source: policy.SourceHost, ReasonCode: "policy_error", Message: err.Error()}
 	}
-	if dec.Outcome == policy.Allow && dec.Source == policy.SourceDefault {
-		// Without a policy every call is allowed, but a wider sandbox is
-		// never granted by default: a person decides.
-		dec = policy.Decision{Outcome: policy.Ask, Source: policy.SourceDefault, ReasonCode: "escalation_needs_approval",
-			Message: "no policy decides sandbox escalations; a person must approve a wider profile"}
+	if dec.Outcome == policy.Allow && dec.Source != policy.SourceRule {
+		// A wider sandbox is granted by a rule or a person, never by
+		// default or by a mode (the kernel says so itself; another
+		// evaluator may not).
+		dec = policy.Decision{Outcome: policy.Ask, Source: dec.Source, ReasonCode: policy.ReasonEscalationNeedsApproval, Mode: dec.Mode,
+			Message: "no rule allows a wider sandbox; a person must approve it"}
 	}
 	perm := s.permissionEvent(event.PermissionEvaluated, dec)
 	prompt := fmt.Sprintf("The sandbox (%s) refused %s: %s%s", p.profile.Name, p.spec.Name, v.Kind, detail(v.Detail))
