@@ -28,6 +28,7 @@ func policyFromFile(f *config.File, cfg *Config) error {
 		Principals:  make(map[string]policy.Principal, len(p.Principals)),
 		Checkers:    make(map[string]policy.Checker),
 		AutoChecker: p.AutoChecker,
+		Opaque:      policy.Outcome(p.Opaque),
 	}
 	for name, a := range f.Agents {
 		if a.Mode != "" {

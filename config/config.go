@@ -427,8 +427,10 @@ const (
 // InputActions and OutputActions list the actions of input and output
 // checks.
 var (
-	InputActions  = []string{ActionDeny, ActionAsk, ActionWarn}
-	OutputActions = []string{ActionWarn, ActionRedact, ActionBlock}
+	InputActions = []string{ActionDeny, ActionAsk, ActionWarn}
+	// OpaqueDecisions are the values of policy.opaque.
+	OpaqueDecisions = []string{ActionAsk, ActionDeny}
+	OutputActions   = []string{ActionWarn, ActionRedact, ActionBlock}
 )
 
 // Policy defaults.
@@ -469,6 +471,10 @@ type Policy struct {
 	// ApprovalTimeout is how long an approval waits before it expires and
 	// denies; ApprovalNever when it never expires.
 	ApprovalTimeout time.Duration
+	// Opaque is what a shell command line the policy cannot see into gets
+	// when no deny rule or rule with command opaque decides it: ask (the
+	// default) or deny, one of OpaqueDecisions.
+	Opaque string
 }
 
 // Principal is what the policy knows of one principal (a caller of the

@@ -12,7 +12,7 @@ import (
 
 // The keys of the policy section's mappings.
 var (
-	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout"}
+	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout", "opaque"}
 	principalKeys = []string{"roles", "scopes"}
 	checkerKeys   = []string{"command", "timeout", "env"}
 	checkKeys     = []string{"checker", "action"}
@@ -46,6 +46,7 @@ func (d *decoder) policy(e yamlpos.Field) *Policy {
 		Principals:      make(map[string]*Principal),
 		Checkers:        make(map[string]*Checker),
 		ApprovalTimeout: DefaultApprovalTimeout,
+		Opaque:          ActionAsk,
 	}
 	var refs []checkerRef
 	for _, f := range m.Fields() {
@@ -73,6 +74,18 @@ func (d *decoder) policy(e yamlpos.Field) *Policy {
 		case "approval_timeout":
 			if v, st := d.approvalTimeout(f, label); st == valOK {
 				p.ApprovalTimeout = v
+			}
+		case "opaque":
+			if s, st := d.str(f, label); st == valOK {
+				if !slices.Contains(OpaqueDecisions, s) {
+					hint := didYouMean(s, OpaqueDecisions)
+					if s == "allow" {
+						hint = " (the policy cannot allow what it cannot see; a rule with command: {opaque: true} can)"
+					}
+					d.errorAt(f.Value().Pos, "%s must be ask or deny, got %q%s", label, s, hint)
+					break
+				}
+				p.Opaque = s
 			}
 		default:
 			d.unknownKey(f, "policy", policyKeys)

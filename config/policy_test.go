@@ -62,6 +62,7 @@ func TestLoadPolicyExample(t *testing.T) {
 		},
 		AutoChecker:     "judge",
 		ApprovalTimeout: 4 * time.Hour,
+		Opaque:          ActionDeny,
 	}
 	if diff := cmp.Diff(wantPolicy, f.Policy); diff != "" {
 		t.Errorf("Policy mismatch (-want +got):\n%s", diff)
@@ -120,6 +121,7 @@ func TestParsePolicyValues(t *testing.T) {
 				Principals:      map[string]*Principal{},
 				Checkers:        map[string]*Checker{},
 				ApprovalTimeout: DefaultApprovalTimeout,
+				Opaque:          ActionAsk,
 			},
 		},
 		{
@@ -131,6 +133,7 @@ func TestParsePolicyValues(t *testing.T) {
 				Principals:      map[string]*Principal{},
 				Checkers:        map[string]*Checker{},
 				ApprovalTimeout: DefaultApprovalTimeout,
+				Opaque:          ActionAsk,
 			},
 		},
 		{
@@ -351,6 +354,18 @@ func TestParsePolicyErrors(t *testing.T) {
 				`agentrt.yaml:9:17: checker "secrets" is listed twice in policy.input_checks`,
 				`agentrt.yaml:10:18: policy.output_checks must be a list of {checker, action} mappings, got a mapping`,
 			},
+		},
+		{
+			name: "Opaque",
+			yaml: okAgent + "policy: {opaque: allow}\n",
+			want: []string{
+				`agentrt.yaml:4:18: policy.opaque must be ask or deny, got "allow" (the policy cannot allow what it cannot see; a rule with command: {opaque: true} can)`,
+			},
+		},
+		{
+			name: "OpaqueTypo",
+			yaml: okAgent + "policy: {opaque: dney}\n",
+			want: []string{`agentrt.yaml:4:18: policy.opaque must be ask or deny, got "dney"; did you mean deny?`},
 		},
 		{
 			name: "ApprovalTimeoutZero",
