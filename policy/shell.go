@@ -41,6 +41,9 @@ type simpleCommand struct {
 	// opaque says why what it runs cannot be determined statically; empty
 	// when it can.
 	opaque OpaqueReason
+	// stdinShell: it is a shell whose commands are not all on the line: it
+	// reads them from its input, or from a script file that may.
+	stdinShell bool
 }
 
 // String returns the command's words joined by spaces.

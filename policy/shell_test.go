@@ -475,3 +475,43 @@ func TestOpaqueRules(t *testing.T) {
 		t.Errorf("Opaque: Allow: %v, want an error", err)
 	}
 }
+
+// TestShellReadsInput: which processes' input is shell commands.
+func TestShellReadsInput(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		cmdline string
+		want    bool
+	}{
+		{"bash", true},
+		{"'/bin/sh'", true},
+		{"bash -i", true},
+		{"sh -s -- a b", true},
+		{"bash script.sh", true},
+		{"exec bash -l", true},
+		{"env TERM=dumb /usr/bin/zsh", true},
+		{"busybox sh", true},
+		{"sudo -s", true},
+		{"su - root", true},
+		{"ssh host", true},
+		{"cat | bash", true},
+		{"while read l; do eval \"$l\"; done", true},
+		{"$SHELL", true},
+		{"xargs -0 sh -c", true},
+		{"bash -c 'read x; exec bash'", true},
+		{"ls && (", true},
+		{"cat", false},
+		{"sort -u > out.txt", false},
+		{"bash -c 'cat > f'", false},
+		{"sh -c 'while read l; do echo \"$l\"; done'", false},
+		{"python3", false},
+		{"python3 -i", false},
+		{"node repl.js", false},
+		{"bash <<< 'cat'", false},
+		{"grep -v x | sort", false},
+	} {
+		if got := ShellReadsInput(tt.cmdline); got != tt.want {
+			t.Errorf("ShellReadsInput(%q) = %v, want %v", tt.cmdline, got, tt.want)
+		}
+	}
+}

@@ -101,6 +101,9 @@ type unwrapped struct {
 	opaque OpaqueReason
 	// writes: it writes files itself (find -delete, time -o f).
 	writes bool
+	// stdinShell: it is a shell that reads commands from its input or a
+	// script file.
+	stdinShell bool
 }
 
 // command records a simple command and, recursively, what it runs.
@@ -115,6 +118,7 @@ func (u *unwrapper) command(words []word, env cmdEnv) {
 	c.opaque = uw.opaque
 	c.redirectsOutput = c.redirectsOutput || uw.writes
 	c.wrapper = uw.transparent && uw.runs && uw.opaque == ""
+	c.stdinShell = uw.stdinShell
 }
 
 // analyse finds what the command words run.
@@ -347,7 +351,9 @@ func (uw *unwrapped) operand(w word, dashC, plain, fromStdin bool) {
 	case !w.lit:
 		uw.opaque = OpaqueScript
 	case isStdinPath(w.text):
-		uw.opaque = OpaqueStdin
+		uw.opaque, uw.stdinShell = OpaqueStdin, true
+	default:
+		uw.stdinShell = true // a script file may read commands too
 	}
 }
 
@@ -363,8 +369,35 @@ func (uw *unwrapped) fromStdin(plain bool) {
 		uw.transparent = plain
 	case uw.env.stdin.kind == stdinFile:
 	default:
-		uw.opaque = OpaqueStdin
+		uw.opaque, uw.stdinShell = OpaqueStdin, true
 	}
+}
+
+// ShellReadsInput reports whether text written to the standard input of a
+// process started with the command line cmdline (as a shell reads it: a
+// shell call's command, an exec call's argv quoted) may run as shell
+// commands: the line runs a shell (sh, bash, busybox sh, sudo -s, su,
+// ssh HOST, …) that reads its commands from its input or a script file,
+// or a program the policy cannot determine (an opaque command other than
+// an interpreter's inline or standard-input code), or it does not parse.
+// A runtime decides text written to such a process as a shell command
+// line.
+func ShellReadsInput(cmdline string) bool {
+	sc := parseShell(cmdline)
+	if sc.err != nil {
+		return true
+	}
+	for i := range sc.cmds {
+		c := &sc.cmds[i]
+		if c.stdinShell {
+			return true
+		}
+		switch c.opaque {
+		case OpaqueProgram, OpaqueScript, OpaqueArguments, OpaqueRebind:
+			return true
+		}
+	}
+	return false
 }
 
 // interp describes an interpreter whose code the policy cannot read.
