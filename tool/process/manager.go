@@ -24,6 +24,11 @@ var ErrUnknownProcess = errors.New("unknown process")
 // one whose stdin is closed or no longer read.
 var ErrNoInput = errors.New("process takes no input")
 
+// ErrLineTooLong is returned by Write for data that would leave more than
+// 1 MiB on the process's input without a newline (the unfinished line the
+// policy decides with the next write to a shell).
+var ErrLineTooLong = errors.New("input line too long")
+
 // errClosed refuses to start a process once the manager is closed.
 var errClosed = errors.New("process manager closed")
 

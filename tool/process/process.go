@@ -17,6 +17,7 @@ import (
 	"github.com/agentrt/agentrt/internal/proc"
 	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/sandbox"
+	"github.com/agentrt/agentrt/tool"
 )
 
 // Reasons a process was terminated (process.terminated).
@@ -44,6 +45,10 @@ const (
 	stderrTail = 8 << 10
 	// previewMax bounds command and input previews in events.
 	previewMax = 1024
+	// pendingMax bounds a background process's unfinished input line:
+	// what was written since the last line end, which the policy decides
+	// with the next write to a shell.
+	pendingMax = 1 << 20
 )
 
 // Streams.
@@ -62,24 +67,31 @@ type process struct {
 	ref        Ref
 	background bool
 	preview    string // redacted command preview
-	cwd        string
-	redactor   *output.Redactor
-	profile    sandbox.Profile
-	timeout    time.Duration // wall clock; 0 means none
-	idle       time.Duration // inactivity; 0 means none
-	grace      time.Duration
-	base       time.Time // monotonic origin for activity
-	em         *emitter
-	cmd        *sandbox.Cmd  // set before start
-	stdin      *os.File      // write end of a background process's stdin; guarded by stdinMu
-	done       chan struct{} // closed when the process ended and its end was recorded
-	kick       chan struct{} // wakes the supervisor to act on a stop request
+	// cmdline is the command line as a shell reads it (the shell call's
+	// command, the exec call's argv quoted), for the policy; never
+	// recorded.
+	cmdline  string
+	cwd      string
+	redactor *output.Redactor
+	profile  sandbox.Profile
+	timeout  time.Duration // wall clock; 0 means none
+	idle     time.Duration // inactivity; 0 means none
+	grace    time.Duration
+	base     time.Time // monotonic origin for activity
+	em       *emitter
+	cmd      *sandbox.Cmd  // set before start
+	stdin    *os.File      // write end of a background process's stdin; guarded by stdinMu
+	done     chan struct{} // closed when the process ended and its end was recorded
+	kick     chan struct{} // wakes the supervisor to act on a stop request
 
 	started  time.Time // set at start, before the process is visible to List
 	pid      int
 	activity atomic.Int64 // time since base of the last output, in ns
 
 	stdinMu sync.Mutex
+	// pending is the unfinished line written to stdin (see
+	// tool.UnfinishedLine); guarded by stdinMu.
+	pending string
 
 	outMu     sync.Mutex
 	raw       int64                   // guarded by outMu: raw bytes read
@@ -598,12 +610,16 @@ func (p *process) writeInput(ctx context.Context, data string, closeStdin bool) 
 		return fmt.Errorf("%w: the process's input is closed", ErrNoInput)
 	}
 	if data != "" {
+		if len(tool.UnfinishedLine(p.pending+data)) > pendingMax {
+			return fmt.Errorf("%w: more than %d bytes without a newline", ErrLineTooLong, pendingMax)
+		}
 		stopAfter := context.AfterFunc(ctx, func() { _ = p.stdin.SetWriteDeadline(time.Now()) })
-		_, err := io.WriteString(p.stdin, data)
+		n, err := io.WriteString(p.stdin, data)
 		if !stopAfter() {
 			// The deadline was (or is being) set: clear it for later writes.
 			_ = p.stdin.SetWriteDeadline(time.Time{})
 		}
+		p.pending = tool.UnfinishedLine(p.pending + data[:n])
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return fmt.Errorf("writing input: %w", context.Cause(ctx))
@@ -621,6 +637,18 @@ func (p *process) writeInput(ctx context.Context, data string, closeStdin bool) 
 		}
 	}
 	return nil
+}
+
+// target says what a write of data reaches: the process and its
+// unfinished input line.
+func (p *process) target(data string) tool.StdinTarget {
+	p.stdinMu.Lock()
+	pending := p.pending
+	p.stdinMu.Unlock()
+	return tool.StdinTarget{
+		ProcessID: p.id, Command: p.cmdline, Pending: pending, Text: data, Profile: p.profile,
+		Shell: (&runTool{m: p.m, shell: true}).Spec(),
+	}
 }
 
 // inputPayload is process.input for data written to the process: a

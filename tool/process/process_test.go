@@ -905,3 +905,67 @@ func TestBackgroundSecretSplitAcrossReads(t *testing.T) {
 	t2 := b.newCall(t, map[string]any{"process_id": got.ProcessID})
 	b.call(t, nil, process.TerminateName, t2)
 }
+
+// TestStdinTarget: write_process_stdin says which process a call writes
+// to, how it was started and the unfinished line written before, so that
+// the runtime decides text written to a shell as the command it makes.
+func TestStdinTarget(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	start := func(name string, input map[string]any) string {
+		input["background"], input["yield_ms"] = true, 10
+		res := b.call(t, nil, name, b.newCall(t, input))
+		if res.IsError {
+			t.Fatalf("%s: %s", name, res.Content)
+		}
+		return decode(t, res).ProcessID
+	}
+	sh := start(process.ShellName, map[string]any{"command": "cat | bash"})
+	ex := start(process.ExecName, map[string]any{"argv": []string{"bash", "-c", "it's"}})
+	w := b.tool(t, process.WriteName).(tool.StdinWriter)
+	write := func(id, chars string) {
+		t.Helper()
+		if res := b.call(t, nil, process.WriteName, b.newCall(t, map[string]any{"process_id": id, "chars": chars, "yield_ms": 0})); res.IsError {
+			t.Fatalf("writing %q: %s", chars, res.Content)
+		}
+	}
+	write(sh, "echo a\necho b; r")
+	write(sh, "m -r\\\n")
+	target := func(id, chars string) tool.StdinTarget {
+		t.Helper()
+		tg, ok := w.StdinTarget("sess-1", json.RawMessage(`{"process_id":"`+id+`","chars":"`+chars+`"}`))
+		if !ok {
+			t.Fatalf("no target for %s", id)
+		}
+		return tg
+	}
+	tg := target(sh, "f x")
+	want := tool.StdinTarget{ProcessID: sh, Command: "cat | bash", Pending: "echo b; rm -r\\\n", Text: "f x", Profile: b.profile,
+		Shell: b.tool(t, process.ShellName).Spec()}
+	if diff := cmp.Diff(want, tg, cmp.Comparer(func(a, b tool.Spec) bool { return a.Name == b.Name && a.CommandField == b.CommandField })); diff != "" {
+		t.Errorf("target (-want +got):\n%s", diff)
+	}
+	if tg := target(ex, ""); tg.Command != `bash -c 'it'\''s'` || tg.Pending != "" {
+		t.Errorf("exec target = %+v, want its argv quoted and nothing pending", tg)
+	}
+	if _, ok := w.StdinTarget("sess-2", json.RawMessage(`{"process_id":"`+sh+`"}`)); ok {
+		t.Error("another session got a target")
+	}
+	if _, ok := w.StdinTarget("sess-1", json.RawMessage(`{"process_id":"proc_none"}`)); ok {
+		t.Error("an unknown process has a target")
+	}
+	// An unfinished line is bounded.
+	long := strings.Repeat("x", 600<<10)
+	write(sh, long)
+	c := b.newCall(t, map[string]any{"process_id": sh, "chars": long, "yield_ms": 0})
+	if res := b.call(t, nil, process.WriteName, c); !res.IsError || !strings.Contains(res.Content, "input line too long") {
+		t.Errorf("a line past the bound = %+v, want input line too long", res)
+	}
+	if err := b.m.Write(t.Context(), sh, long, false); !errors.Is(err, process.ErrLineTooLong) {
+		t.Errorf("Manager.Write past the bound = %v, want ErrLineTooLong", err)
+	}
+	write(sh, "\n")
+	if tg := target(sh, ""); tg.Pending != "" {
+		t.Errorf("after a newline, pending = %d bytes, want none", len(tg.Pending))
+	}
+}

@@ -190,6 +190,7 @@ func (m *Manager) run(ctx context.Context, call *tool.Call, name string, in *run
 		ref:        ref,
 		background: in.Background,
 		preview:    proc.Excerpt([]byte(preview), previewMax, len(preview)),
+		cmdline:    cmdline,
 		cwd:        dir,
 		redactor:   call.Redactor,
 		profile:    *call.Profile,
@@ -485,6 +486,21 @@ func (t *writeTool) Spec() tool.Spec {
 		Intent:      "execute",
 		Concurrency: "process:{process_id}",
 	}
+}
+
+var _ tool.StdinWriter = (*writeTool)(nil)
+
+// StdinTarget implements tool.StdinWriter.
+func (t *writeTool) StdinTarget(sessionID string, input json.RawMessage) (tool.StdinTarget, bool) {
+	var in writeInput
+	if err := json.Unmarshal(orEmpty(input), &in); err != nil || in.ProcessID == "" {
+		return tool.StdinTarget{}, false
+	}
+	p := t.m.lookup(sessionID, in.ProcessID)
+	if p == nil || !p.background || p.isFinished() {
+		return tool.StdinTarget{}, false
+	}
+	return p.target(in.Chars), true
 }
 
 // Call implements tool.Tool. Every failure is an error result; the
