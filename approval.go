@@ -449,10 +449,11 @@ func (g *governor) Evaluate(ctx context.Context, req *policy.Request) (policy.De
 		r.Roles = p.Roles
 	}
 	dec, err := g.next.Evaluate(ctx, &r)
-	if err != nil || dec.Outcome != policy.Ask || dec.Source == policy.SourceChecker || req.Intent == loop.IntentEscalate {
-		// A checker's ask is about this call's content, an escalation's
-		// about a wider sandbox: a standing approval of the tool answers
-		// neither.
+	if err != nil || dec.Outcome != policy.Ask || dec.Source == policy.SourceChecker || dec.ReasonCode == policy.ReasonOpaqueCommand ||
+		req.Intent == loop.IntentEscalate {
+		// A checker's ask and an opaque command line's are about this
+		// call's content, an escalation's about a wider sandbox: a
+		// standing approval of the tool answers none of them.
 		return dec, err
 	}
 	if !haveGrants {

@@ -154,6 +154,8 @@ func processErr(err error) error {
 		return errors.Join(err, store.ErrNotFound)
 	case errors.Is(err, process.ErrNoInput):
 		return errors.Join(err, store.ErrConflict)
+	case errors.Is(err, process.ErrLineTooLong):
+		return invalid("data", "%v", err)
 	}
 	return err
 }

@@ -5,27 +5,40 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
+	"github.com/agentrt/agentrt/tool"
 )
 
 // shellRuntime starts a runtime whose agent "a" has the shell tool, a
 // workspace and the sandbox profile p, answering with resps.
 func shellRuntime(t *testing.T, p *sandbox.Profile, pol policy.Evaluator, cfg agentrt.Config, resps ...*model.Response) (*agentrt.Runtime, *seer, string) {
 	t.Helper()
+	m := &seer{resps: resps, tools: map[string]string{}}
+	rt, ws := shellRuntimeWith(t, p, pol, cfg, m)
+	return rt, m, ws
+}
+
+// shellRuntimeWith is shellRuntime with the model m.
+func shellRuntimeWith(t *testing.T, p *sandbox.Profile, pol policy.Evaluator, cfg agentrt.Config, m model.Provider) (*agentrt.Runtime, string) {
+	t.Helper()
 	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
 		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
 	}
-	m := &seer{resps: resps, tools: map[string]string{}}
 	ws := t.TempDir()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
@@ -40,7 +53,7 @@ func shellRuntime(t *testing.T, p *sandbox.Profile, pol policy.Evaluator, cfg ag
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Stop(context.Background()) })
-	return rt, m, ws
+	return rt, ws
 }
 
 func shellCall(id, command string) *model.Response {
@@ -348,5 +361,127 @@ func TestEndedRunEndsItsProcesses(t *testing.T) {
 	procs, err := rt.ListProcesses(context.Background(), runtype.Owner{}, res.SessionID)
 	if err != nil || len(procs) != 0 {
 		t.Errorf("processes after the turn: %+v, %v", procs, err)
+	}
+}
+
+// procSeer is a seer whose scripted calls name the processes earlier
+// calls started: "@call_1" in a call's arguments becomes the process id
+// call_1's result returned. args are the arguments it sent, by call id.
+type procSeer struct {
+	seer
+	args map[string]string // guarded by mu
+}
+
+var procRef = regexp.MustCompile(`@(call_[a-z0-9_]+)`)
+
+func (m *procSeer) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	resp, err := m.seer.Generate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := *resp
+	out.ToolCalls = slices.Clone(resp.ToolCalls)
+	for i, tc := range out.ToolCalls {
+		out.ToolCalls[i].Arguments = procRef.ReplaceAllStringFunc(tc.Arguments, func(ref string) string {
+			var st struct {
+				ProcessID string `json:"process_id"`
+			}
+			_ = json.Unmarshal([]byte(m.seen(ref[1:])), &st)
+			return st.ProcessID
+		})
+		m.mu.Lock()
+		m.args[tc.ID] = out.ToolCalls[i].Arguments
+		m.mu.Unlock()
+	}
+	return &out, nil
+}
+
+func toolCalls(calls ...runtype.MessageToolCall) *model.Response {
+	return &model.Response{ToolCalls: calls}
+}
+
+func writeStdin(id, process, chars string) runtype.MessageToolCall {
+	in, _ := json.Marshal(map[string]any{"process_id": process, "chars": chars, "yield_ms": 200})
+	return runtype.MessageToolCall{ID: id, Name: "write_process_stdin", Arguments: string(in)}
+}
+
+// TestStdinToShellIsDecidedAsShell: text the model writes to a running
+// bash is decided as the shell command it is — command rules, a hook
+// matching shell, and a line split across two writes of one hop — while
+// text written to cat is decided as write_process_stdin. Every decision
+// names the real call (write_process_stdin and its arguments' hash).
+func TestStdinToShellIsDecidedAsShell(t *testing.T) {
+	t.Parallel()
+	rules, err := policy.ParseRules("rules.yaml", []byte(`rules:
+  - {id: no-rm, tools: [shell], command: {prefix: rm}, decision: deny, reason_code: rm_denied}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := policy.NewKernel(policy.KernelConfig{Rules: rules, DefaultMode: policy.ModeBypass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := filepath.Join(t.TempDir(), "block.sh")
+	if err := os.WriteFile(block, []byte("#!/bin/sh\ncase \"$(cat)\" in *forbidden*) echo 'no forbidden words' >&2; exit 2;; esac\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := &procSeer{args: map[string]string{}, seer: seer{tools: map[string]string{}, resps: []*model.Response{
+		toolCalls(
+			runtype.MessageToolCall{ID: "call_bash", Name: "exec", Arguments: `{"argv":["bash"],"background":true,"yield_ms":10}`},
+			runtype.MessageToolCall{ID: "call_cat", Name: "exec", Arguments: `{"argv":["cat"],"background":true,"yield_ms":10}`},
+		),
+		toolCalls(writeStdin("call_rm", "@call_bash", "rm -f victim.txt\n")),
+		toolCalls(writeStdin("call_split1", "@call_bash", "echo split; r"), writeStdin("call_split2", "@call_bash", "m -f victim.txt\n")),
+		toolCalls(writeStdin("call_hook", "@call_bash", "echo forbidden > victim.txt\n")),
+		toolCalls(writeStdin("call_ls", "@call_bash", "\nls\n")),
+		toolCalls(writeStdin("call_cat_rm", "@call_cat", "rm -f victim.txt\n")),
+	}}}
+	cfg := agentrt.Config{Hooks: []hook.Config{{Name: "no-forbidden", Point: hook.PreToolUse, Matcher: "shell", Command: block}}}
+	rt, ws := shellRuntimeWith(t, profile(t, "workspace_write"), k, cfg, m)
+	if err := os.WriteFile(filepath.Join(ws, "victim.txt"), []byte("still here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "drive a shell"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s (%s)", turn.Status, turn.StatusReason)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "victim.txt")); err != nil || string(b) != "still here\n" {
+		t.Errorf("victim.txt = %q, %v; want it untouched", b, err)
+	}
+	if seen := m.seen("call_ls"); !strings.Contains(seen, "victim.txt") {
+		t.Errorf("ls through the shell printed %q, want the listing", seen)
+	}
+	if seen := m.seen("call_cat_rm"); !strings.Contains(seen, "rm -f victim.txt") {
+		t.Errorf("cat printed %q, want the text echoed", seen)
+	}
+	want := map[string][2]string{ // call → decision, reason
+		"call_rm":     {"deny", "rm_denied"},
+		"call_split1": {"allow", "mode_bypass"},
+		"call_split2": {"deny", "rm_denied"},
+		"call_hook":   {"deny", "hook_blocked"},
+		"call_ls":     {"allow", "mode_bypass"},
+		"call_cat_rm": {"allow", "mode_bypass"},
+	}
+	got := map[string][2]string{}
+	for _, e := range tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		if e.Type != event.PermissionEvaluated || want[e.ToolCallID] == [2]string{} {
+			continue
+		}
+		pd := e.PermissionDecision
+		got[e.ToolCallID] = [2]string{pd.Decision, pd.ReasonCode}
+		m.mu.Lock()
+		sum := tool.ArgumentsSHA256(json.RawMessage(m.args[e.ToolCallID]))
+		m.mu.Unlock()
+		if pd.ToolName != "write_process_stdin" || pd.ArgumentsSHA256 != sum {
+			t.Errorf("%s: permission.evaluated names %s (arguments %s), want write_process_stdin (arguments %s)", e.ToolCallID, pd.ToolName, pd.ArgumentsSHA256, sum)
+		}
+		if e.ToolCallID == "call_rm" && !strings.Contains(pd.Message, "runs a shell") {
+			t.Errorf("call_rm: message %q does not say it was decided as a shell call", pd.Message)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
 }

@@ -60,6 +60,9 @@ type prepared struct {
 	profile *sandbox.Profile
 	// notes are context hooks added for the model.
 	notes []string
+	// fixedProfile: the call acts on a process that runs under its own
+	// profile (a write to its input), so no wider one is offered.
+	fixedProfile bool
 
 	// What phase 1 decided: refusal is the failure of a call that does
 	// not run; parked says it waits for a person; deferred that it is a
@@ -99,6 +102,7 @@ type invoked struct {
 func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, resolved map[string]*runtype.Action) (*Outcome, error) {
 	preps := make([]*prepared, len(calls))
 	asked, refused := false, false
+	r.stdinHop = nil
 	for _, a := range resolved {
 		if a.Status != runtype.ActionApproved && a.Status != runtype.ActionPending {
 			refused = true
@@ -237,6 +241,7 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 	s.tc.ArgumentsSHA256 = sum
 	p.input = input
 	p.profile = r.agent.Sandbox
+	_, p.fixedProfile = t.(tool.StdinWriter)
 
 	act := p.act
 	if act != nil && act.Input != "" {
@@ -282,7 +287,7 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 		p.mc.Arguments, p.input = string(input), input
 		// The edited input is evaluated too: the person answers the ask,
 		// but a rule or check that denies the new input still binds.
-		dec := s.decide(ctx, p.spec, input)
+		dec := s.decideView(ctx, r.view(p))
 		p.perm = s.permissionEvent(event.PermissionEvaluated, dec)
 		p.perm.ActionID = act.ID
 		if dec.Outcome == policy.Deny {
@@ -317,15 +322,71 @@ func (r *run) sideEffectDecided(p *prepared) {
 	}
 }
 
+// view is a call as the policy and the pre_tool_use hooks see it: the
+// call itself or, for text written to a process that runs a shell, a call
+// of the shell tool that runs the text.
+type view struct {
+	spec  tool.Spec
+	input json.RawMessage
+	// process is the shell process the text goes to; empty for a call
+	// seen as itself.
+	process string
+	// tail is the unfinished line the write leaves (tool.UnfinishedLine).
+	tail string
+}
+
+// view returns what the policy decides for a call. A write to a process's
+// input (tool.StdinWriter) runs under that process's profile; text
+// written to a process that runs a shell (policy.ShellReadsInput) is
+// decided as the shell command line it makes with the unfinished line
+// written before, in this hop or earlier.
+func (r *run) view(p *prepared) view {
+	v := view{spec: p.spec, input: p.input}
+	w, ok := p.t.(tool.StdinWriter)
+	if !ok {
+		return v
+	}
+	tg, ok := w.StdinTarget(r.turn.SessionID, p.input)
+	if !ok {
+		return v
+	}
+	p.profile, p.fixedProfile = &tg.Profile, true
+	pending, ok := r.stdinHop[tg.ProcessID]
+	if !ok {
+		pending = tg.Pending
+	}
+	text := pending + tg.Text
+	if tg.Text == "" || tg.Shell.CommandField == "" || !policy.ShellReadsInput(tg.Command) {
+		return v
+	}
+	in, err := json.Marshal(map[string]string{tg.Shell.CommandField: text})
+	if err != nil {
+		return v
+	}
+	return view{spec: tg.Shell, input: in, process: tg.ProcessID, tail: tool.UnfinishedLine(text)}
+}
+
+// decideView asks the policy about a call as v shows it; a decision about
+// text written to a shell says so.
+func (s *step) decideView(ctx context.Context, v view) policy.Decision {
+	dec := s.decide(ctx, v.spec, v.input)
+	if v.process != "" {
+		dec.Message += fmt.Sprintf(" (the text goes to process %s, which runs a shell: decided as a %s call)", v.process, v.spec.Name)
+	}
+	return dec
+}
+
 // permit runs the pre_tool_use hooks and the policy on a new call. A hook
 // can block it, rewrite its input, add context, or decide: its deny and
 // ask bind, its allow answers only the mode's default ask — never a deny,
-// nor an ask a rule or checker asked for.
+// nor an ask a rule or checker asked for. Both see the call's view: text
+// written to a shell is a shell call.
 func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
 	s := p.s
+	v := r.view(p)
 	var hk hook.Outcome
-	if r.cfg.Hooks != nil && r.cfg.Hooks.Has(hook.PreToolUse, p.spec.Name) {
-		hk = r.runHooks(ctx, s, hook.PreToolUse, r.hookInput(p, nil, ""))
+	if r.cfg.Hooks != nil && r.cfg.Hooks.Has(hook.PreToolUse, v.spec.Name) {
+		hk = r.runHooks(ctx, s, hook.PreToolUse, r.viewHookInput(p, v))
 		p.notes = append(p.notes, hk.AdditionalContext...)
 		if hk.Blocked {
 			dec := hookDecision(policy.Deny, "hook_blocked", hk.Reason)
@@ -334,15 +395,13 @@ func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
 			return nil
 		}
 		if len(hk.UpdatedInput) > 0 {
-			sum, err := r.cfg.Registry.Check(p.spec.Name, hk.UpdatedInput)
-			if err != nil {
-				p.refusal = failuref(runtype.FailureInvalidArguments, "a hook rewrote the input into an invalid one: %v", err)
+			if !r.rewrite(p, v, hk.UpdatedInput) {
 				return nil
 			}
-			s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, hk.UpdatedInput, string(hk.UpdatedInput)
+			v = r.view(p)
 		}
 	}
-	dec := s.decide(ctx, p.spec, p.input)
+	dec := s.decideView(ctx, v)
 	switch hk.PermissionDecision {
 	case "deny":
 		if dec.Outcome != policy.Deny {
@@ -357,10 +416,10 @@ func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
 			dec = hookDecision(policy.Allow, "hook_allowed", hk.PermissionReason)
 		}
 	}
-	if dec.Outcome == policy.Ask && r.cfg.Hooks != nil && r.cfg.Hooks.Has(hook.PermissionRequest, p.spec.Name) {
+	if dec.Outcome == policy.Ask && r.cfg.Hooks != nil && r.cfg.Hooks.Has(hook.PermissionRequest, v.spec.Name) {
 		// permission_request hooks answer an ask before a person is
 		// asked; only their deny binds when a rule asked.
-		pr := r.runHooks(ctx, s, hook.PermissionRequest, r.hookInput(p, nil, ""))
+		pr := r.runHooks(ctx, s, hook.PermissionRequest, r.viewHookInput(p, v))
 		switch {
 		case pr.Blocked || pr.PermissionDecision == "deny":
 			dec = hookDecision(policy.Deny, "hook_denied", cmpOr(pr.PermissionReason, pr.Reason))
@@ -369,19 +428,25 @@ func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
 			if len(pr.UpdatedInput) > 0 {
 				// The rewritten input is decided again: a rule that denies
 				// it binds, and one that asks about it still asks.
-				sum, err := r.cfg.Registry.Check(p.spec.Name, pr.UpdatedInput)
-				if err != nil {
-					p.refusal = failuref(runtype.FailureInvalidArguments, "a hook rewrote the input into an invalid one: %v", err)
+				if !r.rewrite(p, v, pr.UpdatedInput) {
 					return nil
 				}
-				s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, pr.UpdatedInput, string(pr.UpdatedInput)
-				if again := s.decide(ctx, p.spec, p.input); again.Outcome != policy.Allow && again.Source != policy.SourceMode {
+				v = r.view(p)
+				if again := s.decideView(ctx, v); again.Outcome != policy.Allow && again.Source != policy.SourceMode {
 					dec = again
 				}
 			}
 		}
 	}
 	p.perm = s.permissionEvent(event.PermissionEvaluated, dec)
+	if v.process != "" && dec.Outcome != policy.Deny {
+		// The text is written (now, or once a person allows it): the
+		// hop's later writes to the process continue its line.
+		if r.stdinHop == nil {
+			r.stdinHop = make(map[string]string)
+		}
+		r.stdinHop[v.process] = v.tail
+	}
 	switch dec.Outcome {
 	case policy.Allow:
 		return nil
@@ -393,6 +458,33 @@ func (r *run) permit(ctx context.Context, p *prepared) *store.Batch {
 	}
 	p.refusal = failuref(runtype.FailurePermissionDenied, "permission denied (%s, %s): %s", dec.Source, dec.ReasonCode, dec.Message)
 	return nil
+}
+
+// rewrite applies a hook's rewrite of the input a call was decided with.
+// A call seen as a shell call (text written to a shell process) cannot
+// be rewritten: what it writes is not a shell call's input. It reports
+// whether the call goes on; if not, p.refusal says why.
+func (r *run) rewrite(p *prepared, v view, updated json.RawMessage) bool {
+	if v.process != "" {
+		p.refusal = failuref(runtype.FailureInvalidArguments,
+			"a hook rewrote the command written to process %s; text written to a process cannot be rewritten (a hook may block it instead)", v.process)
+		return false
+	}
+	sum, err := r.cfg.Registry.Check(p.spec.Name, updated)
+	if err != nil {
+		p.refusal = failuref(runtype.FailureInvalidArguments, "a hook rewrote the input into an invalid one: %v", err)
+		return false
+	}
+	p.s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, updated, string(updated)
+	return true
+}
+
+// viewHookInput is what pre_tool_use and permission_request hooks see of
+// a call: its view.
+func (r *run) viewHookInput(p *prepared, v view) hook.Input {
+	in := r.hookInput(p, nil, "")
+	in.ToolName, in.ToolInput = v.spec.Name, v.input
+	return in
 }
 
 func hookDecision(o policy.Outcome, code, msg string) policy.Decision {
@@ -550,7 +642,7 @@ func (r *run) render(ctx context.Context, p *prepared) (*store.Batch, stepKind, 
 		why := cmpOr(p.skipWhy, "the turn was interrupted")
 		return s.refused(nil, failuref(runtype.FailureNotExecuted, "not executed: %s", why)), stepDone, "", nil
 	}
-	if p.res.violation != nil {
+	if p.res.violation != nil && !p.fixedProfile {
 		if b, parked := r.escalate(ctx, p); parked {
 			return b, stepParked, "", nil
 		} else if b != nil {

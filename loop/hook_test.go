@@ -324,3 +324,66 @@ printf '%s' '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decisio
 		}
 	})
 }
+
+// fakeStdin is write_process_stdin to one process that runs a shell (a
+// hand-written fake of tool.StdinWriter): it records what it writes.
+type fakeStdin struct {
+	mu      sync.Mutex
+	written []string
+}
+
+func (f *fakeStdin) Spec() tool.Spec {
+	return tool.Spec{Name: "write_process_stdin", InputSchema: json.RawMessage(`{"type":"object","properties":{"process_id":{"type":"string"},"chars":{"type":"string"}}}`)}
+}
+
+func (f *fakeStdin) Call(ctx context.Context, c *tool.Call) (*tool.Result, error) {
+	var in struct{ Chars string }
+	_ = json.Unmarshal(c.Input, &in)
+	f.mu.Lock()
+	f.written = append(f.written, in.Chars)
+	f.mu.Unlock()
+	return &tool.Result{Content: "written"}, nil
+}
+
+func (f *fakeStdin) StdinTarget(session string, input json.RawMessage) (tool.StdinTarget, bool) {
+	var in struct{ Chars string }
+	_ = json.Unmarshal(input, &in)
+	return tool.StdinTarget{ProcessID: "proc_1", Command: "bash", Text: in.Chars,
+		Shell: tool.Spec{Name: "shell", CommandField: "command"}}, true
+}
+
+// TestHookOnShellSeesStdinWrites: a pre_tool_use hook matching shell sees
+// text written to a shell process as a shell call; it may block it but
+// not rewrite it (what is written is not a shell call's input).
+func TestHookOnShellSeesStdinWrites(t *testing.T) {
+	t.Parallel()
+	w := &fakeStdin{}
+	h := hooks(t, hook.Config{Name: "shell-guard", Point: hook.PreToolUse, Matcher: "shell", Command: hookScript(t, `input=$(cat)
+case "$input" in
+  *'"tool_name":"shell"'*'"command":"rm'*) echo 'no rm' >&2; exit 2 ;;
+  *'"tool_name":"shell"'*'"command":"ls'*)
+    printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"ls -la"}}}' ;;
+esac
+`)})
+	b := setup(t, setupOpts{tools: []tool.Tool{w}, policy: modeAsk{"write_process_stdin": policy.Allow, "shell": policy.Allow}, hooks: h})
+	p := &script{steps: []step{
+		calls(call("write_process_stdin", `{"process_id":"proc_1","chars":"rm -rf /\n"}`)),
+		calls(call("write_process_stdin", `{"process_id":"proc_1","chars":"ls\n"}`)),
+		calls(call("write_process_stdin", `{"process_id":"proc_1","chars":"echo hi\n"}`)),
+		calls(call("complete_task", `{"result":"done"}`)),
+	}}
+	out, turn := b.run(t, context.Background(), agentWith(p, w), "drive the shell")
+	if out.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s (%s)", out.Status, out.Reason)
+	}
+	if got := strings.Join(w.written, "|"); got != "echo hi\n" {
+		t.Errorf("written %q, want only echo hi", got)
+	}
+	var kinds []string
+	for _, e := range find(b.events(t, turn.SessionID), event.ToolFailed) {
+		kinds = append(kinds, string(e.Payload.(*event.ToolResultPayload).Failure.Kind))
+	}
+	if want := []string{string(runtype.FailurePermissionDenied), string(runtype.FailureInvalidArguments)}; strings.Join(kinds, ",") != strings.Join(want, ",") {
+		t.Errorf("failures %v, want %v (blocked, then a rewrite refused)", kinds, want)
+	}
+}

@@ -68,6 +68,10 @@ type run struct {
 	stopBlocks int
 	// pending are the current hop's calls waiting for a person.
 	pending []pendingCall
+	// stdinHop holds, by process, the unfinished input line the current
+	// hop's writes decided so far leave (tool.UnfinishedLine), so that a
+	// line split across writes is decided whole.
+	stdinHop map[string]string
 
 	// held collects facts that need not be durable before the next step
 	// (model.requested, tool.started, …): they commit with the run's next
