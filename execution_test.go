@@ -485,3 +485,38 @@ func TestStdinToShellIsDecidedAsShell(t *testing.T) {
 		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
 }
+
+// TestGrantsDoNotAnswerOpaqueAsks: approving shell for the session lets
+// later shell calls run without asking, but not one whose command line
+// the policy cannot see into: that ask is about this call's content.
+func TestGrantsDoNotAnswerOpaqueAsks(t *testing.T) {
+	t.Parallel()
+	k, err := policy.NewKernel(policy.KernelConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, _, _ := shellRuntime(t, profile(t, "workspace_write"), k, agentrt.Config{},
+		shellCall("call_1", "echo one"), &model.Response{Text: "ok"},
+		shellCall("call_2", "echo two"), &model.Response{Text: "ok"},
+		shellCall("call_3", "$(echo echo) three"), &model.Response{Text: "ok"},
+	)
+	g := &govBundle{rt: rt, tb: &testBundle{rt: rt}}
+	res, turn := g.submit(t, "grants")
+	if turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("first turn %s, want waiting_permission", turn.Status)
+	}
+	g.respond(t, &agentrt.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: runtype.DecisionApproveForSession})
+	if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
+		t.Fatalf("first turn after the grant %s", turn.Status)
+	}
+	if _, turn := g.submit(t, "grants"); turn.Status != runtype.StatusCompleted {
+		t.Errorf("echo two after the grant: %s, want completed without asking", turn.Status)
+	}
+	res, turn = g.submit(t, "grants")
+	if turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("an opaque command after the grant: %s, want waiting_permission", turn.Status)
+	}
+	if acts := g.pending(t, res.TurnID); len(acts) != 1 || acts[0].ReasonCode != policy.ReasonOpaqueCommand {
+		t.Errorf("pending = %+v, want one ask for the opaque command", acts)
+	}
+}
