@@ -76,4 +76,15 @@
 // output, until a tool call has reported it once or its run ends
 // (KillRun). KillRun and Close end processes and wait for them; after
 // Close no goroutine of the manager remains.
+//
+// # Input is governed by what reads it
+//
+// write_process_stdin is a tool.StdinWriter: before a call runs, it tells
+// the runtime which process the call writes to, the command line that
+// process was started with, and the unfinished line written to it before
+// (text after the last newline no backslash escapes). The runtime decides
+// text written to a process that runs a shell as the shell command it
+// makes (see policy.ShellReadsInput). A process's unfinished input line is
+// bounded: a write that would leave more than 1 MiB without a newline is
+// refused (ErrLineTooLong).
 package process
