@@ -112,7 +112,7 @@ func (u *unwrapper) command(words []word, env cmdEnv) {
 	if len(words) == 0 {
 		return
 	}
-	uw := &unwrapped{u: u, env: env}
+	uw := unwrapped{u: u, env: env}
 	uw.analyse(words)
 	c := &u.sc.cmds[i]
 	c.opaque = uw.opaque
@@ -134,8 +134,7 @@ func (uw *unwrapped) analyse(words []word) {
 	}
 	name := path.Base(prog.text)
 	args := words[1:]
-	if h := wrapper(name); h != nil {
-		h(uw, args)
+	if uw.wrapper(name, args) {
 		return
 	}
 	base := strings.TrimRight(name, "0123456789.")
@@ -549,88 +548,88 @@ func (uw *unwrapped) awk(args []word) {
 	}
 }
 
-// wrapper returns the handler of a program that runs other commands or
-// scripts, by name; nil for other programs.
-func wrapper(name string) func(uw *unwrapped, args []word) {
+// wrapper handles a program that runs other commands or scripts, by
+// name; it reports false for other programs.
+func (uw *unwrapped) wrapper(name string, args []word) bool {
 	switch name {
 	case "env":
-		return (*unwrapped).envProgram
+		uw.envProgram(args)
 	case "command":
-		return (*unwrapped).commandBuiltin
+		uw.commandBuiltin(args)
 	case "exec":
-		return transparentWith(optSpec{arg: "a"}, 0)
+		uw.transparentWith(args, optSpec{arg: "a"}, 0)
 	case "builtin", "nohup", "setsid":
-		return transparentWith(optSpec{}, 0)
+		uw.transparentWith(args, optSpec{}, 0)
 	case "nice":
-		return transparentWith(optSpec{arg: "n", long: []string{"--adjustment"}}, 0)
+		uw.transparentWith(args, optSpec{arg: "n", long: []string{"--adjustment"}}, 0)
 	case "timeout":
-		return transparentWith(optSpec{arg: "sk", long: []string{"--signal", "--kill-after"}}, 1)
+		uw.transparentWith(args, optSpec{arg: "sk", long: []string{"--signal", "--kill-after"}}, 1)
 	case "stdbuf":
-		return transparentWith(optSpec{arg: "ioe", long: []string{"--input", "--output", "--error"}}, 0)
+		uw.transparentWith(args, optSpec{arg: "ioe", long: []string{"--input", "--output", "--error"}}, 0)
 	case "time":
-		return (*unwrapped).timeProgram
+		uw.timeProgram(args)
 	case "ionice":
-		return (*unwrapped).ionice
+		uw.ionice(args)
 	case "taskset":
-		return (*unwrapped).taskset
+		uw.taskset(args)
 	case "chrt":
-		return (*unwrapped).chrt
+		uw.chrt(args)
 	case "busybox", "toybox":
-		return (*unwrapped).busybox
+		uw.busybox(args)
 	case "sudo":
-		return (*unwrapped).sudo
+		uw.sudo(args)
 	case "doas":
-		return (*unwrapped).doas
+		uw.doas(args)
 	case "su", "runuser":
-		return (*unwrapped).su
+		uw.su(args)
 	case "chroot":
-		return (*unwrapped).chroot
+		uw.chroot(args)
 	case "ssh":
-		return (*unwrapped).ssh
+		uw.ssh(args)
 	case "xargs":
-		return (*unwrapped).xargs
+		uw.xargs(args)
 	case "find":
-		return (*unwrapped).find
+		uw.find(args)
 	case "watch":
-		return (*unwrapped).watch
+		uw.watch(args)
 	case "flock":
-		return (*unwrapped).flock
+		uw.flock(args)
 	case "script":
-		return (*unwrapped).scriptProgram
+		uw.scriptProgram(args)
 	case "git":
-		return (*unwrapped).git
+		uw.git(args)
 	case "eval":
-		return (*unwrapped).eval
+		uw.eval(args)
 	case "source", ".":
-		return (*unwrapped).source
+		uw.source(args)
 	case "trap":
-		return (*unwrapped).trap
+		uw.trap(args)
 	case "alias":
-		return (*unwrapped).alias
+		uw.alias(args)
 	case "hash":
-		return rebinds("p")
+		uw.rebinds(args, "p")
 	case "enable":
-		return rebinds("f")
+		uw.rebinds(args, "f")
+	default:
+		return false
 	}
-	return nil
+	return true
 }
 
 // transparentWith handles a wrapper that only changes how its command
 // runs (nice, timeout, nohup, …): options by spec, then skip operands
 // (timeout's duration), then the command.
-func transparentWith(spec optSpec, skip int) func(uw *unwrapped, args []word) {
-	return func(uw *unwrapped, args []word) {
-		_, rest, bad := skipOptions(args, spec)
-		if bad {
-			uw.opaque = OpaqueArguments
-			return
-		}
-		if len(rest) < skip {
-			return
-		}
-		uw.transparent = true
-		uw.inner(rest[skip:], uw.env)
+func (uw *unwrapped) transparentWith(args []word, spec optSpec, skip int) {
+	_, rest, bad := skipOptions(args, spec)
+	if bad {
+		uw.opaque = OpaqueArguments
+		return
 	}
+	if len(rest) < skip {
+		return
+	}
+	uw.transparent = true
+	uw.inner(rest[skip:], uw.env)
 }
 
 // env: env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… [COMMAND …].
@@ -645,12 +644,7 @@ func (uw *unwrapped) envProgram(args []word) {
 		return
 	}
 	env := uw.env
-	for len(rest) > 0 && isAssignment(rest[0].text) {
-		env.assigns = true
-		name, val, _ := strings.Cut(rest[0].text, "=")
-		uw.commandVariable(name, word{text: val, lit: rest[0].lit})
-		rest = rest[1:]
-	}
+	rest = uw.assignments(rest, &env)
 	uw.transparent = true
 	if s, ok := value(opts, "-S", "--split-string"); ok {
 		// -S splits its string into the command and its arguments.
@@ -658,6 +652,19 @@ func (uw *unwrapped) envProgram(args []word) {
 		return
 	}
 	uw.inner(rest, env)
+}
+
+// assignments takes the NAME=VALUE words at the start of words (env and
+// sudo set them for the command), recording them in env, and returns the
+// words after them.
+func (uw *unwrapped) assignments(words []word, env *cmdEnv) []word {
+	for len(words) > 0 && isAssignment(words[0].text) {
+		env.assigns = true
+		name, val, _ := strings.Cut(words[0].text, "=")
+		uw.commandVariable(name, word{text: val, lit: words[0].lit})
+		words = words[1:]
+	}
+	return words
 }
 
 // isAssignment reports whether s is NAME=VALUE.
@@ -800,12 +807,7 @@ func (uw *unwrapped) sudo(args []word) {
 		return
 	}
 	env := uw.env
-	for len(rest) > 0 && isAssignment(rest[0].text) {
-		env.assigns = true
-		name, val, _ := strings.Cut(rest[0].text, "=")
-		uw.commandVariable(name, word{text: val, lit: rest[0].lit})
-		rest = rest[1:]
-	}
+	rest = uw.assignments(rest, &env)
 	if len(rest) == 0 && has(opts, "-s", "--shell", "-i", "--login") {
 		uw.fromStdin(false)
 		return
@@ -1101,13 +1103,11 @@ func (uw *unwrapped) alias(args []word) {
 
 // rebinds handles a builtin that, given one of the letters as an option,
 // changes what a command name runs (hash -p, enable -f).
-func rebinds(letters string) func(uw *unwrapped, args []word) {
-	return func(uw *unwrapped, args []word) {
-		for _, w := range args {
-			if !w.lit || len(w.text) > 1 && w.text[0] == '-' && strings.ContainsAny(w.text[1:], letters) {
-				uw.opaque = OpaqueRebind
-				return
-			}
+func (uw *unwrapped) rebinds(args []word, letters string) {
+	for _, w := range args {
+		if !w.lit || len(w.text) > 1 && w.text[0] == '-' && strings.ContainsAny(w.text[1:], letters) {
+			uw.opaque = OpaqueRebind
+			return
 		}
 	}
 }
