@@ -586,6 +586,10 @@ func (uw *unwrapped) wrapper(name string, args []word) bool {
 		uw.chroot(args)
 	case "ssh":
 		uw.ssh(args)
+	case "rsync":
+		uw.rsync(args)
+	case "tar":
+		uw.tar(args)
 	case "xargs":
 		uw.xargs(args)
 	case "find":
@@ -883,10 +887,12 @@ func (uw *unwrapped) ssh(args []word) {
 		uw.opaque = OpaqueArguments
 		return
 	}
+	uw.sshOptions(opts)
 	if has(opts, "-N", "-W", "-G", "-V", "-Q", "-O") || len(rest) == 0 {
 		return
 	}
 	more, cmd, bad := skipOptions(rest[1:], sshSpec)
+	uw.sshOptions(more)
 	switch {
 	case bad:
 		uw.opaque = OpaqueArguments
@@ -895,6 +901,84 @@ func (uw *unwrapped) ssh(args []word) {
 		uw.fromStdin(false)
 	default:
 		uw.scriptWords(cmd)
+	}
+}
+
+// sshCommandOptions are the ssh -o options (lower case) whose value is a
+// command line.
+var sshCommandOptions = []string{"proxycommand", "localcommand", "knownhostscommand", "remotecommand"}
+
+// sshOptions records the command lines ssh -o options run.
+func (uw *unwrapped) sshOptions(opts []opt) {
+	for _, o := range opts {
+		if o.name != "-o" {
+			continue
+		}
+		key, val, ok := strings.Cut(o.value.text, "=")
+		if !ok {
+			key, val, _ = strings.Cut(o.value.text, " ")
+		}
+		switch {
+		case !o.value.lit:
+			uw.opaque = OpaqueScript
+		case slices.Contains(sshCommandOptions, strings.ToLower(strings.TrimSpace(key))):
+			uw.scriptText(val)
+		}
+	}
+}
+
+// optionScripts records the command lines a program's own options run
+// (rsync -e, tar --to-command): the value of each option named in long
+// (--name=VALUE or --name VALUE) or short (-xVALUE, -x VALUE, or the last
+// letter of a bundle, -avze VALUE).
+func (uw *unwrapped) optionScripts(args []word, short string, long ...string) {
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		s := w.text
+		next := func() {
+			if i+1 < len(args) {
+				i++
+				uw.script(args[i])
+			}
+		}
+		switch {
+		case s == "--":
+			return
+		case strings.HasPrefix(s, "--"):
+			name, val, hasVal := strings.Cut(s, "=")
+			switch {
+			case !slices.Contains(long, name):
+			case hasVal:
+				uw.script(word{text: val, lit: w.lit})
+			default:
+				next()
+			}
+		case len(s) > 1 && s[0] == '-':
+			j := strings.IndexAny(s[1:], short)
+			switch {
+			case j < 0:
+			case j+2 < len(s):
+				uw.script(word{text: s[j+2:], lit: w.lit})
+			default:
+				next()
+			}
+		}
+	}
+}
+
+// rsync runs -e (--rsh) to reach the remote host, and --rsync-path there.
+func (uw *unwrapped) rsync(args []word) {
+	uw.optionScripts(args, "e", "--rsh", "--rsync-path")
+}
+
+// tar runs --to-command, -I (--use-compress-program) and
+// --checkpoint-action=exec=….
+func (uw *unwrapped) tar(args []word) {
+	uw.optionScripts(args, "I", "--to-command", "--use-compress-program", "--rsh-command")
+	for _, w := range args {
+		if v, ok := strings.CutPrefix(w.text, "--checkpoint-action=exec="); ok {
+			uw.script(word{text: v, lit: w.lit})
+		}
 	}
 }
 
