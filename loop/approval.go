@@ -63,12 +63,7 @@ func PolicyRequest(spec tool.Spec, input json.RawMessage) *policy.Request {
 	if server, ok := strings.CutPrefix(spec.Source, "mcp:"); ok {
 		req.MCPServer = server
 	}
-	if spec.CommandField != "" {
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(input, &fields) == nil {
-			_ = json.Unmarshal(fields[spec.CommandField], &req.Command)
-		}
-	}
+	req.Command = spec.CommandLine(input)
 	return req
 }
 

@@ -58,6 +58,16 @@ type Spec struct {
 	// for shell-like tools: policy command rules match every simple
 	// command of it.
 	CommandField string
+	// ArgvField names the input field holding a program and its
+	// arguments (an array of strings), for exec-like tools: policy
+	// command rules see it as the command line of those words, quoted.
+	ArgvField string
+	// EnvField names the input field holding extra environment variables
+	// (an object of strings) for the command of a shell- or exec-like
+	// tool. The policy sees them as assignments in front of the command
+	// (env K=V …), which no allow rule covers: LD_PRELOAD or BASH_ENV can
+	// make any program run other code.
+	EnvField string
 	// Concurrency says how the tool's calls may overlap: Parallel,
 	// Exclusive, or a resource key template such as "file:{path}" (input
 	// fields in braces) whose calls with the same key never overlap,

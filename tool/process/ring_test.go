@@ -67,15 +67,6 @@ func TestTailPreview(t *testing.T) {
 	}
 }
 
-func TestQuoteArgv(t *testing.T) {
-	t.Parallel()
-	got := quoteArgv([]string{"printf", "%s|", "a b", "it's", ""})
-	want := `printf '%s|' 'a b' 'it'\''s' ''`
-	if got != want {
-		t.Errorf("quoteArgv = %s, want %s", got, want)
-	}
-}
-
 func TestDedupEnv(t *testing.T) {
 	t.Parallel()
 	got := strings.Join(dedupEnv([]string{"A=1", "B=2", "A=3", "C=4"}), " ")

@@ -127,11 +127,12 @@ func (t *runTool) Spec() tool.Spec {
 		Source:      "builtin",
 		Intent:      "execute",
 		Concurrency: tool.Exclusive,
+		EnvField:    "env",
 	}
 	if t.shell {
 		spec.CommandField = "command"
 	} else {
-		spec.Name = ExecName
+		spec.Name, spec.ArgvField = ExecName, "argv"
 		spec.Description = "Run a program with arguments (no shell) in the workspace, sandboxed. Returns its exit code and its merged stdout and stderr; with background, returns a process id to drive with write_process_stdin and terminate_process."
 		spec.InputSchema = json.RawMessage(execSchema)
 	}
@@ -157,7 +158,7 @@ func (t *runTool) Call(ctx context.Context, call *tool.Call) (*tool.Result, erro
 		if len(in.Argv) == 0 || in.Argv[0] == "" {
 			return errorResult(name, "argv is empty"), nil
 		}
-		argv, cmdline = in.Argv, quoteArgv(in.Argv)
+		argv, cmdline = in.Argv, tool.QuoteArgv(in.Argv)
 	}
 	return t.m.run(ctx, call, name, &in, argv, cmdline), nil
 }
@@ -708,22 +709,6 @@ func dedupEnv(env []string) []string {
 		out[i] = last[k]
 	}
 	return out
-}
-
-// quoteArgv renders argv as a shell would read it, for previews.
-func quoteArgv(argv []string) string {
-	var b strings.Builder
-	for i, a := range argv {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-			b.WriteString(a)
-			continue
-		}
-		b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
-	}
-	return b.String()
 }
 
 // tailPreview renders the last limit bytes of data as valid UTF-8, saying
