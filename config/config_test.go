@@ -349,6 +349,16 @@ func TestParseValues(t *testing.T) {
 			want: ":8080",
 		},
 		{
+			name: "ServerLimits",
+			yaml: agent + "server:\n  read_header_timeout: 5s\n  body_timeout: 1m\n  idle_timeout: 90s\n" +
+				"  max_header_bytes: 16384\n  max_conns_per_client: 8\n",
+			get: func(f *File) any { return f.Server },
+			want: Server{
+				Listen: DefaultListen, ReadHeaderTimeout: 5 * time.Second, BodyTimeout: time.Minute,
+				IdleTimeout: 90 * time.Second, MaxHeaderBytes: 16384, MaxConnsPerClient: 8,
+			},
+		},
+		{
 			name: "ScalarsAsStrings",
 			yaml: agent + "tools:\n  t:\n    input_schema: {type: object}\n    command: [sleep, 5, true]\n" +
 				"    env: {PORT: 8080, DEBUG: true, RATIO: 0.5, QUOTED: \"a b\"}\n",

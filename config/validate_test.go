@@ -227,6 +227,19 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "BadServerLimits",
+			yaml: okAgent + "server:\n  read_header_timeout: 0s\n  body_timeout: soon\n  idle_timeout: -1m\n" +
+				"  max_header_bytes: 100\n  max_conns_per_client: 0\n  max_conns: 5\n",
+			want: []string{
+				`agentrt.yaml:5:24: server.read_header_timeout must be positive, got string "0s"`,
+				`agentrt.yaml:6:17: server.body_timeout must be a duration such as 10s or 1m30s, got string "soon"`,
+				`agentrt.yaml:7:17: server.idle_timeout must be positive, got string "-1m"`,
+				`agentrt.yaml:8:21: server.max_header_bytes must be between 1024 and 1048576, got 100`,
+				`agentrt.yaml:9:25: server.max_conns_per_client must be between 1 and 1000000, got 0`,
+				`agentrt.yaml:10:3: unknown key "max_conns" in server; did you mean max_conns_per_client?`,
+			},
+		},
+		{
 			name: "DataDirWrongTypes",
 			yaml: okAgent + "data_dir: [a]\n",
 			want: []string{
