@@ -51,7 +51,29 @@ var (
 	// the task at another epoch (or held by another worker): the worker
 	// that wrote it no longer owns the task. It is a conflict.
 	ErrLeaseLost = fmt.Errorf("%w: the task's lease is held elsewhere", ErrConflict)
+	// ErrQueueFull: a batch's Admission found a queue at its limit; a
+	// *QueueFullError says which.
+	ErrQueueFull = errors.New("queue full")
 )
+
+// QueueFullError is why a batch's Admission refused it: the tenant's
+// queue (TenantID set) or the whole store's (TenantID empty) holds
+// Queued tasks, at or above Limit. The batch wrote nothing.
+type QueueFullError struct {
+	TenantID string
+	Queued   int
+	Limit    int
+}
+
+func (e *QueueFullError) Error() string {
+	if e.TenantID == "" {
+		return fmt.Sprintf("queue full: %d tasks queued in every tenant, the limit is %d", e.Queued, e.Limit)
+	}
+	return fmt.Sprintf("queue full: tenant %s has %d tasks queued, the limit is %d", e.TenantID, e.Queued, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrQueueFull) match.
+func (e *QueueFullError) Is(target error) bool { return target == ErrQueueFull }
 
 // Store is a durable home for sessions, threads, turns, tasks, runs,
 // messages, tool calls, blobs, budget limits and the event log.
@@ -159,6 +181,9 @@ type Batch struct {
 	// transaction: the store numbers it and computes its hashes.
 	Events []*event.Event
 
+	// Admit, when set, makes the whole batch conditional on room in the
+	// queue: see Admission. It is checked after Fence.
+	Admit *Admission
 	// Fence, when set, makes the whole batch conditional on a task's
 	// lease: it applies only while the task is at Fence.Epoch, and fails
 	// with ErrLeaseLost (writing nothing) otherwise. A worker fences every
@@ -173,6 +198,21 @@ type Batch struct {
 	// that does not exist for that tenant fails the batch with an error
 	// wrapping ErrNotFound.
 	TaskUpdates []*TaskUpdate
+}
+
+// Admission is the condition of a batch that queues work: it applies
+// only while the tenant has fewer than MaxTenant tasks in status queued
+// and every tenant together fewer than MaxAll (a zero limit does not
+// apply), counted as the transaction holds them before the batch, the
+// batches committed and applied before it included. Otherwise it fails
+// with a *QueueFullError and writes nothing. Checking the count in the
+// transaction that inserts makes the limit exact however many batches
+// race for the last places; drivers keep the counts so that the check
+// costs the same whatever the queue's length.
+type Admission struct {
+	TenantID  string
+	MaxTenant int
+	MaxAll    int
 }
 
 // Fence names the lease a batch's writer must still hold.

@@ -332,6 +332,9 @@ func (dst *Batch) Merge(src *Batch) {
 	if dst.Fence == nil {
 		dst.Fence = src.Fence
 	}
+	if dst.Admit == nil {
+		dst.Admit = src.Admit
+	}
 	dst.Leases = append(dst.Leases, src.Leases...)
 	dst.TaskUpdates = append(dst.TaskUpdates, src.TaskUpdates...)
 	dst.Sessions = append(dst.Sessions, src.Sessions...)

@@ -42,8 +42,12 @@
 // task update, one UPDATE. TaskListDue walks the due tasks in order and,
 // for each queued one, the tasks queued before it in its thread (so a long
 // thread of finished tasks makes its queued tasks dearer to check).
-// TaskCount scans every task: no index is kept by status, which would cost
-// a page each time a task's status changes.
+// TaskCount scans every task (no index is kept by status, which would cost
+// a page each time a task's status changes), except for the queued ones:
+// triggers keep their count by tenant and in all, in the transaction that
+// changes a task's status into or out of queued (a page or two per
+// commit), so a batch's Admission costs two keyed reads however long the
+// queue is.
 //
 // # Schema
 //

@@ -231,6 +231,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	if err := t.checkFence(ctx, b.Fence); err != nil {
 		return false, err
 	}
+	if err := t.checkAdmission(ctx, b.Admit); err != nil {
+		return false, err
+	}
 	// Actions go first: a resolution that lost a race is the conflict a
 	// caller expects most.
 	if wrote, err = t.writeActions(ctx, b); err != nil {
