@@ -482,7 +482,8 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "DurabilityValues",
 			yaml: okAgent + "durability:\n  workers: 0\n  lease_ttl: soon\n  multitask: queue\n  max_queued: -1\n" +
-				"  retry: {max_attempts: 0, backoff: 0s, non_retryable: [model_error, modle_error]}\n  turn_timeot: 1m\n",
+				"  retry: {max_attempts: 0, backoff: 0s, non_retryable: [model_error, modle_error]}\n  turn_timeot: 1m\n" +
+				"  integrity_check: never\n",
 			want: []string{
 				`agentrt.yaml:5:12: durability.workers must be between 1 and 4096, got 0`,
 				`agentrt.yaml:6:14: durability.lease_ttl must be a duration such as 10s or 1m30s, got string "soon"`,
@@ -492,6 +493,7 @@ func TestParseErrors(t *testing.T) {
 				`agentrt.yaml:9:37: durability.retry.backoff must be positive, got string "0s"`,
 				`agentrt.yaml:9:70: unknown failure kind "modle_error" in durability.retry.non_retryable; did you mean model_error?`,
 				`agentrt.yaml:10:3: unknown key "turn_timeot" in durability; did you mean turn_timeout?`,
+				`agentrt.yaml:11:20: durability.integrity_check must be a duration such as 10s or 1m30s, or off, got string "never"`,
 			},
 		},
 		{

@@ -15,7 +15,11 @@
 // All writes go through Batch: the facts of one step (events and the
 // records they change) commit together or not at all. Writer batches many
 // runs' Batches into one transaction; see Writer for the durability
-// contract.
+// contract. A Batch may carry conditions the driver checks in that
+// transaction: a Fence (the writer still holds a task's lease) and an
+// Admission (the queue has room). Failures of the storage itself wrap
+// ErrStorage, and the Writer keeps the last one as its Fault until a
+// transaction commits.
 //
 // # Tenancy
 //
@@ -54,7 +58,31 @@ var (
 	// ErrQueueFull: a batch's Admission found a queue at its limit; a
 	// *QueueFullError says which.
 	ErrQueueFull = errors.New("queue full")
+	// ErrStorage: the database's medium failed the operation: the disk is
+	// full, an I/O error, a read-only file, a corrupt page. Nothing is
+	// wrong with the request; the same one may succeed once the storage
+	// is repaired. The Writer reports it as its Fault.
+	ErrStorage = errors.New("storage failed")
+	// ErrCorrupt: the database is damaged (a page that does not parse, a
+	// file that is not a database). It is a storage failure.
+	ErrCorrupt = fmt.Errorf("%w: the database is corrupt", ErrStorage)
 )
+
+// IntegrityChecker is a Store that can check its database's structure
+// (SQLite's quick_check). CheckIntegrity returns nil for a sound database,
+// an error wrapping ErrCorrupt that names the first problems for a damaged
+// one, and ctx's error if ctx ends first; its cost grows with the size of
+// the database, so callers bound it with ctx.
+type IntegrityChecker interface {
+	CheckIntegrity(ctx context.Context) error
+}
+
+// Prober is a Tx that can write to the database's medium without changing
+// any fact, so that committing shows whether the store takes writes now:
+// Writer.Probe uses it.
+type Prober interface {
+	Probe(ctx context.Context) error
+}
 
 // QueueFullError is why a batch's Admission refused it: the tenant's
 // queue (TenantID set) or the whole store's (TenantID empty) holds
