@@ -26,27 +26,8 @@ func TestSubmitTurnAdmissionIsExact(t *testing.T) {
 	for _, limit := range []int{50, 500} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			t.Parallel()
-			s, err := replay.Parse("test.replay.yaml", []byte("responses: [{text: hi}]"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := agentrt.New(agentrt.Config{
-				DataDir: t.TempDir(), NoWorkers: true, MaxQueuedPerTenant: limit,
-				Agents: map[string]*agentrt.Agent{"support": {Provider: replay.New(s)}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rt.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { rt.Stop(context.Background()) })
-			api, err := httpapi.New(rt, httpapi.Config{Token: testToken})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(api.Handler())
-			t.Cleanup(srv.Close)
+			b := serveWorkless(t, agentrt.Config{DataDir: t.TempDir(), MaxQueuedPerTenant: limit})
+			rt, srv := b.rt, b.server
 			client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 256, MaxIdleConnsPerHost: 256}}
 			t.Cleanup(client.CloseIdleConnections)
 
@@ -124,4 +105,32 @@ func TestSubmitTurnAdmissionIsExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveWorkless starts a runtime from cfg without workers, so that what
+// is submitted stays queued, with agent "support" answering each turn with
+// one reply, and serves it with httptest. Cleanup stops both.
+func serveWorkless(t *testing.T, cfg agentrt.Config) *testBundle {
+	t.Helper()
+	s, err := replay.Parse("test.replay.yaml", []byte("responses: [{text: hi}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.NoWorkers = true
+	cfg.Agents = map[string]*agentrt.Agent{"support": {Provider: replay.New(s)}}
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	api, err := httpapi.New(rt, httpapi.Config{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	return &testBundle{rt: rt, api: api, server: srv}
 }

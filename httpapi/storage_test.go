@@ -1,11 +1,9 @@
 package httpapi_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/testenv"
-	"github.com/agentrt/agentrt/model/replay"
 )
 
 // fill writes a file in dir until the file system is full and returns
@@ -55,10 +52,6 @@ func fill(t *testing.T, dir string) string {
 func TestHealthReportsFailingWrites(t *testing.T) {
 	t.Parallel()
 	dir := testenv.Tmpfs(t, 4<<20)
-	s, err := replay.Parse("test.replay.yaml", []byte("responses: [{text: hi}]"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A clock that moves only a microsecond a reading, and when the test
 	// says: no health check probes the store before the test wants it to.
 	base := time.Now()
@@ -66,24 +59,7 @@ func TestHealthReportsFailingWrites(t *testing.T) {
 	now := func() time.Time {
 		return base.Add(time.Duration(ticks.Add(1))*time.Microsecond + time.Duration(skipped.Load()))
 	}
-	rt, err := agentrt.New(agentrt.Config{
-		DataDir: dir, NoWorkers: true, Now: now,
-		Agents: map[string]*agentrt.Agent{"support": {Provider: replay.New(s)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(context.Background()) })
-	api, err := httpapi.New(rt, httpapi.Config{Token: testToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(srv.Close)
-	b := &testBundle{rt: rt, api: api, server: srv}
+	b := serveWorkless(t, agentrt.Config{DataDir: dir, Now: now})
 	noToken := map[string]string{"Authorization": ""}
 	first := b.submit(t, httpapi.SubmitTurnRequest{Input: "before the disk filled up"})
 	b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusOK, nil)
