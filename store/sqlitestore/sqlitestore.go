@@ -21,6 +21,12 @@
 // processes extend a chain, never fork it (the chain's key would refuse
 // a second receipt with the same number).
 //
+// Errors of the file rather than of the request — SQLITE_FULL, IOERR,
+// READONLY, CANTOPEN, PERM — wrap store.ErrStorage, and those of a damaged
+// database — CORRUPT, NOTADB — store.ErrCorrupt. CheckIntegrity runs
+// quick_check; a Tx's Probe rewrites one row as it is, so that a commit
+// shows whether the disk takes writes again.
+//
 // Durability follows the synchronous pragma: FULL (the default) syncs the
 // WAL on every commit, so a committed batch survives power loss; NORMAL
 // survives a crash of the process but may lose the last commits on power
