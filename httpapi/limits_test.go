@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -252,4 +253,20 @@ func healthz(c net.Conn, closeAfter bool) (int, error) {
 		}
 	}
 	return resp.StatusCode, nil
+}
+
+// TestOversizedHeadersAreRefused: a header over MaxHeaderBytes (64 KiB
+// by default) is answered 431 without reaching a handler.
+func TestOversizedHeadersAreRefused(t *testing.T) {
+	t.Parallel()
+	b := serveLimited(t, setup(t, setupOpts{}), httpapi.Limits{}, nil)
+	big := strings.Repeat("x", 100<<10)
+	resp, _ := b.do(t, call{method: http.MethodGet, path: "/healthz", header: map[string]string{"X-Big": big}})
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("GET /healthz with a 100 KiB header = %d, want 431", resp.StatusCode)
+	}
+	resp, _ = b.do(t, call{method: http.MethodGet, path: "/healthz", header: map[string]string{"X-Big": big[:16<<10]}})
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /healthz with a 16 KiB header = %d, want 200", resp.StatusCode)
+	}
 }
