@@ -326,7 +326,9 @@ func (w *Writer) Fault() *Fault {
 // storage's sake, or nil when it committed. The caller is the leader.
 func (w *Writer) noteFault(err error) {
 	if err == nil {
-		w.fault.Store(nil)
+		if w.fault.Load() != nil { // a load costs less than a store
+			w.fault.Store(nil)
+		}
 		return
 	}
 	now := w.cfg.Now()
