@@ -47,6 +47,11 @@ var (
 	ErrInterrupted = loop.ErrInterrupted
 	// ErrStop is the cancellation cause of turns cut off by StopAndCancel.
 	ErrStop = loop.ErrStop
+	// ErrStorage: the store's medium failed (a full disk, an I/O error, a
+	// damaged file); ErrCorrupt, which wraps it: the database is damaged,
+	// and Start refuses it.
+	ErrStorage = store.ErrStorage
+	ErrCorrupt = store.ErrCorrupt
 )
 
 // InvalidError reports a request that cannot be accepted as given. The API
@@ -208,7 +213,17 @@ type Config struct {
 	ProcessEnvAllow []string
 	// Health sets when Health's checks warn or fail.
 	Health HealthThresholds
+	// IntegrityCheck bounds the check of the store's structure that Start
+	// runs before it migrates the store, when the runtime has workers and
+	// the store can check itself (SQLite's quick_check, about 3 s per GB
+	// from a warm cache): a damaged store is refused, and a check that
+	// runs out of time is logged and the start goes on. Default
+	// DefaultIntegrityCheck; negative skips the check.
+	IntegrityCheck time.Duration
 }
+
+// DefaultIntegrityCheck is Config.IntegrityCheck's default.
+const DefaultIntegrityCheck = 10 * time.Second
 
 // Budgets are default limits on model spend; see loop.Budgets.
 type Budgets = loop.Budgets
@@ -257,6 +272,9 @@ func (c Config) WithDefaults() Config {
 		c.Now = time.Now
 	}
 	c.Health = c.Health.withDefaults()
+	if c.IntegrityCheck == 0 {
+		c.IntegrityCheck = DefaultIntegrityCheck
+	}
 	return c
 }
 
@@ -482,7 +500,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.closeAgents()
 		return nil, err
 	}
-	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify})
+	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify, Now: cfg.Now})
 	rt.ledger = loop.NewLedger(rt.store, cfg.Budgets, cfg.Now)
 	evaluator := cfg.Policy
 	if _, none := cfg.Policy.(policy.DefaultEvaluator); !none {
@@ -583,7 +601,10 @@ func (rt *Runtime) openStore() error {
 		if err := os.MkdirAll(rt.cfg.DataDir, 0o700); err != nil {
 			return fmt.Errorf("creating data dir: %w", err)
 		}
-		s, err := sqlitestore.Open(context.Background(), filepath.Join(rt.cfg.DataDir, "agentrt.db"), sqlitestore.Options{})
+		s, err := sqlitestore.Open(context.Background(), rt.dbPath(), sqlitestore.Options{})
+		if errors.Is(err, store.ErrCorrupt) {
+			return refuseDamaged("store "+rt.dbPath(), err)
+		}
 		if err != nil {
 			return fmt.Errorf("opening store: %w", err)
 		}
@@ -605,6 +626,45 @@ func (rt *Runtime) openStore() error {
 	return nil
 }
 
+// dbPath is the SQLite file of the data directory.
+func (rt *Runtime) dbPath() string { return filepath.Join(rt.cfg.DataDir, "agentrt.db") }
+
+// checkIntegrity checks the store's structure within Config.IntegrityCheck
+// before it is migrated and served; see there. Only a runtime with
+// workers checks: a command that only reads, next to a daemon, need not
+// pay for it each time.
+func (rt *Runtime) checkIntegrity(ctx context.Context) error {
+	c, ok := rt.store.(store.IntegrityChecker)
+	if !ok || rt.cfg.NoWorkers || rt.cfg.IntegrityCheck < 0 {
+		return nil
+	}
+	what := "store"
+	if rt.cfg.Store == nil && rt.cfg.DataDir != "" {
+		what = "store " + rt.dbPath()
+	}
+	cctx, cancel := context.WithTimeout(ctx, rt.cfg.IntegrityCheck)
+	defer cancel()
+	start := time.Now()
+	err := c.CheckIntegrity(cctx)
+	switch {
+	case err == nil:
+		rt.cfg.Logger.Debug("checked the store's integrity", "took", time.Since(start))
+		return nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		rt.cfg.Logger.Warn("the integrity check of the "+what+" did not finish in time; starting without it",
+			"limit", rt.cfg.IntegrityCheck)
+		return nil
+	case errors.Is(err, store.ErrCorrupt):
+		return refuseDamaged(what, err)
+	}
+	return fmt.Errorf("checking the integrity of %s: %w", what, err)
+}
+
+// refuseDamaged is the error of a start on a damaged store.
+func refuseDamaged(what string, err error) error {
+	return fmt.Errorf("refusing the damaged %s (restore it from a backup; see docs/durability.md): %w", what, err)
+}
+
 func stableRuntimeID(dir, fresh string) (string, error) {
 	path := filepath.Join(dir, "runtime-id")
 	b, err := os.ReadFile(path)
@@ -623,6 +683,9 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	defer rt.mu.Unlock()
 	if rt.state != stateNew {
 		return errors.New("runtime already started")
+	}
+	if err := rt.checkIntegrity(ctx); err != nil {
+		return err
 	}
 	if err := rt.store.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrating store: %w", err)

@@ -119,6 +119,7 @@ func durabilityFromFile(f *config.File, cfg *Config) {
 	cfg.LeaseTTL, cfg.PollInterval = x.LeaseTTL, x.PollInterval
 	cfg.Multitask = Multitask(x.Multitask)
 	cfg.TurnTimeout, cfg.InactivityTimeout = x.TurnTimeout, x.InactivityTimeout
+	cfg.IntegrityCheck = x.IntegrityCheck // IntegrityCheckOff is negative: no check
 	cfg.Retry = RetryPolicy{MaxAttempts: x.Retry.MaxAttempts, Backoff: x.Retry.Backoff, MaxBackoff: x.Retry.MaxBackoff}
 	for _, k := range x.Retry.NonRetryable {
 		cfg.Retry.NonRetryable = append(cfg.Retry.NonRetryable, runtype.FailureKind(k))

@@ -73,31 +73,21 @@ const (
 	reasonRolledBack = "rolled_back" // a turn cancelled by a rollback
 )
 
-// admit refuses a submission when the runtime's or the tenant's queue is
-// full.
-func (rt *Runtime) admit(ctx context.Context, owner runtype.Owner) error {
-	queued := []runtype.TaskStatus{runtype.StatusQueued}
-	n, err := rt.store.TaskCount(ctx, &store.TaskCountParams{TenantID: owner.TenantID, Statuses: queued})
-	if err != nil {
-		return fmt.Errorf("counting queued tasks: %w", err)
+// admission is the condition of a submission's batch: room in the
+// tenant's queue and the runtime's. The store checks it in the
+// transaction that inserts the turn, so that racing submissions cannot
+// all see the last place free.
+func (rt *Runtime) admission(owner runtype.Owner) *store.Admission {
+	return &store.Admission{TenantID: owner.TenantID, MaxTenant: rt.cfg.MaxQueuedPerTenant, MaxAll: rt.cfg.MaxQueued}
+}
+
+// overloaded is the error of a submission the store's admission refused.
+func (rt *Runtime) overloaded(full *store.QueueFullError) *OverloadedError {
+	reason := fmt.Sprintf("the runtime has %d queued turns, the limit", full.Queued)
+	if full.TenantID != "" {
+		reason = fmt.Sprintf("tenant %s has %d queued turns, the limit", full.TenantID, full.Queued)
 	}
-	if n >= rt.cfg.MaxQueuedPerTenant {
-		return &OverloadedError{
-			Reason:     fmt.Sprintf("tenant %s has %d queued turns, the limit", owner.TenantID, n),
-			RetryAfter: rt.retryAfter(n),
-		}
-	}
-	all, err := rt.store.TaskCount(ctx, &store.TaskCountParams{AllTenants: true, Statuses: queued})
-	if err != nil {
-		return fmt.Errorf("counting queued tasks: %w", err)
-	}
-	if all >= rt.cfg.MaxQueued {
-		return &OverloadedError{
-			Reason:     fmt.Sprintf("the runtime has %d queued turns, the limit", all),
-			RetryAfter: rt.retryAfter(all),
-		}
-	}
-	return nil
+	return &OverloadedError{Reason: reason, RetryAfter: rt.retryAfter(full.Queued)}
 }
 
 // retryAfter estimates when a queue of n turns has room again: the time

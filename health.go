@@ -69,6 +69,13 @@ type StoreInfo struct {
 	LatencyMs float64 `json:"latencyMs"`
 	// Error is why the store did not answer.
 	Error string `json:"error,omitempty"`
+	// WriteError is why this runtime's writes fail: the error of its last
+	// write transaction when that failed for the storage's sake (a full
+	// disk, an I/O error, a damaged page) and none has committed since;
+	// WriteFailingSince is when the failures began. The store check then
+	// fails and /readyz answers 503, until a write commits.
+	WriteError        string     `json:"writeError,omitempty"`
+	WriteFailingSince *time.Time `json:"writeFailingSince,omitempty"`
 	// SchemaVersion is the migration the database is at; SchemaLatest the
 	// one this agentrt migrates to (both 0 for a store without a schema).
 	SchemaVersion int   `json:"schemaVersion"`
@@ -204,13 +211,17 @@ const (
 	ReadyOK          = "ready"
 	ReadyStopped     = "stopped"
 	ReadyStoreFailed = "store_unavailable"
+	// ReadyWritesFail: the store answers reads, but this runtime's
+	// writes fail (Health.Store.WriteError says why).
+	ReadyWritesFail = "store_writes_failing"
 )
 
-// Ready reports whether the runtime can serve (GET /readyz): it runs and
-// its store answers one cheap read. status is ReadyOK, ReadyStopped or
-// ReadyStoreFailed. It says nothing of the other health checks (a
-// degraded or unhealthy runtime may be ready) and nothing of any
-// tenant's work, so it can be answered without a token.
+// Ready reports whether the runtime can serve (GET /readyz): it runs, its
+// store answers one cheap read, and its writes do not fail. status is
+// ReadyOK, ReadyStopped, ReadyStoreFailed or ReadyWritesFail. It says
+// nothing of the other health checks (a degraded runtime, or one with a
+// stuck run, may be ready) and nothing of any tenant's work, so it can be
+// answered without a token.
 func (rt *Runtime) Ready(ctx context.Context) (status string, ready bool) {
 	if !rt.running() {
 		return ReadyStopped, false
@@ -218,7 +229,30 @@ func (rt *Runtime) Ready(ctx context.Context) (status string, ready bool) {
 	if _, err := rt.store.EventLastCursor(ctx); err != nil {
 		return ReadyStoreFailed, false
 	}
+	if rt.writeFault(ctx) != nil {
+		return ReadyWritesFail, false
+	}
 	return ReadyOK, true
+}
+
+// probeAfter is how long after its last failed write a runtime whose
+// writes fail tries a write of its own when its health is asked.
+const probeAfter = 5 * time.Second
+
+// writeFault is what keeps this runtime's writes from committing, or nil.
+// When no write has failed for probeAfter, it first probes the store with
+// a write of one row, so that a store that recovered (space was freed) is
+// seen to even when nothing else writes: a runtime a load balancer
+// stopped sending work to would otherwise never write again. While writes
+// keep failing, they decide: the probe is a small write, which on a disk
+// that is nearly full may succeed where a turn's write fails.
+func (rt *Runtime) writeFault(ctx context.Context) *store.Fault {
+	f := rt.writer.Fault()
+	if f != nil && rt.cfg.Now().Sub(f.Last) >= probeAfter {
+		rt.writer.Probe(ctx) // its outcome is the fault's
+		f = rt.writer.Fault()
+	}
+	return f
 }
 
 // Health checks the runtime and its store. The store reads are a few
@@ -258,10 +292,17 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 	start := time.Now() // latency is real time, whatever the runtime's clock
 	cur, err := rt.store.EventLastCursor(ctx)
 	h.Store.LatencyMs = float64(time.Since(start).Microseconds()) / 1000
+	fault := rt.writeFault(ctx)
+	if fault != nil {
+		h.Store.WriteError, h.Store.WriteFailingSince = fault.Err.Error(), ts(fault.Since)
+	}
 	switch {
 	case err != nil:
 		h.Store.Error = err.Error()
 		h.add(CheckFail, "store", fmt.Sprintf("the store did not answer: %v", err))
+	case fault != nil:
+		h.Store.Reachable, h.Store.LastCursor = true, cur
+		h.add(CheckFail, "store", fmt.Sprintf("writes have failed for %s: %v", roundDuration(now.Sub(fault.Since)), fault.Err))
 	case time.Since(start) > slowStore:
 		h.Store.Reachable, h.Store.LastCursor = true, cur
 		h.add(CheckWarn, "store", fmt.Sprintf("the store answered in %s, more than %s", roundDuration(time.Since(start)), slowStore))

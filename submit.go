@@ -74,9 +74,6 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*Submit
 			return res, err
 		}
 	}
-	if err := rt.admit(ctx, owner); err != nil {
-		return nil, err
-	}
 	res, err := rt.accept(ctx, owner, p)
 	if errors.Is(err, errSessionRace) {
 		// Another submission created the session first: now it exists.
@@ -130,6 +127,7 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		}
 	}
 	t, k := *turn, *task
+	b.Admit = rt.admission(owner)
 	b.Turns = append(b.Turns, &t)
 	b.Tasks = append(b.Tasks, &k)
 	inputPreview, _ := event.Preview(p.Input, event.PreviewBytes)
@@ -148,7 +146,17 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		b.Events = append(b.Events, e)
 	}
 	if err := rt.writer.Write(ctx, b); err != nil {
+		var full *store.QueueFullError
 		switch {
+		case errors.As(err, &full) && p.IdempotencyKey != "":
+			// A submission with the same key may have taken the last
+			// place: resubmitting an accepted turn is never refused.
+			if res, err := rt.existingTurn(ctx, owner, p); !errors.Is(err, store.ErrNotFound) {
+				return res, err
+			}
+			return nil, rt.overloaded(full)
+		case errors.As(err, &full):
+			return nil, rt.overloaded(full)
 		case errors.Is(err, store.ErrConflict) && p.IdempotencyKey != "":
 			// A concurrent submission with the same key won.
 			return rt.existingTurn(ctx, owner, p)

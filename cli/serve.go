@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/httpapi"
 )
 
@@ -124,20 +125,17 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	// Streams (SSE) never go idle, so shutting down cancels their context.
 	streams, cancelStreams := context.WithCancel(context.Background())
 	defer cancelStreams()
-	srv := &http.Server{
-		Handler:           api.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return streams },
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	limits := serverLimits(file.Server)
+	srv := httpapi.NewHTTPServer(api.Handler(), limits)
+	srv.BaseContext = func(net.Listener) context.Context { return streams }
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "agentrt %s serving http://%s (runtime %s, data %s)\n", agentrt.Version(), ln.Addr(), rt.RuntimeID(), cfg.DataDir)
 	if created {
 		fmt.Fprintf(out, "API token (shown once; kept in %s/%s):\n  %s\n", cfg.DataDir, httpapi.TokenFile, token)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(httpapi.LimitListener(ln, limits.MaxConnsPerClient, logger)) }()
 
 	select {
 	case err := <-errc:
@@ -188,4 +186,13 @@ func shutdown(out io.Writer, srv *http.Server, errc <-chan error, cancelStreams 
 		return &exitError{code: ExitFailed, err: err}
 	}
 	return nil
+}
+
+// serverLimits are the config's server limits; zero ones take the
+// server's defaults.
+func serverLimits(s config.Server) httpapi.Limits {
+	return httpapi.Limits{
+		ReadHeaderTimeout: s.ReadHeaderTimeout, BodyTimeout: s.BodyTimeout, IdleTimeout: s.IdleTimeout,
+		MaxHeaderBytes: s.MaxHeaderBytes, MaxConnsPerClient: s.MaxConnsPerClient,
+	}.WithDefaults()
 }

@@ -230,10 +230,22 @@ type Budget struct {
 	MaxCostUSD float64
 }
 
-// Server holds the HTTP server's settings.
+// Server holds the HTTP server's settings. Zero limits mean the server's
+// defaults (httpapi.Limits).
 type Server struct {
 	// Listen is the host:port the daemon listens on.
 	Listen string
+	// ReadHeaderTimeout bounds reading a request's header, BodyTimeout its
+	// body, and IdleTimeout the wait of a kept-alive connection for its
+	// next request.
+	ReadHeaderTimeout time.Duration
+	BodyTimeout       time.Duration
+	IdleTimeout       time.Duration
+	// MaxHeaderBytes bounds a request's header.
+	MaxHeaderBytes int
+	// MaxConnsPerClient bounds the connections one client address has
+	// open at once, event streams included.
+	MaxConnsPerClient int
 }
 
 // Agent is one agent definition.

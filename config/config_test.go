@@ -349,6 +349,22 @@ func TestParseValues(t *testing.T) {
 			want: ":8080",
 		},
 		{
+			name: "IntegrityCheckOff",
+			yaml: agent + "durability: {integrity_check: off}\n",
+			get:  func(f *File) any { return f.Durability.IntegrityCheck },
+			want: IntegrityCheckOff,
+		},
+		{
+			name: "ServerLimits",
+			yaml: agent + "server:\n  read_header_timeout: 5s\n  body_timeout: 1m\n  idle_timeout: 90s\n" +
+				"  max_header_bytes: 16384\n  max_conns_per_client: 8\n",
+			get: func(f *File) any { return f.Server },
+			want: Server{
+				Listen: DefaultListen, ReadHeaderTimeout: 5 * time.Second, BodyTimeout: time.Minute,
+				IdleTimeout: 90 * time.Second, MaxHeaderBytes: 16384, MaxConnsPerClient: 8,
+			},
+		},
+		{
 			name: "ScalarsAsStrings",
 			yaml: agent + "tools:\n  t:\n    input_schema: {type: object}\n    command: [sleep, 5, true]\n" +
 				"    env: {PORT: 8080, DEBUG: true, RATIO: 0.5, QUOTED: \"a b\"}\n",
@@ -724,7 +740,7 @@ func TestParseDurability(t *testing.T) {
 
 	src := "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n" +
 		"durability:\n  workers: 16\n  lease_ttl: 2s\n  poll_interval: 100ms\n  max_queued: 500\n  max_queued_per_tenant: 50\n" +
-		"  multitask: interrupt\n  turn_timeout: 10m\n  inactivity_timeout: 2m\n  shutdown_grace: 45s\n" +
+		"  multitask: interrupt\n  turn_timeout: 10m\n  inactivity_timeout: 2m\n  shutdown_grace: 45s\n  integrity_check: 1m\n" +
 		"  retry: {max_attempts: 3, backoff: 1s, max_backoff: 30s, non_retryable: [permission_denied, lost]}\n"
 	f, err := Parse("agentrt.yaml", []byte(src), fixture(t), Options{})
 	if err != nil {
@@ -733,7 +749,8 @@ func TestParseDurability(t *testing.T) {
 	want := Durability{
 		Workers: 16, LeaseTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, MaxQueued: 500, MaxQueuedPerTenant: 50,
 		Multitask: "interrupt", TurnTimeout: 10 * time.Minute, InactivityTimeout: 2 * time.Minute, ShutdownGrace: 45 * time.Second,
-		Retry: Retry{MaxAttempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second, NonRetryable: []string{"permission_denied", "lost"}},
+		IntegrityCheck: time.Minute,
+		Retry:          Retry{MaxAttempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second, NonRetryable: []string{"permission_denied", "lost"}},
 	}
 	if diff := cmp.Diff(want, f.Durability); diff != "" {
 		t.Errorf("durability (-want +got):\n%s", diff)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentrt/agentrt/internal/yamlpos"
 	"github.com/agentrt/agentrt/tool"
@@ -16,7 +17,7 @@ import (
 // The keys each mapping accepts.
 var (
 	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health"}
-	serverKeys     = []string{"listen"}
+	serverKeys     = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
 	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox"}
 	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
 	annotationKeys = []string{"read_only", "destructive", "idempotent"}
@@ -216,6 +217,14 @@ func (d *decoder) checkRefs(f *File) {
 	}
 }
 
+// Limits on the server section's numbers: a header must hold a request
+// line and a bearer token.
+const (
+	minHeaderBytes    = 1 << 10
+	maxHeaderBytes    = 1 << 20
+	maxConnsPerClient = 1_000_000
+)
+
 func (d *decoder) server(e yamlpos.Field, s *Server) {
 	m, _ := d.mapping(e, "server")
 	for _, f := range m.Fields() {
@@ -230,6 +239,20 @@ func (d *decoder) server(e yamlpos.Field, s *Server) {
 				continue
 			}
 			s.Listen = v
+		case "read_header_timeout", "body_timeout", "idle_timeout":
+			if v, st := d.duration(f, "server."+f.Key); st == valOK {
+				*map[string]*time.Duration{
+					"read_header_timeout": &s.ReadHeaderTimeout, "body_timeout": &s.BodyTimeout, "idle_timeout": &s.IdleTimeout,
+				}[f.Key] = v
+			}
+		case "max_header_bytes":
+			if n, st := d.count(f, "server.max_header_bytes", minHeaderBytes, maxHeaderBytes); st == valOK {
+				s.MaxHeaderBytes = int(n)
+			}
+		case "max_conns_per_client":
+			if n, st := d.count(f, "server.max_conns_per_client", 1, maxConnsPerClient); st == valOK {
+				s.MaxConnsPerClient = int(n)
+			}
 		default:
 			d.unknownKey(f, "server", serverKeys)
 		}

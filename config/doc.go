@@ -8,6 +8,8 @@
 //	data_dir: .agentrt                 # SQLite file, blobs and API token (default ".agentrt")
 //	server:
 //	  listen: 127.0.0.1:7420           # default 127.0.0.1:7420
+//	  body_timeout: 30s                # and read_header_timeout, idle_timeout,
+//	  max_conns_per_client: 64         # max_header_bytes: see docs/config.md
 //	agents:
 //	  support:
 //	    instructions: "You triage support requests. Finish with complete_task."

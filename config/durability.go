@@ -33,7 +33,14 @@ type Durability struct {
 	// ShutdownGrace is how long a stopping daemon lets running steps
 	// finish before it abandons them to the next start's recovery.
 	ShutdownGrace time.Duration
+	// IntegrityCheck bounds the check of the store's structure at start;
+	// IntegrityCheckOff skips it.
+	IntegrityCheck time.Duration
 }
+
+// IntegrityCheckOff is Durability.IntegrityCheck for "integrity_check:
+// off".
+const IntegrityCheckOff time.Duration = -1
 
 // Retry is durability.retry.
 type Retry struct {
@@ -46,7 +53,7 @@ type Retry struct {
 
 // The durability section's keys and values.
 var (
-	durabilityKeys  = []string{"workers", "lease_ttl", "poll_interval", "max_queued", "max_queued_per_tenant", "multitask", "retry", "turn_timeout", "inactivity_timeout", "shutdown_grace"}
+	durabilityKeys  = []string{"workers", "lease_ttl", "poll_interval", "max_queued", "max_queued_per_tenant", "multitask", "retry", "turn_timeout", "inactivity_timeout", "shutdown_grace", "integrity_check"}
 	retryKeys       = []string{"max_attempts", "backoff", "max_backoff", "non_retryable"}
 	multitaskValues = []string{"enqueue", "reject", "interrupt", "rollback"}
 )
@@ -87,6 +94,10 @@ func (d *decoder) durability(e yamlpos.Field, x *Durability) {
 					"lease_ttl": &x.LeaseTTL, "poll_interval": &x.PollInterval, "turn_timeout": &x.TurnTimeout,
 					"inactivity_timeout": &x.InactivityTimeout, "shutdown_grace": &x.ShutdownGrace,
 				}[f.Key] = v
+			}
+		case "integrity_check":
+			if v, st := d.durationOr(f, label, "off", IntegrityCheckOff); st == valOK {
+				x.IntegrityCheck = v
 			}
 		case "retry":
 			d.retry(f, &x.Retry)

@@ -227,6 +227,19 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "BadServerLimits",
+			yaml: okAgent + "server:\n  read_header_timeout: 0s\n  body_timeout: soon\n  idle_timeout: -1m\n" +
+				"  max_header_bytes: 100\n  max_conns_per_client: 0\n  max_conns: 5\n",
+			want: []string{
+				`agentrt.yaml:5:24: server.read_header_timeout must be positive, got string "0s"`,
+				`agentrt.yaml:6:17: server.body_timeout must be a duration such as 10s or 1m30s, got string "soon"`,
+				`agentrt.yaml:7:17: server.idle_timeout must be positive, got string "-1m"`,
+				`agentrt.yaml:8:21: server.max_header_bytes must be between 1024 and 1048576, got 100`,
+				`agentrt.yaml:9:25: server.max_conns_per_client must be between 1 and 1000000, got 0`,
+				`agentrt.yaml:10:3: unknown key "max_conns" in server; did you mean max_conns_per_client?`,
+			},
+		},
+		{
 			name: "DataDirWrongTypes",
 			yaml: okAgent + "data_dir: [a]\n",
 			want: []string{
@@ -469,7 +482,8 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "DurabilityValues",
 			yaml: okAgent + "durability:\n  workers: 0\n  lease_ttl: soon\n  multitask: queue\n  max_queued: -1\n" +
-				"  retry: {max_attempts: 0, backoff: 0s, non_retryable: [model_error, modle_error]}\n  turn_timeot: 1m\n",
+				"  retry: {max_attempts: 0, backoff: 0s, non_retryable: [model_error, modle_error]}\n  turn_timeot: 1m\n" +
+				"  integrity_check: never\n",
 			want: []string{
 				`agentrt.yaml:5:12: durability.workers must be between 1 and 4096, got 0`,
 				`agentrt.yaml:6:14: durability.lease_ttl must be a duration such as 10s or 1m30s, got string "soon"`,
@@ -479,6 +493,7 @@ func TestParseErrors(t *testing.T) {
 				`agentrt.yaml:9:37: durability.retry.backoff must be positive, got string "0s"`,
 				`agentrt.yaml:9:70: unknown failure kind "modle_error" in durability.retry.non_retryable; did you mean model_error?`,
 				`agentrt.yaml:10:3: unknown key "turn_timeot" in durability; did you mean turn_timeout?`,
+				`agentrt.yaml:11:20: durability.integrity_check must be a duration such as 10s or 1m30s, or off, got string "never"`,
 			},
 		},
 		{

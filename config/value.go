@@ -116,6 +116,25 @@ func (d *decoder) duration(f yamlpos.Field, label string) (time.Duration, status
 	return dur, st
 }
 
+// durationOr decodes f's value as a positive Go duration, or the word
+// word, which decodes as value.
+func (d *decoder) durationOr(f yamlpos.Field, label, word string, value time.Duration) (time.Duration, status) {
+	var dur time.Duration
+	_, st := d.present(f, label, "a duration such as 10s or 1m30s, or "+word, func(v *yamlpos.Value) bool {
+		if !v.Scalar() {
+			return false
+		}
+		if v.Text == word {
+			dur = value
+			return true
+		}
+		var err error
+		dur, err = time.ParseDuration(v.Text)
+		return err == nil && dur > 0
+	})
+	return dur, st
+}
+
 // validListen reports whether s is a host:port address with a numeric port.
 func validListen(s string) bool {
 	_, port, err := net.SplitHostPort(s)

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"net"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -25,3 +27,11 @@ func (s *Server) Routes() []RouteInfo {
 // RetryAfterSeconds is the Retry-After value of an *agentrt.OverloadedError's
 // RetryAfter.
 func RetryAfterSeconds(d time.Duration) int { return retryAfterSeconds(d) }
+
+// LimitListenerNotify is LimitListener that sends on released each client
+// address whose count of open connections went down, once it has.
+func LimitListenerNotify(ln net.Listener, perClient int, released chan<- netip.Addr) net.Listener {
+	l := LimitListener(ln, perClient, nil).(*limitListener)
+	l.released = released
+	return l
+}

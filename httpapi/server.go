@@ -28,11 +28,9 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 )
 
-// MaxBodyBytes bounds request bodies; BodyReadTimeout bounds reading one.
-const (
-	MaxBodyBytes    = 2 << 20
-	BodyReadTimeout = 30 * time.Second
-)
+// MaxBodyBytes bounds request bodies; Limits.BodyTimeout bounds reading
+// one.
+const MaxBodyBytes = 2 << 20
 
 // TokenFile is the name of the API token file in the data directory.
 const TokenFile = "api-token"
@@ -439,10 +437,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 			return false
 		}
 	}
-	// A slow client may not hold a handler while it trickles a body.
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(BodyReadTimeout))
-	defer rc.SetReadDeadline(time.Time{})
+	// The server bounds the time the body takes (Limits.BodyTimeout).
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -15,7 +15,11 @@
 // All writes go through Batch: the facts of one step (events and the
 // records they change) commit together or not at all. Writer batches many
 // runs' Batches into one transaction; see Writer for the durability
-// contract.
+// contract. A Batch may carry conditions the driver checks in that
+// transaction: a Fence (the writer still holds a task's lease) and an
+// Admission (the queue has room). Failures of the storage itself wrap
+// ErrStorage, and the Writer keeps the last one as its Fault until a
+// transaction commits.
 //
 // # Tenancy
 //
@@ -51,7 +55,53 @@ var (
 	// the task at another epoch (or held by another worker): the worker
 	// that wrote it no longer owns the task. It is a conflict.
 	ErrLeaseLost = fmt.Errorf("%w: the task's lease is held elsewhere", ErrConflict)
+	// ErrQueueFull: a batch's Admission found a queue at its limit; a
+	// *QueueFullError says which.
+	ErrQueueFull = errors.New("queue full")
+	// ErrStorage: the database's medium failed the operation: the disk is
+	// full, an I/O error, a read-only file, a corrupt page. Nothing is
+	// wrong with the request; the same one may succeed once the storage
+	// is repaired. The Writer reports it as its Fault.
+	ErrStorage = errors.New("storage failed")
+	// ErrCorrupt: the database is damaged (a page that does not parse, a
+	// file that is not a database). It is a storage failure.
+	ErrCorrupt = fmt.Errorf("%w: the database is corrupt", ErrStorage)
 )
+
+// IntegrityChecker is a Store that can check its database's structure
+// (SQLite's quick_check). CheckIntegrity returns nil for a sound database,
+// an error wrapping ErrCorrupt that names the first problems for a damaged
+// one, and ctx's error if ctx ends first; its cost grows with the size of
+// the database, so callers bound it with ctx.
+type IntegrityChecker interface {
+	CheckIntegrity(ctx context.Context) error
+}
+
+// Prober is a Tx that can write to the database's medium without changing
+// any fact, so that committing shows whether the store takes writes now:
+// Writer.Probe uses it.
+type Prober interface {
+	Probe(ctx context.Context) error
+}
+
+// QueueFullError is why a batch's Admission refused it: the tenant's
+// queue (TenantID set) or the whole store's (TenantID empty) holds
+// Queued tasks, at or above Limit. The batch wrote nothing.
+type QueueFullError struct {
+	TenantID string
+	Queued   int
+	Limit    int
+}
+
+func (e *QueueFullError) Error() string {
+	if e.TenantID == "" {
+		return fmt.Sprintf("queue full: %d tasks queued in every tenant, the limit is %d", e.Queued, e.Limit)
+	}
+	return fmt.Sprintf("queue full: tenant %s has %d tasks queued, the limit is %d", e.TenantID, e.Queued, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrQueueFull) match.
+func (e *QueueFullError) Is(target error) bool { return target == ErrQueueFull }
 
 // Store is a durable home for sessions, threads, turns, tasks, runs,
 // messages, tool calls, blobs, budget limits and the event log.
@@ -159,6 +209,9 @@ type Batch struct {
 	// transaction: the store numbers it and computes its hashes.
 	Events []*event.Event
 
+	// Admit, when set, makes the whole batch conditional on room in the
+	// queue: see Admission. It is checked after Fence.
+	Admit *Admission
 	// Fence, when set, makes the whole batch conditional on a task's
 	// lease: it applies only while the task is at Fence.Epoch, and fails
 	// with ErrLeaseLost (writing nothing) otherwise. A worker fences every
@@ -173,6 +226,21 @@ type Batch struct {
 	// that does not exist for that tenant fails the batch with an error
 	// wrapping ErrNotFound.
 	TaskUpdates []*TaskUpdate
+}
+
+// Admission is the condition of a batch that queues work: it applies
+// only while the tenant has fewer than MaxTenant tasks in status queued
+// and every tenant together fewer than MaxAll (a zero limit does not
+// apply), counted as the transaction holds them before the batch, the
+// batches committed and applied before it included. Otherwise it fails
+// with a *QueueFullError and writes nothing. Checking the count in the
+// transaction that inserts makes the limit exact however many batches
+// race for the last places; drivers keep the counts so that the check
+// costs the same whatever the queue's length.
+type Admission struct {
+	TenantID  string
+	MaxTenant int
+	MaxAll    int
 }
 
 // Fence names the lease a batch's writer must still hold.

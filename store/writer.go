@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -19,12 +20,17 @@ type WriterConfig struct {
 	// events in commit order. It must not block or keep the slice
 	// (event.Bus.Notify does neither).
 	Notify func([]*event.Event)
+	// Now is the clock of Fault's times; default time.Now.
+	Now func() time.Time
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c WriterConfig) WithDefaults() WriterConfig {
 	if c.MaxGroup <= 0 {
 		c.MaxGroup = 256
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }
@@ -53,6 +59,8 @@ type Writer struct {
 	encode bool // the store keeps events' encodings: prepare them before queueing
 
 	writes, commits atomic.Int64 // counters for Stats
+	// fault is set by the leader after each transaction; see Fault.
+	fault atomic.Pointer[Fault]
 
 	mu      sync.Mutex
 	cond    *sync.Cond     // signalled when leading becomes false
@@ -68,7 +76,7 @@ type Writer struct {
 }
 
 type writeReq struct {
-	b    *Batch
+	b    *Batch     // nil for a probe
 	err  error      // the outcome, set by the leader that commits the batch
 	done chan error // buffered 1: the outcome, or errLead; nil for a request that leads itself
 }
@@ -100,13 +108,32 @@ func (w *Writer) Write(ctx context.Context, b *Batch) error {
 	if err := w.prepare(b); err != nil {
 		return err
 	}
-	r := &writeReq{b: b}
+	return w.write(&writeReq{b: b})
+}
+
+// Probe commits a transaction that writes to the store's medium and
+// changes no fact (see Prober), in turn with the batches, and returns its
+// outcome; like theirs, it sets or clears the Fault. With a store whose
+// transactions are not Probers it commits an empty transaction. Health
+// checks probe a store whose writes failed, so that it is seen to recover
+// even when nothing else writes.
+func (w *Writer) Probe(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	return w.write(&writeReq{})
+}
+
+// write hands r to the leader, or leads.
+func (w *Writer) write(r *writeReq) error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return ErrClosed
 	}
-	w.writes.Add(1)
+	if r.b != nil {
+		w.writes.Add(1)
+	}
 	if w.leading {
 		r.done = make(chan error, 1)
 		w.queue = append(w.queue, r)
@@ -204,8 +231,10 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 	}
 	tx, err := w.store.Begin(ctx)
 	if err != nil {
+		err = fmt.Errorf("beginning write transaction: %w", err)
+		w.noteFault(err)
 		for _, r := range group {
-			r.err = fmt.Errorf("beginning write transaction: %w", err)
+			r.err = err
 		}
 		finish()
 		return
@@ -214,10 +243,18 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 		clear(w.seq)
 	}
 	applied := 0
+	var storageErr error // the first batch that failed for the storage's sake
 	for _, r := range group {
-		r.err = w.apply(ctx, tx, r.b)
-		if r.err == nil {
+		if r.b == nil {
+			r.err = probe(ctx, tx)
+		} else {
+			r.err = w.apply(ctx, tx, r.b)
+		}
+		switch {
+		case r.err == nil:
 			applied++
+		case storageErr == nil && errors.Is(r.err, ErrStorage):
+			storageErr = r.err
 		}
 	}
 	if applied > 0 {
@@ -230,16 +267,21 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 		// Nothing of this transaction is durable; sequences handed out in it
 		// may be reused, so forget what the cache learned.
 		clear(w.seq)
+		err = fmt.Errorf("committing write transaction: %w", err)
+		w.noteFault(err)
 		for _, r := range group {
-			r.err = fmt.Errorf("committing write transaction: %w", err)
+			r.err = err
 		}
 		finish()
 		return
 	}
+	if applied > 0 || storageErr != nil {
+		w.noteFault(storageErr)
+	}
 	if w.cfg.Notify != nil && applied > 0 {
 		events := w.events[:0]
 		for _, r := range group {
-			if r.err == nil {
+			if r.err == nil && r.b != nil {
 				events = append(events, r.b.Events...)
 			}
 		}
@@ -250,6 +292,51 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 		w.events = events[:0]
 	}
 	finish()
+}
+
+// probe has tx write to its medium when it can; see Writer.Probe.
+func probe(ctx context.Context, tx Tx) error {
+	if p, ok := tx.(Prober); ok {
+		return p.Probe(ctx)
+	}
+	return nil
+}
+
+// Fault is why the store does not take writes: the error of the last
+// write transaction when it failed for the storage's sake — it could not
+// begin or commit, or a batch failed with ErrStorage — and none has
+// committed since. Batches refused for their own reasons (a conflict, a
+// lost lease, a full queue) are not faults.
+type Fault struct {
+	Err error
+	// Since is when the first of the failures since writes last
+	// succeeded happened, Last when the latest did.
+	Since, Last time.Time
+}
+
+// Fault returns what keeps the store from taking writes, or nil while the
+// last transaction committed (or before any). A transaction that commits
+// clears it. It is this Writer's view: another process writing to the
+// same store learns of a failure from its own writes.
+func (w *Writer) Fault() *Fault {
+	return w.fault.Load()
+}
+
+// noteFault records a transaction's outcome: err, when it failed for the
+// storage's sake, or nil when it committed. The caller is the leader.
+func (w *Writer) noteFault(err error) {
+	if err == nil {
+		if w.fault.Load() != nil { // a load costs less than a store
+			w.fault.Store(nil)
+		}
+		return
+	}
+	now := w.cfg.Now()
+	f := &Fault{Err: err, Since: now, Last: now}
+	if old := w.fault.Load(); old != nil {
+		f.Since = old.Since
+	}
+	w.fault.Store(f)
 }
 
 // apply assigns sequences to b's events and applies b. On failure the
@@ -331,6 +418,9 @@ func (w *Writer) Stats() WriterStats {
 func (dst *Batch) Merge(src *Batch) {
 	if dst.Fence == nil {
 		dst.Fence = src.Fence
+	}
+	if dst.Admit == nil {
+		dst.Admit = src.Admit
 	}
 	dst.Leases = append(dst.Leases, src.Leases...)
 	dst.TaskUpdates = append(dst.TaskUpdates, src.TaskUpdates...)

@@ -9,13 +9,16 @@ import (
 	"github.com/agentrt/agentrt/store"
 )
 
-// validate checks b's fence, every uniqueness rule of b against the store
+// validate checks b's fence and admission, every uniqueness rule of b against the store
 // and within b, in the order the batch would be applied, that its lease
 // changes and task updates find their tasks as they require, and that its
 // costs are finite numbers (as a database could store them), without
 // changing anything.
 func (d *data) validate(b *store.Batch) error {
 	if err := d.validateFence(b.Fence); err != nil {
+		return err
+	}
+	if err := d.validateAdmission(b.Admit); err != nil {
 		return err
 	}
 	if err := validateCosts(b); err != nil {

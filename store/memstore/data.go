@@ -33,11 +33,12 @@ type data struct {
 	tasks *table[runtype.Task] // indexes: session, thread, tenant
 	// due holds the tasks with a DueAt, for TaskListDue; see noteDue.
 	due map[string]*row[runtype.Task]
-	// queued holds the tasks in status queued, for admission's counts;
-	// see noteDue.
-	queued map[string]*row[runtype.Task]
-	runs   *table[runtype.Run] // indexes: session, task, tenant (for usage totals)
-	calls  callTable
+	// queued holds the tasks in status queued, and queuedBy counts them
+	// by tenant, for admission; see noteDue.
+	queued   map[string]*row[runtype.Task]
+	queuedBy map[string]int
+	runs     *table[runtype.Run] // indexes: session, task, tenant (for usage totals)
+	calls    callTable
 
 	messages map[string][]*runtype.Message // by thread, ascending Seq
 
@@ -92,8 +93,9 @@ func newData() *data {
 			func(t *runtype.Task) string { return t.ThreadID },
 			func(t *runtype.Task) string { return t.TenantID },
 		),
-		due:    make(map[string]*row[runtype.Task]),
-		queued: make(map[string]*row[runtype.Task]),
+		due:      make(map[string]*row[runtype.Task]),
+		queued:   make(map[string]*row[runtype.Task]),
+		queuedBy: make(map[string]int),
 		runs: newTable(
 			func(r *runtype.Run) string { return r.SessionID },
 			func(r *runtype.Run) string { return r.TaskID },

@@ -31,8 +31,8 @@ func (d *data) putTask(v runtype.Task, log []undo) []undo {
 	return append(log, u)
 }
 
-// noteDue keeps d.due and d.queued in step with the task stored under id
-// (or its absence) after a write or its undoing.
+// noteDue keeps d.due, d.queued and d.queuedBy in step with the task
+// stored under id (or its absence) after a write or its undoing.
 func (d *data) noteDue(id string) {
 	r := d.tasks.rows[id]
 	if r != nil && !r.v.DueAt.IsZero() {
@@ -40,11 +40,33 @@ func (d *data) noteDue(id string) {
 	} else {
 		delete(d.due, id)
 	}
-	if r != nil && r.v.Status == runtype.StatusQueued {
+	was, ok := d.queued[id]
+	switch {
+	case r != nil && r.v.Status == runtype.StatusQueued:
+		if !ok {
+			d.queuedBy[r.v.TenantID]++
+		}
 		d.queued[id] = r
-	} else {
+	case ok:
+		// A task keeps its tenant, and an undone insert's row its value.
+		if d.queuedBy[was.v.TenantID]--; d.queuedBy[was.v.TenantID] == 0 {
+			delete(d.queuedBy, was.v.TenantID)
+		}
 		delete(d.queued, id)
 	}
+}
+
+// validateAdmission checks a batch's Admission against the queue as it
+// stands, before anything of the batch is written.
+func (d *data) validateAdmission(a *store.Admission) error {
+	switch {
+	case a == nil:
+	case a.MaxTenant > 0 && d.queuedBy[a.TenantID] >= a.MaxTenant:
+		return &store.QueueFullError{TenantID: a.TenantID, Queued: d.queuedBy[a.TenantID], Limit: a.MaxTenant}
+	case a.MaxAll > 0 && len(d.queued) >= a.MaxAll:
+		return &store.QueueFullError{Queued: len(d.queued), Limit: a.MaxAll}
+	}
+	return nil
 }
 
 // validateFence checks that the task a batch is fenced on is at the
@@ -213,11 +235,10 @@ func (d *data) taskCount(p *store.TaskCountParams) int {
 		}
 	}
 	if len(p.Statuses) == 1 && p.Statuses[0] == runtype.StatusQueued {
-		// Admission counts queued tasks on every submission.
-		for _, r := range d.queued {
-			count(r)
+		if p.AllTenants {
+			return len(d.queued)
 		}
-		return n
+		return d.queuedBy[p.TenantID]
 	}
 	if p.AllTenants {
 		for _, r := range d.tasks.rows {

@@ -31,6 +31,13 @@ func translate(err error) error {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w: %w", store.ErrConflict, err)
 		}
+		// Failures of the file rather than of the request.
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%w: %w", store.ErrCorrupt, err)
+		case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+			return fmt.Errorf("%w: %w", store.ErrStorage, err)
+		}
 	}
 	return err
 }

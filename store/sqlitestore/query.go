@@ -416,10 +416,10 @@ func buildQueries() [numQueries]string {
 		ORDER BY current_run_id = '', due_at, queued_at, id LIMIT ?`
 	q[qTaskCount] = `SELECT count(*) FROM tasks WHERE tenant_id = ? AND status IN (SELECT value FROM json_each(?))`
 	q[qTaskCount+countAllTenants] = `SELECT count(*) FROM tasks WHERE status IN (SELECT value FROM json_each(?))`
-	// Admission counts queued tasks on every submission: the partial
-	// index tasks_queued holds just those (its WHERE needs the literal).
-	q[qTaskCountQueued] = `SELECT count(*) FROM tasks INDEXED BY tasks_queued WHERE tenant_id = ? AND status = 'queued'`
-	q[qTaskCountQueued+countAllTenants] = `SELECT count(*) FROM tasks INDEXED BY tasks_queued WHERE status = 'queued'`
+	// Admission counts queued tasks on every submission: triggers keep
+	// the counts (migration 006).
+	q[qTaskCountQueued] = `SELECT COALESCE((SELECT queued FROM task_queue_counts WHERE tenant_id = ?), 0)`
+	q[qTaskCountQueued+countAllTenants] = `SELECT queued FROM task_queue_total`
 
 	// Health and metrics read aggregates. The queue's depth is a range of
 	// tasks_due, which covers it (due_at, queued_at and the key); its

@@ -65,6 +65,47 @@ func (t *Tx) checkFence(ctx context.Context, f *store.Fence) error {
 	return fmt.Errorf("writing under the lease of task %s at epoch %d: %w", f.TaskID, f.Epoch, store.ErrLeaseLost)
 }
 
+// checkAdmission fails with a *store.QueueFullError unless the queue has
+// room for a batch's admission. It reads the counts through the
+// transaction, so it sees the batches applied before.
+func (t *Tx) checkAdmission(ctx context.Context, a *store.Admission) error {
+	if a == nil {
+		return nil
+	}
+	if a.MaxTenant > 0 {
+		n, err := t.queued(ctx, qTaskCountQueued, a.TenantID)
+		if err != nil {
+			return err
+		}
+		if n >= a.MaxTenant {
+			return &store.QueueFullError{TenantID: a.TenantID, Queued: n, Limit: a.MaxTenant}
+		}
+	}
+	if a.MaxAll > 0 {
+		n, err := t.queued(ctx, qTaskCountQueued+countAllTenants)
+		if err != nil {
+			return err
+		}
+		if n >= a.MaxAll {
+			return &store.QueueFullError{Queued: n, Limit: a.MaxAll}
+		}
+	}
+	return nil
+}
+
+// queued reads a count of queued tasks.
+func (t *Tx) queued(ctx context.Context, q queryID, args ...any) (int, error) {
+	rows, err := t.query(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("admitting: counting queued tasks: %w", translate(err))
+	}
+	var n int64
+	if err := scanOne(rows, func(sc scanner) error { return sc.Scan(&n) }); err != nil {
+		return 0, fmt.Errorf("admitting: counting queued tasks: %w", translate(err))
+	}
+	return int(n), nil
+}
+
 // writeSchedule applies b's lease changes, then its task updates; b's
 // tasks are written already. wrote is what the batch wrote before.
 func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (bool, error) {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/internal/dbtest"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/sqlitestore"
@@ -271,5 +272,37 @@ func TestTamperedReceiptIsNamed(t *testing.T) {
 	var re *store.ReceiptError
 	if err := store.VerifyReceipts(receipts(t, s)); !errors.As(err, &re) || re.Seq != 3 || re.EventID != "evt_3" {
 		t.Errorf("VerifyReceipts after tampering with receipt 3 = %v, want a *store.ReceiptError naming receipt 3", err)
+	}
+}
+
+// TestCheckIntegrity: quick_check passes a sound database, finds a damaged
+// page (an error wrapping store.ErrCorrupt), and stops when its context
+// ends.
+func TestCheckIntegrity(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentrt.db")
+	s := open(t, path, sqlitestore.Options{})
+	if err := s.CheckIntegrity(ctx); err != nil {
+		t.Fatalf("CheckIntegrity on a sound database: %v", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.CheckIntegrity(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("CheckIntegrity with a cancelled context = %v, want context.Canceled", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	dbtest.DamageTable(t, path, "tool_calls")
+	damaged, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer damaged.Close()
+	err = damaged.CheckIntegrity(ctx)
+	if !errors.Is(err, store.ErrCorrupt) || !errors.Is(err, store.ErrStorage) {
+		t.Errorf("CheckIntegrity on a damaged database = %v, want an error wrapping store.ErrCorrupt", err)
 	}
 }

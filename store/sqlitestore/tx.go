@@ -48,7 +48,10 @@ type Tx struct {
 	err      error                 // why the transaction was aborted
 }
 
-var _ store.Tx = (*Tx)(nil)
+var (
+	_ store.Tx     = (*Tx)(nil)
+	_ store.Prober = (*Tx)(nil)
+)
 
 // stmt returns statement q bound to the transaction. Begin prepared every
 // statement on the write handle, so binding reuses the connection's
@@ -229,6 +232,9 @@ func (t *Tx) replay(ctx context.Context) error {
 // rows behind).
 func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bool, err error) {
 	if err := t.checkFence(ctx, b.Fence); err != nil {
+		return false, err
+	}
+	if err := t.checkAdmission(ctx, b.Admit); err != nil {
 		return false, err
 	}
 	// Actions go first: a resolution that lost a race is the conflict a
@@ -472,10 +478,23 @@ func (t *Tx) Commit() error {
 		return fmt.Errorf("committing transaction: %w", t.aborted())
 	}
 	if err := t.tx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
+		return fmt.Errorf("committing transaction: %w", translate(err))
 	}
 	for session, seq := range t.seqs {
 		t.s.lastSeq[session] = seq
+	}
+	return nil
+}
+
+// Probe rewrites the row of the store's queued total as it is: a page
+// the commit must write to the WAL, which fails as any commit would when
+// the storage cannot take it (store.Prober).
+func (t *Tx) Probe(ctx context.Context) error {
+	if t.err != nil {
+		return t.aborted()
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE task_queue_total SET queued = queued`); err != nil {
+		return fmt.Errorf("probing the store: %w", translate(err))
 	}
 	return nil
 }

@@ -9,7 +9,7 @@
 //
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
 // limits, usage totals, events, transactions, tenancy, the Writer, the
-// scheduling of tasks, the aggregates health reads); a
+// scheduling of tasks, admission, the aggregates health reads); a
 // change to a driver extends the suite rather than only that driver's
 // tests.
 //
@@ -39,7 +39,8 @@
 // matches none). A batch's Fence is checked against what the store held
 // before the batch, so a batch cannot be fenced on a task it inserts;
 // lease changes and task updates see the batch's own tasks and the
-// changes before them. A lease or task update that fails wraps
+// changes before them. A batch's Admission counts the tasks queued as
+// the transaction holds them, not the batch's own. A lease or task update that fails wraps
 // store.ErrLeaseLost or store.ErrNotFound, and the batch writes nothing.
 //
 // The read models' filters (Agent, Since, Until, Statuses) apply before a
@@ -95,6 +96,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"SessionMode", exerciseSessionMode},
 		{"Receipt", exerciseReceipt},
 		{"Schedule", exerciseSchedule},
+		{"Admission", exerciseAdmission},
 		{"Stats", exerciseStats},
 		{"ReadModel", exerciseReadModel},
 	}
