@@ -50,6 +50,7 @@ type deniedFS struct {
 	cwd        string
 	readable   []string
 	writable   []string
+	hidden     []string // refusals there are no violation: no profile but full_access would lift them
 }
 
 // maxDetail bounds Violation.Detail.
@@ -201,6 +202,9 @@ func (fs deniedFS) classifyLine(line string) *Violation {
 			abs = filepath.Join(fs.cwd, abs)
 		}
 		real, onHost := hostPath(filepath.Clean(abs))
+		if withinAny(real, fs.hidden) {
+			continue
+		}
 		writable := withinAny(real, fs.writable)
 		readable := withinAny(real, fs.readable)
 		switch {
