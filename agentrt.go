@@ -201,7 +201,10 @@ type Config struct {
 	// keeps or shows it. The built-in token shapes apply unless
 	// Redact.NoTokenShapes.
 	Redact output.RedactorConfig
-	// Sandbox configures how sandbox profiles are enforced.
+	// Sandbox configures how sandbox profiles are enforced. The runtime
+	// adds its data directory and output store to Sandbox.Hidden, whose
+	// paths must be absolute: no sandboxed process sees them short of
+	// full_access, and the file tools refuse them.
 	Sandbox sandbox.Options
 	// ProcessEnvAllow names daemon environment variables the shell and
 	// exec tools pass to processes.
@@ -275,6 +278,11 @@ func (c Config) validate() error {
 	}
 	if c.Health.StuckAfter < 0 || c.Health.QueueAgeWarn < 0 || c.Health.ApprovalAgeWarn < 0 {
 		return errors.New("config: health thresholds must not be negative")
+	}
+	for _, p := range c.Sandbox.Hidden {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("config: hidden path %q is not absolute", p)
+		}
 	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
@@ -580,8 +588,8 @@ func (rt *Runtime) openStore() error {
 	case rt.cfg.Store != nil:
 		rt.store = rt.cfg.Store
 	case rt.cfg.DataDir != "":
-		if err := os.MkdirAll(rt.cfg.DataDir, 0o700); err != nil {
-			return fmt.Errorf("creating data dir: %w", err)
+		if err := privateDir(rt.cfg.DataDir, rt.cfg.Logger); err != nil {
+			return err
 		}
 		s, err := sqlitestore.Open(context.Background(), filepath.Join(rt.cfg.DataDir, "agentrt.db"), sqlitestore.Options{})
 		if err != nil {
@@ -601,6 +609,27 @@ func (rt *Runtime) openStore() error {
 			return err
 		}
 		rt.runtimeID = id
+	}
+	return nil
+}
+
+// privateDir makes dir, or an existing dir open to others, readable by
+// its owner only (0700): the data directory holds the API token and every
+// conversation. A directory it cannot tighten is logged.
+func privateDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("reading data dir: %w", err)
+	}
+	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+		if err := os.Chmod(dir, mode&0o700); err != nil {
+			log.Warn("the data dir is open to other users and cannot be made private", "dir", dir, "mode", mode.String(), "error", err)
+		} else {
+			log.Warn("made the data dir private: it was open to other users", "dir", dir, "was", mode.String())
+		}
 	}
 	return nil
 }
