@@ -164,23 +164,23 @@ func expand(r root, hidden []string) ([]root, error) {
 	return out, nil
 }
 
-// Hides reports whether path, an absolute path with its symbolic links
-// resolved, is or lies below one of the Sandbox's hidden paths
-// (Options.Hidden, resolved now). Tools that reach files without a
-// sandboxed process, the file built-ins, ask it so that they refuse
-// what processes cannot see.
-func (s *Sandbox) Hides(path string) bool {
+// HiddenPaths returns the Sandbox's hidden paths (Options.Hidden) that
+// exist, resolved through symbolic links now, outermost first. Tools
+// that reach files without a sandboxed process, the file built-ins,
+// refuse what lies there, as processes cannot see it. A hidden path that
+// cannot be resolved is an error: the caller fails closed.
+func (s *Sandbox) HiddenPaths() ([]string, error) {
 	if s == nil || len(s.opts.Hidden) == 0 {
-		return false
+		return nil, nil
 	}
 	hidden, err := resolveRoots(s.opts.Hidden, nil)
 	if err != nil {
-		return true // a hidden path that cannot be resolved hides everything
+		return nil, err
 	}
-	for _, h := range hidden {
-		if within(path, h.path) {
-			return true
-		}
+	slices.SortStableFunc(hidden, func(x, y root) int { return depth(x.path) - depth(y.path) })
+	out := make([]string, len(hidden))
+	for i, h := range hidden {
+		out[i] = h.path
 	}
-	return false
+	return out, nil
 }

@@ -285,9 +285,9 @@ func TestHideLayout(t *testing.T) {
 	}
 }
 
-// TestHides: Hides answers for a hidden path and what lies below it,
-// through the symbolic links of the configured paths.
-func TestHides(t *testing.T) {
+// TestHiddenPathsResolved: HiddenPaths resolves the configured paths
+// through their symbolic links and leaves out those that do not exist.
+func TestHiddenPathsResolved(t *testing.T) {
 	t.Parallel()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -300,20 +300,20 @@ func TestHides(t *testing.T) {
 	if err := os.Symlink(data, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	sb := New(Options{Hidden: []string{filepath.Join(dir, "link"), filepath.Join(dir, "missing")}})
-	for path, want := range map[string]bool{
-		data:                               true,
-		filepath.Join(data, "db"):          true,
-		dir:                                false,
-		dir + "/data2":                     false,
-		filepath.Join(dir, "missing", "x"): false, // not there: nothing to hide
-	} {
-		if got := sb.Hides(path); got != want {
-			t.Errorf("Hides(%s) = %v, want %v", path, got, want)
-		}
+	writeFile(t, filepath.Join(dir, "agentrt.yaml"), configSecret)
+	sb := New(Options{Hidden: []string{filepath.Join(dir, "agentrt.yaml"), filepath.Join(dir, "link"), filepath.Join(dir, "missing")}})
+	got, err := sb.HiddenPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{filepath.Join(dir, "agentrt.yaml"), data}, got); diff != "" {
+		t.Errorf("HiddenPaths (-want +got):\n%s", diff)
 	}
 	var none *Sandbox
-	if none.Hides(data) {
-		t.Errorf("a nil Sandbox hides %s", data)
+	if got, err := none.HiddenPaths(); got != nil || err != nil {
+		t.Errorf("a nil Sandbox hides %v, %v", got, err)
+	}
+	if _, err := New(Options{Hidden: []string{"relative"}}).HiddenPaths(); !errors.Is(err, ErrUnenforceable) {
+		t.Errorf("a relative hidden path: %v, want ErrUnenforceable", err)
 	}
 }
