@@ -186,7 +186,7 @@ type Hook struct {
 	Command string
 	// Script is the absolute path of the program Command starts with when
 	// the file names it as a ./ or ../ path; empty otherwise.
-	Script string
+	Script  string
 	URL     string
 	Headers map[string]string
 	Env     map[string]string
@@ -560,7 +560,9 @@ func (f *File) HiddenPaths() []string {
 			add(m.APIKeyFile)
 		}
 	}
-	ownFile := func(p string) bool { return p != "" && f.Dir != "" && strings.HasPrefix(p, f.Dir+string(filepath.Separator)) }
+	ownFile := func(p string) bool {
+		return p != "" && f.Dir != "" && strings.HasPrefix(p, f.Dir+string(filepath.Separator))
+	}
 	for _, h := range f.Hooks {
 		if ownFile(h.Script) {
 			add(h.Script)
