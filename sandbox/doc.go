@@ -51,8 +51,9 @@
 //
 // Under bubblewrap a hidden directory is covered with an empty read-only
 // tmpfs and a hidden file with the host's /dev/null, read-only, after the
-// roots are mounted: the process sees an empty directory or an empty
-// device file and can neither read nor change what is below. The
+// roots are mounted: the process sees an empty directory, or a device
+// node it cannot open (the mount is nodev), and can neither read nor
+// change what is below. The
 // directories between a writable root and a hidden path are bound onto
 // themselves, so that, being mount points, they cannot be moved away to
 // free the hidden path's name on the host for a planted token or config.

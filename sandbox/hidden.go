@@ -9,9 +9,10 @@ import (
 
 // hide applies the Sandbox's hidden paths (Options.Hidden) to l, which
 // is not full_access: roots inside a hidden path are dropped (they grant
-// nothing), a working directory inside one is refused, and l.hidden
-// keeps the hidden paths that a remaining root would expose, l.pins the
-// directories between a writable root and such a path.
+// nothing), a working directory inside one is refused, l.hidden keeps
+// the hidden paths that a remaining root would expose, l.pins the
+// directories between a writable root and such a path, and l.unseen
+// every hidden path.
 func (l *layout) hide(paths []string) error {
 	hidden, err := resolveRoots(paths, nil)
 	if err != nil || len(hidden) == 0 {
@@ -25,6 +26,7 @@ func (l *layout) hide(paths []string) error {
 			hp = append(hp, h.path)
 		}
 	}
+	l.unseen = hp
 	if withinAny(l.cwd, hp) {
 		return fmt.Errorf("%w: working directory %s is hidden from sandboxed processes", ErrUnenforceable, l.cwd)
 	}
@@ -92,7 +94,8 @@ func (l *layout) hiddenPaths() []string {
 // hideArgs returns the bwrap arguments that cover l's hidden paths, to
 // come after the mounts of the roots: an empty read-only tmpfs over a
 // directory, the host's /dev/null, read-only, over a file. What the
-// process sees there is an empty directory or an empty file.
+// process sees there is an empty directory, or a device node it cannot
+// open (bwrap mounts it nodev).
 func hideArgs(l *layout) []string {
 	var a []string
 	for _, h := range l.hidden {

@@ -165,11 +165,15 @@ mkdir -p a/b/.agentrt && echo planted > a/b/.agentrt/api-token; true`)
 			t.Run("no_violation", func(t *testing.T) {
 				t.Parallel()
 				b := setup(t, enf)
-				b.hiding(t, plantRuntime(t, b.ws)...)
-				r := b.run(t, t.Context(), profile(t, "workspace_write", nil), "cat .agentrt/api-token")
-				assertNoSecret(t, r)
-				if r.err == nil || r.v != nil {
-					t.Errorf("reading the hidden token: err %v, violation %+v; want a plain failure, no escalation to offer", r.err, r.v)
+				// Hidden where a root holds it, and where none does.
+				b.hiding(t, append(plantRuntime(t, b.ws), b.outside)...)
+				writeFile(t, filepath.Join(b.outside, "api-token"), tokenSecret)
+				for _, script := range []string{"cat .agentrt/api-token", "cat " + filepath.Join(b.outside, "api-token")} {
+					r := b.run(t, t.Context(), profile(t, "workspace_write", nil), script)
+					assertNoSecret(t, r)
+					if r.err == nil || r.v != nil {
+						t.Errorf("%s: err %v, violation %+v; want a plain failure, no escalation to offer", script, r.err, r.v)
+					}
 				}
 			})
 

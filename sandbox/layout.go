@@ -39,6 +39,7 @@ type layout struct {
 	rw       []root
 	hidden   []root   // hidden paths a root holds (hidden.go)
 	pins     []string // directories on the way to them in writable roots
+	unseen   []string // every hidden path, resolved, for Violation
 }
 
 // newLayout resolves p's roots and spec's workspace and working

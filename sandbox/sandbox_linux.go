@@ -200,7 +200,7 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 		cwd:        l.cwd,
 		readable:   append(l.readable(), "/dev", "/proc"),
 		writable:   l.writable(),
-		hidden:     l.hiddenPaths(),
+		hidden:     l.unseen,
 	}
 
 	c.Cmd = exec.CommandContext(ctx, s.helper)
