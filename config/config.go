@@ -535,13 +535,13 @@ func (f *File) AgentNames() []string {
 	return names
 }
 
-// HiddenPaths returns what a runtime on f hides from sandboxed processes
-// besides its data directory, sorted: the file itself, its data
-// directory, every api_key_file, and the hook scripts and checker
-// programs in the file's folder, which run outside the sandbox (a tool
-// that could rewrite one would run code there). Replay scripts and
-// command tools' programs stay visible: they hold no secret, and a
-// command tool runs its program in the sandbox.
+// HiddenPaths returns what a runtime on f hides from sandboxed processes,
+// sorted: the file itself, its data directory, every api_key_file, the
+// policy's rule files, and the hook scripts and checker programs in the
+// file's folder, which run outside the sandbox (a tool that could rewrite
+// one would run code there, or change the policy at the next start).
+// Replay scripts and command tools' programs stay visible: they hold no
+// secret, and a command tool runs its program in the sandbox.
 func (f *File) HiddenPaths() []string {
 	var out []string
 	add := func(p string) {
@@ -569,6 +569,9 @@ func (f *File) HiddenPaths() []string {
 		}
 	}
 	if f.Policy != nil {
+		for _, r := range f.Policy.RuleFiles {
+			add(r)
+		}
 		for _, c := range f.Policy.Checkers {
 			if len(c.Command) > 0 && ownFile(c.Command[0]) {
 				add(c.Command[0])
