@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/event"
-	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
@@ -101,20 +99,19 @@ func TestToolsCannotReachRuntimeSecrets(t *testing.T) {
 			}
 			t.Cleanup(func() { rt.Stop(context.Background()) })
 			tb := &testBundle{rt: rt}
+			var all bytes.Buffer
 			for _, agent := range []string{"sub", "top"} {
-				if _, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: agent, Input: "look around"}); turn.Status != runtype.StatusCompleted {
+				res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: agent, Input: "look around"})
+				if turn.Status != runtype.StatusCompleted {
 					t.Fatalf("agent %s: turn %s (%s), want completed", agent, turn.Status, turn.StatusReason)
 				}
-			}
-
-			var all bytes.Buffer
-			for _, e := range allEvents(t, rt) {
-				raw, err := e.JSON()
-				if err != nil {
-					t.Fatal(err)
+				for _, e := range tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+					raw, err := e.JSON()
+					if err != nil {
+						t.Fatal(err)
+					}
+					all.Write(raw)
 				}
-				spectest.Event(t, raw)
-				all.Write(raw)
 			}
 			outputs, err := os.ReadDir(filepath.Join(dir, ".agentrt", "outputs"))
 			if err != nil {
@@ -202,27 +199,6 @@ func plantLayout(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return secrets
-}
-
-// allEvents reads every event of the runtime's log.
-func allEvents(t *testing.T, rt *agentrt.Runtime) []*event.Event {
-	t.Helper()
-	sub, err := rt.Subscribe(context.Background(), &agentrt.SubscribeParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	var evs []*event.Event
-	for {
-		e, err := sub.TryNext(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e == nil {
-			return evs
-		}
-		evs = append(evs, e)
-	}
 }
 
 func readTrimmed(t *testing.T, path string) string {
