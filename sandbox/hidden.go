@@ -31,7 +31,6 @@ func (l *layout) hide(paths []string) error {
 		return fmt.Errorf("%w: working directory %s is hidden from sandboxed processes", ErrUnenforceable, l.cwd)
 	}
 	inside := func(p string) bool { return withinAny(p, hp) }
-	l.sysRoots = slices.DeleteFunc(l.sysRoots, inside)
 	l.extra = slices.DeleteFunc(l.extra, inside)
 	l.ro = slices.DeleteFunc(l.ro, func(r root) bool { return inside(r.path) })
 	l.rw = slices.DeleteFunc(l.rw, func(r root) bool { return inside(r.path) })
@@ -58,6 +57,9 @@ func (l *layout) hide(paths []string) error {
 			}
 		}
 	}
+	// Last: bubblewrap mounts every system directory, and covers those
+	// hidden as it covers any other hidden path.
+	l.sysRoots = slices.DeleteFunc(l.sysRoots, inside)
 	return nil
 }
 

@@ -280,6 +280,21 @@ func TestHideLayout(t *testing.T) {
 		t.Errorf("Landlock writable grants (-want +got):\n%s", diff)
 	}
 
+	// A hidden system directory is covered as mounted, and not granted.
+	l, err = newLayout(p, Spec{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.hide([]string{"/etc"}); err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(bwrapArgs("bwrap", l, NetworkNone, false, []string{"true"}), " "); !strings.Contains(args, "--tmpfs /etc --remount-ro /etc") {
+		t.Errorf("bwrap args do not cover a hidden /etc:\n%s", args)
+	}
+	if ro, _, err := l.landlockGrants(); err != nil || slices.ContainsFunc(ro, func(r root) bool { return within(r.path, "/etc") }) {
+		t.Errorf("Landlock grants %v, %v; want nothing of a hidden /etc", ro, err)
+	}
+
 	l, err = newLayout(p, Spec{Workspace: ws, Dir: filepath.Join(data, "inner")})
 	if err != nil {
 		t.Fatal(err)
