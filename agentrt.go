@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -563,6 +564,9 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: resolving workspace: %w", name, err)
 		}
+		if err := rt.checkNotHidden(dir); err != nil {
+			return nil, fmt.Errorf("agent %q: %w", name, err)
+		}
 		root, err := os.OpenRoot(dir)
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: opening workspace: %w", name, err)
@@ -570,6 +574,25 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 		la.Workspace, la.WorkspaceDir = root, dir
 	}
 	return la, nil
+}
+
+// checkNotHidden refuses a workspace inside a path hidden from tools (the
+// data directory, the config, a key file): no tool could use it.
+func (rt *Runtime) checkNotHidden(workspace string) error {
+	hidden, err := rt.sandbox.HiddenPaths()
+	if err != nil {
+		return fmt.Errorf("resolving the paths hidden from tools: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return nil // opening it says why
+	}
+	for _, h := range hidden {
+		if real == h || strings.HasPrefix(real, h+string(filepath.Separator)) {
+			return fmt.Errorf("workspace %s lies in %s, which tools never see (the data dir, the config or a key file)", workspace, h)
+		}
+	}
+	return nil
 }
 
 func (rt *Runtime) closeAgents() {
