@@ -129,6 +129,11 @@ func TestToolsCannotReachRuntimeSecrets(t *testing.T) {
 					t.Errorf("the %s (%q) reached the events or the output store", what, s)
 				}
 			}
+			// Redaction would hide a token that was read: nothing may have
+			// been read to redact.
+			if bytes.Contains(all.Bytes(), []byte("[REDACTED")) {
+				t.Errorf("a secret was read, and redacted, by a tool")
+			}
 			// The tools ran, and read what they may.
 			if n := bytes.Count(all.Bytes(), []byte("VISIBLE_MARKER")); n < 4 {
 				t.Errorf("the readable file shows %d times in the events, want at least 4 (peek and shell of each agent)", n)
@@ -170,7 +175,7 @@ func plantLayout(t *testing.T, dir string) map[string]string {
 	secrets := map[string]string{
 		"API token": mark("art_"),
 		"config":    mark("cfgmarker"),
-		"key file":  mark("sk-keyfile-"),
+		"key file":  mark("keyfilemarker"),
 		"database":  "SQLite format 3",
 	}
 	files := map[string]string{
