@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,7 +207,10 @@ type Config struct {
 	// keeps or shows it. The built-in token shapes apply unless
 	// Redact.NoTokenShapes.
 	Redact output.RedactorConfig
-	// Sandbox configures how sandbox profiles are enforced.
+	// Sandbox configures how sandbox profiles are enforced. The runtime
+	// adds its data directory and output store to Sandbox.Hidden, whose
+	// paths must be absolute: no sandboxed process sees them short of
+	// full_access, and the file tools refuse them.
 	Sandbox sandbox.Options
 	// ProcessEnvAllow names daemon environment variables the shell and
 	// exec tools pass to processes.
@@ -293,6 +297,11 @@ func (c Config) validate() error {
 	}
 	if c.Health.StuckAfter < 0 || c.Health.QueueAgeWarn < 0 || c.Health.ApprovalAgeWarn < 0 {
 		return errors.New("config: health thresholds must not be negative")
+	}
+	for _, p := range c.Sandbox.Hidden {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("config: hidden path %q is not absolute", p)
+		}
 	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
@@ -573,6 +582,9 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: resolving workspace: %w", name, err)
 		}
+		if err := rt.checkNotHidden(dir); err != nil {
+			return nil, fmt.Errorf("agent %q: %w", name, err)
+		}
 		root, err := os.OpenRoot(dir)
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: opening workspace: %w", name, err)
@@ -580,6 +592,25 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 		la.Workspace, la.WorkspaceDir = root, dir
 	}
 	return la, nil
+}
+
+// checkNotHidden refuses a workspace inside a path hidden from tools (the
+// data directory, the config, a key file): no tool could use it.
+func (rt *Runtime) checkNotHidden(workspace string) error {
+	hidden, err := rt.sandbox.HiddenPaths()
+	if err != nil {
+		return fmt.Errorf("resolving the paths hidden from tools: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return nil // opening it says why
+	}
+	for _, h := range hidden {
+		if real == h || strings.HasPrefix(real, h+string(filepath.Separator)) {
+			return fmt.Errorf("workspace %s lies in %s, which tools never see (the data dir, the config or a key file)", workspace, h)
+		}
+	}
+	return nil
 }
 
 func (rt *Runtime) closeAgents() {
@@ -598,8 +629,8 @@ func (rt *Runtime) openStore() error {
 	case rt.cfg.Store != nil:
 		rt.store = rt.cfg.Store
 	case rt.cfg.DataDir != "":
-		if err := os.MkdirAll(rt.cfg.DataDir, 0o700); err != nil {
-			return fmt.Errorf("creating data dir: %w", err)
+		if err := privateDir(rt.cfg.DataDir, rt.cfg.Logger); err != nil {
+			return err
 		}
 		s, err := sqlitestore.Open(context.Background(), rt.dbPath(), sqlitestore.Options{})
 		if errors.Is(err, store.ErrCorrupt) {
@@ -663,6 +694,27 @@ func (rt *Runtime) checkIntegrity(ctx context.Context) error {
 // refuseDamaged is the error of a start on a damaged store.
 func refuseDamaged(what string, err error) error {
 	return fmt.Errorf("refusing the damaged %s (restore it from a backup; see docs/durability.md): %w", what, err)
+}
+
+// privateDir makes dir, or an existing dir open to others, readable by
+// its owner only (0700): the data directory holds the API token and every
+// conversation. A directory it cannot tighten is logged.
+func privateDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("reading data dir: %w", err)
+	}
+	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+		if err := os.Chmod(dir, mode&0o700); err != nil {
+			log.Warn("the data dir is open to other users and cannot be made private", "dir", dir, "mode", mode.String(), "error", err)
+		} else {
+			log.Warn("made the data dir private: it was open to other users", "dir", dir, "was", mode.String())
+		}
+	}
+	return nil
 }
 
 func stableRuntimeID(dir, fresh string) (string, error) {

@@ -519,6 +519,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	s, _ := replay.Parse("s.yaml", []byte("responses: [{text: hi}]"))
 	p := replay.New(s)
+	data := t.TempDir()
 	tests := []struct {
 		name string
 		cfg  agentrt.Config
@@ -528,6 +529,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"no provider", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {}}}, "no model provider"},
 		{"unknown tool", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p, Tools: []string{"nope"}}}}, "nope"},
 		{"missing workspace", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p, Workspace: "/does/not/exist"}}}, "workspace"},
+		{"workspace in the data dir", agentrt.Config{DataDir: data, Agents: map[string]*agentrt.Agent{"a": {Provider: p, Workspace: data}}}, "tools never see"},
+		{"relative hidden path", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p}},
+			Sandbox: sandbox.Options{Hidden: []string{"agentrt.yaml"}}}, "not absolute"},
 		{"bad agent name", agentrt.Config{Agents: map[string]*agentrt.Agent{"a b": {Provider: p}}}, "agent name"},
 		{"provider and models", agentrt.Config{Agents: map[string]*agentrt.Agent{"a": {Provider: p,
 			Models: []*model.Candidate{{Name: "m", Provider: p}}}}}, "both Provider and Models"},

@@ -18,8 +18,9 @@ import (
 )
 
 // LoadConfig reads an agentrt.yaml file and builds the Config it describes:
-// its command tools, its agents with their model providers, and its data
-// directory. Errors in the file (or in a replay script it names) carry
+// its command tools, its agents with their model providers, its data
+// directory, and what sandboxed processes must not see (the file itself,
+// its key files; see config.File.HiddenPaths). Errors in the file (or in a replay script it names) carry
 // file:line:column.
 func LoadConfig(path string) (Config, *config.File, error) {
 	f, err := config.Load(path, config.Options{Builtins: BuiltinToolNames()})
@@ -33,6 +34,7 @@ func LoadConfig(path string) (Config, *config.File, error) {
 // FromFile builds a Config from a parsed agentrt.yaml.
 func FromFile(f *config.File) (Config, error) {
 	cfg := Config{DataDir: f.DataDir, Agents: make(map[string]*Agent, len(f.Agents))}
+	cfg.Sandbox.Hidden = f.HiddenPaths()
 	for _, name := range sortedKeys(f.Tools) {
 		t := f.Tools[name]
 		ct, err := command.New(tool.Spec{

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func crashConfig(t testing.TB, dir string, hang tool.Tool) agentrt.Config {
 		t.Fatal(err)
 	}
 	return agentrt.Config{
-		DataDir:  dir,
+		DataDir:  filepath.Join(dir, "data"), // hidden from the tools working in dir
 		Tools:    []tool.Tool{hang},
 		LeaseTTL: 300 * time.Millisecond,
 		Agents: map[string]*agentrt.Agent{"a": {

@@ -31,7 +31,6 @@ func BuiltinToolNames() []string {
 // store and redactor, the hook runner and the process tools.
 func (rt *Runtime) setUpExecution() error {
 	cfg := &rt.cfg
-	rt.sandbox = sandbox.New(cfg.Sandbox)
 	dir := ""
 	if cfg.DataDir != "" {
 		dir = filepath.Join(cfg.DataDir, "outputs")
@@ -41,6 +40,9 @@ func (rt *Runtime) setUpExecution() error {
 			return fmt.Errorf("creating the output store: %w", err)
 		}
 		dir, rt.outputTmp = tmp, tmp
+	}
+	if err := rt.setUpSandbox(dir); err != nil {
+		return err
 	}
 	st, err := output.NewStore(dir)
 	if err != nil {
@@ -68,6 +70,27 @@ func (rt *Runtime) setUpExecution() error {
 			return fmt.Errorf("registering process tools: %w", err)
 		}
 	}
+	return nil
+}
+
+// setUpSandbox makes the runtime's sandbox, which hides from every
+// sandboxed process the data directory (the API token, the database and
+// its WAL, the runtime id) and the output store (every session's tool
+// output), besides what Config.Sandbox.Hidden names.
+func (rt *Runtime) setUpSandbox(outputs string) error {
+	opts := rt.cfg.Sandbox
+	opts.Hidden = slices.Clone(opts.Hidden)
+	for _, dir := range []string{rt.cfg.DataDir, outputs} {
+		if dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("resolving the data dir: %w", err)
+		}
+		opts.Hidden = append(opts.Hidden, abs)
+	}
+	rt.sandbox = sandbox.New(opts)
 	return nil
 }
 

@@ -32,10 +32,12 @@ type DoctorModel struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model,omitempty"`
 	BaseURL  string `json:"baseUrl,omitempty"`
-	// KeySource is env (KeyEnv names the variable), inline (in the file)
-	// or none (the provider needs no key). The key itself is never shown.
+	// KeySource is env (KeyEnv names the variable), inline (in the file),
+	// file (api_key_file; KeyFile names it) or none (the provider needs no
+	// key). The key itself is never shown.
 	KeySource  string   `json:"keySource"`
 	KeyEnv     string   `json:"keyEnv,omitempty"`
+	KeyFile    string   `json:"keyFile,omitempty"`
 	KeyPresent bool     `json:"keyPresent"`
 	Priced     bool     `json:"priced"`
 	Caps       []string `json:"capabilities"`
@@ -136,6 +138,8 @@ func doctorModel(key string, m *config.Model) DoctorModel {
 		Priced: m.Price != (config.Price{}), KeySource: "none", KeyPresent: true}
 	switch {
 	case m.Provider == config.ProviderReplay:
+	case m.APIKeyFile != "":
+		d.KeySource, d.KeyFile = "file", m.APIKeyFile
 	case m.APIKey != "":
 		d.KeySource = "inline"
 	case m.APIKeyEnv != "":
@@ -157,6 +161,8 @@ func printDoctor(w io.Writer, rep *DoctorReport) {
 		switch m.KeySource {
 		case "inline":
 			key = "key in the config file"
+		case "file":
+			key = "key from " + m.KeyFile
 		case "env":
 			key = "key from $" + m.KeyEnv
 			if !m.KeyPresent {

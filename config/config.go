@@ -3,9 +3,11 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -182,6 +184,9 @@ type Hook struct {
 	// Command is run with /bin/sh -c; URL receives a POST. Exactly one is
 	// set.
 	Command string
+	// Script is the absolute path of the program Command starts with when
+	// the file names it as a ./ or ../ path; empty otherwise.
+	Script  string
 	URL     string
 	Headers map[string]string
 	Env     map[string]string
@@ -302,9 +307,13 @@ type Model struct {
 	// APIKeyEnv names the environment variable holding the API key; empty
 	// when the key is inline or none is needed.
 	APIKeyEnv string
-	// APIKey is a key written in the file (api_key); prefer APIKeyEnv.
+	// APIKey is a key written in the file (api_key) or read from
+	// APIKeyFile; prefer APIKeyEnv or APIKeyFile.
 	APIKey string
-	Price  Price
+	// APIKeyFile is the absolute path of the file the key was read from
+	// (api_key_file), read when the config is loaded; empty when none.
+	APIKeyFile string
+	Price      Price
 	// ContextWindow is the model's context window in tokens; zero when not
 	// declared.
 	ContextWindow   int
@@ -542,6 +551,53 @@ func (f *File) AgentNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// HiddenPaths returns what a runtime on f hides from sandboxed processes,
+// sorted: the file itself, its data directory, every api_key_file, the
+// policy's rule files, and the hook scripts and checker programs in the
+// file's folder, which run outside the sandbox (a tool that could rewrite
+// one would run code there, or change the policy at the next start).
+// Replay scripts and command tools' programs stay visible: they hold no
+// secret, and a command tool runs its program in the sandbox.
+func (f *File) HiddenPaths() []string {
+	var out []string
+	add := func(p string) {
+		if filepath.IsAbs(p) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	add(f.Path)
+	add(f.DataDir)
+	models := slices.Collect(maps.Values(f.Models))
+	for _, a := range f.Agents {
+		models = append(models, a.Models...)
+	}
+	for _, m := range models {
+		if m != nil && m.APIKeyFile != "" {
+			add(m.APIKeyFile)
+		}
+	}
+	ownFile := func(p string) bool {
+		return p != "" && f.Dir != "" && strings.HasPrefix(p, f.Dir+string(filepath.Separator))
+	}
+	for _, h := range f.Hooks {
+		if ownFile(h.Script) {
+			add(h.Script)
+		}
+	}
+	if f.Policy != nil {
+		for _, r := range f.Policy.RuleFiles {
+			add(r)
+		}
+		for _, c := range f.Policy.Checkers {
+			if len(c.Command) > 0 && ownFile(c.Command[0]) {
+				add(c.Command[0])
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Load reads and validates the file at path. Problems with the file's

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,7 @@ func TestLoadExecutionExample(t *testing.T) {
 			Point:    "pre_tool_use",
 			Matcher:  "shell|exec",
 			Command:  filepath.Join(dir, "hooks", "guard.sh") + " --strict",
+			Script:   filepath.Join(dir, "hooks", "guard.sh"),
 			Env:      map[string]string{"LEVEL": "strict"},
 			Timeout:  10 * time.Second,
 			FailMode: HookFailClosed,
@@ -784,5 +786,46 @@ func TestParseHealth(t *testing.T) {
 				t.Errorf("health (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHiddenPaths: the file, its data directory, its key files, its rule
+// files and the hook scripts and checker programs in its folder are what
+// sandboxed processes must not see; programs elsewhere and replay
+// scripts are not.
+func TestHiddenPaths(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t)
+	writeFile(t, filepath.Join(dir, "keys", "openai"), "sk-x\n", 0o600)
+	writeFile(t, filepath.Join(dir, "hooks", "guard.sh"), "#!/bin/sh\n", 0o755)
+	writeFile(t, filepath.Join(dir, "policy", "rules.yaml"), "rules: []\n", 0o644)
+	src := `data_dir: state
+models:
+  m: {provider: openai_chat, model: g, api_key_file: keys/openai}
+agents:
+  a:
+    models: [m]
+  b:
+    model: {provider: replay, script: support.replay.yaml}
+hooks:
+  - {point: pre_tool_use, command: ./hooks/guard.sh --strict}
+  - {point: post_tool_use, command: /bin/true}
+policy:
+  rules: [policy/rules.yaml]
+  checkers:
+    mine: {command: [./tools/run.sh]}
+    system: {command: [/bin/sh, -c, true]}
+`
+	path := filepath.Join(dir, "agentrt.yaml")
+	writeFile(t, path, src, 0o644)
+	f, err := Load(path, Options{Builtins: builtins})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := []string{path, filepath.Join(dir, "hooks", "guard.sh"), filepath.Join(dir, "keys", "openai"),
+		filepath.Join(dir, "policy", "rules.yaml"), filepath.Join(dir, "state"), filepath.Join(dir, "tools", "run.sh")}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, f.HiddenPaths()); diff != "" {
+		t.Errorf("HiddenPaths (-want +got):\n%s", diff)
 	}
 }

@@ -114,7 +114,7 @@ func (d *decoder) hook(v *yamlpos.Value, where string) (*Hook, hookName) {
 		case "command":
 			if s, st := d.str(f, label); st == valOK {
 				command = &f
-				h.Command, _ = d.hookCommand(f.Value(), s, where)
+				h.Command, h.Script, _ = d.hookCommand(f.Value(), s, where)
 			}
 		case "url":
 			if s, st := d.str(f, label); st == valOK {
@@ -215,15 +215,16 @@ func (d *decoder) checkMatcher(pos yamlpos.Pos, s, label string) bool {
 
 // hookCommand checks a hook's command line and, when its first word is a
 // plain path starting with ./ or ../, resolves that word against the
-// config file's folder and checks that it is an executable file.
-func (d *decoder) hookCommand(v *yamlpos.Value, s, where string) (string, status) {
+// config file's folder, checks that it is an executable file and returns
+// it as script.
+func (d *decoder) hookCommand(v *yamlpos.Value, s, where string) (cmd, script string, st status) {
 	switch {
 	case strings.TrimSpace(s) == "":
 		d.errorAt(v.Pos, "command in %s must not be empty", where)
-		return "", valBad
+		return "", "", valBad
 	case strings.ContainsRune(s, 0):
 		d.errorAt(v.Pos, "command in %s must not contain a NUL character", where)
-		return "", valBad
+		return "", "", valBad
 	}
 	rest := strings.TrimLeft(s, " \t")
 	lead := s[:len(s)-len(rest)]
@@ -232,13 +233,13 @@ func (d *decoder) hookCommand(v *yamlpos.Value, s, where string) (string, status
 		first = rest[:i]
 	}
 	if !strings.HasPrefix(first, "./") && !strings.HasPrefix(first, "../") || !shellSafe.MatchString(first) {
-		return s, valOK
+		return s, "", valOK
 	}
 	p := d.abs(first)
 	if !d.checkPath(v.Pos, fmt.Sprintf("command %q in %s", first, where), p, wantExec) {
-		return "", valBad
+		return "", "", valBad
 	}
-	return lead + shellQuote(p) + rest[len(first):], valOK
+	return lead + shellQuote(p) + rest[len(first):], p, valOK
 }
 
 // shellQuote quotes s for /bin/sh when it holds characters the shell

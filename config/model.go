@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
@@ -11,7 +13,7 @@ import (
 
 // The keys of model, profile and budget mappings.
 var (
-	modelKeys = []string{"provider", "model", "script", "base_url", "api_key_env", "api_key", "price",
+	modelKeys = []string{"provider", "model", "script", "base_url", "api_key_env", "api_key", "api_key_file", "price",
 		"context_window", "max_output_tokens", "capabilities", "typical_latency", "timeout", "idle_timeout",
 		"temperature", "reasoning_effort", "reasoning_summary", "thinking_budget", "headers"}
 	priceKeys   = []string{"input", "cached_input", "output"}
@@ -32,6 +34,7 @@ var providerOnly = map[string][]string{
 	"base_url":          {ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible},
 	"api_key_env":       {ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible},
 	"api_key":           {ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible},
+	"api_key_file":      {ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible},
 	"timeout":           {ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible},
 	"idle_timeout":      {ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible},
 	"temperature":       {ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderOpenAICompatible},
@@ -190,6 +193,11 @@ func (d *decoder) modelDef(key string, keyPos yamlpos.Pos, v *yamlpos.Value, whe
 				}
 				m.APIKey = s
 			}
+		case "api_key_file":
+			if p, st := d.path(f, "api_key_file", " in "+where, 0); st == valOK {
+				m.APIKeyFile = p
+				m.APIKey = d.keyFile(f.Value().Pos, p, label)
+			}
 		case "price":
 			d.price(f, where, &m.Price)
 		case "context_window":
@@ -274,8 +282,15 @@ func (d *decoder) modelDef(key string, keyPos yamlpos.Pos, v *yamlpos.Value, whe
 	if m.Provider != ProviderReplay && !hasName {
 		d.errorAt(keyPos, "model is required in %s for provider %s (the provider's model name)", where, m.Provider)
 	}
-	if _, ok := set["api_key_env"]; ok && hasKey {
+	_, hasKeyEnv := set["api_key_env"]
+	keyFilePos, hasKeyFile := set["api_key_file"]
+	switch {
+	case hasKeyEnv && hasKey:
 		d.errorAt(set["api_key"], "api_key and api_key_env are exclusive in %s", where)
+	case hasKeyFile && hasKey:
+		d.errorAt(keyFilePos, "api_key_file and api_key are exclusive in %s", where)
+	case hasKeyFile && hasKeyEnv:
+		d.errorAt(keyFilePos, "api_key_file and api_key_env are exclusive in %s", where)
 	}
 	if m.ThinkingBudget > 0 && m.Provider == ProviderAnthropic {
 		limit, what := m.MaxOutputTokens, "max_output_tokens"
@@ -289,13 +304,47 @@ func (d *decoder) modelDef(key string, keyPos yamlpos.Pos, v *yamlpos.Value, whe
 			d.errorAt(set["temperature"], "temperature in %s cannot be set with thinking_budget (the API requires the default)", where)
 		}
 	}
-	if m.APIKeyEnv == "" && !hasKey {
+	if m.APIKeyEnv == "" && !hasKey && !hasKeyFile {
 		m.APIKeyEnv = DefaultAPIKeyEnv(m.Provider)
 	}
 	if m.Capabilities == nil {
 		m.Capabilities = defaultCapabilities(m.Provider)
 	}
 	return m
+}
+
+// maxKeyFile bounds an api_key_file: it holds one key.
+const maxKeyFile = 64 << 10
+
+// keyFile reads the API key in the file at path (api_key_file, at pos):
+// its content without the trailing newline. The content is a secret:
+// errors about it never quote it.
+func (d *decoder) keyFile(pos yamlpos.Pos, path, label string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		d.errorAt(pos, "reading %s: %v", label, err)
+		return ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	switch {
+	case err != nil:
+		d.errorAt(pos, "reading %s: %v", label, err)
+		return ""
+	case len(b) > maxKeyFile:
+		d.errorAt(pos, "%s (%s) is larger than %d KiB; it must hold the API key only", label, path, maxKeyFile>>10)
+		return ""
+	}
+	key := strings.TrimRight(string(b), "\r\n")
+	switch {
+	case strings.TrimSpace(key) == "":
+		d.errorAt(pos, "%s (%s) is empty; it must hold the API key", label, path)
+		return ""
+	case strings.ContainsAny(key, "\r\n\x00"):
+		d.errorAt(pos, "%s (%s) holds more than one line; it must hold the API key only", label, path)
+		return ""
+	}
+	return key
 }
 
 func (d *decoder) price(e yamlpos.Field, where string, p *Price) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,60 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 	_, err := Parse("agentrt.yaml", []byte(src), fixture(t), Options{})
 	if err == nil {
 		t.Fatal("Parse: no error")
+	}
+	if strings.Contains(err.Error(), key) {
+		t.Errorf("error quotes the API key:\n%v", err)
+	}
+}
+
+// TestAPIKeyFile: api_key_file is read when the file is loaded, relative
+// to the config's folder, its trailing newline trimmed; it excludes
+// api_key and api_key_env, and a missing, empty, multi-line or oversized
+// file is an error at the key that never quotes what it holds.
+func TestAPIKeyFile(t *testing.T) {
+	t.Parallel()
+	const key = "sk-file-DO-NOT-PRINT-4242"
+	dir := fixture(t)
+	writeFile(t, filepath.Join(dir, "keys", "openai"), key+"\r\n", 0o600)
+	writeFile(t, filepath.Join(dir, "keys", "empty"), "\n", 0o600)
+	writeFile(t, filepath.Join(dir, "keys", "two"), key+"\n"+key+"\n", 0o600)
+	writeFile(t, filepath.Join(dir, "keys", "big"), strings.Repeat(key, 3000), 0o600)
+
+	f, err := Parse("agentrt.yaml", []byte("models:\n  m: {provider: openai_chat, model: g, api_key_file: keys/openai}\n"+okAgent), dir, Options{Builtins: builtins})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	m := f.Models["m"]
+	if m.APIKey != key || m.APIKeyFile != filepath.Join(dir, "keys", "openai") || m.APIKeyEnv != "" {
+		t.Errorf("model = key %q, file %q, env %q; want the file's key, its path, no env", m.APIKey, m.APIKeyFile, m.APIKeyEnv)
+	}
+
+	src := "models:\n" +
+		"  a: {provider: openai_chat, model: g, api_key_file: keys/missing}\n" +
+		"  b: {provider: openai_chat, model: g, api_key_file: keys/empty}\n" +
+		"  c: {provider: openai_chat, model: g, api_key_file: keys/two}\n" +
+		"  d: {provider: openai_chat, model: g, api_key_file: keys/big}\n" +
+		"  e: {provider: openai_chat, model: g, api_key_file: keys/openai, api_key: x}\n" +
+		"  f: {provider: openai_chat, model: g, api_key_file: keys/openai, api_key_env: X}\n" +
+		"  g: {provider: replay, script: support.replay.yaml, api_key_file: keys/openai}\n" +
+		"  h: {provider: openai_chat, model: g, api_key_file: keys}\n" + okAgent
+	_, err = Parse("agentrt.yaml", []byte(src), dir, Options{Builtins: builtins})
+	if err == nil {
+		t.Fatal("Parse: no error")
+	}
+	want := []string{
+		`agentrt.yaml:2:54: api_key_file "keys/missing" in model "a" does not exist (resolved to $DIR/keys/missing)`,
+		`agentrt.yaml:3:54: api_key_file in model "b" ($DIR/keys/empty) is empty; it must hold the API key`,
+		`agentrt.yaml:4:54: api_key_file in model "c" ($DIR/keys/two) holds more than one line; it must hold the API key only`,
+		`agentrt.yaml:5:54: api_key_file in model "d" ($DIR/keys/big) is larger than 64 KiB; it must hold the API key only`,
+		`agentrt.yaml:6:40: api_key_file and api_key are exclusive in model "e"`,
+		`agentrt.yaml:7:40: api_key_file and api_key_env are exclusive in model "f"`,
+		`agentrt.yaml:8:54: api_key_file does not apply to provider replay in model "g"`,
+		`agentrt.yaml:9:54: api_key_file "keys" in model "h" is a directory, not a file`,
+	}
+	got := errorLines(t, err, dir)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors mismatch (-want +got):\n%s", diff)
 	}
 	if strings.Contains(err.Error(), key) {
 		t.Errorf("error quotes the API key:\n%v", err)

@@ -537,7 +537,8 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // LoadOrCreateToken reads the API token from dataDir, creating a random one
-// (file mode 0600) on first use. created reports whether it was new.
+// (file mode 0600) on first use. created reports whether it was new. An
+// existing token file open to other users is made private (0600).
 func LoadOrCreateToken(dataDir string) (token string, created bool, err error) {
 	path := filepath.Join(dataDir, TokenFile)
 	b, err := os.ReadFile(path)
@@ -545,6 +546,9 @@ func LoadOrCreateToken(dataDir string) (token string, created bool, err error) {
 		t := strings.TrimSpace(string(b))
 		if len(t) < 16 {
 			return "", false, fmt.Errorf("reading API token: %s holds fewer than 16 characters", path)
+		}
+		if err := privateFile(path); err != nil {
+			return "", false, fmt.Errorf("making the API token private: %w", err)
 		}
 		return t, false, nil
 	}
@@ -569,4 +573,16 @@ func LoadOrCreateToken(dataDir string) (token string, created bool, err error) {
 		return "", false, fmt.Errorf("writing API token: %w", err)
 	}
 	return token, true, nil
+}
+
+// privateFile takes away what other users may do with the file at path.
+func privateFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+		return os.Chmod(path, mode&0o700)
+	}
+	return nil
 }

@@ -743,6 +743,19 @@ func TestLoadOrCreateToken(t *testing.T) {
 		t.Errorf("second LoadOrCreateToken = %q, %v, %v; want %q, not created", again, created, err, tok)
 	}
 
+	// A token file left open to others is made private.
+	if err := os.Chmod(filepath.Join(dir, httpapi.TokenFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := httpapi.LoadOrCreateToken(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, httpapi.TokenFile)); err != nil {
+		t.Fatal(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file left open to others has mode %v, want it made 0600", fi.Mode().Perm())
+	}
+
 	short := t.TempDir()
 	if err := os.WriteFile(filepath.Join(short, httpapi.TokenFile), []byte("abc\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ const privateTmp = "/tmp"
 // bwrap kills everything inside; a new network namespace (only
 // loopback, the host's unreachable) for network none; IPC, UTS and
 // cgroup namespaces. A root daemon's sandbox runs with no capabilities.
+// Hidden paths are covered after the roots are mounted (hidden.go).
 // The environment is not here: the helper adds it through --args.
 func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) []string {
 	a := []string{bwrap,
@@ -52,6 +53,9 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 	for _, r := range l.rw {
 		mounts = append(mounts, mount{r, true})
 	}
+	for _, d := range l.pins {
+		mounts = append(mounts, mount{root{path: d}, true})
+	}
 	// Parents before children, so that a deeper root keeps its own
 	// access.
 	slices.SortStableFunc(mounts, func(x, y mount) int { return depth(x.path) - depth(y.path) })
@@ -83,6 +87,7 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 			a = append(a, "--ro-bind", m.path, m.path)
 		}
 	}
+	a = append(a, hideArgs(l)...)
 	for _, d := range skeleton {
 		a = append(a, "--remount-ro", d)
 	}

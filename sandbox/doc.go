@@ -32,8 +32,46 @@
 // signal processes outside the sandbox (ABI 6), and with network none
 // cannot bind or connect TCP sockets (ABI 4). It has no capabilities,
 // even under a root daemon. Landlock does not hide paths (they exist but
-// are refused), its private /tmp is a fresh directory removed after Wait,
+// are refused; see Hidden paths for what that costs), its private /tmp is a fresh directory removed after Wait,
 // and network none does not cover UDP before ABI 10 nor Multipath TCP.
+//
+// # Hidden paths
+//
+// Options.Hidden names files and directories that no sandboxed process
+// sees whatever its profile short of full_access, even where a root
+// holds them: a runtime hides its data directory (API token, database,
+// output store), its configuration file and its key files there, so that
+// a workspace or read root that contains them, a system directory (a
+// config in /etc) included, does not expose them. Paths are resolved
+// through symbolic links when each command is made, so a link to a
+// hidden path, from any root, leads to the hidden view too. A root inside
+// a hidden path grants nothing, and a working directory inside one is
+// refused (ErrUnenforceable). Refusals on hidden paths are not
+// violations: no escalation short of full_access would lift them.
+//
+// Under bubblewrap a hidden directory is covered with an empty read-only
+// tmpfs and a hidden file with the host's /dev/null, read-only, after the
+// roots are mounted: the process sees an empty directory, or a device
+// node it cannot open (the mount is nodev), and can neither read nor
+// change what is below. The
+// directories between a writable root and a hidden path are bound onto
+// themselves, so that, being mount points, they cannot be moved away to
+// free the hidden path's name on the host for a planted token or config.
+//
+// Landlock can only allow, and a rule on a directory holds for everything
+// below it, so a root that holds a hidden path is granted as its entries
+// instead, without the hidden path, the entries on the way to it expanded
+// in turn (symbolic links among them get no rule: a rule would grant the
+// link's target). The directories so expanded get no right of their own:
+// under Landlock a process cannot list them, nor create, remove or rename
+// entries directly in them, and an entry made in one after the command
+// started is out of its reach; their existing files and subdirectories
+// work as before.
+//
+// Neither enforcer sees through what the file system does not name: a
+// hard link to a hidden file elsewhere in a root, or the same directory
+// mounted at a second place on the host, is not hidden; nor is a hidden
+// path that does not exist yet when the command starts.
 //
 // # Limits
 //

@@ -37,6 +37,9 @@ type layout struct {
 	extra    []string // resolved targets of systemLinks outside sysRoots
 	ro       []root   // read-only beyond the system directories
 	rw       []root
+	hidden   []root   // hidden paths a root holds (hidden.go)
+	pins     []string // directories on the way to them in writable roots
+	unseen   []string // every hidden path, resolved, for Violation
 }
 
 // newLayout resolves p's roots and spec's workspace and working

@@ -16,7 +16,7 @@ func Main() {}
 
 // New returns a Sandbox whose Enforcer and Command report that profiles
 // cannot be enforced outside Linux.
-func New(opts Options) *Sandbox { return &Sandbox{err: errUnsupported} }
+func New(opts Options) *Sandbox { return &Sandbox{opts: opts, err: errUnsupported} }
 
 // Enforcer reports that nothing can be enforced outside Linux.
 func (s *Sandbox) Enforcer() (Enforcer, error) { return "", s.err }

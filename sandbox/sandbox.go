@@ -26,6 +26,12 @@ type Options struct {
 	Bubblewrap string
 	// NoBubblewrap forces the Landlock fallback (for tests).
 	NoBubblewrap bool
+	// Hidden are absolute paths, files or directories, that no
+	// sandboxed process sees whatever its profile short of full_access,
+	// even where a root (the workspace, a read root, a system directory)
+	// holds them: a runtime's data directory, its configuration, key
+	// files. Paths that do not exist are skipped. See the package doc.
+	Hidden []string
 	// Helper is the executable that does the child-side set-up (limits,
 	// cgroup, Landlock) before it executes the command; it must call
 	// Main first thing in main. "" is the running program

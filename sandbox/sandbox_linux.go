@@ -156,6 +156,9 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 		return nil, fmt.Errorf("%w: Landlock ABI %d cannot refuse the network (needs 4)", ErrUnenforceable, s.abi)
 	}
 	l, err := newLayout(p, spec)
+	if err == nil && p.Mode != FullAccess {
+		err = l.hide(s.opts.Hidden)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +179,9 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 		target = slices.Clone(spec.Argv)
 		c.cfg.DropCaps = true
 		c.private = p.Mode != FullAccess
-		c.cfg.Landlock = landlockRules(l, p.Network, s.abi)
+		if c.cfg.Landlock, err = landlockRules(l, p.Network, s.abi); err != nil {
+			return nil, err
+		}
 	}
 
 	readRoots, writeRoots := l.applied()
@@ -195,6 +200,7 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 		cwd:        l.cwd,
 		readable:   append(l.readable(), "/dev", "/proc"),
 		writable:   l.writable(),
+		hidden:     l.unseen,
 	}
 
 	c.Cmd = exec.CommandContext(ctx, s.helper)
@@ -210,28 +216,32 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 }
 
 // landlockRules returns the Landlock configuration for l.
-func landlockRules(l *layout, n Network, abi int) *landlockConfig {
+func landlockRules(l *layout, n Network, abi int) (*landlockConfig, error) {
 	c := &landlockConfig{ABI: abi, TCP: n == NetworkNone, FS: l.mode != FullAccess}
 	if !c.FS {
-		return c
+		return c, nil
 	}
-	c.RODirs = append(slices.Clone(l.sysRoots), "/proc")
+	ro, rw, err := l.landlockGrants()
+	if err != nil {
+		return nil, err
+	}
+	c.RODirs = []string{"/proc"}
 	c.ROFiles = slices.Clone(l.extra)
-	for _, r := range l.ro {
+	for _, r := range ro {
 		if r.file {
 			c.ROFiles = append(c.ROFiles, r.path)
 		} else {
 			c.RODirs = append(c.RODirs, r.path)
 		}
 	}
-	for _, r := range l.rw {
+	for _, r := range rw {
 		if r.file {
 			c.RWFiles = append(c.RWFiles, r.path)
 		} else {
 			c.RWDirs = append(c.RWDirs, r.path)
 		}
 	}
-	return c
+	return c, nil
 }
 
 // setEnv sets key in env, replacing any earlier value.

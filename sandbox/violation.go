@@ -50,6 +50,7 @@ type deniedFS struct {
 	cwd        string
 	readable   []string
 	writable   []string
+	hidden     []string // refusals there are no violation: no profile but full_access would lift them
 }
 
 // maxDetail bounds Violation.Detail.
@@ -71,8 +72,10 @@ const maxDetail = 160
 // "Read-only file system", for a write ("cannot touch", "cannot create",
 // "ln: "…) and for "Permission denied" on a readable path; read_denied
 // for "No such file or directory" or "Permission denied" on a path
-// outside the readable roots that exists on the host. Detail is the
-// path as stderr names it, or the refused operation.
+// outside the readable roots that exists on the host; nothing for a path
+// the Sandbox hides (Options.Hidden), which no escalation short of
+// full_access would reach. Detail is the path as stderr names it, or the
+// refused operation.
 func (c *Cmd) Violation(waitErr error, stderr []byte) *Violation {
 	if waitErr == nil {
 		return nil
@@ -201,6 +204,9 @@ func (fs deniedFS) classifyLine(line string) *Violation {
 			abs = filepath.Join(fs.cwd, abs)
 		}
 		real, onHost := hostPath(filepath.Clean(abs))
+		if withinAny(real, fs.hidden) {
+			continue
+		}
 		writable := withinAny(real, fs.writable)
 		readable := withinAny(real, fs.readable)
 		switch {

@@ -68,6 +68,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -150,7 +152,8 @@ var (
 )
 
 // Open opens (creating if needed) the database file at path with a write
-// handle of one connection and a read pool, both in WAL mode. It does not
+// handle of one connection and a read pool, both in WAL mode. The file,
+// its WAL and shared-memory file are private to their owner (0600). It does not
 // migrate; call Migrate. Close closes both handles.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	opts = opts.WithDefaults()
@@ -159,6 +162,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if path == "" || strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("opening sqlite store: invalid path %q", path)
+	}
+	if err := private(path); err != nil {
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
 	}
 	busy := strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)
 	// temp_store(memory): statement journals stay off the disk.
@@ -200,6 +206,35 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening sqlite store %s: %w", path, translate(err))
 	}
 	return s, nil
+}
+
+// private creates the database file readable and writable by its owner
+// only (0600), and takes away what other users may do with an existing
+// one and its -wal and -shm: the database holds every conversation.
+// SQLite gives the files it makes beside the database the database's
+// mode. A file this process may not change the mode of is left as it
+// is.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+			if err := os.Chmod(p, mode&0o700); err != nil && !errors.Is(err, fs.ErrPermission) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // New returns a Store on handles the caller opened and keeps: write must

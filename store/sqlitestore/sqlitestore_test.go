@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -304,5 +305,46 @@ func TestCheckIntegrity(t *testing.T) {
 	err = damaged.CheckIntegrity(ctx)
 	if !errors.Is(err, store.ErrCorrupt) || !errors.Is(err, store.ErrStorage) {
 		t.Errorf("CheckIntegrity on a damaged database = %v, want an error wrapping store.ErrCorrupt", err)
+	}
+}
+
+// TestFilesArePrivate: the database, its WAL and its shared-memory file
+// are readable by their owner only, whether Open creates the database or
+// finds it, and its WAL, open to others.
+func TestFilesArePrivate(t *testing.T) {
+	t.Parallel()
+	for _, existing := range []bool{false, true} {
+		t.Run(fmt.Sprint("existing=", existing), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "agentrt.db")
+			if existing {
+				for _, p := range []string{path, path + "-wal"} {
+					if err := os.WriteFile(p, nil, 0o666); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chmod(p, 0o666); err != nil { // past the umask
+						t.Fatal(err)
+					}
+				}
+			}
+			s := open(t, path, sqlitestore.Options{})
+			w := store.NewWriter(s, store.WriterConfig{})
+			sess := &runtype.Session{ID: "ses_1", Owner: runtype.Owner{TenantID: "t"}, Agent: "a"}
+			if err := w.Write(t.Context(), &store.Batch{Sessions: []*runtype.Session{sess}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Stop(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{path, path + "-wal", path + "-shm"} {
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := fi.Mode().Perm(); got != 0o600 {
+					t.Errorf("%s has mode %v, want -rw-------", filepath.Base(p), got)
+				}
+			}
+		})
 	}
 }

@@ -5,15 +5,17 @@
 // File tools act only through Call.Workspace, the *os.Root the runtime
 // opened on the agent's workspace directory. Paths are relative to that
 // root; os.Root refuses ".." traversal, absolute paths and symbolic links
-// that lead outside it. Problems the model can act on (a missing file, a
-// refused path) come back as error results, not Go errors.
+// that lead outside it. Within it they refuse, as permission denied, the
+// runtime's hidden paths (Call.Sandbox.HiddenPaths: its data directory,
+// configuration and key files), checked on what was actually opened, and
+// list_dir leaves them out. Problems the model can act on (a missing
+// file, a refused path) come back as error results, not Go errors.
 package builtin
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/agentrt/agentrt/tool"
 )
@@ -62,7 +64,7 @@ func errorResult(name string, format string, args ...any) *tool.Result {
 
 // workspaceTool wraps a file tool: it decodes the input into In and makes
 // sure there is a workspace.
-func workspaceTool[In any](spec tool.Spec, fn func(ctx context.Context, root *os.Root, in *In) *tool.Result) *builtinTool {
+func workspaceTool[In any](spec tool.Spec, fn func(ctx context.Context, ws *workspace, in *In) *tool.Result) *builtinTool {
 	spec.Source = "builtin"
 	return &builtinTool{spec: spec, run: func(ctx context.Context, call *tool.Call) *tool.Result {
 		if call.Workspace == nil {
@@ -72,7 +74,11 @@ func workspaceTool[In any](spec tool.Spec, fn func(ctx context.Context, root *os
 		if err := json.Unmarshal(call.Input, in); err != nil {
 			return errorResult(spec.Name, "decoding input: %v", err)
 		}
-		return fn(ctx, call.Workspace, in)
+		hidden, err := call.Sandbox.HiddenPaths()
+		if err != nil {
+			return errorResult(spec.Name, "the runtime's hidden paths cannot be resolved, so nothing is read or written: %v", err)
+		}
+		return fn(ctx, &workspace{Root: call.Workspace, dir: call.WorkspaceDir, hidden: hidden}, in)
 	}}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
 )
@@ -23,6 +24,7 @@ type testBundle struct {
 	ws     string
 	root   *os.Root
 	secret string
+	sb     *sandbox.Sandbox // hides the runtime's files; nil hides none
 }
 
 func setup(t *testing.T) *testBundle {
@@ -56,7 +58,7 @@ func (b *testBundle) call(t *testing.T, name, input string) *tool.Result {
 		t.Fatalf("Validate(%s, %s): %v", name, input, err)
 	}
 	tl, _ := b.reg.Lookup(name)
-	res, err := tl.Call(t.Context(), &tool.Call{ID: "call_1", Input: json.RawMessage(input), Workspace: b.root, WorkspaceDir: b.ws})
+	res, err := tl.Call(t.Context(), &tool.Call{ID: "call_1", Input: json.RawMessage(input), Workspace: b.root, WorkspaceDir: b.ws, Sandbox: b.sb})
 	if err != nil {
 		t.Fatalf("Call(%s) returned a Go error: %v", name, err)
 	}

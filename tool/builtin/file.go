@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"sort"
 	"syscall"
 	"unicode/utf8"
@@ -57,18 +59,21 @@ func readFile() tool.Tool {
 		Description: "Read a text file in the workspace. Large files are truncated; the result says so.",
 		InputSchema: json.RawMessage(readFileSchema),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, func(_ context.Context, root *os.Root, in *readFileInput) *tool.Result {
+	}, func(_ context.Context, ws *workspace, in *readFileInput) *tool.Result {
 		limit := in.MaxBytes
 		if limit <= 0 || limit > MaxReadBytes {
 			limit = DefaultReadBytes
 		}
 		// O_NONBLOCK: opening a FIFO (or a device) must not block the run;
 		// it is refused below as not a regular file.
-		f, err := root.OpenFile(in.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err := ws.OpenFile(in.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return errorResult(ReadFileName, "%s", describe(err))
 		}
 		defer f.Close()
+		if _, err := ws.refuse("open", in.Path, f); err != nil {
+			return errorResult(ReadFileName, "%s", describe(err))
+		}
 		info, err := f.Stat()
 		if err != nil {
 			return errorResult(ReadFileName, "%s", describe(err))
@@ -145,16 +150,20 @@ func listDir() tool.Tool {
 		Description: "List a directory in the workspace: name, type (file, dir, symlink) and size of each entry.",
 		InputSchema: json.RawMessage(listDirSchema),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
-	}, func(_ context.Context, root *os.Root, in *listDirInput) *tool.Result {
+	}, func(_ context.Context, ws *workspace, in *listDirInput) *tool.Result {
 		dir := in.Path
 		if dir == "" {
 			dir = "."
 		}
-		f, err := root.Open(dir)
+		f, err := ws.Open(dir)
 		if err != nil {
 			return errorResult(ListDirName, "%s", describe(err))
 		}
 		defer f.Close()
+		real, err := ws.refuse("open", dir, f)
+		if err != nil {
+			return errorResult(ListDirName, "%s", describe(err))
+		}
 		info, err := f.Stat()
 		if err != nil {
 			return errorResult(ListDirName, "%s", describe(err))
@@ -166,6 +175,7 @@ func listDir() tool.Tool {
 		if err != nil {
 			return errorResult(ListDirName, "%s", describe(err))
 		}
+		entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return ws.hides(filepath.Join(real, e.Name())) })
 		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 		out := DirListing{Path: dir, Entries: make([]DirEntry, 0, min(len(entries), MaxListEntries))}
 		if len(entries) > MaxListEntries {
@@ -226,11 +236,11 @@ func writeFile() tool.Tool {
 		Description: "Write a file in the workspace, replacing it if it exists.",
 		InputSchema: json.RawMessage(writeFileSchema),
 		Annotations: tool.Annotations{Destructive: true, Idempotent: true},
-	}, func(_ context.Context, root *os.Root, in *writeFileInput) *tool.Result {
+	}, func(_ context.Context, ws *workspace, in *writeFileInput) *tool.Result {
 		if len(in.Content) > MaxWriteBytes {
 			return errorResult(WriteFileName, "content is %d bytes; the limit is %d", len(in.Content), MaxWriteBytes)
 		}
-		if err := replaceFile(root, in.Path, []byte(in.Content), in.CreateDirs); err != nil {
+		if err := replaceFile(ws, in.Path, []byte(in.Content), in.CreateDirs); err != nil {
 			return errorResult(WriteFileName, "%s", describe(err))
 		}
 		return jsonResult(WriteFileName, WriteResult{Path: in.Path, Bytes: len(in.Content)})
@@ -239,20 +249,42 @@ func writeFile() tool.Tool {
 
 // replaceFile writes data to a temporary file next to name and renames it
 // over name, so readers see the old content or the new, never a part. An
-// existing file keeps its permission bits.
-func replaceFile(root *os.Root, name string, data []byte, createDirs bool) error {
+// existing file keeps its permission bits. It works in the directory it
+// opened and checked: a hidden path is refused, whatever that directory
+// is renamed to or replaced with meanwhile.
+func replaceFile(ws *workspace, name string, data []byte, createDirs bool) error {
 	// os.Root paths use forward slashes on every platform.
 	dir, base := path.Split(path.Clean(name))
 	if base == "." || base == ".." || base == "/" || base == "" {
 		return fmt.Errorf("write %s: not a file name", name)
 	}
+	if ws.hides(ws.resolve(name)) {
+		return &fs.PathError{Op: "write", Path: name, Err: fs.ErrPermission}
+	}
 	if createDirs && dir != "" {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
+		if err := ws.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
+	if dir == "" {
+		dir = "."
+	}
+	root, err := ws.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	d, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	real := ws.realPath(d, dir)
+	d.Close()
+	if ws.hides(filepath.Join(real, base)) {
+		return &fs.PathError{Op: "write", Path: name, Err: fs.ErrPermission}
+	}
 	perm := os.FileMode(0o644)
-	if info, err := root.Stat(name); err == nil {
+	if info, err := root.Stat(base); err == nil {
 		if info.IsDir() {
 			return fmt.Errorf("write %s: is a directory", name)
 		}
@@ -263,7 +295,7 @@ func replaceFile(root *os.Root, name string, data []byte, createDirs bool) error
 
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:]) // crypto/rand never fails on supported platforms
-	tmp := dir + "." + base + ".tmp-" + hex.EncodeToString(suffix[:])
+	tmp := "." + base + ".tmp-" + hex.EncodeToString(suffix[:])
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return &fs.PathError{Op: "write", Path: name, Err: underlying(err)}
@@ -276,7 +308,7 @@ func replaceFile(root *os.Root, name string, data []byte, createDirs bool) error
 		err = cerr
 	}
 	if err == nil {
-		err = root.Rename(tmp, name)
+		err = root.Rename(tmp, base)
 	}
 	if err != nil {
 		_ = root.Remove(tmp)

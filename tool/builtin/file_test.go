@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
 )
@@ -342,4 +343,94 @@ func TestReadFileRefusesFIFO(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content, "not a regular file") {
 		t.Errorf("read_file on a FIFO = %+v, want an error result", res)
 	}
+}
+
+// TestHiddenPaths: the runtime's own files in the workspace (its config,
+// its data directory) are refused by every file tool, by any name that
+// leads there, and left out of listings; the rest of the workspace
+// works.
+func TestHiddenPaths(t *testing.T) {
+	t.Parallel()
+	const token = "art_builtin0123456789abcdef"
+	setupHidden := func(t *testing.T) *testBundle {
+		b := setup(t)
+		b.writeWS(t, "agentrt.yaml", "api_key: sk-config")
+		b.writeWS(t, ".agentrt/api-token", token)
+		b.writeWS(t, "notes.txt", "notes")
+		if err := os.Mkdir(filepath.Join(b.ws, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(".agentrt", filepath.Join(b.ws, "link")); err != nil {
+			t.Fatal(err)
+		}
+		b.sb = sandbox.New(sandbox.Options{Hidden: []string{filepath.Join(b.ws, "agentrt.yaml"), filepath.Join(b.ws, ".agentrt")}})
+		return b
+	}
+	refused := func(t *testing.T, res *tool.Result) {
+		t.Helper()
+		wantError(t, res, "permission denied")
+		if strings.Contains(res.Content, token) || strings.Contains(res.Content, "sk-config") {
+			t.Errorf("the result holds a hidden file's content: %q", res.Content)
+		}
+	}
+
+	t.Run("read_file", func(t *testing.T) {
+		t.Parallel()
+		b := setupHidden(t)
+		for _, p := range []string{"agentrt.yaml", ".agentrt/api-token", "link/api-token", "sub/../.agentrt/api-token", "./agentrt.yaml"} {
+			input, _ := json.Marshal(map[string]string{"path": p})
+			refused(t, b.call(t, builtin.ReadFileName, string(input)))
+		}
+		if res := b.call(t, builtin.ReadFileName, `{"path":"notes.txt"}`); res.IsError || res.Content != "notes" {
+			t.Errorf("read_file notes.txt = %+v, want its content", res)
+		}
+	})
+
+	t.Run("list_dir", func(t *testing.T) {
+		t.Parallel()
+		b := setupHidden(t)
+		for _, p := range []string{".agentrt", "link", "sub/../.agentrt"} {
+			input, _ := json.Marshal(map[string]string{"path": p})
+			refused(t, b.call(t, builtin.ListDirName, string(input)))
+		}
+		var got builtin.DirListing
+		if err := json.Unmarshal([]byte(b.call(t, builtin.ListDirName, `{}`).Content), &got); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range got.Entries {
+			names = append(names, e.Name)
+		}
+		if diff := cmp.Diff([]string{"link", "notes.txt", "sub"}, names); diff != "" {
+			t.Errorf("list_dir . (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("write_file", func(t *testing.T) {
+		t.Parallel()
+		b := setupHidden(t)
+		for _, p := range []string{"agentrt.yaml", ".agentrt/api-token", ".agentrt/planted", "link/planted", "link/new/planted", "sub/../agentrt.yaml"} {
+			input, _ := json.Marshal(map[string]any{"path": p, "content": "pwned", "create_dirs": true})
+			refused(t, b.call(t, builtin.WriteFileName, string(input)))
+		}
+		if got := readFile(t, filepath.Join(b.ws, "agentrt.yaml")); got != "api_key: sk-config" {
+			t.Errorf("agentrt.yaml = %q, want it untouched", got)
+		}
+		entries, err := os.ReadDir(filepath.Join(b.ws, ".agentrt"))
+		if err != nil || len(entries) != 1 {
+			t.Errorf("the data directory holds %v, %v; want only api-token", entries, err)
+		}
+		if res := b.call(t, builtin.WriteFileName, `{"path":"sub/new/ok.txt","content":"ok","create_dirs":true}`); res.IsError {
+			t.Errorf("write_file beside the hidden paths: %s", res.Content)
+		}
+	})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
