@@ -25,6 +25,7 @@ const (
 	PrefixGrant    = "grant_"
 	PrefixEvent    = "evt_"
 	PrefixRuntime  = "rt_"
+	PrefixToken    = "tok_"
 )
 
 // crockford is the ULID alphabet (Crockford's base32, no I, L, O, U).

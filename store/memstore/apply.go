@@ -52,6 +52,9 @@ func (d *data) validate(b *store.Batch) error {
 	if err := d.validateGovernance(b); err != nil {
 		return err
 	}
+	if err := d.validateTokens(b); err != nil {
+		return err
+	}
 	if err := d.validateSchedule(b); err != nil {
 		return err
 	}
@@ -207,6 +210,8 @@ const (
 	undoGrant
 	undoSessionMode // prev is the session before
 	undoReceipt     // id and id2 are the chain's tenant and session
+	undoToken       // an inserted API token
+	undoTokenUpdate // prev is the token before
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -300,6 +305,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		d.limits[k] = l
 	}
 	log = d.applyGovernance(b, log)
+	log = d.applyTokens(b, log)
 	if len(b.Events) > 0 {
 		d.appendEvents(b.Events)
 		log = append(log, undo{kind: undoEvents, events: b.Events})
@@ -359,6 +365,8 @@ func (d *data) revert(u *undo) {
 		}
 	case undoEvents:
 		d.dropEvents(u.events)
+	case undoToken, undoTokenUpdate:
+		d.revertToken(u)
 	default:
 		d.revertGovernance(u)
 	}
