@@ -129,6 +129,10 @@ type Config struct {
 	// ActionTTL is how long an approval waits before it expires and
 	// denies; default 24h, negative never.
 	ActionTTL time.Duration
+	// ForbidSelfApproval refuses, with a *SelfApprovalError, any answer
+	// but deny or fail to an action from the principal who submitted its
+	// turn (policy.self_approval: forbid).
+	ForbidSelfApproval bool
 	// ActionSweepInterval is how often expired actions are resolved;
 	// default 30s.
 	ActionSweepInterval time.Duration

@@ -469,7 +469,22 @@ type Policy struct {
 	// ApprovalTimeout is how long an approval waits before it expires and
 	// denies; ApprovalNever when it never expires.
 	ApprovalTimeout time.Duration
+	// SelfApproval is whether the principal who submitted a turn may
+	// approve its actions: SelfApprovalAllow or SelfApprovalForbid.
+	SelfApproval string
 }
+
+// Values of policy.self_approval.
+const (
+	// SelfApprovalAllow lets a turn's submitter answer its actions.
+	SelfApprovalAllow = "allow"
+	// SelfApprovalForbid leaves a turn's submitter only deny (and fail):
+	// another principal must approve.
+	SelfApprovalForbid = "forbid"
+)
+
+// SelfApprovals lists the values of policy.self_approval.
+var SelfApprovals = []string{SelfApprovalAllow, SelfApprovalForbid}
 
 // Principal is what the policy knows of one principal (a caller of the
 // runtime).

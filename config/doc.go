@@ -74,6 +74,7 @@
 //	  input_checks: [{checker: secrets, action: deny}]
 //	  output_checks: [{checker: prompt_injection, action: block}]
 //	  approval_timeout: 24h            # or never
+//	  self_approval: forbid            # a turn's submitter may not approve its actions
 //
 // Agents may then set a mode and scopes, and tools the scopes they need;
 // those keys are errors without a policy section. Package config only

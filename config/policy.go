@@ -12,7 +12,7 @@ import (
 
 // The keys of the policy section's mappings.
 var (
-	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout"}
+	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout", "self_approval"}
 	principalKeys = []string{"roles", "scopes"}
 	checkerKeys   = []string{"command", "timeout", "env"}
 	checkKeys     = []string{"checker", "action"}
@@ -46,6 +46,7 @@ func (d *decoder) policy(e yamlpos.Field) *Policy {
 		Principals:      make(map[string]*Principal),
 		Checkers:        make(map[string]*Checker),
 		ApprovalTimeout: DefaultApprovalTimeout,
+		SelfApproval:    SelfApprovalAllow,
 	}
 	var refs []checkerRef
 	for _, f := range m.Fields() {
@@ -73,6 +74,10 @@ func (d *decoder) policy(e yamlpos.Field) *Policy {
 		case "approval_timeout":
 			if v, st := d.approvalTimeout(f, label); st == valOK {
 				p.ApprovalTimeout = v
+			}
+		case "self_approval":
+			if v, st := d.oneOf(f, label, SelfApprovals); st == valOK {
+				p.SelfApproval = v
 			}
 		default:
 			d.unknownKey(f, "policy", policyKeys)

@@ -62,6 +62,7 @@ func TestLoadPolicyExample(t *testing.T) {
 		},
 		AutoChecker:     "judge",
 		ApprovalTimeout: 4 * time.Hour,
+		SelfApproval:    SelfApprovalForbid,
 	}
 	if diff := cmp.Diff(wantPolicy, f.Policy); diff != "" {
 		t.Errorf("Policy mismatch (-want +got):\n%s", diff)
@@ -120,6 +121,7 @@ func TestParsePolicyValues(t *testing.T) {
 				Principals:      map[string]*Principal{},
 				Checkers:        map[string]*Checker{},
 				ApprovalTimeout: DefaultApprovalTimeout,
+				SelfApproval:    SelfApprovalAllow,
 			},
 		},
 		{
@@ -131,6 +133,7 @@ func TestParsePolicyValues(t *testing.T) {
 				Principals:      map[string]*Principal{},
 				Checkers:        map[string]*Checker{},
 				ApprovalTimeout: DefaultApprovalTimeout,
+				SelfApproval:    SelfApprovalAllow,
 			},
 		},
 		{
@@ -141,6 +144,12 @@ func TestParsePolicyValues(t *testing.T) {
 				return []any{p.Mode, p.RuleFiles, p.ApprovalTimeout, p.Principals}
 			},
 			want: []any{ModeDefault, []string(nil), DefaultApprovalTimeout, map[string]*Principal{"bob": {}, "carol": {}}},
+		},
+		{
+			name: "SelfApprovalForbid",
+			yaml: okAgent + "policy: {self_approval: forbid}\n",
+			get:  func(f *File) any { return f.Policy.SelfApproval },
+			want: SelfApprovalForbid,
 		},
 		{
 			name: "ApprovalNever",
@@ -350,6 +359,13 @@ func TestParsePolicyErrors(t *testing.T) {
 				`agentrt.yaml:8:22: unknown key "when" in policy.input_checks[2]`,
 				`agentrt.yaml:9:17: checker "secrets" is listed twice in policy.input_checks`,
 				`agentrt.yaml:10:18: policy.output_checks must be a list of {checker, action} mappings, got a mapping`,
+			},
+		},
+		{
+			name: "SelfApprovalUnknown",
+			yaml: okAgent + "policy:\n  self_approval: deny\n  approval_timeout: 1h\n",
+			want: []string{
+				`agentrt.yaml:5:18: policy.self_approval must be one of allow, forbid, got "deny"`,
 			},
 		},
 		{
