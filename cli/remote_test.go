@@ -57,7 +57,10 @@ func (b *testBundle) serve(t *testing.T) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(rt, httpapi.Config{Token: token})
+	if err := httpapi.RegisterFileToken(context.Background(), rt, token); err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(rt, httpapi.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

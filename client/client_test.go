@@ -75,7 +75,10 @@ func setup(t *testing.T, wrap func(http.Handler) http.Handler) *testBundle {
 			t.Errorf("Stop: %v", err)
 		}
 	})
-	api, err := httpapi.New(rt, httpapi.Config{Token: testToken})
+	if err := httpapi.RegisterFileToken(context.Background(), rt, testToken); err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(rt, httpapi.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
