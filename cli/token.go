@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -36,18 +37,8 @@ The api-token file agentrt serve creates holds the default tenant's admin token.
 	return cmd
 }
 
-type tokenFlags struct {
-	storeFlags
-	json bool
-}
-
-func (f *tokenFlags) register(cmd *cobra.Command, jsonUsage string) {
-	f.storeFlags.register(cmd)
-	cmd.Flags().BoolVar(&f.json, "json", false, jsonUsage)
-}
-
 func newTokenCreateCmd() *cobra.Command {
-	var f tokenFlags
+	var f jsonStoreFlags
 	var tenant, principal, role, name string
 	cmd := &cobra.Command{
 		Use:   "create --principal NAME --role ROLE [--tenant ID] [--name LABEL]",
@@ -88,7 +79,7 @@ Exit codes: 0 created, 1 the store could not be written, 2 usage or configuratio
 }
 
 func newTokenListCmd() *cobra.Command {
-	var f tokenFlags
+	var f jsonStoreFlags
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "list [--tenant ID] [--json]",
@@ -135,7 +126,7 @@ Exit codes: 0 listed, 1 the store could not be read, 2 usage or configuration er
 }
 
 func newTokenRotateCmd() *cobra.Command {
-	var f tokenFlags
+	var f jsonStoreFlags
 	cmd := &cobra.Command{
 		Use:   "rotate TOKEN_ID [--json]",
 		Short: "Replace a token with a new one, printed once",
@@ -146,20 +137,13 @@ Exit codes: 0 rotated, 1 no such token, it was revoked, or the store failed, 2 u
 configuration error.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := oneID(cmd, args, "TOKEN_ID")
-			if err != nil {
-				return err
-			}
-			b, stop, err := f.backend(cmd, false)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			k, err := b.RotateToken(commandContext(cmd), id)
-			if err != nil {
-				return tokenErr(id, err)
-			}
-			return printNewToken(cmd.OutOrStdout(), k, f.json)
+			return onToken(cmd, args, &f, func(ctx context.Context, b backend, id string) error {
+				k, err := b.RotateToken(ctx, id)
+				if err != nil {
+					return tokenErr(id, err)
+				}
+				return printNewToken(cmd.OutOrStdout(), k, f.json)
+			})
 		},
 	}
 	f.register(cmd, "print the new token as JSON")
@@ -167,7 +151,7 @@ configuration error.`,
 }
 
 func newTokenRevokeCmd() *cobra.Command {
-	var f tokenFlags
+	var f jsonStoreFlags
 	cmd := &cobra.Command{
 		Use:   "revoke TOKEN_ID [--json]",
 		Short: "Revoke a token",
@@ -177,28 +161,36 @@ it (401). Revoking a revoked token changes nothing.
 Exit codes: 0 revoked, 1 no such token or the store failed, 2 usage or configuration error.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := oneID(cmd, args, "TOKEN_ID")
-			if err != nil {
-				return err
-			}
-			b, stop, err := f.backend(cmd, false)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			k, err := b.RevokeToken(commandContext(cmd), id)
-			if err != nil {
-				return tokenErr(id, err)
-			}
-			if f.json {
-				return writeIndented(cmd.OutOrStdout(), k)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s (%s, %s of tenant %s) at %s\n", k.TokenID, k.PrincipalID, k.Role, k.TenantID, stamp(k.RevokedAt))
-			return nil
+			return onToken(cmd, args, &f, func(ctx context.Context, b backend, id string) error {
+				k, err := b.RevokeToken(ctx, id)
+				if err != nil {
+					return tokenErr(id, err)
+				}
+				if f.json {
+					return writeIndented(cmd.OutOrStdout(), k)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "revoked %s (%s, %s of tenant %s) at %s\n", k.TokenID, k.PrincipalID, k.Role, k.TenantID, stamp(k.RevokedAt))
+				return nil
+			})
 		},
 	}
 	f.register(cmd, "print the revoked token as JSON")
 	return cmd
+}
+
+// onToken runs do on the backend f names with the command's one
+// TOKEN_ID argument.
+func onToken(cmd *cobra.Command, args []string, f *jsonStoreFlags, do func(context.Context, backend, string) error) error {
+	id, err := oneID(cmd, args, "TOKEN_ID")
+	if err != nil {
+		return err
+	}
+	b, stop, err := f.backend(cmd, false)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return do(commandContext(cmd), b, id)
 }
 
 // printNewToken prints a token just made, the one time it is shown.
