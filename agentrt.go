@@ -430,6 +430,10 @@ type Runtime struct {
 	mu     sync.Mutex
 	state  lifecycle         // guarded by mu
 	claims map[string]*claim // guarded by mu: the tasks this runtime's workers hold, by id
+	// tokenUses is when this process last recorded each token's use
+	// (token.go): it only spares the store a write per request, the
+	// store's LastUsedAt is the truth. Guarded by mu.
+	tokenUses map[string]time.Time
 }
 
 type lifecycle int

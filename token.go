@@ -261,9 +261,13 @@ type Credential struct {
 
 // Authenticate returns the credential of a token, reading the store, so
 // that a token revoked by any process on it is refused at once. An
-// unknown token is ErrUnauthorized, a revoked one ErrTokenRevoked. It
-// records the token's use, at most once a minute.
+// unknown token is ErrUnauthorized, a revoked one ErrTokenRevoked; a
+// runtime that is not running answers ErrStopped. It records the token's
+// use, at most once a minute, without waiting for it.
 func (rt *Runtime) Authenticate(ctx context.Context, token string) (*Credential, error) {
+	if !rt.running() {
+		return nil, ErrStopped
+	}
 	k, err := rt.store.TokenGetByHash(ctx, &store.TokenGetByHashParams{Hash: TokenHash(token)})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -274,12 +278,32 @@ func (rt *Runtime) Authenticate(ctx context.Context, token string) (*Credential,
 		return nil, ErrTokenRevoked
 	}
 	if now := rt.cfg.Now().UTC(); now.Sub(k.LastUsedAt) >= tokenUseGranularity {
-		b := &store.Batch{TokenUpdates: []*store.TokenUpdate{{ID: k.ID, LastUsedAt: &now}}}
-		if err := rt.writer.Write(context.WithoutCancel(ctx), b); err != nil {
-			// The request may go on: the last use is for people, not for
-			// deciding anything.
-			rt.cfg.Logger.WarnContext(ctx, "recording a token's use", "tokenId", k.ID, "err", err)
-		}
+		rt.noteTokenUse(k.ID, now)
 	}
 	return &Credential{TokenID: k.ID, Owner: k.Owner, Role: k.Role}, nil
+}
+
+// noteTokenUse records that a token was used at now, in the background:
+// the request does not wait for the commit, and the last use is for
+// people, not for deciding anything. It records at most one use a
+// minute per token from this process; Stop waits for the write.
+func (rt *Runtime) noteTokenUse(id string, now time.Time) {
+	rt.mu.Lock()
+	if rt.state != stateRunning || now.Sub(rt.tokenUses[id]) < tokenUseGranularity {
+		rt.mu.Unlock()
+		return
+	}
+	if rt.tokenUses == nil {
+		rt.tokenUses = make(map[string]time.Time)
+	}
+	rt.tokenUses[id] = now
+	rt.wg.Add(1)
+	rt.mu.Unlock()
+	go func() {
+		defer rt.wg.Done()
+		b := &store.Batch{TokenUpdates: []*store.TokenUpdate{{ID: id, LastUsedAt: &now}}}
+		if err := rt.writer.Write(rt.baseCtx, b); err != nil && rt.baseCtx.Err() == nil {
+			rt.cfg.Logger.Warn("recording a token's use", "tokenId", id, "err", err)
+		}
+	}()
 }
