@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -40,10 +39,6 @@ const tokenUseGranularity = time.Minute
 
 // maxTokenName bounds a token's label.
 const maxTokenName = 128
-
-// principalPattern is what a token's principal must match, as
-// policy.principals' names do.
-var principalPattern = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,128}$`)
 
 // GenerateToken returns a new random token: TokenPrefix and 48 hex
 // digits.
@@ -113,7 +108,7 @@ func (p *CreateTokenParams) validate() error {
 	if err := runtype.ValidateCallerID("tenantId", p.TenantID); err != nil {
 		return &InvalidError{Field: "tenantId", Reason: strings.TrimPrefix(err.Error(), "invalid tenantId ")}
 	}
-	if !principalPattern.MatchString(p.PrincipalID) {
+	if !runtype.PrincipalPattern.MatchString(p.PrincipalID) {
 		return invalid("principalId", "%q: want 1-128 characters of A-Z a-z 0-9 _ . : @ -", p.PrincipalID)
 	}
 	if _, err := runtype.ParseAPIRole(string(p.Role)); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/internal/yamlpos"
+	"github.com/agentrt/agentrt/runtype"
 )
 
 // The keys of the policy section's mappings.
@@ -20,10 +21,6 @@ var (
 
 // accessNamePattern is what role and scope names must match.
 var accessNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
-
-// principalPattern is what principal names must match: identifiers such
-// as "local", "ci:deploy" or an e-mail address.
-var principalPattern = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,128}$`)
 
 // checkerRef is a checker the policy section names, resolved once every
 // checker is known.
@@ -141,7 +138,7 @@ func (d *decoder) principals(e yamlpos.Field, out map[string]*Principal) {
 	m, _ := d.mapping(e, "policy.principals")
 	for _, pe := range m.Fields() {
 		where := fmt.Sprintf("principal %q", pe.Key)
-		if !principalPattern.MatchString(pe.Key) {
+		if !runtype.PrincipalPattern.MatchString(pe.Key) {
 			d.errorAt(pe.KeyPos, "invalid principal name %q: use 1 to 128 letters, digits, '_', '.', ':', '@' or '-'", pe.Key)
 		}
 		p := &Principal{}
