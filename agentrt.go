@@ -135,6 +135,10 @@ type Config struct {
 	// ActionTTL is how long an approval waits before it expires and
 	// denies; default 24h, negative never.
 	ActionTTL time.Duration
+	// ForbidSelfApproval refuses, with a *SelfApprovalError, any answer
+	// but deny or fail to an action from the principal who submitted its
+	// turn (policy.self_approval: forbid).
+	ForbidSelfApproval bool
 	// ActionSweepInterval is how often expired actions are resolved;
 	// default 30s.
 	ActionSweepInterval time.Duration
@@ -453,6 +457,10 @@ type Runtime struct {
 	mu     sync.Mutex
 	state  lifecycle         // guarded by mu
 	claims map[string]*claim // guarded by mu: the tasks this runtime's workers hold, by id
+	// tokenUses is when this process last recorded each token's use
+	// (token.go): it only spares the store a write per request, the
+	// store's LastUsedAt is the truth. Guarded by mu.
+	tokenUses map[string]time.Time
 }
 
 type lifecycle int

@@ -30,6 +30,29 @@ const APIPrincipal = "operator"
 // maps it to 403.
 var ErrForbidden = errors.New("forbidden")
 
+// SelfApprovalError refuses an answer to an action by the principal who
+// submitted the action's turn, when Config.ForbidSelfApproval is set. It
+// is ErrForbidden to errors.Is.
+type SelfApprovalError struct {
+	ActionID  string
+	TurnID    string
+	Principal string
+	Decision  string
+}
+
+func (e *SelfApprovalError) Error() string {
+	return fmt.Sprintf("%v: %s submitted turn %s, so it may not %s action %s: the policy forbids self-approval (policy.self_approval: forbid); another principal must answer, or deny it",
+		ErrForbidden, e.Principal, e.TurnID, e.Decision, e.ActionID)
+}
+
+func (e *SelfApprovalError) Unwrap() error { return ErrForbidden }
+
+// refusal reports whether a decision lets nothing run (deny, fail): the
+// only answers self-approval leaves to the submitter.
+func refusal(decision string) bool {
+	return decision == runtype.DecisionDeny || decision == runtype.DecisionFail
+}
+
 // maxActionMessage bounds a responder's message.
 const maxActionMessage = 4 << 10
 
@@ -123,8 +146,13 @@ func (rt *Runtime) GetAction(ctx context.Context, owner runtype.Owner, id string
 // RespondActionParams is the input of RespondAction (respond_action).
 type RespondActionParams struct {
 	// Owner.TenantID is the action's tenant; Owner.PrincipalID is who
-	// responds, and needs the operator role.
+	// responds, and needs the operator role (see Role).
 	runtype.Owner
+	// Role, when set, is the API role of the responder's token (package
+	// httpapi sets it): an admin or operator may respond whatever
+	// Config.Principals says, and other roles may not. Empty, the
+	// principal's roles in Config.Principals decide.
+	Role     runtype.APIRole
 	ActionID string
 	// Decision is approve, approve_for_session, approve_always, deny or
 	// edit.
@@ -152,13 +180,15 @@ type RespondActionResult struct {
 // It records action.resolved and permission.resolved, and once no action
 // of the turn's hop is pending, resumes the turn. Responding twice (or to
 // an expired action) is ErrConflict; an unknown id is ErrNotFound; a
-// responder without the operator role is ErrForbidden.
+// responder without the operator role is ErrForbidden, and so, with
+// Config.ForbidSelfApproval, is the turn's submitter answering anything
+// but deny or fail (a *SelfApprovalError).
 func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*RespondActionResult, error) {
 	if !rt.running() {
 		return nil, ErrStopped
 	}
 	owner := ownerOrDefault(p.Owner)
-	if !rt.hasRole(owner.PrincipalID, RoleOperator) {
+	if !rt.operates(owner.PrincipalID, p.Role) {
 		return nil, fmt.Errorf("%w: principal %q does not have the %s role needed to respond to actions", ErrForbidden, owner.PrincipalID, RoleOperator)
 	}
 	a, err := rt.store.ActionGet(ctx, &store.ActionGetParams{TenantID: owner.TenantID, ID: p.ActionID})
@@ -195,6 +225,9 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*
 	turn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: a.TurnID})
 	if err != nil {
 		return nil, fmt.Errorf("reading the action's turn: %w", err)
+	}
+	if rt.cfg.ForbidSelfApproval && turn.PrincipalID == owner.PrincipalID && !refusal(p.Decision) {
+		return nil, &SelfApprovalError{ActionID: a.ID, TurnID: turn.ID, Principal: owner.PrincipalID, Decision: p.Decision}
 	}
 	now := rt.cfg.Now().UTC()
 	if !a.ExpiresAt.IsZero() && !now.Before(a.ExpiresAt) {
@@ -341,6 +374,16 @@ func (rt *Runtime) resumeDecided(ctx context.Context, turn *runtype.Turn, runID 
 	return true, rt.wakeTask(ctx, t.TenantID, t.TaskID)
 }
 
+// operates reports whether a principal may answer actions and switch
+// modes: by its API role when the request came with one, else by its
+// roles in the configuration.
+func (rt *Runtime) operates(principal string, role runtype.APIRole) bool {
+	if role != "" {
+		return role.Operates()
+	}
+	return rt.hasRole(principal, RoleOperator)
+}
+
 // hasRole reports whether a principal has a role. A principal the
 // configuration does not list is an operator when it is one of the
 // built-in ones (the CLI's and the API token's).
@@ -354,8 +397,10 @@ func (rt *Runtime) hasRole(principal, role string) bool {
 
 // SetPolicyModeParams is the input of SetPolicyMode.
 type SetPolicyModeParams struct {
-	// Owner.PrincipalID needs the operator role.
+	// Owner.PrincipalID needs the operator role; Role is as in
+	// RespondActionParams.
 	runtype.Owner
+	Role      runtype.APIRole
 	SessionID string
 	// Mode is default, read_only, accept_edits, auto or bypass; empty
 	// goes back to the agent's mode.
@@ -369,7 +414,7 @@ func (rt *Runtime) SetPolicyMode(ctx context.Context, p *SetPolicyModeParams) er
 		return ErrStopped
 	}
 	owner := ownerOrDefault(p.Owner)
-	if !rt.hasRole(owner.PrincipalID, RoleOperator) {
+	if !rt.operates(owner.PrincipalID, p.Role) {
 		return fmt.Errorf("%w: principal %q does not have the %s role needed to switch permission modes", ErrForbidden, owner.PrincipalID, RoleOperator)
 	}
 	switch p.Mode {

@@ -56,6 +56,7 @@ func policyFromFile(f *config.File, cfg *Config) error {
 		return fmt.Errorf("policy: %w", err)
 	}
 	cfg.Policy, cfg.Principals, cfg.ActionTTL = k, kc.Principals, p.ApprovalTimeout
+	cfg.ForbidSelfApproval = p.SelfApproval == config.SelfApprovalForbid
 	for _, c := range p.OutputChecks {
 		cfg.OutputChecks = append(cfg.OutputChecks, OutputCheck{Name: c.Checker, Checker: kc.Checkers[c.Checker], Action: c.Action})
 	}

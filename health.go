@@ -21,9 +21,11 @@ import (
 // daemon on the same data directory does. Workers are this process's
 // only.
 //
-// An evidence bundle's health.json is one tenant's view instead (TenantID
-// set): its approvals and stuck runs are that tenant's only, and the
-// queue's oldest task is named only when it is that tenant's.
+// One tenant's view (TenantHealth; an evidence bundle's health.json; GET
+// /v1/health for any role but admin) has TenantID set and shows that
+// tenant's work only: its queue, approvals, stuck runs and active turns.
+// The worker pool and the writer serve every tenant, so their load is
+// left out of it (zero).
 type Health struct {
 	// Status is ok, degraded (a check warns), unhealthy (a check fails)
 	// or stopped (the runtime is not running).
@@ -35,8 +37,10 @@ type Health struct {
 	TenantID string `json:"tenantId,omitempty"`
 	// CheckedAt is when the checks ran, by the runtime's clock; ages are
 	// measured from it.
-	CheckedAt   time.Time     `json:"checkedAt"`
-	Store       StoreInfo     `json:"store"`
+	CheckedAt time.Time `json:"checkedAt"`
+	Store     StoreInfo `json:"store"`
+	// ActiveTurns counts the runs this process's workers hold (in one
+	// tenant's view, that tenant's).
 	ActiveTurns int           `json:"activeTurns"`
 	StartedAt   *time.Time    `json:"startedAt,omitempty"`
 	Workers     WorkersInfo   `json:"workers"`
@@ -86,7 +90,8 @@ type StoreInfo struct {
 	Writer store.WriterStats `json:"writer"`
 }
 
-// WorkersInfo is this process's worker pool.
+// WorkersInfo is this process's worker pool. In one tenant's view only
+// State and Busy (that tenant's runs here) are set.
 type WorkersInfo struct {
 	// State is running, none (the process runs no workers: it only reads
 	// or answers, as agentrt health does; another process may run them)
@@ -99,11 +104,11 @@ type WorkersInfo struct {
 
 // QueueInfo is the work waiting for a worker: store.TaskQueueStats.
 type QueueInfo struct {
-	// Depth counts every tenant's waiting tasks (the workers are shared).
+	// Depth counts the waiting tasks: every tenant's, or in one tenant's
+	// view that tenant's.
 	Depth int `json:"depth"`
 	// The task that has waited longest: since OldestQueuedAt, when it
-	// became due (for a new turn, its submission). In one tenant's view,
-	// these are left out when that task is another tenant's.
+	// became due (for a new turn, its submission).
 	OldestTaskID      string     `json:"oldestTaskId,omitempty"`
 	OldestTurnID      string     `json:"oldestTurnId,omitempty"`
 	OldestQueuedAt    *time.Time `json:"oldestQueuedAt,omitempty"`
@@ -255,22 +260,31 @@ func (rt *Runtime) writeFault(ctx context.Context) *store.Fault {
 	return f
 }
 
-// Health checks the runtime and its store. The store reads are a few
-// indexed aggregates, cheap however many tasks are parked.
+// Health checks the runtime and its store, for every tenant. The store
+// reads are a few indexed aggregates, cheap however many tasks are
+// parked.
 func (rt *Runtime) Health(ctx context.Context) *Health {
 	return rt.health(ctx, "")
 }
 
+// TenantHealth is Health as one tenant may see it: its queue, approvals,
+// stuck runs and active turns, and nothing of other tenants' work.
+func (rt *Runtime) TenantHealth(ctx context.Context, tenant string) *Health {
+	return rt.health(ctx, tenantOf(runtype.Owner{TenantID: tenant}))
+}
+
 // health checks the runtime for every tenant (tenant "") or as one
-// tenant may see it: the tenant's approvals and stuck runs, and the
-// queue's oldest task only when it is the tenant's.
+// tenant may see it.
 func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 	now := rt.cfg.Now().UTC()
 	rt.mu.Lock()
-	state, active := rt.state, len(rt.claims)
+	state, active, busy := rt.state, 0, len(rt.claims)
 	progress := make(map[string]time.Time, len(rt.claims))
 	for id, c := range rt.claims {
-		progress[id] = time.Unix(0, c.progress.Load()).UTC()
+		if tenant == "" || c.task.TenantID == tenant {
+			progress[id] = time.Unix(0, c.progress.Load()).UTC()
+			active++
+		}
 	}
 	rt.mu.Unlock()
 	info, th := rt.store.Info(), rt.cfg.Health
@@ -278,10 +292,13 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), TenantID: tenant, CheckedAt: now, ActiveTurns: active,
 		StartedAt: ts(rt.startedAt), StuckRuns: []StuckRun{}, Checks: []HealthCheck{}, Problems: []string{},
 		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
-			SchemaLatest: info.SchemaLatest, Writer: rt.writer.Stats()},
+			SchemaLatest: info.SchemaLatest},
 		Workers: WorkersInfo{State: "stopped"},
 		Thresholds: ThresholdsInfo{StuckAfterMs: th.StuckAfter.Milliseconds(), QueueAgeWarnMs: th.QueueAgeWarn.Milliseconds(),
 			ApprovalAgeWarnMs: th.ApprovalAgeWarn.Milliseconds()},
+	}
+	if tenant == "" {
+		h.Store.Writer = rt.writer.Stats() // every tenant's writes
 	}
 	if state != stateRunning {
 		h.Status = HealthStopped
@@ -311,7 +328,7 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 		h.add(CheckOK, "store", fmt.Sprintf("%s answered in %.2fms", info.Driver, h.Store.LatencyMs))
 	}
 	h.schemaCheck()
-	h.workersCheck(rt, active)
+	h.workersCheck(rt, busy)
 	if !h.Store.Reachable {
 		for _, name := range []string{"queue", "approvals", "stuck_runs"} {
 			h.add(CheckWarn, name, "not checked: the store did not answer")
@@ -366,6 +383,12 @@ func (h *Health) workersCheck(rt *Runtime, busy int) {
 		h.add(CheckOK, "workers", "none in this process (it only reads); the queue shows whether another process works")
 		return
 	}
+	if h.TenantID != "" {
+		// The pool serves every tenant: its load is theirs too.
+		h.Workers = WorkersInfo{State: "running", Busy: h.ActiveTurns}
+		h.add(CheckOK, "workers", fmt.Sprintf("%d of this tenant's turns running here; the pool is shared by every tenant", h.ActiveTurns))
+		return
+	}
 	capacity := rt.cfg.MaxConcurrentRuns
 	h.Workers = WorkersInfo{State: "running", Capacity: capacity, Busy: busy, Idle: max(capacity-busy, 0)}
 	if busy >= capacity {
@@ -376,7 +399,7 @@ func (h *Health) workersCheck(rt *Runtime, busy int) {
 }
 
 func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
-	st, err := rt.store.TaskQueueStats(ctx, &store.TaskQueueStatsParams{Now: now})
+	st, err := rt.store.TaskQueueStats(ctx, &store.TaskQueueStatsParams{Now: now, TenantID: h.TenantID})
 	if err != nil {
 		h.add(CheckWarn, "queue", fmt.Sprintf("reading the queue: %v", err))
 		return
@@ -388,16 +411,6 @@ func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 		return
 	}
 	age := now.Sub(st.Oldest.DueAt)
-	if h.TenantID != "" && st.Oldest.TenantID != h.TenantID {
-		// Another tenant's task: say only whether the queue is slow.
-		reason := fmt.Sprintf("%d waiting in every tenant, the oldest another tenant's", st.Depth)
-		if age > rt.cfg.Health.QueueAgeWarn {
-			h.add(CheckWarn, "queue", reason+", waiting more than "+roundDuration(rt.cfg.Health.QueueAgeWarn))
-			return
-		}
-		h.add(CheckOK, "queue", reason)
-		return
-	}
 	q.OldestTaskID, q.OldestTurnID, q.OldestQueuedAt, q.OldestQueuedAgeMs = st.Oldest.ID, st.Oldest.TurnID, ts(st.Oldest.DueAt), age.Milliseconds()
 	reason := fmt.Sprintf("%d waiting, the oldest (task %s) for %s", st.Depth, st.Oldest.ID, roundDuration(age))
 	if age > rt.cfg.Health.QueueAgeWarn {

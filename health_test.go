@@ -480,3 +480,47 @@ func TestHealthThresholdsConfig(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestTenantHealth: one tenant's view counts and names that tenant's
+// queue only, and shows nothing of the shared pool's or writer's load;
+// the runtime-wide view counts every tenant's.
+func TestTenantHealth(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.NoWorkers, cfg.Now = true, clock.Now
+	rt := startDurable(t, cfg)
+	acme := runtype.Owner{TenantID: "acme", PrincipalID: "alice"}
+	theirs := submitTo(t, rt, agentrt.SubmitTurnParams{Owner: acme, Input: "first"})
+	clock.Advance(time.Second)
+	submitTo(t, rt, agentrt.SubmitTurnParams{Owner: acme, Input: "second"})
+	clock.Advance(time.Second)
+	mine := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "mine"})
+	ctx := context.Background()
+
+	if h := rt.Health(ctx); h.Queue.Depth != 3 || h.Queue.OldestTaskID != theirs.TaskID || h.Store.Writer.Writes == 0 {
+		t.Errorf("runtime-wide queue = %+v, writer %+v; want 3 waiting, acme's first the oldest", h.Queue, h.Store.Writer)
+	}
+	h := rt.TenantHealth(ctx, "")
+	if h.TenantID != agentrt.DefaultTenant || h.Queue.Depth != 1 || h.Queue.OldestTaskID != mine.TaskID || h.Queue.OldestTurnID != mine.TurnID {
+		t.Errorf("the default tenant's queue = %+v, want its one turn", h.Queue)
+	}
+	raw, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"acme", "alice", theirs.TaskID, theirs.TurnID, theirs.SessionID} {
+		if strings.Contains(string(raw), s) {
+			t.Errorf("the default tenant's health names %q: %s", s, raw)
+		}
+	}
+	if h.Store.Writer != (store.WriterStats{}) || h.Workers.Capacity != 0 {
+		t.Errorf("the default tenant's health shows the shared load: writer %+v, workers %+v", h.Store.Writer, h.Workers)
+	}
+	if h := rt.TenantHealth(ctx, "acme"); h.Queue.Depth != 2 || h.Queue.OldestTaskID != theirs.TaskID {
+		t.Errorf("acme's queue = %+v, want its two turns", h.Queue)
+	}
+	if h := rt.TenantHealth(ctx, "initech"); h.Queue.Depth != 0 || h.Queue.OldestTaskID != "" {
+		t.Errorf("an idle tenant's queue = %+v, want none", h.Queue)
+	}
+}

@@ -707,9 +707,11 @@ type RequestSummary struct {
 // are newest first; Cursor (a page's NextCursor) or BeforeID (the last
 // turn ID of the previous page) pages. ThreadID needs SessionID. Agent
 // keeps the turns of an agent; Since and Until those created at or after
-// Since and before Until.
+// Since and before Until. OnlyOwn keeps the turns Owner.PrincipalID
+// submitted.
 type ListRequestsParams struct {
 	runtype.Owner
+	OnlyOwn   bool
 	SessionID string
 	ThreadID  string
 	Status    runtype.TaskStatus
@@ -744,9 +746,11 @@ type SessionSummary struct {
 
 // ListSessionsParams filters ListSessions and ListSessionsPage. Results
 // are newest first (by ID); Cursor or BeforeID pages. Agent, Since and
-// Until filter as in ListRequestsParams.
+// Until filter as in ListRequestsParams; OnlyOwn keeps the sessions
+// Owner.PrincipalID created.
 type ListSessionsParams struct {
 	runtype.Owner
+	OnlyOwn  bool
 	Agent    string
 	Since    time.Time
 	Until    time.Time

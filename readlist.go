@@ -178,8 +178,8 @@ func (rt *Runtime) ListRequestsPage(ctx context.Context, p *ListRequestsParams) 
 	}
 	limit := store.ClampLimit(p.Limit)
 	turns, err := rt.store.TurnList(ctx, &store.TurnListParams{
-		TenantID: tenantOf(p.Owner), SessionID: p.SessionID, ThreadID: p.ThreadID, Status: p.Status, Statuses: p.Statuses, Agent: p.Agent,
-		Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
+		TenantID: tenantOf(p.Owner), PrincipalID: onlyOwn(p.Owner, p.OnlyOwn), SessionID: p.SessionID, ThreadID: p.ThreadID,
+		Status: p.Status, Statuses: p.Statuses, Agent: p.Agent, Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing requests: %w", err)
@@ -209,7 +209,8 @@ func (rt *Runtime) ListSessionsPage(ctx context.Context, p *ListSessionsParams) 
 	}
 	limit := store.ClampLimit(p.Limit)
 	ss, err := rt.store.SessionList(ctx, &store.SessionListParams{
-		TenantID: tenantOf(p.Owner), Agent: p.Agent, Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
+		TenantID: tenantOf(p.Owner), PrincipalID: onlyOwn(p.Owner, p.OnlyOwn), Agent: p.Agent, Since: p.Since, Until: p.Until,
+		BeforeID: before, Limit: limit + 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
@@ -225,9 +226,10 @@ func (rt *Runtime) ListSessionsPage(ctx context.Context, p *ListSessionsParams) 
 // ListTasksParams filters ListTasks. Status matches the status the store
 // holds (a task asked to cancel still reads as its status, not
 // cancelling); Agent the agent of the task's turn; Since and Until its
-// creation time.
+// creation time. OnlyOwn keeps the tasks Owner.PrincipalID submitted.
 type ListTasksParams struct {
 	runtype.Owner
+	OnlyOwn   bool
 	SessionID string
 	Status    runtype.TaskStatus
 	Agent     string
@@ -254,7 +256,10 @@ func (rt *Runtime) ListTasks(ctx context.Context, p *ListTasksParams) (*TaskPage
 		return nil, err
 	}
 	tenant := tenantOf(p.Owner)
-	sp := &store.TaskSearchParams{TenantID: tenant, SessionID: p.SessionID, Agent: p.Agent, Since: p.Since, Until: p.Until, BeforeID: before}
+	sp := &store.TaskSearchParams{
+		TenantID: tenant, PrincipalID: onlyOwn(p.Owner, p.OnlyOwn), SessionID: p.SessionID, Agent: p.Agent,
+		Since: p.Since, Until: p.Until, BeforeID: before,
+	}
 	if p.Status != "" {
 		sp.Statuses = []runtype.TaskStatus{p.Status}
 	}
@@ -286,6 +291,15 @@ func (rt *Runtime) ListTasks(ctx context.Context, p *ListTasksParams) (*TaskPage
 		out.Tasks[i] = taskRead(t, byTask[t.ID])
 	}
 	return out, nil
+}
+
+// onlyOwn is the principal a list keeps: the caller's when it asked for
+// its own records only, else "" (every principal's).
+func onlyOwn(o runtype.Owner, only bool) string {
+	if !only {
+		return ""
+	}
+	return ownerOrDefault(o).PrincipalID
 }
 
 // ActionPage is a page of ListActionsPage.

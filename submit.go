@@ -39,6 +39,10 @@ type SubmitTurnParams struct {
 	// Multitask is how the turn is handled when its thread is busy;
 	// empty uses the runtime's (Config.Multitask).
 	Multitask Multitask
+	// OnlyOwn lets the turn continue only a session Owner.PrincipalID
+	// created: another principal's session is ErrForbidden (an API
+	// submitter's turns).
+	OnlyOwn bool
 }
 
 // SubmitTurnResult identifies an accepted turn.
@@ -226,6 +230,9 @@ func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *Sub
 	if err != nil {
 		return nil, err
 	}
+	if p.OnlyOwn && t.PrincipalID != owner.PrincipalID {
+		return nil, fmt.Errorf("%w: idempotency key %q was used by another principal", store.ErrConflict, p.IdempotencyKey)
+	}
 	if t.Input != p.Input || (p.Agent != "" && t.Agent != p.Agent) || (p.SessionID != "" && t.SessionID != p.SessionID) {
 		return nil, fmt.Errorf("%w: idempotency key %q was used for a different request (turn %s)", store.ErrConflict, p.IdempotencyKey, t.ID)
 	}
@@ -241,6 +248,9 @@ func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p 
 		s, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: p.SessionID})
 		switch {
 		case err == nil:
+			if p.OnlyOwn && s.PrincipalID != owner.PrincipalID {
+				return nil, nil, fmt.Errorf("%w: session %s is another principal's; %s may continue only its own sessions", ErrForbidden, s.ID, owner.PrincipalID)
+			}
 			if p.Agent != "" && s.Agent != p.Agent {
 				return nil, nil, invalid("agent", "session %s belongs to agent %q", s.ID, s.Agent)
 			}

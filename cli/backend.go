@@ -71,6 +71,11 @@ type backend interface {
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*agentrt.VerifyResult, error)
 	// ExportBundle writes a request's evidence bundle to w.
 	ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error
+
+	ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([]agentrt.TokenRead, error)
+	CreateToken(ctx context.Context, p *agentrt.CreateTokenParams) (*agentrt.NewToken, error)
+	RotateToken(ctx context.Context, tokenID string) (*agentrt.NewToken, error)
+	RevokeToken(ctx context.Context, tokenID string) (*agentrt.TokenRead, error)
 }
 
 // eventStream is a stream of committed events in cursor order
@@ -494,6 +499,22 @@ func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *agentr
 
 func (b *remoteBackend) VerifySession(ctx context.Context, _ runtype.Owner, sessionID string) (*agentrt.VerifyResult, error) {
 	return b.c.VerifySession(ctx, sessionID)
+}
+
+func (b *remoteBackend) ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([]agentrt.TokenRead, error) {
+	return b.c.ListTokens(ctx, p)
+}
+
+func (b *remoteBackend) CreateToken(ctx context.Context, p *agentrt.CreateTokenParams) (*agentrt.NewToken, error) {
+	return b.c.CreateToken(ctx, p)
+}
+
+func (b *remoteBackend) RotateToken(ctx context.Context, tokenID string) (*agentrt.NewToken, error) {
+	return b.c.RotateToken(ctx, tokenID)
+}
+
+func (b *remoteBackend) RevokeToken(ctx context.Context, tokenID string) (*agentrt.TokenRead, error) {
+	return b.c.RevokeToken(ctx, tokenID)
 }
 
 // remoteErr explains the errors only a remote backend has; nil for others.

@@ -35,8 +35,9 @@ type overview struct {
 }
 
 type approvalsOverview struct {
-	// Pending counts the pending actions: the health's count (of every
-	// tenant) when it has one, else those listed, up to maxListLimit.
+	// Pending counts the pending actions of the tenant whose actions are
+	// listed: the health's count when the health is that tenant's view,
+	// else those listed, up to maxListLimit.
 	Pending int `json:"pending"`
 	// More: there are more than Pending (only when counted from a list).
 	More bool `json:"more"`
@@ -214,8 +215,13 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 
 // pendingApprovals is the count of pending approvals the health checked;
 // false when it did not (its store did not answer, the runtime is
-// stopped, or the server predates the check).
+// stopped, or the server predates the check), or when it counted every
+// tenant's (the whole runtime's view), not the one tenant's the overview
+// lists.
 func pendingApprovals(h *agentrt.Health) (int, bool) {
+	if h.TenantID == "" {
+		return 0, false
+	}
 	for _, c := range h.Checks {
 		if c.Name == "approvals" {
 			// A check that could not read the store warns with no

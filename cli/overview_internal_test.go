@@ -39,16 +39,20 @@ func (b *countingBackend) ListSessions(context.Context, *agentrt.ListSessionsPar
 
 func (b *countingBackend) LastCursor(context.Context) (int64, error) { return 0, nil }
 
-// TestOverviewPendingCount: the overview's pending count is the health's,
-// exact past the 1000 a list returns; without one (the approvals check
-// could not read the store) it counts the list and says there may be
-// more.
+// TestOverviewPendingCount: the overview's pending count is the health's
+// when the health is the listed tenant's view, exact past the 1000 a
+// list returns; without one (the approvals check could not read the
+// store), or with every tenant's count, it counts the list and says
+// when there may be more.
 func TestOverviewPendingCount(t *testing.T) {
 	t.Parallel()
-	checked := &agentrt.Health{Status: agentrt.HealthOK,
+	checked := &agentrt.Health{Status: agentrt.HealthOK, TenantID: agentrt.DefaultTenant,
 		Approvals: agentrt.ApprovalsInfo{Pending: 1500, OldestActionID: "act_0001"},
 		Checks:    []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
-	none := &agentrt.Health{Status: agentrt.HealthOK, Checks: []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
+	none := &agentrt.Health{Status: agentrt.HealthOK, TenantID: agentrt.DefaultTenant, Checks: []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
+	everyTenant := &agentrt.Health{Status: agentrt.HealthOK,
+		Approvals: agentrt.ApprovalsInfo{Pending: 1500, OldestActionID: "act_0001"},
+		Checks:    []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
 	unchecked := &agentrt.Health{Status: agentrt.HealthDegraded,
 		Checks: []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckWarn, Reason: "reading the pending approvals: boom"}}}
 	for _, tc := range []struct {
@@ -59,6 +63,8 @@ func TestOverviewPendingCount(t *testing.T) {
 		wantMore bool
 	}{
 		{"counted by the health", checked, 1500, 1500, false},
+		{"every tenant's health", everyTenant, 3, 3, false},
+		{"every tenant's health, many", everyTenant, 1500, maxListLimit, true},
 		{"none pending", none, 0, 0, false},
 		{"not checked", unchecked, 1500, maxListLimit, true},
 		{"no check (older server)", &agentrt.Health{Status: agentrt.HealthOK}, 3, 3, false},

@@ -116,7 +116,11 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}
 	}
-	api, err := httpapi.New(rt, httpapi.Config{Token: token, Logger: logger})
+	if err := httpapi.RegisterFileToken(ctx, rt, token); err != nil {
+		rt.Stop(context.Background())
+		return &exitError{code: ExitFailed, err: err}
+	}
+	api, err := httpapi.New(rt, httpapi.Config{Logger: logger})
 	if err != nil {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}

@@ -42,18 +42,20 @@ in the store, and whichever agentrt process runs the task acts on it.`,
 	return cmd
 }
 
-type tasksFlags struct {
+// jsonStoreFlags are the flags of a command that works on a data
+// directory or a daemon and can print JSON.
+type jsonStoreFlags struct {
 	storeFlags
 	json bool
 }
 
-func (f *tasksFlags) register(cmd *cobra.Command, jsonUsage string) {
+func (f *jsonStoreFlags) register(cmd *cobra.Command, jsonUsage string) {
 	f.storeFlags.register(cmd)
 	cmd.Flags().BoolVar(&f.json, "json", false, jsonUsage)
 }
 
 func newTasksShowCmd() *cobra.Command {
-	var f tasksFlags
+	var f jsonStoreFlags
 	cmd := &cobra.Command{
 		Use:   "show TASK_ID [--json]",
 		Short: "Show a task: its status, last error and attempts",
@@ -154,7 +156,7 @@ type controlResult struct {
 }
 
 type controlFlags struct {
-	tasksFlags
+	jsonStoreFlags
 	noWait bool
 }
 
@@ -360,7 +362,7 @@ a turn to its front.`,
 }
 
 type queueListFlags struct {
-	tasksFlags
+	jsonStoreFlags
 	session string
 	thread  string
 }
@@ -422,7 +424,7 @@ given) or the store could not be read, 2 usage or configuration error.`,
 }
 
 func newQueueChangeCmd(verb string) *cobra.Command {
-	var f tasksFlags
+	var f jsonStoreFlags
 	cmd := &cobra.Command{
 		Use:  verb + " TURN_ID [--json]",
 		Args: cobra.ArbitraryArgs,

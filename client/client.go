@@ -78,7 +78,8 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 func (c *Client) URL() string { return c.base }
 
 // ErrUnauthorized matches an *Error for a 401: the server refused the
-// token (none was given, or a wrong one).
+// token (none was given, a wrong one, or a revoked one). So does
+// agentrt.ErrUnauthorized.
 var ErrUnauthorized = errors.New("the server refused the token")
 
 // Error is an error answer of the server: its HTTP status and the error
@@ -102,7 +103,7 @@ func (e *Error) Error() string {
 // server's answer as on the Runtime's own errors.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case ErrUnauthorized:
+	case ErrUnauthorized, agentrt.ErrUnauthorized:
 		return e.StatusCode == http.StatusUnauthorized
 	case agentrt.ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
@@ -517,4 +518,36 @@ func (c *Client) ExportEvidence(ctx context.Context, w io.Writer, p *agentrt.Exp
 		return fmt.Errorf("reading the bundle from %s: %w", c.base, err)
 	}
 	return nil
+}
+
+// ListTokens lists the API tokens (GET /v1/tokens; an admin's token): one
+// tenant's, or every tenant's when p.TenantID is empty.
+func (c *Client) ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([]agentrt.TokenRead, error) {
+	var out httpapi.TokenList
+	if err := c.do(ctx, http.MethodGet, "/v1/tokens", query("tenantId", p.TenantID), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Tokens, nil
+}
+
+// CreateToken makes an API token (POST /v1/tokens; an admin's token).
+// The answer is the only place its text is shown.
+func (c *Client) CreateToken(ctx context.Context, p *agentrt.CreateTokenParams) (*agentrt.NewToken, error) {
+	var out agentrt.NewToken
+	body := &httpapi.CreateTokenRequest{TenantID: p.TenantID, PrincipalID: p.PrincipalID, Role: p.Role, Name: p.Name}
+	return &out, c.do(ctx, http.MethodPost, "/v1/tokens", nil, body, &out)
+}
+
+// RotateToken replaces a token with a new one (POST
+// /v1/tokens/{tokenId}/rotate; an admin's token).
+func (c *Client) RotateToken(ctx context.Context, tokenID string) (*agentrt.NewToken, error) {
+	var out agentrt.NewToken
+	return &out, c.do(ctx, http.MethodPost, "/v1/tokens/"+seg(tokenID)+"/rotate", nil, nil, &out)
+}
+
+// RevokeToken revokes a token (POST /v1/tokens/{tokenId}/revoke; an
+// admin's token).
+func (c *Client) RevokeToken(ctx context.Context, tokenID string) (*agentrt.TokenRead, error) {
+	var out agentrt.TokenRead
+	return &out, c.do(ctx, http.MethodPost, "/v1/tokens/"+seg(tokenID)+"/revoke", nil, nil, &out)
 }

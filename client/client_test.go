@@ -75,7 +75,10 @@ func setup(t *testing.T, wrap func(http.Handler) http.Handler) *testBundle {
 			t.Errorf("Stop: %v", err)
 		}
 	})
-	api, err := httpapi.New(rt, httpapi.Config{Token: testToken})
+	if err := httpapi.RegisterFileToken(context.Background(), rt, testToken); err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(rt, httpapi.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,4 +454,42 @@ func roundTrip[T any](t *testing.T, v *T) *T {
 		t.Fatal(err)
 	}
 	return &out
+}
+
+// TestClientTokens: an admin's client makes, lists, rotates and revokes
+// tokens; the answers it cannot have match the runtime's sentinels.
+func TestClientTokens(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	k, err := b.c.CreateToken(ctx, &agentrt.CreateTokenParams{Owner: runtype.Owner{TenantID: "acme", PrincipalID: "vera"}, Role: runtype.APIRoleViewer, Name: "dashboard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := b.c.ListTokens(ctx, &agentrt.ListTokensParams{TenantID: "acme"})
+	if err != nil || len(list) != 1 || list[0].TokenID != k.TokenID || list[0].Name != "dashboard" {
+		t.Fatalf("ListTokens(acme) = %+v, %v", list, err)
+	}
+	vera, err := client.New(b.server.URL, k.Token, client.WithHTTPClient(b.server.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vera.ListRequests(ctx, &agentrt.ListRequestsParams{}); err != nil {
+		t.Errorf("the viewer's ListRequests: %v", err)
+	}
+	if _, err := vera.CreateToken(ctx, &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "x"}, Role: runtype.APIRoleAdmin}); !errors.Is(err, agentrt.ErrForbidden) {
+		t.Errorf("a viewer's CreateToken = %v, want ErrForbidden", err)
+	}
+	if _, err := b.c.RevokeToken(ctx, k.TokenID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vera.ListRequests(ctx, &agentrt.ListRequestsParams{}); !errors.Is(err, client.ErrUnauthorized) || !errors.Is(err, agentrt.ErrUnauthorized) {
+		t.Errorf("a revoked token's ListRequests = %v, want ErrUnauthorized", err)
+	}
+	if _, err := b.c.RotateToken(ctx, k.TokenID); !errors.Is(err, agentrt.ErrConflict) {
+		t.Errorf("RotateToken(revoked) = %v, want ErrConflict", err)
+	}
+	if _, err := b.c.RevokeToken(ctx, "tok_nope"); !errors.Is(err, agentrt.ErrNotFound) {
+		t.Errorf("RevokeToken(missing) = %v, want ErrNotFound", err)
+	}
 }

@@ -496,7 +496,22 @@ type Policy struct {
 	// when no deny rule or rule with command opaque decides it: ask (the
 	// default) or deny, one of OpaqueDecisions.
 	Opaque string
+	// SelfApproval is whether the principal who submitted a turn may
+	// approve its actions: SelfApprovalAllow or SelfApprovalForbid.
+	SelfApproval string
 }
+
+// Values of policy.self_approval.
+const (
+	// SelfApprovalAllow lets a turn's submitter answer its actions.
+	SelfApprovalAllow = "allow"
+	// SelfApprovalForbid leaves a turn's submitter only deny (and fail):
+	// another principal must approve.
+	SelfApprovalForbid = "forbid"
+)
+
+// SelfApprovals lists the values of policy.self_approval.
+var SelfApprovals = []string{SelfApprovalAllow, SelfApprovalForbid}
 
 // Principal is what the policy knows of one principal (a caller of the
 // runtime).

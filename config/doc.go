@@ -77,6 +77,7 @@
 //	  output_checks: [{checker: prompt_injection, action: block}]
 //	  approval_timeout: 24h            # or never
 //	  opaque: ask                      # or deny: command lines the policy cannot see into
+//	  self_approval: forbid            # a turn's submitter may not approve its actions
 //
 // Agents may then set a mode and scopes, and tools the scopes they need;
 // those keys are errors without a policy section. Package config only

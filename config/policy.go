@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/internal/yamlpos"
+	"github.com/agentrt/agentrt/runtype"
 )
 
 // The keys of the policy section's mappings.
 var (
-	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout", "opaque"}
+	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout", "opaque", "self_approval"}
 	principalKeys = []string{"roles", "scopes"}
 	checkerKeys   = []string{"command", "timeout", "env"}
 	checkKeys     = []string{"checker", "action"}
@@ -20,10 +21,6 @@ var (
 
 // accessNamePattern is what role and scope names must match.
 var accessNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
-
-// principalPattern is what principal names must match: identifiers such
-// as "local", "ci:deploy" or an e-mail address.
-var principalPattern = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,128}$`)
 
 // checkerRef is a checker the policy section names, resolved once every
 // checker is known.
@@ -47,6 +44,7 @@ func (d *decoder) policy(e yamlpos.Field) *Policy {
 		Checkers:        make(map[string]*Checker),
 		ApprovalTimeout: DefaultApprovalTimeout,
 		Opaque:          ActionAsk,
+		SelfApproval:    SelfApprovalAllow,
 	}
 	var refs []checkerRef
 	for _, f := range m.Fields() {
@@ -86,6 +84,10 @@ func (d *decoder) policy(e yamlpos.Field) *Policy {
 					break
 				}
 				p.Opaque = s
+			}
+		case "self_approval":
+			if v, st := d.oneOf(f, label, SelfApprovals); st == valOK {
+				p.SelfApproval = v
 			}
 		default:
 			d.unknownKey(f, "policy", policyKeys)
@@ -149,7 +151,7 @@ func (d *decoder) principals(e yamlpos.Field, out map[string]*Principal) {
 	m, _ := d.mapping(e, "policy.principals")
 	for _, pe := range m.Fields() {
 		where := fmt.Sprintf("principal %q", pe.Key)
-		if !principalPattern.MatchString(pe.Key) {
+		if !runtype.PrincipalPattern.MatchString(pe.Key) {
 			d.errorAt(pe.KeyPos, "invalid principal name %q: use 1 to 128 letters, digits, '_', '.', ':', '@' or '-'", pe.Key)
 		}
 		p := &Principal{}

@@ -63,6 +63,7 @@ func TestLoadPolicyExample(t *testing.T) {
 		AutoChecker:     "judge",
 		ApprovalTimeout: 4 * time.Hour,
 		Opaque:          ActionDeny,
+		SelfApproval:    SelfApprovalForbid,
 	}
 	if diff := cmp.Diff(wantPolicy, f.Policy); diff != "" {
 		t.Errorf("Policy mismatch (-want +got):\n%s", diff)
@@ -122,6 +123,7 @@ func TestParsePolicyValues(t *testing.T) {
 				Checkers:        map[string]*Checker{},
 				ApprovalTimeout: DefaultApprovalTimeout,
 				Opaque:          ActionAsk,
+				SelfApproval:    SelfApprovalAllow,
 			},
 		},
 		{
@@ -134,6 +136,7 @@ func TestParsePolicyValues(t *testing.T) {
 				Checkers:        map[string]*Checker{},
 				ApprovalTimeout: DefaultApprovalTimeout,
 				Opaque:          ActionAsk,
+				SelfApproval:    SelfApprovalAllow,
 			},
 		},
 		{
@@ -144,6 +147,12 @@ func TestParsePolicyValues(t *testing.T) {
 				return []any{p.Mode, p.RuleFiles, p.ApprovalTimeout, p.Principals}
 			},
 			want: []any{ModeDefault, []string(nil), DefaultApprovalTimeout, map[string]*Principal{"bob": {}, "carol": {}}},
+		},
+		{
+			name: "SelfApprovalForbid",
+			yaml: okAgent + "policy: {self_approval: forbid}\n",
+			get:  func(f *File) any { return f.Policy.SelfApproval },
+			want: SelfApprovalForbid,
 		},
 		{
 			name: "ApprovalNever",
@@ -366,6 +375,13 @@ func TestParsePolicyErrors(t *testing.T) {
 			name: "OpaqueTypo",
 			yaml: okAgent + "policy: {opaque: dney}\n",
 			want: []string{`agentrt.yaml:4:18: policy.opaque must be ask or deny, got "dney"; did you mean deny?`},
+		},
+		{
+			name: "SelfApprovalUnknown",
+			yaml: okAgent + "policy:\n  self_approval: deny\n  approval_timeout: 1h\n",
+			want: []string{
+				`agentrt.yaml:5:18: policy.self_approval must be one of allow, forbid, got "deny"`,
+			},
 		},
 		{
 			name: "ApprovalTimeoutZero",

@@ -100,22 +100,30 @@ func TestRespondActionRejectsOverHTTP(t *testing.T) {
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"read_only"}`}, http.StatusOK, nil)
 }
 
-// TestRespondActionNeedsTheOperatorRole: an API principal configured
-// without the operator role cannot answer or switch modes (403).
-func TestRespondActionNeedsTheOperatorRole(t *testing.T) {
+// TestRespondActionNeedsAnOperatorToken: the token's role decides who
+// answers and switches modes, not policy.principals: a viewer's token
+// cannot (403), though its principal is an operator there; an
+// operator's token can, though its principal is listed as a viewer.
+func TestRespondActionNeedsAnOperatorToken(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"},
-		principals: map[string]agentrt.Principal{agentrt.APIPrincipal: {Roles: []string{"viewer"}}}})
+		principals: map[string]agentrt.Principal{"vera": {Roles: []string{agentrt.RoleOperator}}, "olga": {Roles: []string{"viewer"}}}})
 	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s (%s)", turn.Status, turn.StatusReason)
 	}
 	var list struct{ Actions []agentrt.ActionRead }
 	b.getJSON(t, call{path: "/v1/actions"}, http.StatusOK, &list)
-	var body httpapi.ErrorBody
-	b.getJSON(t, call{method: http.MethodPost, path: "/v1/actions/" + list.Actions[0].ActionID, body: `{"decision":"approve"}`}, http.StatusForbidden, &body)
-	if !strings.Contains(body.Error.Message, "operator role") {
-		t.Errorf("403 body %+v", body)
+	viewer := b.as(t, agentrt.DefaultTenant, "vera", runtype.APIRoleViewer)
+	resp, body := viewer.do(t, call{method: http.MethodPost, path: "/v1/actions/" + list.Actions[0].ActionID, body: `{"decision":"approve"}`})
+	wantError(t, resp, body, http.StatusForbidden, "forbidden", "role viewer", "admin or operator")
+	resp, body = viewer.do(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"bypass"}`})
+	wantError(t, resp, body, http.StatusForbidden, "forbidden", "role viewer")
+
+	operator := b.as(t, agentrt.DefaultTenant, "olga", runtype.APIRoleOperator)
+	var out agentrt.RespondActionResult
+	operator.getJSON(t, call{method: http.MethodPost, path: "/v1/actions/" + list.Actions[0].ActionID, body: `{"decision":"approve"}`}, http.StatusOK, &out)
+	if out.Action.ResolvedBy != "olga" {
+		t.Errorf("resolved by %q, want olga", out.Action.ResolvedBy)
 	}
-	b.getJSON(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"bypass"}`}, http.StatusForbidden, &body)
 }

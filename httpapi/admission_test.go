@@ -126,7 +126,10 @@ func serveWorkless(t *testing.T, cfg agentrt.Config) *testBundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Stop(context.Background()) })
-	api, err := httpapi.New(rt, httpapi.Config{Token: testToken})
+	if err := httpapi.RegisterFileToken(context.Background(), rt, testToken); err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(rt, httpapi.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sub, err := s.rt.Subscribe(r.Context(), &agentrt.SubscribeParams{
-		Owner: s.cfg.Owner, SessionID: q.Get("sessionId"), TurnID: q.Get("turnId"), AfterCursor: cursor,
+		Owner: owner(r), SessionID: q.Get("sessionId"), TurnID: q.Get("turnId"), AfterCursor: cursor,
 	})
 	if err != nil {
 		s.writeErr(w, r, err)

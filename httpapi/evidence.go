@@ -25,7 +25,7 @@ func (s *Server) exportEvidence(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x, err := s.rt.PrepareEvidence(r.Context(), &agentrt.ExportEvidenceParams{
-		Owner: s.cfg.Owner, SessionID: r.PathValue("sessionId"), TurnID: r.PathValue("turnId"),
+		Owner: owner(r), SessionID: r.PathValue("sessionId"), TurnID: r.PathValue("turnId"),
 		ArtifactContents: req.ArtifactContents, Health: req.Health,
 	})
 	if err != nil {

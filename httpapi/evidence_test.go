@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -61,14 +60,8 @@ func TestExportEvidenceOverHTTP(t *testing.T) {
 		}
 	}
 
-	// Another tenant's server on the same runtime sees no such request.
-	api, err := httpapi.New(b.rt, httpapi.Config{Token: testToken, Owner: runtype.Owner{TenantID: "other", PrincipalID: "eve"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := httptest.NewServer(api.Handler())
-	t.Cleanup(other.Close)
-	ob := &testBundle{rt: b.rt, api: api, server: other}
+	// Another tenant sees no such request.
+	ob := b.as(t, "other", "eve", runtype.APIRoleOperator)
 	var e httpapi.ErrorBody
 	ob.getJSON(t, call{method: http.MethodPost, path: path}, http.StatusNotFound, &e)
 }

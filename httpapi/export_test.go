@@ -12,6 +12,10 @@ import (
 type RouteInfo struct {
 	Method, Path string
 	Auth         bool
+	// Roles may call the route; Own names the parameters whose record a
+	// submitter must own (its x-agentrt-own).
+	Roles []string
+	Own   []string
 }
 
 // Routes returns the server's route table.
@@ -19,7 +23,14 @@ func (s *Server) Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, r := range s.routes() {
 		method, path, _ := strings.Cut(r.pattern, " ")
-		out = append(out, RouteInfo{Method: method, Path: path, Auth: r.auth})
+		ri := RouteInfo{Method: method, Path: path, Auth: !r.access.public()}
+		for _, role := range r.access.roles {
+			ri.Roles = append(ri.Roles, string(role))
+		}
+		for _, p := range r.access.own {
+			ri.Own = append(ri.Own, p.name)
+		}
+		out = append(out, ri)
 	}
 	return out
 }

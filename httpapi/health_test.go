@@ -16,7 +16,7 @@ import (
 
 // TestHealthDegradedAndUnhealthy: /v1/health answers 200 while the
 // runtime is only degraded (an approval waits longer than an hour) and 503
-// once it is unhealthy (its store stopped answering); /readyz stays 200
+// once its store stopped answering (no token can be checked then); /readyz stays 200
 // while the store answers, and its body is the status alone (it needs no
 // token, so it names no task, action or store error).
 func TestHealthDegradedAndUnhealthy(t *testing.T) {
@@ -52,10 +52,10 @@ func TestHealthDegradedAndUnhealthy(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b.getJSON(t, call{path: "/v1/health"}, http.StatusServiceUnavailable, &h)
-	if h.Status != agentrt.HealthUnhealthy || h.Store.Reachable || h.Checks[0].Name != "store" || h.Checks[0].Status != agentrt.CheckFail {
-		t.Errorf("/v1/health with the store closed = %+v, want unhealthy", h)
-	}
+	// No token can be checked without the store: /v1/health answers
+	// 503, and says why only in the server's log.
+	resp, body := b.do(t, call{path: "/v1/health"})
+	wantError(t, resp, body, http.StatusServiceUnavailable, "unavailable", "token could not be checked")
 	ready = nil
 	b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusServiceUnavailable, &ready)
 	if diff := cmp.Diff(map[string]any{"status": agentrt.ReadyStoreFailed}, ready); diff != "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -42,6 +43,34 @@ type testBundle struct {
 	rt     *agentrt.Runtime
 	api    *httpapi.Server
 	server *httptest.Server
+	// dataDir is the runtime's data directory.
+	dataDir string
+	// token is the bearer token requests carry; empty, testToken (the
+	// default tenant's admin, principal operator, as agentrt serve's
+	// api-token file).
+	token string
+}
+
+// bearer is the token b's requests carry.
+func (b *testBundle) bearer() string {
+	if b.token == "" {
+		return testToken
+	}
+	return b.token
+}
+
+// as returns b with a new token for principal of tenant in role.
+func (b *testBundle) as(t *testing.T, tenant, principal string, role runtype.APIRole) *testBundle {
+	t.Helper()
+	k, err := b.rt.CreateToken(context.Background(), &agentrt.CreateTokenParams{
+		Owner: runtype.Owner{TenantID: tenant, PrincipalID: principal}, Role: role,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *b
+	c.token = k.Token
+	return &c
 }
 
 type setupOpts struct {
@@ -65,6 +94,10 @@ type setupOpts struct {
 	workspace string
 	// maxQueuedPerTenant is the runtime's MaxQueuedPerTenant.
 	maxQueuedPerTenant int
+	// logger receives the runtime's and the server's logs.
+	logger *slog.Logger
+	// forbidSelfApproval is the runtime's ForbidSelfApproval.
+	forbidSelfApproval bool
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -83,8 +116,9 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	for _, tl := range o.tools {
 		names = append(names, tl.Spec().Name)
 	}
+	dataDir := t.TempDir()
 	rt, err := agentrt.New(agentrt.Config{
-		DataDir: t.TempDir(),
+		DataDir: dataDir, Logger: o.logger, ForbidSelfApproval: o.forbidSelfApproval,
 		Store:   o.store,
 		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace}},
 		Tools:   o.tools,
@@ -103,13 +137,16 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 			t.Errorf("Stop: %v", err)
 		}
 	})
-	api, err := httpapi.New(rt, httpapi.Config{Token: testToken, Heartbeat: o.heartbeat})
+	if err := httpapi.RegisterFileToken(context.Background(), rt, testToken); err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(rt, httpapi.Config{Heartbeat: o.heartbeat, Logger: o.logger})
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	return &testBundle{rt: rt, api: api, server: srv}
+	return &testBundle{rt: rt, api: api, server: srv, dataDir: dataDir}
 }
 
 // call is one HTTP request. The bearer token and, with a body, the JSON
@@ -127,7 +164,7 @@ func (b *testBundle) do(t *testing.T, c call) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+b.bearer())
 	if c.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -268,7 +305,7 @@ func (b *testBundle) openEvents(t *testing.T, query string, header map[string]st
 		cancel()
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+b.bearer())
 	req.Header.Set("Accept", "text/event-stream")
 	for k, v := range header {
 		req.Header.Set(k, v)

@@ -86,3 +86,58 @@ func TestMetricsOverHTTP(t *testing.T) {
 		t.Errorf("no agentrt_build_info in:\n%s", body)
 	}
 }
+
+// TestHealthAndMetricsOfATenant: an admin's /v1/health and /metrics are
+// the whole runtime's; a viewer of another tenant sees its own tenant's
+// only: none of the first tenant's ids, and counts and gauges of its own
+// work.
+func TestHealthAndMetricsOfATenant(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: meteredScript, policy: askKernel(t), builtins: []string{"read_file"}})
+	// The default tenant: a turn parked on an approval, one queued behind it.
+	parked := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	if turn := b.wait(t, parked.TurnID); turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s", turn.Status)
+	}
+	queued := b.submit(t, httpapi.SubmitTurnRequest{SessionID: parked.SessionID, Input: "and then?"})
+	other := b.as(t, "tenant_other", "vera", runtype.APIRoleViewer)
+
+	var all, mine agentrt.Health
+	b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &all)
+	if all.TenantID != "" || all.Queue.Depth != 1 || all.Approvals.Pending != 1 || all.Workers.Capacity == 0 {
+		t.Errorf("the admin's health = %+v, want the whole runtime's", all)
+	}
+	body := other.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &mine)
+	if mine.TenantID != "tenant_other" || mine.Queue.Depth != 0 || mine.Approvals.Pending != 0 || mine.Workers.Capacity != 0 || mine.Store.Writer.Writes != 0 {
+		t.Errorf("another tenant's health = %+v, want its own, empty", mine)
+	}
+	for _, id := range []string{parked.SessionID, parked.TurnID, parked.TaskID, queued.TurnID, queued.TaskID, agentrt.DefaultTenant} {
+		if strings.Contains(string(body), id) {
+			t.Errorf("another tenant's health names %s: %s", id, body)
+		}
+	}
+
+	metrics := func(b *testBundle) map[string]float64 {
+		t.Helper()
+		resp, body := b.do(t, call{method: http.MethodGet, path: "/metrics"})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/metrics = %d %s", resp.StatusCode, body)
+		}
+		return promtest.Parse(t, string(body))
+	}
+	for who, want := range map[*testBundle]map[string]float64{
+		b: {`agentrt_queue_depth`: 1, `agentrt_pending_approvals`: 1, `agentrt_runs_total{status="waiting_permission"}`: 1,
+			`agentrt_step_duration_seconds_count{kind="model"}`: 1},
+		other: {`agentrt_queue_depth`: 0, `agentrt_pending_approvals`: 0, `agentrt_runs_total{status="waiting_permission"}`: -1,
+			`agentrt_step_duration_seconds_count{kind="model"}`: 0},
+		b.as(t, agentrt.DefaultTenant, "vera", runtype.APIRoleViewer): {`agentrt_queue_depth`: 1, `agentrt_pending_approvals`: 1,
+			`agentrt_runs_total{status="waiting_permission"}`: 1},
+	} {
+		got := metrics(who)
+		for series, v := range want {
+			if g, ok := got[series]; v < 0 && ok || v >= 0 && (!ok || g != v) {
+				t.Errorf("%s of %s = %v (present %t), want %v (-1: absent)", series, who.bearer()[:12], g, ok, v)
+			}
+		}
+	}
+}

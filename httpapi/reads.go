@@ -68,7 +68,7 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	page, err := s.rt.ListRequestsPage(r.Context(), &agentrt.ListRequestsParams{
-		Owner: s.cfg.Owner, SessionID: l.sessionID, ThreadID: q.Get("threadId"), Status: status, Statuses: statuses,
+		Owner: owner(r), OnlyOwn: onlyOwn(r), SessionID: l.sessionID, ThreadID: q.Get("threadId"), Status: status, Statuses: statuses,
 		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
 	if err != nil {
@@ -89,7 +89,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page, err := s.rt.ListSessionsPage(r.Context(), &agentrt.ListSessionsParams{
-		Owner: s.cfg.Owner, Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
+		Owner: owner(r), OnlyOwn: onlyOwn(r), Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -108,7 +108,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page, err := s.rt.ListTasks(r.Context(), &agentrt.ListTasksParams{
-		Owner: s.cfg.Owner, SessionID: l.sessionID, Status: runtype.TaskStatus(l.status), Agent: l.agent,
+		Owner: owner(r), OnlyOwn: onlyOwn(r), SessionID: l.sessionID, Status: runtype.TaskStatus(l.status), Agent: l.agent,
 		Since: l.since, Until: l.until, Cursor: l.cursor, Limit: l.limit,
 	})
 	if err != nil {
@@ -125,7 +125,7 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page, err := s.rt.ListActionsPage(r.Context(), &agentrt.ListActionsParams{
-		Owner: s.cfg.Owner, SessionID: l.sessionID, TurnID: q.Get("turnId"), Status: runtype.ActionStatus(l.status),
+		Owner: owner(r), SessionID: l.sessionID, TurnID: q.Get("turnId"), Status: runtype.ActionStatus(l.status),
 		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, err := s.rt.ListHistory(r.Context(), s.cfg.Owner, r.PathValue("sessionId"), r.PathValue("threadId"), q.Get("cursor"), limit)
+	page, err := s.rt.ListHistory(r.Context(), owner(r), r.PathValue("sessionId"), r.PathValue("threadId"), q.Get("cursor"), limit)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -160,7 +160,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		}
 		agent = names[0]
 	}
-	inv, err := s.rt.ToolInventory(r.Context(), &agentrt.ToolInventoryParams{Owner: s.cfg.Owner, Agent: agent, Mode: policy.Mode(q.Get("mode"))})
+	inv, err := s.rt.ToolInventory(r.Context(), &agentrt.ToolInventoryParams{Owner: owner(r), Agent: agent, Mode: policy.Mode(q.Get("mode"))})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

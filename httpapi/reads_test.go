@@ -1,9 +1,7 @@
 package httpapi_test
 
 import (
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -193,25 +191,10 @@ func TestToolsRoute(t *testing.T) {
 func TestReadsKeepTenantsApart(t *testing.T) {
 	t.Parallel()
 	b, a, _, _ := readsBundle(t)
-	api, err := httpapi.New(b.rt, httpapi.Config{Token: testToken, Owner: runtype.Owner{TenantID: "tenant_other", PrincipalID: "eve"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(srv.Close)
+	other := b.as(t, "tenant_other", "eve", runtype.APIRoleViewer)
 	get := func(path string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		resp, body := other.do(t, call{method: http.MethodGet, path: path})
 		return resp.StatusCode, string(body)
 	}
 	for path, want := range map[string]string{

@@ -1,15 +1,17 @@
 // Package httpapi serves a Runtime over HTTP: the control plane as JSON
 // endpoints, the event log as a resumable Server-Sent Events stream, health
 // probes, Prometheus metrics and an OpenAPI document. Routes use the
-// standard library's ServeMux patterns; every /v1 route, and /metrics,
-// requires the bearer token.
+// standard library's ServeMux patterns.
+//
+// Every /v1 route, and /metrics, needs a bearer token. Tokens live in the
+// runtime's store (agentrt.Runtime.CreateToken), each bound to a tenant,
+// a principal and a role; the route table (routes) says which roles may
+// call each route, and the OpenAPI document states the same in
+// x-agentrt-roles.
 package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,11 +39,6 @@ const TokenFile = "api-token"
 
 // Config configures a Server.
 type Config struct {
-	// Token is the bearer token every /v1 request must present. Required.
-	Token string
-	// Owner is whose work authenticated requests act as. Default
-	// agentrt.DefaultTenant and principal "operator".
-	Owner  runtype.Owner
 	Logger *slog.Logger
 	// Heartbeat is the interval of SSE keep-alive comments. Default 15s.
 	Heartbeat time.Duration
@@ -54,17 +51,9 @@ type Server struct {
 	handler http.Handler
 }
 
-// New returns a Server for rt.
+// New returns a Server for rt. Requests authenticate with the tokens in
+// rt's store.
 func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
-	if len(cfg.Token) < 16 {
-		return nil, errors.New("httpapi: a bearer token of at least 16 characters is required")
-	}
-	if cfg.Owner.TenantID == "" {
-		cfg.Owner.TenantID = agentrt.DefaultTenant
-	}
-	if cfg.Owner.PrincipalID == "" {
-		cfg.Owner.PrincipalID = agentrt.APIPrincipal
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -77,10 +66,11 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	allowed := make(map[string][]string) // path → its methods
 	for _, r := range s.routes() {
 		h := r.handler
-		if r.auth {
-			h = s.authenticate(h)
+		if r.access.public() {
+			mux.Handle(r.pattern, h)
+		} else {
+			mux.Handle(r.pattern, s.guard(r.pattern, r.access, h))
 		}
-		mux.Handle(r.pattern, h)
 		method, path, _ := strings.Cut(r.pattern, " ")
 		if allowed[path] == nil {
 			paths = append(paths, path)
@@ -112,67 +102,53 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 type route struct {
 	pattern string // "METHOD /path"
-	auth    bool
+	access  access
 	handler http.HandlerFunc
 }
 
-// routes lists every endpoint; the OpenAPI document describes exactly these
-// (a test holds them together).
+// routes lists every endpoint with who may call it; the OpenAPI document
+// describes exactly these, with the same roles (a test holds them
+// together). The access values are defined in access.go.
 func (s *Server) routes() []route {
 	return []route{
-		{"GET /healthz", false, s.healthz},
-		{"GET /readyz", false, s.readyz},
-		{"GET /metrics", true, s.metrics},
-		{"GET /v1/health", true, s.health},
-		{"GET /v1/openapi.json", true, s.openapi},
-		{"POST /v1/turns", true, s.submitTurn},
-		{"POST /v1/turns/{turnId}/interrupt", true, s.interruptTurn},
-		{"POST /v1/turns/{turnId}/promote", true, s.promoteQueuedTurn},
-		{"DELETE /v1/turns/{turnId}/queue", true, s.removeQueuedTurn},
-		{"GET /v1/tasks/{taskId}", true, s.getTask},
-		{"POST /v1/tasks/{taskId}/cancel", true, s.cancelTask},
-		{"POST /v1/tasks/{taskId}/pause", true, s.pauseTask},
-		{"POST /v1/tasks/{taskId}/resume", true, s.resumeTask},
-		{"POST /v1/tasks/{taskId}/retry", true, s.retryTask},
-		{"GET /v1/requests", true, s.listRequests},
-		{"GET /v1/requests/{turnId}", true, s.getRequest},
-		{"GET /v1/sessions", true, s.listSessions},
-		{"GET /v1/sessions/{sessionId}", true, s.getSession},
-		{"GET /v1/sessions/{sessionId}/threads/{threadId}", true, s.getThreadRead},
-		{"GET /v1/sessions/{sessionId}/threads/{threadId}/queue", true, s.listQueue},
-		{"GET /v1/sessions/{sessionId}/threads/{threadId}/history", true, s.listHistory},
-		{"GET /v1/tasks", true, s.listTasks},
-		{"GET /v1/tools", true, s.listTools},
-		{"GET /v1/events", true, s.events},
-		{"PUT /v1/limits", true, s.setLimit},
-		{"GET /v1/actions", true, s.listActions},
-		{"GET /v1/actions/{actionId}", true, s.getAction},
-		{"POST /v1/actions/{actionId}", true, s.respondAction},
-		{"PUT /v1/sessions/{sessionId}/policy", true, s.setPolicyMode},
-		{"GET /v1/sessions/{sessionId}/receipts/verify", true, s.verifySession},
-		{"POST /v1/sessions/{sessionId}/requests/{turnId}/export", true, s.exportEvidence},
-		{"GET /v1/sessions/{sessionId}/processes", true, s.listProcesses},
-		{"POST /v1/sessions/{sessionId}/processes/{processId}/stdin", true, s.writeProcessStdin},
-		{"POST /v1/sessions/{sessionId}/processes/{processId}/terminate", true, s.terminateProcess},
-	}
-}
-
-func (s *Server) authenticate(next http.HandlerFunc) http.HandlerFunc {
-	want := []byte(s.cfg.Token)
-	return func(w http.ResponseWriter, r *http.Request) {
-		h := r.Header.Get("Authorization")
-		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
-		scheme, token, _ := strings.Cut(h, " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(token), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
-			reason := "missing bearer token"
-			if h != "" {
-				reason = "wrong bearer token"
-			}
-			writeError(w, http.StatusUnauthorized, "unauthorized", reason)
-			return
-		}
-		next(w, r)
+		{"GET /healthz", public, s.healthz},
+		{"GET /readyz", public, s.readyz},
+		{"GET /metrics", readers, s.metrics},
+		{"GET /v1/health", readers, s.health},
+		{"GET /v1/openapi.json", anyRole, s.openapi},
+		{"POST /v1/turns", submitters, s.submitTurn},
+		{"POST /v1/turns/{turnId}/interrupt", ownTurn(submitters), s.interruptTurn},
+		{"POST /v1/turns/{turnId}/promote", operators, s.promoteQueuedTurn},
+		{"DELETE /v1/turns/{turnId}/queue", operators, s.removeQueuedTurn},
+		{"GET /v1/tasks/{taskId}", ownTask(allReaders), s.getTask},
+		{"POST /v1/tasks/{taskId}/cancel", operators, s.cancelTask},
+		{"POST /v1/tasks/{taskId}/pause", operators, s.pauseTask},
+		{"POST /v1/tasks/{taskId}/resume", operators, s.resumeTask},
+		{"POST /v1/tasks/{taskId}/retry", operators, s.retryTask},
+		{"GET /v1/requests", allReaders, s.listRequests},
+		{"GET /v1/requests/{turnId}", ownTurn(allReaders), s.getRequest},
+		{"GET /v1/sessions", allReaders, s.listSessions},
+		{"GET /v1/sessions/{sessionId}", ownSession(allReaders), s.getSession},
+		{"GET /v1/sessions/{sessionId}/threads/{threadId}", ownSession(allReaders), s.getThreadRead},
+		{"GET /v1/sessions/{sessionId}/threads/{threadId}/queue", ownSession(allReaders), s.listQueue},
+		{"GET /v1/sessions/{sessionId}/threads/{threadId}/history", ownSession(allReaders), s.listHistory},
+		{"GET /v1/tasks", allReaders, s.listTasks},
+		{"GET /v1/tools", anyRole, s.listTools},
+		{"GET /v1/events", ownSessionOrTurn(allReaders), s.events},
+		{"PUT /v1/limits", operators, s.setLimit},
+		{"GET /v1/actions", readers, s.listActions},
+		{"GET /v1/actions/{actionId}", readers, s.getAction},
+		{"POST /v1/actions/{actionId}", operators, s.respondAction},
+		{"PUT /v1/sessions/{sessionId}/policy", operators, s.setPolicyMode},
+		{"GET /v1/sessions/{sessionId}/receipts/verify", ownSession(allReaders), s.verifySession},
+		{"POST /v1/sessions/{sessionId}/requests/{turnId}/export", operators, s.exportEvidence},
+		{"GET /v1/sessions/{sessionId}/processes", ownSession(allReaders), s.listProcesses},
+		{"POST /v1/sessions/{sessionId}/processes/{processId}/stdin", operators, s.writeProcessStdin},
+		{"POST /v1/sessions/{sessionId}/processes/{processId}/terminate", operators, s.terminateProcess},
+		{"GET /v1/tokens", admins, s.listTokens},
+		{"POST /v1/tokens", admins, s.createToken},
+		{"POST /v1/tokens/{tokenId}/rotate", admins, s.rotateToken},
+		{"POST /v1/tokens/{tokenId}/revoke", admins, s.revokeToken},
 	}
 }
 
@@ -195,8 +171,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 
 // health answers the health projection: 200 when ok or degraded, 503
 // when unhealthy or stopped.
+//
+// An admin sees the whole runtime; every other role its tenant's view.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	h := s.rt.Health(r.Context())
+	if c := caller(r); c.Role != runtype.APIRoleAdmin {
+		h = s.rt.TenantHealth(r.Context(), c.TenantID)
+	}
 	code := http.StatusOK
 	if h.Status == agentrt.HealthUnhealthy || h.Status == agentrt.HealthStopped {
 		code = http.StatusServiceUnavailable
@@ -234,9 +215,9 @@ func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
 		req.IdempotencyKey = h
 	}
 	res, err := s.rt.SubmitTurn(r.Context(), &agentrt.SubmitTurnParams{
-		Owner: s.cfg.Owner, Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
+		Owner: owner(r), Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
 		ThreadID: req.ThreadID, IdempotencyKey: req.IdempotencyKey, Source: "api",
-		Multitask: agentrt.Multitask(req.Multitask),
+		Multitask: agentrt.Multitask(req.Multitask), OnlyOwn: onlyOwn(r),
 	})
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -251,7 +232,7 @@ func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) interruptTurn(w http.ResponseWriter, r *http.Request) {
-	status, err := s.rt.InterruptTurn(r.Context(), s.cfg.Owner, r.PathValue("turnId"))
+	status, err := s.rt.InterruptTurn(r.Context(), owner(r), r.PathValue("turnId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -273,7 +254,7 @@ func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.rt.SetLimit(r.Context(), &agentrt.SetLimitParams{
-		Owner: s.cfg.Owner, Scope: runtype.LimitScope(req.Scope), SessionID: req.SessionID,
+		Owner: owner(r), Scope: runtype.LimitScope(req.Scope), SessionID: req.SessionID,
 		MaxTokens: req.MaxTokens, MaxCostUSD: req.MaxCostUSD,
 	})
 	if err != nil {
@@ -284,7 +265,7 @@ func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getAction(w http.ResponseWriter, r *http.Request) {
-	a, err := s.rt.GetAction(r.Context(), s.cfg.Owner, r.PathValue("actionId"))
+	a, err := s.rt.GetAction(r.Context(), owner(r), r.PathValue("actionId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -305,7 +286,7 @@ func (s *Server) respondAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.rt.RespondAction(r.Context(), &agentrt.RespondActionParams{
-		Owner: s.cfg.Owner, ActionID: r.PathValue("actionId"), Decision: req.Decision,
+		Owner: owner(r), Role: caller(r).Role, ActionID: r.PathValue("actionId"), Decision: req.Decision,
 		Message: req.Message, UpdatedInput: req.UpdatedInput,
 	})
 	if err != nil {
@@ -327,7 +308,7 @@ func (s *Server) setPolicyMode(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.PathValue("sessionId")
 	if err := s.rt.SetPolicyMode(r.Context(), &agentrt.SetPolicyModeParams{
-		Owner: s.cfg.Owner, SessionID: sid, Mode: policy.Mode(req.Mode),
+		Owner: owner(r), Role: caller(r).Role, SessionID: sid, Mode: policy.Mode(req.Mode),
 	}); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -354,7 +335,7 @@ type ProcessInfo struct {
 }
 
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
-	procs, err := s.rt.ListProcesses(r.Context(), s.cfg.Owner, r.PathValue("sessionId"))
+	procs, err := s.rt.ListProcesses(r.Context(), owner(r), r.PathValue("sessionId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -376,7 +357,7 @@ func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid, pid := r.PathValue("sessionId"), r.PathValue("processId")
-	if err := s.rt.WriteProcessStdin(r.Context(), s.cfg.Owner, sid, pid, req.Data, req.Close); err != nil {
+	if err := s.rt.WriteProcessStdin(r.Context(), owner(r), sid, pid, req.Data, req.Close); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -385,7 +366,7 @@ func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) terminateProcess(w http.ResponseWriter, r *http.Request) {
 	sid, pid := r.PathValue("sessionId"), r.PathValue("processId")
-	if err := s.rt.TerminateProcess(r.Context(), s.cfg.Owner, sid, pid); err != nil {
+	if err := s.rt.TerminateProcess(r.Context(), owner(r), sid, pid); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -393,7 +374,7 @@ func (s *Server) terminateProcess(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) verifySession(w http.ResponseWriter, r *http.Request) {
-	res, err := s.rt.VerifySession(r.Context(), s.cfg.Owner, r.PathValue("sessionId"))
+	res, err := s.rt.VerifySession(r.Context(), owner(r), r.PathValue("sessionId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -402,7 +383,7 @@ func (s *Server) verifySession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getRequest(w http.ResponseWriter, r *http.Request) {
-	req, err := s.rt.GetRequest(r.Context(), s.cfg.Owner, r.PathValue("turnId"))
+	req, err := s.rt.GetRequest(r.Context(), owner(r), r.PathValue("turnId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -411,7 +392,7 @@ func (s *Server) getRequest(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.rt.GetSession(r.Context(), s.cfg.Owner, r.PathValue("sessionId"))
+	snap, err := s.rt.GetSession(r.Context(), owner(r), r.PathValue("sessionId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -420,7 +401,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getThreadRead(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.rt.GetThreadRead(r.Context(), s.cfg.Owner, r.PathValue("sessionId"), r.PathValue("threadId"))
+	snap, err := s.rt.GetThreadRead(r.Context(), owner(r), r.PathValue("sessionId"), r.PathValue("threadId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -490,7 +471,7 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(over.RetryAfter)))
 		writeError(w, http.StatusTooManyRequests, "overloaded", err.Error())
 	case errors.Is(err, agentrt.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not_found", err.Error())
+		writeError(w, http.StatusNotFound, "not_found", notFound(r, err))
 	case errors.Is(err, agentrt.ErrForbidden):
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
 	case errors.Is(err, agentrt.ErrBusy):
@@ -536,9 +517,27 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc.Encode(v)
 }
 
+// RegisterFileToken makes the token of the api-token file (see
+// LoadOrCreateToken) an admin token of the default tenant, principal
+// agentrt.APIPrincipal, unless rt's store knows it already: a data
+// directory made before tokens were kept in the store keeps its token,
+// and one revoked since stays revoked. agentrt serve calls it on every
+// start.
+func RegisterFileToken(ctx context.Context, rt *agentrt.Runtime, token string) error {
+	_, _, err := rt.ImportToken(ctx, token, &agentrt.CreateTokenParams{
+		Owner: runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.APIPrincipal},
+		Role:  runtype.APIRoleAdmin, Name: TokenFile + " file",
+	})
+	if err != nil {
+		return fmt.Errorf("registering the token of %s: %w", TokenFile, err)
+	}
+	return nil
+}
+
 // LoadOrCreateToken reads the API token from dataDir, creating a random one
 // (file mode 0600) on first use. created reports whether it was new. An
-// existing token file open to other users is made private (0600).
+// existing token file open to other users is made private (0600). The
+// token authenticates once registered (RegisterFileToken).
 func LoadOrCreateToken(dataDir string) (token string, created bool, err error) {
 	path := filepath.Join(dataDir, TokenFile)
 	b, err := os.ReadFile(path)
@@ -558,9 +557,7 @@ func LoadOrCreateToken(dataDir string) (token string, created bool, err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return "", false, fmt.Errorf("creating data dir: %w", err)
 	}
-	raw := make([]byte, 24)
-	rand.Read(raw)
-	token = "art_" + hex.EncodeToString(raw)
+	token = agentrt.GenerateToken()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", false, fmt.Errorf("creating API token: %w", err)

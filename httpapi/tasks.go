@@ -29,7 +29,7 @@ type QueueResult struct {
 }
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
-	t, err := s.rt.GetTask(r.Context(), s.cfg.Owner, r.PathValue("taskId"))
+	t, err := s.rt.GetTask(r.Context(), owner(r), r.PathValue("taskId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -44,7 +44,7 @@ type taskControl func(context.Context, *agentrt.TaskControlParams) (runtype.Task
 // with code.
 func (s *Server) control(w http.ResponseWriter, r *http.Request, do taskControl, code int) {
 	id := r.PathValue("taskId")
-	status, err := do(r.Context(), &agentrt.TaskControlParams{Owner: s.cfg.Owner, TaskID: id})
+	status, err := do(r.Context(), &agentrt.TaskControlParams{Owner: owner(r), TaskID: id})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -73,7 +73,7 @@ func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listQueue(w http.ResponseWriter, r *http.Request) {
 	q, err := s.rt.ListQueue(r.Context(), &agentrt.QueueParams{
-		Owner: s.cfg.Owner, SessionID: r.PathValue("sessionId"), ThreadID: r.PathValue("threadId"),
+		Owner: owner(r), SessionID: r.PathValue("sessionId"), ThreadID: r.PathValue("threadId"),
 	})
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -87,7 +87,7 @@ func (s *Server) listQueue(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) promoteQueuedTurn(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("turnId")
-	if err := s.rt.PromoteQueuedTurn(r.Context(), s.cfg.Owner, id); err != nil {
+	if err := s.rt.PromoteQueuedTurn(r.Context(), owner(r), id); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -96,7 +96,7 @@ func (s *Server) promoteQueuedTurn(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) removeQueuedTurn(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("turnId")
-	if err := s.rt.RemoveQueuedTurn(r.Context(), s.cfg.Owner, id); err != nil {
+	if err := s.rt.RemoveQueuedTurn(r.Context(), owner(r), id); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

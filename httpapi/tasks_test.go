@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -64,16 +63,10 @@ func setupBlocking(t *testing.T, o setupOpts) (*testBundle, *blocker) {
 	return b, bl
 }
 
-// asTenant serves b's runtime to another tenant, with its own server.
+// asTenant is b with an operator's token of another tenant.
 func (b *testBundle) asTenant(t *testing.T, tenant string) *testBundle {
 	t.Helper()
-	api, err := httpapi.New(b.rt, httpapi.Config{Token: testToken, Owner: runtype.Owner{TenantID: tenant}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(srv.Close)
-	return &testBundle{rt: b.rt, api: api, server: srv}
+	return b.as(t, tenant, agentrt.APIPrincipal, runtype.APIRoleOperator)
 }
 
 // validateLog reads the whole event log over the stream, which checks

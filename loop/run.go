@@ -587,7 +587,7 @@ func (r *run) end(b *store.Batch, due time.Time) (*Outcome, error) {
 
 // spanTurn describes the run's turn for its spans.
 func (r *run) spanTurn() telemetry.Turn {
-	return telemetry.Turn{TraceID: r.turn.TraceID, Agent: r.agent.Name, IDs: telemetry.IDs{
+	return telemetry.Turn{TraceID: r.turn.TraceID, Agent: r.agent.Name, TenantID: r.turn.TenantID, IDs: telemetry.IDs{
 		RuntimeID: r.cfg.RuntimeID, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID, TurnID: r.turn.ID, TaskID: r.task.ID,
 	}}
 }

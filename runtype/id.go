@@ -25,6 +25,7 @@ const (
 	PrefixGrant    = "grant_"
 	PrefixEvent    = "evt_"
 	PrefixRuntime  = "rt_"
+	PrefixToken    = "tok_"
 )
 
 // crockford is the ULID alphabet (Crockford's base32, no I, L, O, U).
@@ -112,6 +113,10 @@ func ValidateCallerID(what, s string) error {
 	}
 	return nil
 }
+
+// PrincipalPattern is what a principal's name must match: an identifier
+// such as "local", "ci:deploy" or an e-mail address.
+var PrincipalPattern = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,128}$`)
 
 // TraceID returns a W3C trace id: 32 lowercase hex digits, not all zero.
 func (g *IDGen) TraceID() string { return g.hex(16) }

@@ -24,7 +24,9 @@
 // # Tenancy
 //
 // Every record carries a runtype.Owner. Every read takes a TenantID and
-// never returns another tenant's records.
+// never returns another tenant's records. The exceptions say so: the
+// runtime's own sweeps and aggregates (AllTenants), and the API tokens,
+// which are looked up to learn the tenant.
 package store
 
 import (
@@ -204,6 +206,11 @@ type Batch struct {
 	// A session that does not exist for that tenant fails the batch with
 	// an error wrapping ErrNotFound.
 	SessionModes []*SessionMode
+	// Tokens are inserted; a token whose ID or Hash exists is a
+	// conflict. TokenUpdates apply after them: one naming no token fails
+	// the batch with an error wrapping ErrNotFound.
+	Tokens       []*runtype.APIToken
+	TokenUpdates []*TokenUpdate
 	// Events are appended. Each event that Sealed reports is also sealed
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
@@ -292,6 +299,16 @@ type TaskUpdate struct {
 	DueAt    *time.Time
 	Control  *runtype.TaskControl
 	QueuedAt *time.Time
+}
+
+// TokenUpdate changes an API token; nil fields are left as they are.
+// RevokedAt revokes it, unless it is revoked already (the first
+// revocation's time stays); LastUsedAt moves its last use forward, never
+// back.
+type TokenUpdate struct {
+	ID         string
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
 }
 
 // SessionMode sets one session's permission mode ("" clears it).
@@ -446,6 +463,15 @@ type Reader interface {
 	// EventLast returns the tenant's session's event with the highest
 	// sequence, or ErrNotFound when the session has none.
 	EventLast(ctx context.Context, p *EventLastParams) (*event.Event, error)
+
+	// TokenGet returns an API token by ID, of any tenant, or ErrNotFound.
+	TokenGet(ctx context.Context, p *TokenGetParams) (*runtype.APIToken, error)
+	// TokenGetByHash returns the API token whose Hash is p.Hash, of any
+	// tenant (authentication learns the tenant from it), revoked or not;
+	// ErrNotFound when none has it.
+	TokenGetByHash(ctx context.Context, p *TokenGetByHashParams) (*runtype.APIToken, error)
+	// TokenList returns API tokens oldest first; see TokenListParams.
+	TokenList(ctx context.Context, p *TokenListParams) ([]*runtype.APIToken, error)
 }
 
 // DefaultListLimit applies when a list's Limit is zero; MaxListLimit caps it.
@@ -476,11 +502,13 @@ type SessionGetParams struct {
 // created at or after Since and before Until. Filters apply before Limit.
 type SessionListParams struct {
 	TenantID string
-	Agent    string
-	Since    time.Time
-	Until    time.Time
-	BeforeID string
-	Limit    int
+	// PrincipalID, when set, keeps the sessions that principal created.
+	PrincipalID string
+	Agent       string
+	Since       time.Time
+	Until       time.Time
+	BeforeID    string
+	Limit       int
 }
 
 type ThreadGetParams struct {
@@ -507,18 +535,20 @@ type TurnGetByIdempotencyKeyParams struct {
 // TurnListParams lists turns newest first, optionally of one session or
 // thread and in one status. BeforeID pages as in SessionListParams.
 // Statuses, when not empty, keeps turns in any of them (ANDed with
-// Status); Agent, Since and Until filter as in SessionListParams.
+// Status); PrincipalID (who submitted), Agent, Since and Until filter as
+// in SessionListParams.
 type TurnListParams struct {
-	TenantID  string
-	SessionID string
-	ThreadID  string
-	Status    runtype.TaskStatus
-	Statuses  []runtype.TaskStatus
-	Agent     string
-	Since     time.Time
-	Until     time.Time
-	BeforeID  string
-	Limit     int
+	TenantID    string
+	PrincipalID string
+	SessionID   string
+	ThreadID    string
+	Status      runtype.TaskStatus
+	Statuses    []runtype.TaskStatus
+	Agent       string
+	Since       time.Time
+	Until       time.Time
+	BeforeID    string
+	Limit       int
 }
 
 type TaskGetParams struct {
@@ -537,17 +567,19 @@ type TaskListParams struct {
 // TaskSearchParams lists a tenant's tasks newest (highest ID) first,
 // across sessions or of one (SessionID). Statuses, when not empty, keeps
 // tasks in any of them; Agent keeps the tasks of turns of that agent;
-// Since and Until keep tasks created at or after Since and before Until.
-// BeforeID pages. Filters apply before Limit (clamped like other lists).
+// PrincipalID those that principal submitted; Since and Until keep tasks
+// created at or after Since and before Until. BeforeID pages. Filters
+// apply before Limit (clamped like other lists).
 type TaskSearchParams struct {
-	TenantID  string
-	SessionID string
-	Statuses  []runtype.TaskStatus
-	Agent     string
-	Since     time.Time
-	Until     time.Time
-	BeforeID  string
-	Limit     int
+	TenantID    string
+	PrincipalID string
+	SessionID   string
+	Statuses    []runtype.TaskStatus
+	Agent       string
+	Since       time.Time
+	Until       time.Time
+	BeforeID    string
+	Limit       int
 }
 
 // TurnTallyParams selects the thread whose turns TurnTally counts.
@@ -590,13 +622,15 @@ type TaskCountParams struct {
 	Statuses   []runtype.TaskStatus
 }
 
-// TaskQueueStatsParams selects the queue at Now.
+// TaskQueueStatsParams selects the queue at Now: every tenant's, or
+// TenantID's when set.
 type TaskQueueStatsParams struct {
-	Now time.Time
+	Now      time.Time
+	TenantID string
 }
 
 // TaskQueueStats describes the tasks waiting for a worker: those of every
-// tenant whose DueAt is set and at or before Now. That is every queued
+// tenant (or of the one asked for) whose DueAt is set and at or before Now. That is every queued
 // task (a submission is due at once, including one waiting for an
 // earlier turn of its thread), every task due again (a resumed, retried
 // or woken one) and every task whose worker's lease ran out; a task a
@@ -754,4 +788,22 @@ type ReceiptListParams struct {
 	SessionID string
 	AfterSeq  int64
 	Limit     int
+}
+
+// TokenGetParams selects an API token by ID.
+type TokenGetParams struct {
+	ID string
+}
+
+// TokenGetByHashParams selects an API token by the hex SHA-256 of the
+// token.
+type TokenGetByHashParams struct {
+	Hash string
+}
+
+// TokenListParams lists API tokens oldest first: a tenant's, or every
+// tenant's with AllTenants. Revoked ones are listed too.
+type TokenListParams struct {
+	TenantID   string
+	AllTenants bool
 }

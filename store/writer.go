@@ -441,6 +441,8 @@ func (dst *Batch) Merge(src *Batch) {
 	dst.SessionModes = mergeByKey(dst.SessionModes, src.SessionModes, func(m *SessionMode) string {
 		return m.TenantID + "\x00" + m.SessionID
 	})
+	dst.Tokens = append(dst.Tokens, src.Tokens...)
+	dst.TokenUpdates = append(dst.TokenUpdates, src.TokenUpdates...)
 	dst.Events = append(dst.Events, src.Events...)
 }
 
@@ -478,11 +480,14 @@ func (b *Batch) Reset() {
 	clear(b.Events)
 	clear(b.Leases)
 	clear(b.TaskUpdates)
+	clear(b.Tokens)
+	clear(b.TokenUpdates)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
 		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
 		Actions: b.Actions[:0], ResolvedActions: b.ResolvedActions[:0], Grants: b.Grants[:0],
 		SessionModes: b.SessionModes[:0], Events: b.Events[:0], Leases: b.Leases[:0], TaskUpdates: b.TaskUpdates[:0],
+		Tokens: b.Tokens[:0], TokenUpdates: b.TokenUpdates[:0],
 	}
 }
 
@@ -491,5 +496,5 @@ func (b *Batch) Empty() bool {
 	return len(b.Sessions)+len(b.Threads)+len(b.Turns)+len(b.Tasks)+len(b.Runs)+
 		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+
 		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events)+
-		len(b.Leases)+len(b.TaskUpdates) == 0
+		len(b.Leases)+len(b.TaskUpdates)+len(b.Tokens)+len(b.TokenUpdates) == 0
 }

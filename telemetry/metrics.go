@@ -19,14 +19,16 @@ import (
 var StepBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
 // Metrics counts what this process did: runs by how they ended, step
-// latencies, tokens and cost by model. Counters start at zero with the
-// process. It is safe for concurrent use; a nil *Metrics records nothing.
+// latencies, tokens and cost by model, each by tenant. Counters start at
+// zero with the process. Families reads every tenant's sum, or one
+// tenant's. It is safe for concurrent use; a nil *Metrics records
+// nothing.
 type Metrics struct {
 	mu     sync.Mutex
-	runs   map[string]float64    // guarded by mu: status → runs
-	steps  map[string]*histogram // guarded by mu: "model" | "tool" → latencies
-	tokens map[[2]string]float64 // guarded by mu: {model, direction} → tokens
-	cost   map[string]float64    // guarded by mu: model → USD
+	runs   map[[2]string]float64    // guarded by mu: {tenant, status} → runs
+	steps  map[[2]string]*histogram // guarded by mu: {tenant, "model" | "tool"} → latencies
+	tokens map[[3]string]float64    // guarded by mu: {tenant, model, direction} → tokens
+	cost   map[[2]string]float64    // guarded by mu: {tenant, model} → USD
 }
 
 type histogram struct {
@@ -38,37 +40,48 @@ type histogram struct {
 // NewMetrics returns empty metrics.
 func NewMetrics() *Metrics {
 	return &Metrics{
-		runs:   map[string]float64{},
-		steps:  map[string]*histogram{"model": newHistogram(), "tool": newHistogram()},
-		tokens: map[[2]string]float64{},
-		cost:   map[string]float64{},
+		runs:   map[[2]string]float64{},
+		steps:  map[[2]string]*histogram{},
+		tokens: map[[3]string]float64{},
+		cost:   map[[2]string]float64{},
 	}
 }
 
 func newHistogram() *histogram { return &histogram{counts: make([]uint64, len(StepBuckets)+1)} }
 
-// RunEnded counts a run that a worker let go of, by its status.
-func (m *Metrics) RunEnded(status string) {
+// add adds o's observations to h.
+func (h *histogram) add(o *histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.sum += o.sum
+	h.count += o.count
+}
+
+// RunEnded counts a run of tenant that a worker let go of, by its status.
+func (m *Metrics) RunEnded(tenant, status string) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
-	m.runs[status]++
+	m.runs[[2]string{tenant, status}]++
 	m.mu.Unlock()
 }
 
-// StepObserved records the latency of a model call or tool call.
-func (m *Metrics) StepObserved(kind string, d time.Duration) {
+// StepObserved records the latency of a model call or tool call of
+// tenant's.
+func (m *Metrics) StepObserved(tenant, kind string, d time.Duration) {
 	if m == nil {
 		return
 	}
 	sec := max(d.Seconds(), 0)
 	i, _ := slices.BinarySearch(StepBuckets, sec) // the first bound ≥ sec
+	k := [2]string{tenant, kind}
 	m.mu.Lock()
-	h := m.steps[kind]
+	h := m.steps[k]
 	if h == nil {
 		h = newHistogram()
-		m.steps[kind] = h
+		m.steps[k] = h
 	}
 	h.counts[i]++
 	h.sum += sec
@@ -76,23 +89,24 @@ func (m *Metrics) StepObserved(kind string, d time.Duration) {
 	m.mu.Unlock()
 }
 
-// ModelUsage adds a model call's tokens and cost.
-func (m *Metrics) ModelUsage(model string, u runtype.Usage) {
+// ModelUsage adds the tokens and cost of a model call of tenant's.
+func (m *Metrics) ModelUsage(tenant, model string, u runtype.Usage) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
-	m.tokens[[2]string{model, "input"}] += float64(u.InputTokens)
-	m.tokens[[2]string{model, "output"}] += float64(u.OutputTokens)
+	m.tokens[[3]string{tenant, model, "input"}] += float64(u.InputTokens)
+	m.tokens[[3]string{tenant, model, "output"}] += float64(u.OutputTokens)
 	if u.CostUSD > 0 {
-		m.cost[model] += u.CostUSD
+		m.cost[[2]string{tenant, model}] += u.CostUSD
 	}
 	m.mu.Unlock()
 }
 
 // Families returns the metrics as families for WriteText: the runs
-// counter, the step latency histogram, the token and cost counters.
-func (m *Metrics) Families() []Family {
+// counter, the step latency histogram, the token and cost counters;
+// every tenant's sum when tenant is "", else that tenant's alone.
+func (m *Metrics) Families(tenant string) []Family {
 	runs := Family{Name: "agentrt_runs_total", Type: "counter",
 		Help: "Runs this process let go of (ended, parked, paused, yielded or left retrying), by the status they were left in."}
 	steps := Family{Name: "agentrt_step_duration_seconds", Type: "histogram",
@@ -102,13 +116,42 @@ func (m *Metrics) Families() []Family {
 	if m == nil {
 		return []Family{runs, steps, tokens, cost}
 	}
+	mine := func(t string) bool { return tenant == "" || t == tenant }
+	byStatus := map[string]float64{}
+	byKind := map[string]*histogram{"model": newHistogram(), "tool": newHistogram()}
+	byModelDir := map[[2]string]float64{}
+	byModel := map[string]float64{}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, st := range sortedKeys(m.runs) {
-		runs.Samples = append(runs.Samples, Sample{Labels: []Label{{"status", st}}, Value: m.runs[st]})
+	for k, v := range m.runs {
+		if mine(k[0]) {
+			byStatus[k[1]] += v
+		}
 	}
-	for _, kind := range sortedKeys(m.steps) {
-		h := m.steps[kind]
+	for k, h := range m.steps {
+		if !mine(k[0]) {
+			continue
+		}
+		if byKind[k[1]] == nil {
+			byKind[k[1]] = newHistogram()
+		}
+		byKind[k[1]].add(h)
+	}
+	for k, v := range m.tokens {
+		if mine(k[0]) {
+			byModelDir[[2]string{k[1], k[2]}] += v
+		}
+	}
+	for k, v := range m.cost {
+		if mine(k[0]) {
+			byModel[k[1]] += v
+		}
+	}
+	m.mu.Unlock()
+	for _, st := range sortedKeys(byStatus) {
+		runs.Samples = append(runs.Samples, Sample{Labels: []Label{{"status", st}}, Value: byStatus[st]})
+	}
+	for _, kind := range sortedKeys(byKind) {
+		h := byKind[kind]
 		var cum uint64
 		for i, c := range h.counts {
 			cum += c
@@ -122,16 +165,16 @@ func (m *Metrics) Families() []Family {
 			Sample{Suffix: "_sum", Labels: []Label{{"kind", kind}}, Value: h.sum},
 			Sample{Suffix: "_count", Labels: []Label{{"kind", kind}}, Value: float64(h.count)})
 	}
-	keys := make([][2]string, 0, len(m.tokens))
-	for k := range m.tokens {
+	keys := make([][2]string, 0, len(byModelDir))
+	for k := range byModelDir {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 	for _, k := range keys {
-		tokens.Samples = append(tokens.Samples, Sample{Labels: []Label{{"model", k[0]}, {"direction", k[1]}}, Value: m.tokens[k]})
+		tokens.Samples = append(tokens.Samples, Sample{Labels: []Label{{"model", k[0]}, {"direction", k[1]}}, Value: byModelDir[k]})
 	}
-	for _, model := range sortedKeys(m.cost) {
-		cost.Samples = append(cost.Samples, Sample{Labels: []Label{{"model", model}}, Value: m.cost[model]})
+	for _, model := range sortedKeys(byModel) {
+		cost.Samples = append(cost.Samples, Sample{Labels: []Label{{"model", model}}, Value: byModel[model]})
 	}
 	return []Family{runs, steps, tokens, cost}
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +62,7 @@ func TestSpansWithoutProvider(t *testing.T) {
 	run.EndRun("completed", "", now.Add(3*time.Second))
 	run.EndRun("completed", "", now.Add(3*time.Second)) // ending twice counts once
 	var buf bytes.Buffer
-	if err := telemetry.WriteText(&buf, m.Families()); err != nil {
+	if err := telemetry.WriteText(&buf, m.Families("")); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -157,8 +159,8 @@ func TestWriteText(t *testing.T) {
 	}
 	buf.Reset()
 	m := telemetry.NewMetrics()
-	m.StepObserved("tool", 20*time.Minute)
-	telemetry.WriteText(&buf, m.Families())
+	m.StepObserved("t", "tool", 20*time.Minute)
+	telemetry.WriteText(&buf, m.Families(""))
 	for _, line := range []string{
 		`agentrt_step_duration_seconds_bucket{kind="tool",le="300"} 0`,
 		`agentrt_step_duration_seconds_bucket{kind="tool",le="+Inf"} 1`,
@@ -168,6 +170,52 @@ func TestWriteText(t *testing.T) {
 	} {
 		if !bytes.Contains(buf.Bytes(), []byte(line+"\n")) {
 			t.Errorf("histogram lacks %q:\n%s", line, buf.String())
+		}
+	}
+}
+
+// TestMetricsByTenant: each tenant's families count its own spans only;
+// every tenant's ("") sums them.
+func TestMetricsByTenant(t *testing.T) {
+	t.Parallel()
+	m := telemetry.NewMetrics()
+	tr := telemetry.NewTracer(nil, m)
+	now := time.Unix(100, 0)
+	for i, tenant := range []string{"acme", "globex", "globex"} {
+		turn := telemetry.Turn{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Agent: "a", TenantID: tenant, IDs: telemetry.IDs{TurnID: fmt.Sprint("turn_", i)}}
+		run := tr.StartRun(turn, now)
+		model := run.StartModel(telemetry.ModelCall{Model: "gpt"}, now)
+		model.EndModel(telemetry.ModelResult{Usage: runtype.Usage{InputTokens: 10, CostUSD: 1}}, now.Add(time.Second))
+		tool := run.StartTool("read_file", "call_1", now)
+		tool.ToolRunning(now)
+		tool.EndTool("", now.Add(time.Millisecond))
+		run.EndRun("completed", "", now)
+	}
+	text := func(tenant string) string {
+		var buf bytes.Buffer
+		if err := telemetry.WriteText(&buf, m.Families(tenant)); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	for tenant, n := range map[string]int{"": 3, "acme": 1, "globex": 2, "initech": 0} {
+		got := text(tenant)
+		for _, want := range []string{
+			fmt.Sprintf(`agentrt_step_duration_seconds_count{kind="model"} %d`, n),
+			fmt.Sprintf(`agentrt_step_duration_seconds_count{kind="tool"} %d`, n),
+		} {
+			if !strings.Contains(got, want+"\n") {
+				t.Errorf("metrics of %q lack %q:\n%s", tenant, want, got)
+			}
+		}
+		for _, want := range []string{
+			fmt.Sprintf(`agentrt_runs_total{status="completed"} %d`, n),
+			fmt.Sprintf(`agentrt_tokens_total{model="gpt",direction="input"} %d`, 10*n),
+			fmt.Sprintf(`agentrt_cost_usd_total{model="gpt"} %d`, n),
+		} {
+			if has := strings.Contains(got, want+"\n"); has != (n > 0) {
+				t.Errorf("metrics of %q: has %q = %v, want %v:\n%s", tenant, want, has, n > 0, got)
+			}
 		}
 	}
 }

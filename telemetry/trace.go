@@ -79,6 +79,9 @@ type Turn struct {
 	// TraceID is the turn's recorded trace id (32 hex digits).
 	TraceID string
 	Agent   string
+	// TenantID is whose turn it is: Metrics count by tenant. It is not
+	// an attribute of the spans.
+	TenantID string
 }
 
 // Tracer starts the runtime's spans and feeds Metrics as they end. A
@@ -117,6 +120,7 @@ type Span struct {
 	traceID string
 	id      string
 	ids     IDs
+	tenant  string     // whose work, for metrics
 	otel    trace.Span // nil when not exported
 	start   time.Time
 	model   string    // a model span's request model, for metrics
@@ -206,8 +210,10 @@ func turnContext(tr Turn) context.Context {
 // turn's span. Name the run with SetRunID once its id is known.
 func (t *Tracer) StartRun(tr Turn, start time.Time) *Span {
 	name := "run " + tr.Agent
-	return t.start(turnContext(tr), "run", name, tr.TraceID, tr.IDs, start, trace.SpanKindInternal,
+	s := t.start(turnContext(tr), "run", name, tr.TraceID, tr.IDs, start, trace.SpanKindInternal,
 		[]attribute.KeyValue{attribute.String(AttrAgentName, tr.Agent)})
+	s.tenant = tr.TenantID
+	return s
 }
 
 // EndRun ends a run span. status is how the stretch of work ended
@@ -218,7 +224,7 @@ func (s *Span) EndRun(status, failureKind string, end time.Time) {
 		return
 	}
 	s.ended = true
-	s.t.Metrics().RunEnded(status)
+	s.t.Metrics().RunEnded(s.tenant, status)
 	if s.otel == nil {
 		return
 	}
@@ -295,7 +301,7 @@ func (s *Span) StartModel(c ModelCall, start time.Time) *Span {
 		attribute.String(AttrSystem, ProviderName(c.Provider)), attribute.String(AttrRequestModel, c.Model),
 		attribute.String(AttrCandidate, c.Candidate), attribute.Int(AttrHop, c.Hop), attribute.Int(AttrModelTry, c.Attempt),
 	})
-	m.model = c.Model
+	m.model, m.tenant = c.Model, s.tenant
 	return m
 }
 
@@ -315,9 +321,9 @@ func (s *Span) EndModel(r ModelResult, end time.Time) {
 	}
 	s.ended = true
 	m := s.t.Metrics()
-	m.StepObserved("model", end.Sub(s.start))
+	m.StepObserved(s.tenant, "model", end.Sub(s.start))
 	if r.FailureKind == "" {
-		m.ModelUsage(s.model, r.Usage)
+		m.ModelUsage(s.tenant, s.model, r.Usage)
 	}
 	if s.otel == nil {
 		return
@@ -348,10 +354,12 @@ func (s *Span) StartTool(name, callID string, start time.Time) *Span {
 	if s.otel != nil {
 		ctx = trace.ContextWithSpan(ctx, s.otel)
 	}
-	return s.t.start(ctx, "tool", OpExecuteTool+" "+name, s.traceID, s.ids, start, trace.SpanKindInternal, []attribute.KeyValue{
+	t := s.t.start(ctx, "tool", OpExecuteTool+" "+name, s.traceID, s.ids, start, trace.SpanKindInternal, []attribute.KeyValue{
 		attribute.String(AttrOperationName, OpExecuteTool), attribute.String(AttrToolName, name),
 		attribute.String(AttrToolCallID, callID), attribute.String(AttrToolType, "function"),
 	})
+	t.tenant = s.tenant
+	return t
 }
 
 // ToolRunning marks when a tool span's tool started to run (after its
@@ -370,7 +378,7 @@ func (s *Span) EndTool(failureKind string, end time.Time) {
 	}
 	s.ended = true
 	if !s.running.IsZero() {
-		s.t.Metrics().StepObserved("tool", end.Sub(s.running))
+		s.t.Metrics().StepObserved(s.tenant, "tool", end.Sub(s.running))
 	}
 	if s.otel == nil {
 		return

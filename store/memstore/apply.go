@@ -55,6 +55,9 @@ func (d *data) validate(b *store.Batch) error {
 	if err := d.validateGovernance(b); err != nil {
 		return err
 	}
+	if err := d.validateTokens(b); err != nil {
+		return err
+	}
 	if err := d.validateSchedule(b); err != nil {
 		return err
 	}
@@ -210,6 +213,8 @@ const (
 	undoGrant
 	undoSessionMode // prev is the session before
 	undoReceipt     // id and id2 are the chain's tenant and session
+	undoToken       // an inserted API token
+	undoTokenUpdate // prev is the token before
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -303,6 +308,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		d.limits[k] = l
 	}
 	log = d.applyGovernance(b, log)
+	log = d.applyTokens(b, log)
 	if len(b.Events) > 0 {
 		d.appendEvents(b.Events)
 		log = append(log, undo{kind: undoEvents, events: b.Events})
@@ -362,6 +368,8 @@ func (d *data) revert(u *undo) {
 		}
 	case undoEvents:
 		d.dropEvents(u.events)
+	case undoToken, undoTokenUpdate:
+		d.revertToken(u)
 	default:
 		d.revertGovernance(u)
 	}

@@ -51,6 +51,7 @@ type data struct {
 	grants          map[string]*runtype.PolicyGrant
 	grantsByTenant  map[string][]*runtype.PolicyGrant // insertion order
 	receipts        map[receiptKey]*chain
+	tokens          tokens
 	sealMu          sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
@@ -110,6 +111,7 @@ func newData() *data {
 		grants:          make(map[string]*runtype.PolicyGrant),
 		grantsByTenant:  make(map[string][]*runtype.PolicyGrant),
 		receipts:        make(map[receiptKey]*chain),
+		tokens:          newTokens(),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}

@@ -30,7 +30,8 @@ func (d *data) sessionList(p *store.SessionListParams) []*runtype.Session {
 	limit := store.ClampLimit(p.Limit)
 	out := make([]*runtype.Session, 0, min(limit, end))
 	for i := end - 1; i >= 0 && len(out) < limit; i-- {
-		if s := d.sessions[ids[i]]; (p.Agent == "" || s.Agent == p.Agent) && inRange(s.CreatedAt, p.Since, p.Until) {
+		if s := d.sessions[ids[i]]; (p.PrincipalID == "" || s.PrincipalID == p.PrincipalID) &&
+			(p.Agent == "" || s.Agent == p.Agent) && inRange(s.CreatedAt, p.Since, p.Until) {
 			out = append(out, copySession(s))
 		}
 	}
@@ -109,6 +110,7 @@ func (d *data) turnList(p *store.TurnListParams) []*runtype.Turn {
 		if t.TenantID == p.TenantID && (p.SessionID == "" || t.SessionID == p.SessionID) &&
 			(p.ThreadID == "" || t.ThreadID == p.ThreadID) &&
 			(p.Status == "" || t.Status == p.Status) && inStatuses(t.Status, p.Statuses) &&
+			(p.PrincipalID == "" || t.PrincipalID == p.PrincipalID) &&
 			(p.Agent == "" || t.Agent == p.Agent) && inRange(t.CreatedAt, p.Since, p.Until) {
 			out = append(out, copyTurn(t))
 		}
@@ -148,7 +150,7 @@ func (d *data) taskSearch(p *store.TaskSearchParams) []*runtype.Task {
 		t := &r.v
 		if t.TenantID == p.TenantID && (p.SessionID == "" || t.SessionID == p.SessionID) &&
 			(p.BeforeID == "" || t.ID < p.BeforeID) && inStatuses(t.Status, p.Statuses) &&
-			inRange(t.CreatedAt, p.Since, p.Until) && d.turnOfAgent(t.TurnID, p.Agent) {
+			(p.PrincipalID == "" || t.PrincipalID == p.PrincipalID) && inRange(t.CreatedAt, p.Since, p.Until) && d.turnOfAgent(t.TurnID, p.Agent) {
 			match = append(match, t)
 		}
 	}

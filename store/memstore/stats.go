@@ -26,7 +26,7 @@ func (r reader) TaskQueueStats(_ context.Context, p *store.TaskQueueStatsParams)
 	var oldest *runtype.Task
 	for _, row := range r.s.d.due {
 		k := &row.v
-		if k.DueAt.After(p.Now) {
+		if k.DueAt.After(p.Now) || (p.TenantID != "" && k.TenantID != p.TenantID) {
 			continue
 		}
 		st.Depth++

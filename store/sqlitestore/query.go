@@ -84,19 +84,25 @@ const (
 	qTaskSearch      = qEventLast + 1 // 4 variants: searchSession | searchBefore
 	qTurnTally       = qTaskSearch + 4
 	qMessageCount    = qTurnTally + 1
-	numQueries       = qMessageCount + 1
+	qTaskQueueTenant = qMessageCount + 1 // 2 variants: the count, the oldest
+	qInsertToken     = qTaskQueueTenant + 2
+	qUpdateToken     = qInsertToken + 1
+	qTokenGet        = qUpdateToken + 1
+	qTokenGetByHash  = qTokenGet + 1
+	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
+	numQueries       = qTokenList + 2
 )
 
 // Filter bits of the statement variants.
 const (
 	sessionBefore = 1
-	sessionFilter = 2 // agent, created since, created until
+	sessionFilter = 2 // principal, agent, created since, created until
 
 	turnSession = 1
 	turnThread  = 2
 	turnStatus  = 4
 	turnBefore  = 8
-	turnFilter  = 16 // agent, created since, created until, statuses
+	turnFilter  = 16 // principal, agent, created since, created until, statuses
 
 	runSession = 1
 	runTask    = 2
@@ -159,6 +165,7 @@ const (
 		expires_at, resolution, escalation, input`
 	grantCols   = `id, tenant_id, principal_id, session_id, agent, tool_name, action_id, created_at`
 	receiptCols = `tenant_id, session_id, seq, event_id, event_type, body, prev_hash, hash, created_at`
+	tokenCols   = `id, tenant_id, principal_id, role, name, prefix, hash, created_at, last_used_at, revoked_at`
 )
 
 // queries holds the text of every statement, by queryID.
@@ -451,18 +458,36 @@ func buildQueries() [numQueries]string {
 		if m&searchBefore != 0 {
 			w += ` AND id < ?`
 		}
-		q[qTaskSearch+queryID(m)] = w + ` AND created_at >= ? AND created_at < ?` + statusesFilter +
+		q[qTaskSearch+queryID(m)] = w + ` AND created_at >= ? AND created_at < ?` + statusesFilter + principalFilter +
 			` AND (? = '' OR EXISTS (SELECT 1 FROM turns WHERE turns.id = tasks.turn_id AND turns.agent = ?)) ORDER BY id DESC LIMIT ?`
 	}
+	// One tenant's queue: the same range of tasks_due, keeping the
+	// tenant's rows.
+	q[qTaskQueueTenant] = `SELECT count(*)` + waiting + ` AND tenant_id = ?`
+	q[qTaskQueueTenant+1] = `SELECT ` + taskCols + waiting + ` AND tenant_id = ? ORDER BY due_at, queued_at, id LIMIT 1`
+	// API tokens. An update names the token; it revokes it only once and
+	// moves its last use only forward.
+	q[qInsertToken] = insertSQL("api_tokens", tokenCols, "", "")
+	q[qUpdateToken] = `UPDATE api_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END,
+		last_used_at = max(last_used_at, ?) WHERE id = ?`
+	q[qTokenGet] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE id = ?`
+	q[qTokenGetByHash] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE hash = ?`
+	q[qTokenList] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE tenant_id = ? ORDER BY created_at, id`
+	q[qTokenList+countAllTenants] = `SELECT ` + tokenCols + ` FROM api_tokens ORDER BY created_at, id`
 	// One pass over the thread's turns; ids only of those not completed.
 	q[qTurnTally] = `SELECT status, count(*), json_group_array(id) FILTER (WHERE status <> 'completed')
 		FROM turns INDEXED BY turns_session WHERE session_id = ? AND thread_id = ? AND tenant_id = ? GROUP BY status`
 	return q
 }
 
-// createdFilter keeps the rows of an agent (any when the first two
-// arguments are empty) created in [since, until): four arguments.
-const createdFilter = ` AND (? = '' OR agent = ?) AND created_at >= ? AND created_at < ?`
+// createdFilter keeps the rows of a principal and of an agent (any when
+// the first two, or the next two, arguments are empty) created in
+// [since, until): six arguments.
+const createdFilter = principalFilter + ` AND (? = '' OR agent = ?) AND created_at >= ? AND created_at < ?`
+
+// principalFilter keeps the rows of a principal (any when the two
+// arguments are empty).
+const principalFilter = ` AND (? = '' OR principal_id = ?)`
 
 // statusesFilter keeps the rows whose status is in a JSON array (any when
 // the first argument is 0, the array's length): two arguments.

@@ -96,8 +96,8 @@ func (r reader) SessionList(ctx context.Context, p *store.SessionListParams) ([]
 	if p.BeforeID != "" {
 		q, args = q+sessionBefore, append(args, p.BeforeID)
 	}
-	if p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() {
-		q, args = q+sessionFilter, append(args, createdArgs(p.Agent, p.Since, p.Until)...)
+	if p.PrincipalID != "" || p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() {
+		q, args = q+sessionFilter, append(args, createdArgs(p.PrincipalID, p.Agent, p.Since, p.Until)...)
 	}
 	ss, err := list(ctx, r, scanSession, q, append(args, store.ClampLimit(p.Limit))...)
 	if err != nil {
@@ -160,8 +160,8 @@ func (r reader) TurnList(ctx context.Context, p *store.TurnListParams) ([]*runty
 	if p.BeforeID != "" {
 		q, args = q+turnBefore, append(args, p.BeforeID)
 	}
-	if p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() || len(p.Statuses) > 0 {
-		q, args = q+turnFilter, append(args, createdArgs(p.Agent, p.Since, p.Until)...)
+	if p.PrincipalID != "" || p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() || len(p.Statuses) > 0 {
+		q, args = q+turnFilter, append(args, createdArgs(p.PrincipalID, p.Agent, p.Since, p.Until)...)
 		args = append(args, statusesArgs(p.Statuses)...)
 	}
 	ts, err := list(ctx, r, scanTurn, q, append(args, store.ClampLimit(p.Limit))...)
@@ -208,7 +208,7 @@ func (r reader) TaskSearch(ctx context.Context, p *store.TaskSearchParams) ([]*r
 	}
 	since, until := timeRange(p.Since, p.Until)
 	args = append(append(args, since, until), statusesArgs(p.Statuses)...)
-	ts, err := list(ctx, r, scanTask, q, append(args, p.Agent, p.Agent, store.ClampLimit(p.Limit))...)
+	ts, err := list(ctx, r, scanTask, q, append(args, p.PrincipalID, p.PrincipalID, p.Agent, p.Agent, store.ClampLimit(p.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("searching tasks: %w", err)
 	}
@@ -487,9 +487,9 @@ func timeRange(since, until time.Time) (int64, int64) {
 }
 
 // createdArgs are the arguments of createdFilter.
-func createdArgs(agent string, since, until time.Time) []any {
+func createdArgs(principal, agent string, since, until time.Time) []any {
 	lo, hi := timeRange(since, until)
-	return []any{agent, agent, lo, hi}
+	return []any{principal, principal, agent, agent, lo, hi}
 }
 
 // statusesArgs are the arguments of statusesFilter.

@@ -17,8 +17,11 @@ import (
 // TaskQueueStats counts the tasks due at p.Now and reads the one due
 // longest.
 func (r reader) TaskQueueStats(ctx context.Context, p *store.TaskQueueStatsParams) (*store.TaskQueueStats, error) {
-	now := nanos(p.Now)
-	rows, err := r.q.query(ctx, qTaskQueueCount, now)
+	count, oldest, args := qTaskQueueCount, qTaskQueueOldest, []any{nanos(p.Now)}
+	if p.TenantID != "" {
+		count, oldest, args = qTaskQueueTenant, qTaskQueueTenant+1, append(args, p.TenantID)
+	}
+	rows, err := r.q.query(ctx, count, args...)
 	if err != nil {
 		return nil, fmt.Errorf("counting queued tasks: %w", err)
 	}
@@ -30,7 +33,7 @@ func (r reader) TaskQueueStats(ctx context.Context, p *store.TaskQueueStatsParam
 	if n == 0 {
 		return st, nil
 	}
-	st.Oldest, err = get(ctx, r, scanTask, qTaskQueueOldest, now)
+	st.Oldest, err = get(ctx, r, scanTask, oldest, args...)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		// Claimed between the two statements: the count stands.

@@ -102,14 +102,18 @@ func exerciseReadModel(ctx context.Context, t *testing.T, newStore func(*testing
 		f.s = tb.session(tenantA)
 		f.s.Agent = "a"
 		s2 := tb.session(tenantA)
-		s2.Agent = "b"
+		s2.Agent, s2.PrincipalID = "b", "bob"
 		sB := tb.session(tenantB)
+		sB.PrincipalID = "bob"
 		f.sessions = []*runtype.Session{f.s, s2, sB}
 		f.th = tb.thread(f.s)
 		b := &store.Batch{Sessions: f.sessions, Threads: []*runtype.Thread{f.th}}
 		for i, st := range []runtype.TaskStatus{runtype.StatusCompleted, runtype.StatusFailed, runtype.StatusWaitingPermission, runtype.StatusCompleted} {
 			u := tb.turn(f.th)
 			u.Agent, u.Status = []string{"a", "b"}[i%2], st
+			if i%2 == 1 {
+				u.PrincipalID = "bob" // who submitted it: another than the session's
+			}
 			k := tb.task(u)
 			k.Status = st
 			u.TaskID = k.ID
@@ -121,7 +125,7 @@ func exerciseReadModel(ctx context.Context, t *testing.T, newStore func(*testing
 		// A task of the other tenant that would match every filter.
 		thB := tb.thread(sB)
 		uB := tb.turn(thB)
-		uB.Agent = "a"
+		uB.Agent, uB.PrincipalID = "a", "bob"
 		kB := tb.task(uB)
 		kB.Status = runtype.StatusCompleted
 		b.Threads, b.Turns, b.Tasks = append(b.Threads, thB), append(b.Turns, uB), append(b.Tasks, kB)
@@ -150,6 +154,11 @@ func exerciseReadModel(ctx context.Context, t *testing.T, newStore func(*testing
 			{"agent a, before", store.TurnListParams{Agent: "a", BeforeID: u[2].ID, Limit: 1}, []*runtype.Turn{u[0]}},
 			{"agent b, session, thread", store.TurnListParams{Agent: "b", SessionID: f.s.ID, ThreadID: f.th.ID}, []*runtype.Turn{u[3], u[1]}},
 			{"unknown agent", store.TurnListParams{Agent: "z"}, nil},
+			{"principal", store.TurnListParams{PrincipalID: "bob"}, []*runtype.Turn{u[3], u[1]}},
+			{"principal, limit 1", store.TurnListParams{PrincipalID: "bob", Limit: 1}, []*runtype.Turn{u[3]}},
+			{"principal and agent", store.TurnListParams{PrincipalID: "bob", Agent: "a"}, nil},
+			{"principal, session", store.TurnListParams{PrincipalID: f.s.PrincipalID, SessionID: f.s.ID}, []*runtype.Turn{u[2], u[0]}},
+			{"unknown principal", store.TurnListParams{PrincipalID: "eve"}, nil},
 		}
 		for _, tt := range tests {
 			p := tt.p
@@ -179,6 +188,9 @@ func exerciseReadModel(ctx context.Context, t *testing.T, newStore func(*testing
 			{"since s2", store.SessionListParams{Since: s2.CreatedAt}, []*runtype.Session{s2}},
 			{"until s2", store.SessionListParams{Until: s2.CreatedAt}, []*runtype.Session{s1}},
 			{"agent a, before s1", store.SessionListParams{Agent: "a", BeforeID: s1.ID}, nil},
+			{"principal", store.SessionListParams{PrincipalID: "bob"}, []*runtype.Session{s2}},
+			{"principal, before s2", store.SessionListParams{PrincipalID: "bob", BeforeID: s2.ID}, nil},
+			{"unknown principal", store.SessionListParams{PrincipalID: "eve"}, nil},
 		}
 		for _, tt := range tests {
 			p := tt.p
@@ -213,6 +225,9 @@ func exerciseReadModel(ctx context.Context, t *testing.T, newStore func(*testing
 			{"before, limit 2", store.TaskSearchParams{BeforeID: k[2].ID, Limit: 2}, []*runtype.Task{k[1], k[0]}},
 			{"agent a, limit 1", store.TaskSearchParams{Agent: "a", Limit: 1}, []*runtype.Task{k[2]}},
 			{"session, completed, before", store.TaskSearchParams{SessionID: f.s.ID, Statuses: []runtype.TaskStatus{runtype.StatusCompleted}, BeforeID: k[3].ID}, []*runtype.Task{k[0]}},
+			{"principal", store.TaskSearchParams{PrincipalID: "bob"}, []*runtype.Task{k[3], k[1]}},
+			{"principal, session, limit 1", store.TaskSearchParams{PrincipalID: "bob", SessionID: f.s.ID, Limit: 1}, []*runtype.Task{k[3]}},
+			{"unknown principal", store.TaskSearchParams{PrincipalID: "eve"}, nil},
 		}
 		for _, tt := range tests {
 			p := tt.p

@@ -75,6 +75,31 @@ func exerciseStats(ctx context.Context, t *testing.T, newStore func(*testing.T) 
 		if st := stats(t0); st.Depth != 3 || st.Oldest == nil || st.Oldest.ID != early.ID {
 			t.Errorf("TaskQueueStats after an earlier due task = %+v, want depth 3 and %s oldest", st, early.ID)
 		}
+
+		// One tenant's queue counts and names that tenant's tasks only.
+		for _, tt := range []struct {
+			tenant string
+			now    time.Time
+			depth  int
+			oldest *runtype.Task
+		}{
+			{tenantA, t0, 2, second},
+			{tenantB, t0, 1, early},
+			{tenantB, t0.Add(time.Minute), 2, early},
+			{tenantA, t0.Add(3 * time.Minute), 3, second},
+			{"tenant_none", t0.Add(3 * time.Minute), 0, nil},
+		} {
+			st, err := tb.store.TaskQueueStats(ctx, &store.TaskQueueStatsParams{Now: tt.now, TenantID: tt.tenant})
+			if err != nil {
+				t.Fatalf("TaskQueueStats(%s): %v", tt.tenant, err)
+			}
+			if st.Depth != tt.depth {
+				t.Errorf("TaskQueueStats(%s at %s).Depth = %d, want %d", tt.tenant, tt.now, st.Depth, tt.depth)
+			}
+			if d := diff(tt.oldest, st.Oldest); d != "" {
+				t.Errorf("TaskQueueStats(%s at %s).Oldest (-want +got):\n%s", tt.tenant, tt.now, d)
+			}
+		}
 	})
 
 	t.Run("ListInFlight", func(t *testing.T) {

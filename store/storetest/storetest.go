@@ -9,9 +9,9 @@
 //
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
 // limits, usage totals, events, transactions, tenancy, the Writer, the
-// scheduling of tasks, admission, the aggregates health reads); a
-// change to a driver extends the suite rather than only that driver's
-// tests.
+// scheduling of tasks, admission, the aggregates health reads, API
+// tokens); a change to a driver extends the suite rather than only that
+// driver's tests.
 //
 // # What the suite pins down beyond store.go
 //
@@ -43,7 +43,10 @@
 // the transaction holds them, not the batch's own. A lease or task update that fails wraps
 // store.ErrLeaseLost or store.ErrNotFound, and the batch writes nothing.
 //
-// The read models' filters (Agent, Since, Until, Statuses) apply before a
+// API tokens list oldest first (by CreatedAt, then ID). A token update
+// may name a token its own batch inserts.
+//
+// The read models' filters (Agent, PrincipalID, Since, Until, Statuses) apply before a
 // list's Limit, so that a page is full until the list ends. MessageCount
 // is 0 for a thread the tenant does not have; ToolCallList's TurnIDs
 // matches nothing without a SessionID, while RunList's TaskIDs needs none; TurnTally counts a thread's turns
@@ -99,6 +102,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Admission", exerciseAdmission},
 		{"Stats", exerciseStats},
 		{"ReadModel", exerciseReadModel},
+		{"Token", exerciseToken},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {

@@ -1,0 +1,196 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// This file holds who may call what: the access values the route table
+// uses, the guard that authenticates a request and checks its token's
+// role (and, for a submitter, that the record it names is its own), and
+// the not-found answer that is the same for a missing record, another
+// tenant's and another principal's.
+
+// access is who may call a route: the roles that may (none: the route
+// needs no token), and what a submitter may call it for.
+type access struct {
+	roles []runtype.APIRole
+	// own, for a route a submitter may call, names the record that must
+	// be its own: the first of these parameters the request has, from
+	// the path or else the query. A submitter that names none is
+	// refused. Without own, a submitter's lists keep its own records
+	// (onlyOwn).
+	own []ownParam
+}
+
+// ownParam is a request parameter naming a record of a kind.
+type ownParam struct {
+	name string
+	kind agentrt.OwnKind
+}
+
+func (a access) public() bool { return len(a.roles) == 0 }
+
+var (
+	// public routes need no token: the probes.
+	public = access{}
+	// anyRole routes show nothing of any tenant's work.
+	anyRole = access{roles: runtype.APIRoles}
+	// readers read the tenant's work (health and metrics: the whole
+	// runtime's to an admin).
+	readers = access{roles: []runtype.APIRole{runtype.APIRoleAdmin, runtype.APIRoleOperator, runtype.APIRoleViewer}}
+	// allReaders read the tenant's work, and a submitter its own.
+	allReaders = access{roles: runtype.APIRoles}
+	// submitters submit turns.
+	submitters = access{roles: []runtype.APIRole{runtype.APIRoleAdmin, runtype.APIRoleOperator, runtype.APIRoleSubmitter}}
+	// operators answer, control and change.
+	operators = access{roles: []runtype.APIRole{runtype.APIRoleAdmin, runtype.APIRoleOperator}}
+	// admins manage tokens.
+	admins = access{roles: []runtype.APIRole{runtype.APIRoleAdmin}}
+)
+
+// ownSession, ownTurn and ownTask let a submitter call a route of a for
+// its own session, turn or task only; ownSessionOrTurn for its own
+// session or turn, named in the query (the event stream).
+func ownSession(a access) access { return a.owning(ownParam{"sessionId", agentrt.OwnSession}) }
+func ownTurn(a access) access    { return a.owning(ownParam{"turnId", agentrt.OwnTurn}) }
+func ownTask(a access) access    { return a.owning(ownParam{"taskId", agentrt.OwnTask}) }
+func ownSessionOrTurn(a access) access {
+	return a.owning(ownParam{"sessionId", agentrt.OwnSession}, ownParam{"turnId", agentrt.OwnTurn})
+}
+
+func (a access) owning(ps ...ownParam) access {
+	if !slices.Contains(a.roles, runtype.APIRoleSubmitter) {
+		panic("httpapi: an own parameter on a route submitters may not call")
+	}
+	a.own = ps
+	return a
+}
+
+// credKey keys the request's credential in its context.
+type credKey struct{}
+
+// caller is the credential of a request the guard let through.
+func caller(r *http.Request) *agentrt.Credential {
+	return r.Context().Value(credKey{}).(*agentrt.Credential)
+}
+
+// owner is whose work the request acts on, and as whom.
+func owner(r *http.Request) runtype.Owner { return caller(r).Owner }
+
+// onlyOwn reports whether the request may see its principal's own
+// records only (a submitter's).
+func onlyOwn(r *http.Request) bool { return caller(r).Role == runtype.APIRoleSubmitter }
+
+// guard authenticates a request with its bearer token, then lets it
+// through to next only if the token's role may call the route (403
+// otherwise) and, for a submitter, the record it names is its own (404,
+// as for a missing one, otherwise).
+func (s *Server) guard(pattern string, a access, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Get("Authorization")
+		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
+		scheme, token, _ := strings.Cut(h, " ")
+		var cred *agentrt.Credential
+		err := agentrt.ErrUnauthorized
+		if strings.EqualFold(scheme, "Bearer") {
+			cred, err = s.rt.Authenticate(r.Context(), token)
+		}
+		switch {
+		case errors.Is(err, agentrt.ErrUnauthorized):
+			reason := "wrong bearer token"
+			switch {
+			case h == "":
+				reason = "missing bearer token"
+			case errors.Is(err, agentrt.ErrTokenRevoked):
+				reason = "revoked bearer token"
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", reason)
+			return
+		case errors.Is(err, agentrt.ErrStopped):
+			s.writeErr(w, r, err)
+			return
+		case err != nil:
+			// Without the store no token can be checked: a revocation
+			// might be missed, so nothing is served.
+			s.cfg.Logger.ErrorContext(r.Context(), "checking a bearer token", "method", r.Method, "path", r.URL.Path, "err", err)
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the bearer token could not be checked: the store did not answer; see the server log")
+			return
+		}
+		if !slices.Contains(a.roles, cred.Role) {
+			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("role %s may not call %s; it needs %s", cred.Role, pattern, roleList(a.roles)))
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), credKey{}, cred))
+		if cred.Role == runtype.APIRoleSubmitter && len(a.own) > 0 && !s.checkOwn(w, r, a.own) {
+			return
+		}
+		next(w, r)
+	}
+}
+
+// checkOwn lets a submitter through when the first of ps the request has
+// names its own record, answering otherwise.
+func (s *Server) checkOwn(w http.ResponseWriter, r *http.Request, ps []ownParam) bool {
+	for _, p := range ps {
+		id := r.PathValue(p.name)
+		if id == "" {
+			id = r.URL.Query().Get(p.name)
+		}
+		if id == "" {
+			continue
+		}
+		if err := s.rt.CheckOwn(r.Context(), owner(r), p.kind, id); err != nil {
+			s.writeErr(w, r, err)
+			return false
+		}
+		return true
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.name
+	}
+	writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a submitter must name its own %s", strings.Join(names, " or ")))
+	return false
+}
+
+// roleList is "admin, operator or viewer".
+func roleList(roles []runtype.APIRole) string {
+	s := make([]string, len(roles))
+	for i, r := range roles {
+		s[i] = string(r)
+	}
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// notFound is the message of a 404. On a route with ids in its path it
+// names those ids and nothing else, whatever was missing: a missing
+// record, another tenant's and another principal's answer alike.
+// Elsewhere it is the error's.
+func notFound(r *http.Request, err error) string {
+	_, path, _ := strings.Cut(r.Pattern, " ")
+	var parts []string
+	for seg := range strings.SplitSeq(path, "/") {
+		name, ok := strings.CutPrefix(seg, "{")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSuffix(name, "}")
+		parts = append(parts, strings.TrimSuffix(name, "Id")+" "+r.PathValue(name))
+	}
+	if len(parts) == 0 {
+		return err.Error()
+	}
+	return "not found: " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,304 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// matrixBodies are the request bodies of the operations that take one,
+// by operationId: valid requests, so that only who calls decides.
+var matrixBodies = map[string]string{
+	"submitTurn":        `{"agent": "support", "input": "hello"}`,
+	"respondAction":     `{"decision": "deny", "message": "not now"}`,
+	"setLimit":          `{"scope": "tenant", "maxTokens": 100000000}`,
+	"setPolicyMode":     `{"mode": "default"}`,
+	"writeProcessStdin": `{"data": "x"}`,
+	"exportEvidence":    `{}`,
+	"createToken":       `{"principalId": "newcomer", "role": "viewer"}`,
+}
+
+// matrixCaller is who calls in the matrix.
+type matrixCaller struct {
+	name string
+	b    *testBundle
+	role runtype.APIRole
+	// foreign: another tenant's; stranger: a submitter of the tenant
+	// who owns none of the fixtures.
+	foreign, stranger bool
+}
+
+// matrixResult is one answer.
+type matrixResult struct {
+	status int
+	code   string
+	msg    string
+	body   string
+}
+
+func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Values, body string) matrixResult {
+	t.Helper()
+	if len(query) > 0 {
+		path += "?" + query.Encode()
+	}
+	resp, raw := b.do(t, call{method: method, path: path, body: body})
+	r := matrixResult{status: resp.StatusCode, body: string(raw)}
+	if resp.StatusCode >= 400 {
+		var e httpapi.ErrorBody
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatalf("%s %s = %d with a body that is no JSON error: %s", method, path, resp.StatusCode, raw)
+		}
+		r.code, r.msg = e.Error.Code, e.Error.Message
+	}
+	return r
+}
+
+// TestRoleRouteMatrix calls every route of the OpenAPI document with a
+// token of every role, of the fixtures' tenant and of another, and holds
+// each answer to what the document's x-agentrt-roles and x-agentrt-own
+// say:
+//
+//   - a role the operation does not list gets 403 forbidden;
+//   - another tenant's caller gets, for the fixtures' ids, exactly the
+//     answer (status, code and message) it gets for ids that exist
+//     nowhere, and its lists show none of the fixtures;
+//   - a submitter that owns none of the fixtures gets the same on the
+//     operations x-agentrt-own marks, and sees none of them in lists;
+//   - everyone else gets an answer the operation documents, never 401,
+//     403 or a 5xx.
+//
+// A route the document lists without x-agentrt-roles fails here.
+func TestRoleRouteMatrix(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
+	const tenant, other = agentrt.DefaultTenant, "tenant_other"
+	sam := b.as(t, tenant, "sam", runtype.APIRoleSubmitter)
+	callers := []matrixCaller{
+		{name: "admin", b: b, role: runtype.APIRoleAdmin},
+		{name: "operator", b: b.as(t, tenant, "olga", runtype.APIRoleOperator), role: runtype.APIRoleOperator},
+		{name: "viewer", b: b.as(t, tenant, "vera", runtype.APIRoleViewer), role: runtype.APIRoleViewer},
+		{name: "submitter", b: sam, role: runtype.APIRoleSubmitter},
+		{name: "other submitter", b: b.as(t, tenant, "sue", runtype.APIRoleSubmitter), role: runtype.APIRoleSubmitter, stranger: true},
+		{name: "foreign operator", b: b.as(t, other, "olga", runtype.APIRoleOperator), role: runtype.APIRoleOperator, foreign: true},
+		{name: "foreign viewer", b: b.as(t, other, "vera", runtype.APIRoleViewer), role: runtype.APIRoleViewer, foreign: true},
+		{name: "foreign submitter", b: b.as(t, other, "sam", runtype.APIRoleSubmitter), role: runtype.APIRoleSubmitter, foreign: true},
+	}
+
+	// The fixtures: sam's turn, parked on an approval, and a spare token.
+	res := sam.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("sam's turn %s (%s), want waiting_permission", turn.Status, turn.StatusReason)
+	}
+	var acts struct{ Actions []agentrt.ActionRead }
+	b.getJSON(t, call{path: "/v1/actions?turnId=" + res.TurnID}, http.StatusOK, &acts)
+	if len(acts.Actions) != 1 {
+		t.Fatalf("actions of sam's turn: %+v", acts.Actions)
+	}
+	spare, err := b.rt.CreateToken(t.Context(), &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "spare"}, Role: runtype.APIRoleViewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{
+		"sessionId": res.SessionID, "threadId": res.ThreadID, "turnId": res.TurnID, "taskId": res.TaskID,
+		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID,
+	}
+	missing := map[string]string{
+		"sessionId": "ses_missing", "threadId": "thr_missing", "turnId": "turn_missing", "taskId": "task_missing",
+		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing",
+	}
+	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID}
+
+	doc := b.openapi(t)
+	routes := doc.documented()
+	slices.SortFunc(routes, func(a, b httpapi.RouteInfo) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
+	for _, r := range routes {
+		op := doc.Paths[r.Path][strings.ToLower(r.Method)]
+		if !r.Auth {
+			continue
+		}
+		if len(op.Roles) == 0 {
+			t.Errorf("%s %s documents no x-agentrt-roles", r.Method, r.Path)
+			continue
+		}
+		body, hasBody := matrixBodies[op.OperationID]
+		if op.RequestBody != nil && !hasBody {
+			t.Errorf("%s %s (%s) takes a body the matrix has none for", r.Method, r.Path, op.OperationID)
+		}
+		// request fills the path's parameters, and puts the own ones the
+		// path lacks in the query.
+		request := func(c matrixCaller, with map[string]string) matrixResult {
+			t.Helper()
+			path := pathParam.ReplaceAllStringFunc(r.Path, func(m string) string { return with[m[1:len(m)-1]] })
+			q := url.Values{}
+			for _, name := range op.Own {
+				if !strings.Contains(r.Path, "{"+name+"}") {
+					q.Set(name, with[name]) // the first suffices
+					break
+				}
+			}
+			if op.OperationID == "streamEvents" {
+				q.Set("follow", "false")
+			}
+			return c.b.matrixCall(t, r.Method, path, q, body)
+		}
+		for _, c := range callers {
+			got := request(c, ids)
+			name := fmt.Sprintf("%s %s as %s", r.Method, r.Path, c.name)
+			allowed := slices.Contains(op.Roles, string(c.role))
+			// An id in the path, or one the request names as its own:
+			// another tenant's, or a stranger's, answers as a missing one.
+			named := strings.Contains(r.Path, "{") || len(op.Own) > 0
+			asMissing := c.foreign && named || c.stranger && len(op.Own) > 0
+			switch {
+			case !allowed:
+				if got.status != http.StatusForbidden || got.code != "forbidden" {
+					t.Errorf("%s = %d %s, want 403 forbidden (roles %v)", name, got.status, got.body, op.Roles)
+				}
+			case asMissing:
+				want := request(c, missing)
+				if got.status != want.status || got.code != want.code || normalize(got.msg, ids) != normalize(want.msg, missing) ||
+					got.status < 300 && normalize(got.body, ids) != normalize(want.body, missing) {
+					t.Errorf("%s = %d %s %q; for ids that exist nowhere %d %s %q: want the same", name,
+						got.status, got.code, got.msg, want.status, want.code, want.msg)
+				}
+			default:
+				if _, documented := op.Responses[strconv.Itoa(got.status)]; !documented || got.status == http.StatusUnauthorized ||
+					got.status == http.StatusForbidden || got.status >= 500 {
+					t.Errorf("%s = %d %s, want an answer the operation documents, not 401, 403 or 5xx", name, got.status, got.body)
+				}
+				if c.foreign || c.stranger {
+					for _, s := range secrets {
+						if strings.Contains(got.body, s) {
+							t.Errorf("%s shows %s, sam's: %s", name, s, got.body)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// normalize puts the names of the ids back into a message.
+func normalize(msg string, ids map[string]string) string {
+	for name, id := range ids {
+		msg = strings.ReplaceAll(msg, id, "{"+name+"}")
+	}
+	return msg
+}
+
+// TestSubmitterSeesItsOwn: a submitter lists, reads, follows and
+// interrupts its own turns and sessions, and no one else's; it continues
+// only its own sessions and answers no approvals.
+func TestSubmitterSeesItsOwn(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
+	sam := b.as(t, agentrt.DefaultTenant, "sam", runtype.APIRoleSubmitter)
+	sue := b.as(t, agentrt.DefaultTenant, "sue", runtype.APIRoleSubmitter)
+	mine, theirs := sam.submit(t, httpapi.SubmitTurnRequest{Input: "go"}), sue.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	for _, res := range []agentrt.SubmitTurnResult{mine, theirs} {
+		if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
+			t.Fatalf("turn %s", turn.Status)
+		}
+	}
+
+	var reqs struct{ Requests []agentrt.RequestSummary }
+	sam.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &reqs)
+	if len(reqs.Requests) != 1 || reqs.Requests[0].TurnID != mine.TurnID {
+		t.Errorf("sam's requests = %+v, want his one", reqs.Requests)
+	}
+	var sessions struct{ Sessions []agentrt.SessionSummary }
+	sam.getJSON(t, call{path: "/v1/sessions"}, http.StatusOK, &sessions)
+	if len(sessions.Sessions) != 1 || sessions.Sessions[0].SessionID != mine.SessionID {
+		t.Errorf("sam's sessions = %+v, want his one", sessions.Sessions)
+	}
+	var tasks agentrt.TaskPage
+	sam.getJSON(t, call{path: "/v1/tasks"}, http.StatusOK, &tasks)
+	if len(tasks.Tasks) != 1 || tasks.Tasks[0].TaskID != mine.TaskID {
+		t.Errorf("sam's tasks = %+v, want his one", tasks.Tasks)
+	}
+	b.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &reqs)
+	if len(reqs.Requests) != 2 {
+		t.Errorf("the admin sees %d requests, want both", len(reqs.Requests))
+	}
+	sam.getJSON(t, call{path: "/v1/requests/" + mine.TurnID}, http.StatusOK, nil)
+	sam.getJSON(t, call{path: "/v1/sessions/" + mine.SessionID}, http.StatusOK, nil)
+	sam.getJSON(t, call{path: "/v1/tasks/" + mine.TaskID}, http.StatusOK, nil)
+	resp, body := sam.do(t, call{method: http.MethodGet, path: "/v1/requests/" + theirs.TurnID})
+	wantError(t, resp, body, http.StatusNotFound, "not_found", "not found: turn "+theirs.TurnID)
+
+	s := sam.openEvents(t, "follow=false&sessionId="+mine.SessionID, nil)
+	if evs := s.all(); len(evs) == 0 || evs[0].SessionID != mine.SessionID {
+		t.Errorf("sam's session's events: %d, want its own", len(evs))
+	}
+	resp, body = sam.do(t, call{method: http.MethodGet, path: "/v1/events?follow=false"})
+	wantError(t, resp, body, http.StatusForbidden, "forbidden", "a submitter must name its own sessionId or turnId")
+	resp, body = sam.do(t, call{method: http.MethodGet, path: "/v1/events?follow=false&turnId=" + theirs.TurnID})
+	wantError(t, resp, body, http.StatusNotFound, "not_found", "turn "+theirs.TurnID)
+
+	resp, body = sam.do(t, call{method: http.MethodPost, path: "/v1/turns", body: `{"sessionId":"` + theirs.SessionID + `","input":"me too"}`})
+	wantError(t, resp, body, http.StatusForbidden, "forbidden", "another principal's", "sam may continue only its own sessions")
+	var acts struct{ Actions []agentrt.ActionRead }
+	b.getJSON(t, call{path: "/v1/actions?turnId=" + mine.TurnID}, http.StatusOK, &acts)
+	resp, body = sam.do(t, call{method: http.MethodPost, path: "/v1/actions/" + acts.Actions[0].ActionID, body: `{"decision":"approve"}`})
+	wantError(t, resp, body, http.StatusForbidden, "forbidden", "role submitter")
+
+	resp, body = sam.do(t, call{method: http.MethodPost, path: "/v1/turns/" + theirs.TurnID + "/interrupt"})
+	wantError(t, resp, body, http.StatusNotFound, "not_found")
+	sam.getJSON(t, call{method: http.MethodPost, path: "/v1/turns/" + mine.TurnID + "/interrupt"}, http.StatusAccepted, nil)
+	if turn := b.wait(t, mine.TurnID); turn.Status != runtype.StatusCancelled {
+		t.Errorf("sam's turn after his interrupt: %s", turn.Status)
+	}
+	if turn := b.wait(t, theirs.TurnID); turn.Status != runtype.StatusWaitingPermission {
+		t.Errorf("sue's turn after sam's attempt: %s", turn.Status)
+	}
+}
+
+// TestSelfApprovalOverHTTP: with policy.self_approval forbid, the
+// operator who submitted a turn gets 403 with the reason when it
+// approves its action; another operator approves, and is recorded as
+// who did.
+func TestSelfApprovalOverHTTP(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}, forbidSelfApproval: true})
+	olga := b.as(t, agentrt.DefaultTenant, "olga", runtype.APIRoleOperator)
+	oscar := b.as(t, agentrt.DefaultTenant, "oscar", runtype.APIRoleOperator)
+	res := olga.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s", turn.Status)
+	}
+	var acts struct{ Actions []agentrt.ActionRead }
+	olga.getJSON(t, call{path: "/v1/actions?turnId=" + res.TurnID}, http.StatusOK, &acts)
+	path := "/v1/actions/" + acts.Actions[0].ActionID
+	resp, body := olga.do(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`})
+	wantError(t, resp, body, http.StatusForbidden, "forbidden", "olga submitted turn "+res.TurnID, "self-approval", "policy.self_approval: forbid")
+
+	var out agentrt.RespondActionResult
+	oscar.getJSON(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`}, http.StatusOK, &out)
+	if out.Action.ResolvedBy != "oscar" {
+		t.Errorf("resolved by %q, want oscar", out.Action.ResolvedBy)
+	}
+	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
+		t.Errorf("turn after oscar's approval: %s", turn.Status)
+	}
+	var found bool
+	for _, e := range olga.readAll(t, "sessionId="+res.SessionID, nil) {
+		found = found || e.Type == "action.resolved"
+	}
+	if !found {
+		t.Error("no action.resolved in the session's events")
+	}
+	var v agentrt.VerifyResult
+	olga.getJSON(t, call{path: "/v1/sessions/" + res.SessionID + "/receipts/verify"}, http.StatusOK, &v)
+	if !v.OK {
+		t.Errorf("receipts = %+v", v)
+	}
+}
