@@ -3,6 +3,7 @@ package sandbox
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 )
 
 // privateTmp is where bubblewrap mounts the private tmpfs.
@@ -39,7 +40,11 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 	for _, f := range l.extra {
 		a = append(a, "--ro-bind-try", f, f)
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", privateTmp)
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	if l.tmpBytes > 0 {
+		a = append(a, "--size", strconv.FormatInt(l.tmpBytes, 10))
+	}
+	a = append(a, "--tmpfs", privateTmp)
 
 	type mount struct {
 		root
@@ -78,9 +83,9 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 	}
 	for _, m := range mounts {
 		if m.rw {
-			a = append(a, "--bind", m.path, m.path)
+			a = append(a, "--bind", l.source(m.path), m.path)
 		} else {
-			a = append(a, "--ro-bind", m.path, m.path)
+			a = append(a, "--ro-bind", l.source(m.path), m.path)
 		}
 	}
 	for _, d := range skeleton {

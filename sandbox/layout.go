@@ -37,6 +37,19 @@ type layout struct {
 	extra    []string // resolved targets of systemLinks outside sysRoots
 	ro       []root   // read-only beyond the system directories
 	rw       []root
+	// tmpBytes bounds the private /tmp (bubblewrap's), 0 for no bound.
+	tmpBytes int64
+	// sources maps a root to where bubblewrap binds it from, when that
+	// is not the root itself (a root daemon's staged roots).
+	sources map[string]string
+}
+
+// source is where bubblewrap binds root path from.
+func (l *layout) source(path string) string {
+	if s, ok := l.sources[path]; ok {
+		return s
+	}
+	return path
 }
 
 // newLayout resolves p's roots and spec's workspace and working
