@@ -95,15 +95,12 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 	return append(a, argv...)
 }
 
-// bwrapProbeArgs is a bwrap argv that uses what bwrapArgs uses.
-func bwrapProbeArgs(bwrap string, asRoot bool) []string {
-	a := []string{bwrap,
+// bwrapProbeArgs is a bwrap argv that uses what bwrapArgs uses, run as
+// the user commands run as.
+func bwrapProbeArgs(bwrap string) []string {
+	return []string{bwrap,
 		"--die-with-parent", "--new-session",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
-	}
-	if asRoot {
-		a = append(a, "--cap-drop", "ALL")
-	}
-	return append(a, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", privateTmp,
-		"--remount-ro", "/", "--chdir", "/", "--", "true")
+		"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--size", "1048576", "--tmpfs", privateTmp,
+		"--remount-ro", "/", "--chdir", "/", "--", "true"}
 }

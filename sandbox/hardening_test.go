@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt/internal/testenv"
 )
@@ -327,5 +330,47 @@ func TestWriteLimit(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestUnsearchable: under Landlock a root daemon covers with a tmpfs each
+// directory on the way to a root that the sandbox user cannot search —
+// the shallowest only — seeing the daemon's files in idmapped roots as
+// the user's.
+func TestUnsearchable(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	base := t.TempDir()
+	mk := func(rel string, mode os.FileMode, uid int) string {
+		p := filepath.Join(base, rel)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if err := os.Chmod(filepath.Dir(base), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	closed := mk("closed", 0o700, 0)
+	ws := mk("closed/ws", 0o755, 0)
+	mk("open", 0o755, 0)
+	others := mk("open/others", 0o700, 1234)
+	mine := mk("open/mine", 0o755, DefaultUser)
+	mk("closed/ws/private", 0o700, 0)
+	theirs := mk("closed/ws/theirs", 0o700, 1234)
+	roots := []string{ws, filepath.Join(others, "x"), filepath.Join(mine, "y"), filepath.Join(ws, "private", "z"), filepath.Join(theirs, "t")}
+	got := unsearchable(slices.Clone(roots), roots, Options{}.user())
+	want := []string{closed, others, theirs}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unsearchable (-want +got):\n%s", diff)
 	}
 }

@@ -117,7 +117,7 @@ func (s *Sandbox) probeBubblewrap(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.helper)
-	cmd.Args = append([]string{helperArg0}, bwrapProbeArgs(p, false)...)
+	cmd.Args = append([]string{helperArg0}, bwrapProbeArgs(p)...)
 	cmd.Env = helperEnv(b, []string{"PATH=/usr/bin:/bin"})
 	cmd.WaitDelay = proc.WaitDelay
 	if out, err := cmd.CombinedOutput(); err != nil {
