@@ -75,11 +75,9 @@ func probe(name string, args []string) error {
 		}
 		cmd := exec.Command(self)
 		cmd.Env = append(os.Environ(), probeEnv+"=mount_inner")
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		}
+		// No id maps: mapping root needs CAP_SETFCAP, and the
+		// namespace's capabilities come without one.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS}
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Start(); err != nil {
 			var e syscall.Errno
