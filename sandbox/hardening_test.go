@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -29,24 +28,6 @@ func needRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Missing(t, "the daemon is not root: this test is about a root daemon's sandbox")
 	}
-}
-
-// runSpec runs spec under p and returns how it ended.
-func (b *testBundle) runSpec(t *testing.T, p Profile, spec Spec) result {
-	t.Helper()
-	c, err := b.sb.Command(t.Context(), p, spec)
-	if err != nil {
-		t.Fatalf("Command: %v", err)
-	}
-	var stdout, stderr strings.Builder
-	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := c.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	cg := cgroupOf(c)
-	err = c.Wait()
-	assertNothingLeft(t, c, cg)
-	return result{cmd: c, stdout: stdout.String(), stderr: stderr.String(), err: err, v: c.Violation(err, []byte(stderr.String()))}
 }
 
 // TestHostUser: under a root daemon a sandboxed process, bwrap's own
@@ -209,7 +190,7 @@ func TestSyscallsRefused(t *testing.T) {
 					b := setup(t, enf)
 					p, spec := b.probeSpec(t, profile(t, "workspace_write", nil), tc.probe)
 					spec.Argv = tc.argv
-					r := b.runSpec(t, p, spec)
+					r := b.runSpec(t, t.Context(), p, spec)
 					wantViolation(t, r, SyscallDenied, tc.detail)
 					if r.stdout != "" {
 						t.Errorf("stdout %q: it was allowed", r.stdout)
@@ -231,22 +212,7 @@ func TestNetworkNoneSockets(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = udp.Close() })
 	sock := filepath.Join(t.TempDir(), "sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(wg.Wait)
-	t.Cleanup(func() { _ = ln.Close() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	})
+	listen(t, "unix", sock)
 	script := fmt.Sprintf("echo hi > /dev/udp/127.0.0.1/%d", udp.LocalAddr().(*net.UDPAddr).Port)
 	for _, enf := range enforcers {
 		t.Run(string(enf), func(t *testing.T) {
@@ -264,7 +230,7 @@ func TestNetworkNoneSockets(t *testing.T) {
 				t.Parallel()
 				b := setup(t, enf)
 				p, spec := b.probeSpec(t, profile(t, "workspace_write", nil), "unix", sock)
-				r := b.runSpec(t, p, spec)
+				r := b.runSpec(t, t.Context(), p, spec)
 				if r.err == nil || r.stdout != "" {
 					t.Errorf("connected to the host's Unix socket: %q, %v", r.stdout, r.err)
 				}
