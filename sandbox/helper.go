@@ -96,8 +96,8 @@ type mountRoot struct {
 	ReadOnly bool   `json:"readOnly,omitempty"`
 }
 
-// mountTmpfs is a tmpfs to mount at At: Size bytes at most (0: a small
-// one), its root with mode Mode and owned by UID and GID.
+// mountTmpfs is a tmpfs to mount at At: Size bytes at most (0: the
+// kernel's default), its root with mode Mode and owned by UID and GID.
 type mountTmpfs struct {
 	At   string `json:"at"`
 	Size int64  `json:"size,omitempty"`

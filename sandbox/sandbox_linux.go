@@ -108,7 +108,7 @@ func (s *Sandbox) probeBubblewrap(path string) (string, error) {
 			return "", s.userErr
 		}
 		cfg.User = &s.user
-		cfg.Mounts = &mountConfig{UsernsFD: -1, Tmpfs: []mountTmpfs{{At: stageDir, Mode: 0o755}}, Chdir: "/"}
+		cfg.Mounts = &mountConfig{UsernsFD: -1, Tmpfs: []mountTmpfs{{At: stageDir, Size: smallTmpfs, Mode: 0o755}}, Chdir: "/"}
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
@@ -147,7 +147,7 @@ func (s *Sandbox) Enforcer() (Enforcer, error) {
 }
 
 func (s *Sandbox) userError() error {
-	return fmt.Errorf("%w: running as root, and no sandboxed process may: cannot run them as user %d: %w", ErrUnenforceable, s.user.UID, s.userErr)
+	return fmt.Errorf("%w: running as root, where sandboxed processes must run as user %d, which needs idmapped mounts: %w", ErrUnenforceable, s.user.UID, s.userErr)
 }
 
 func (s *Sandbox) cgroupError() error {

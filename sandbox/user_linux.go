@@ -36,6 +36,9 @@ import (
 // holding only the way down. The private /tmp is a tmpfs of
 // Limits.TmpBytes owned by the user.
 
+// smallTmpfs is the size of a tmpfs that holds only mount points.
+const smallTmpfs = 1 << 20
+
 // stageDir is where, in the helper's mount namespace, the roots are
 // attached for bubblewrap to bind.
 const stageDir = "/tmp"
@@ -113,7 +116,7 @@ func idmapUserns(helper string, u userConfig) (*os.File, error) {
 // stagePlan returns the mounts that let bubblewrap, run as the user,
 // bind l's roots: each is staged at stagedRoot, which l.sources records.
 func stagePlan(l *layout) *mountConfig {
-	m := &mountConfig{Tmpfs: []mountTmpfs{{At: stageDir, Mode: 0o755}}, Chdir: "/"}
+	m := &mountConfig{Tmpfs: []mountTmpfs{{At: stageDir, Size: smallTmpfs, Mode: 0o755}}, Chdir: "/"}
 	l.sources = make(map[string]string)
 	for i, r := range l.roots() {
 		at := stagedRoot(i)
@@ -125,7 +128,8 @@ func stagePlan(l *layout) *mountConfig {
 
 // landlockPlan returns the mounts that give a command run as u under
 // Landlock its roots, idmapped at their own paths, and its private
-// temporary directory tmp, a tmpfs of tmpBytes (0: none).
+// temporary directory tmp ("" for none), a tmpfs of tmpBytes (negative:
+// unbounded).
 func landlockPlan(l *layout, u userConfig, tmp string, tmpBytes int64) *mountConfig {
 	m := &mountConfig{Chdir: l.cwd}
 	var paths []string
@@ -138,7 +142,7 @@ func landlockPlan(l *layout, u userConfig, tmp string, tmpBytes int64) *mountCon
 		targets = append(targets, tmp)
 	}
 	for _, d := range unsearchable(targets, paths, u) {
-		m.Tmpfs = append(m.Tmpfs, mountTmpfs{At: d, Mode: 0o755})
+		m.Tmpfs = append(m.Tmpfs, mountTmpfs{At: d, Size: smallTmpfs, Mode: 0o755})
 	}
 	if tmp != "" {
 		m.Tmpfs = append(m.Tmpfs, mountTmpfs{At: tmp, Size: max(tmpBytes, 0), Mode: 0o700, UID: u.UID, GID: u.GID})
@@ -332,22 +336,28 @@ func attach(clone int, r mountRoot) error {
 }
 
 // makeMountPoint makes path, a directory or an empty file, and the
-// directories leading to it.
+// directories leading to it, following no symbolic link.
 func makeMountPoint(path string, file bool) error {
-	parent := filepath.Dir(path)
-	if _, err := os.Lstat(parent); errors.Is(err, os.ErrNotExist) {
+	parent, base := filepath.Dir(path), filepath.Base(path)
+	dir, err := openNoSymlinks(parent)
+	if errors.Is(err, unix.ENOENT) {
 		if err := makeMountPoint(parent, false); err != nil {
 			return err
 		}
+		dir, err = openNoSymlinks(parent)
 	}
-	if file {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
-		if err != nil {
-			return err
-		}
-		return f.Close()
+	if err != nil {
+		return err
 	}
-	return os.Mkdir(path, 0o755)
+	defer unix.Close(dir)
+	if !file {
+		return unix.Mkdirat(dir, base, 0o755)
+	}
+	fd, err := unix.Openat(dir, base, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
 }
 
 // mountTmpfsAt mounts the tmpfs t.
@@ -357,11 +367,10 @@ func mountTmpfsAt(t mountTmpfs) error {
 		return fmt.Errorf("opening %s: %w", t.At, err)
 	}
 	defer unix.Close(fd)
-	size := t.Size
-	if size <= 0 {
-		size = 1 << 20
+	opts := []string{"mode=" + strconv.FormatUint(uint64(t.Mode), 8)}
+	if t.Size > 0 {
+		opts = append(opts, "size="+strconv.FormatInt(t.Size, 10))
 	}
-	opts := []string{"mode=" + strconv.FormatUint(uint64(t.Mode), 8), "size=" + strconv.FormatInt(size, 10)}
 	if t.UID != 0 || t.GID != 0 {
 		opts = append(opts, "uid="+strconv.Itoa(t.UID), "gid="+strconv.Itoa(t.GID))
 	}

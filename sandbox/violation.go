@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -261,8 +262,8 @@ func (fs deniedFS) classifyLine(line string) *Violation {
 const errNoSpace = "No space left on device"
 
 // tmpFull reports a write the full private /tmp refused: a line saying
-// so that names a path in it, or no path at all (a redirection's
-// "error writing 'standard output'").
+// so that names a path in it (and in no writable root), or no path at
+// all (a redirection's "error writing 'standard output'").
 func (fs deniedFS) tmpFull(stderr string) *Violation {
 	for line := range strings.Lines(stderr) {
 		if !strings.Contains(line, errNoSpace) {
@@ -276,7 +277,10 @@ func (fs deniedFS) tmpFull(stderr string) *Violation {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(fs.cwd, p)
 			}
-			if within(filepath.Clean(p), fs.tmp) {
+			// A root below /tmp is bound over the private one.
+			p = filepath.Clean(p)
+			inRoot := slices.ContainsFunc(fs.writable, func(w string) bool { return w != fs.tmp && within(p, w) })
+			if within(p, fs.tmp) && !inRoot {
 				return &Violation{Kind: TmpLimit, Detail: "the private /tmp is full"}
 			}
 		}
