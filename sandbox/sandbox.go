@@ -73,7 +73,8 @@ type Sandbox struct {
 	// daemon's ids to it, for idmapped mounts (root only).
 	user    userConfig
 	userns  *os.File
-	userErr error // why userns is nil (root only)
+	userErr error       // why userns is nil (root only)
+	self    *fileReader // the daemon's user, for Violation (not root)
 }
 
 // Spec is what to run.

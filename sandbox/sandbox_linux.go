@@ -56,6 +56,10 @@ func (s *Sandbox) probe() {
 		s.err = fmt.Errorf("%w: %w", ErrUnenforceable, errNoSeccomp)
 		return
 	}
+	if !s.root {
+		gids, _ := os.Getgroups()
+		s.self = &fileReader{uid: os.Getuid(), gids: append([]int{os.Getgid()}, gids...)}
+	}
 	if s.root {
 		s.cgroups, s.cgErr = openCgroups()
 		s.user = opts.user()
@@ -247,11 +251,15 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 	if p.Mode != FullAccess && s.enforcer == Bubblewrap {
 		c.denied.tmp = privateTmp
 	}
-	if asUser {
-		c.denied.user = &s.user
-		for _, r := range l.ro {
-			c.denied.mapped = append(c.denied.mapped, r.path)
+	switch {
+	case asUser:
+		r := &fileReader{uid: s.user.UID, gids: []int{s.user.GID}, sandbox: true}
+		for _, root := range l.roots() {
+			r.mapped = append(r.mapped, root.path)
 		}
+		c.denied.reader = r
+	case !s.root:
+		c.denied.reader = s.self
 	}
 
 	c.Cmd = exec.CommandContext(ctx, s.helper)

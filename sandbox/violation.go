@@ -62,10 +62,19 @@ type deniedFS struct {
 	// tmp is the private temporary directory as the command names it,
 	// "" when it has none.
 	tmp string
-	// user is who the command ran as when not the daemon's user; the
-	// writable roots and mapped are idmapped for it.
-	user   *userConfig
-	mapped []string
+	// reader is who the command read files as, nil for root.
+	reader *fileReader
+}
+
+// fileReader is a user files are read as: the sandbox's user of a root
+// daemon, for which the roots, mapped, are idmapped (a file only it
+// cannot read is the sandbox's refusal), or the daemon's own user (a file
+// it cannot read is not).
+type fileReader struct {
+	uid     int
+	gids    []int
+	mapped  []string
+	sandbox bool
 }
 
 // maxDetail bounds Violation.Detail.
@@ -245,9 +254,12 @@ func (fs deniedFS) classifyLine(line string) *Violation {
 			return &Violation{Kind: WriteDenied, Detail: short(p)}
 		case write && !writable && onHost:
 			return &Violation{Kind: WriteDenied, Detail: short(p)}
-		case !write && readable && !writable && errMsg == errAccess && fs.user != nil && !fs.userMayRead(real):
-			// The file's own permissions keep the sandbox's user out.
-			return &Violation{Kind: ReadDenied, Detail: short(p)}
+		case !write && readable && !writable && errMsg == errAccess && fs.reader != nil && !fs.reader.mayRead(real):
+			// The file's own permissions keep the reader out: the
+			// sandbox's doing when it chose the reader.
+			if fs.reader.sandbox {
+				return &Violation{Kind: ReadDenied, Detail: short(p)}
+			}
 		case !write && readable && !writable && (errMsg == errAccess || errMsg == errPerm):
 			// Reading there is allowed: the refusal was of a write.
 			return &Violation{Kind: WriteDenied, Detail: short(p)}
@@ -318,10 +330,9 @@ func syscallRefused(stderr string) *Violation {
 	return nil
 }
 
-// userMayRead reports whether the file at path (on the host, resolved)
-// is readable by the command's user by its mode bits, seen through the
-// idmapping of the roots beyond the system directories.
-func (fs deniedFS) userMayRead(path string) bool {
+// mayRead reports whether the file at path (on the host, resolved) is
+// readable by r by its mode bits, seen through the idmapping of r.mapped.
+func (r *fileReader) mayRead(path string) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return true // cannot tell: not a refusal of the file's own
@@ -331,14 +342,14 @@ func (fs deniedFS) userMayRead(path string) bool {
 		return true
 	}
 	uid, gid := int64(st.Uid), int64(st.Gid)
-	if withinAny(path, fs.writable) || withinAny(path, fs.mapped) {
-		uid, gid = mappedID(uid, fs.user.UID), mappedID(gid, fs.user.GID)
+	if withinAny(path, r.mapped) && len(r.gids) > 0 {
+		uid, gid = mappedID(uid, r.uid), mappedID(gid, r.gids[0])
 	}
 	mode := fi.Mode().Perm()
 	switch {
-	case uid == int64(fs.user.UID):
+	case uid == int64(r.uid):
 		return mode&0o400 != 0
-	case gid == int64(fs.user.GID):
+	case slices.Contains(r.gids, int(gid)):
 		return mode&0o040 != 0
 	}
 	return mode&0o004 != 0

@@ -66,7 +66,9 @@ func TestClassify(t *testing.T) {
 		t.Fatal(err)
 	}
 	asUser := deniedFS{restricted: true, cwd: ws, readable: []string{"/usr", "/etc", ws, out}, writable: []string{ws},
-		user: &userConfig{UID: 4242, GID: 4242}}
+		reader: &fileReader{uid: 4242, gids: []int{4242}, sandbox: true}}
+	asDaemon := asUser
+	asDaemon.reader = &fileReader{uid: 4242, gids: []int{4242}}
 
 	for _, tc := range []struct {
 		name    string
@@ -131,6 +133,7 @@ func TestClassify(t *testing.T) {
 		{name: "workspace_disk_full", err: failed, fs: withTmp, stderr: "dd: error writing '" + ws + "/big': No space left on device\n", want: nil},
 		{name: "tmp_unlimited", err: failed, fs: withTmp, limits: &Limits{TmpBytes: -1}, stderr: "dd: error writing '/tmp/fill': No space left on device\n", want: nil},
 		{name: "private_to_another_user", err: failed, fs: asUser, stderr: "cat: " + private + ": Permission denied\n", want: &Violation{Kind: ReadDenied, Detail: private}},
+		{name: "private_to_the_daemon", err: failed, fs: asDaemon, stderr: "cat: " + private + ": Permission denied\n", want: nil},
 		{name: "readable_by_the_user", err: failed, fs: asUser, stderr: "bash: " + public + ": Permission denied\n", want: &Violation{Kind: WriteDenied, Detail: public}},
 	} {
 		a := Applied{Network: tc.network, Limits: limits}
