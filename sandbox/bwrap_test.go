@@ -84,4 +84,15 @@ func TestBwrapArgsStaged(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("bwrapArgs (-want +got):\n%s", diff)
 	}
+	// A directory inside a staged root is bound from inside its stage.
+	for path, want := range map[string]string{
+		"/root/ws/sub/dir": "/tmp/agentrt-root-1/sub/dir",
+		"/root/ws":         "/tmp/agentrt-root-1",
+		"/root/wsx":        "/root/wsx",
+		"/usr":             "/usr",
+	} {
+		if got := l.source(path); got != want {
+			t.Errorf("source(%s) = %s, want %s", path, got, want)
+		}
+	}
 }

@@ -44,12 +44,19 @@ type layout struct {
 	sources map[string]string
 }
 
-// source is where bubblewrap binds root path from.
+// source is where bubblewrap binds path from: the same place in the
+// deepest staged root holding it, or path itself.
 func (l *layout) source(path string) string {
-	if s, ok := l.sources[path]; ok {
-		return s
+	best := ""
+	for r := range l.sources {
+		if within(path, r) && len(r) > len(best) {
+			best = r
+		}
 	}
-	return path
+	if best == "" {
+		return path
+	}
+	return filepath.Join(l.sources[best], strings.TrimPrefix(path, best))
 }
 
 // newLayout resolves p's roots and spec's workspace and working
