@@ -134,6 +134,7 @@ func executionFromFile(f *config.File, cfg *Config) error {
 	cfg.MaxParallelTools = x.MaxParallel
 	cfg.Output = output.Limits{Inline: x.Output.InlineBytes, Max: x.Output.MaxBytes}
 	cfg.ProcessEnvAllow = x.EnvAllow
+	cfg.Sandbox.UID, cfg.Sandbox.GID = x.SandboxUID, x.SandboxGID
 	cfg.Redact = output.RedactorConfig{NoTokenShapes: x.NoTokenShapes}
 	for _, name := range x.SecretEnv {
 		if v := os.Getenv(name); v != "" {
@@ -184,6 +185,12 @@ func sandboxProfile(s config.Sandbox) *sandbox.Profile {
 	}
 	if s.CPUSeconds != 0 {
 		lim.CPUSeconds = s.CPUSeconds
+	}
+	if s.TmpBytes != 0 {
+		lim.TmpBytes = s.TmpBytes
+	}
+	if s.WriteBytes != 0 {
+		lim.WriteBytes = s.WriteBytes
 	}
 	return &p
 }

@@ -110,7 +110,7 @@ agents:
   a:
     model: {provider: replay, script: a.replay.yaml}
     tools: [shell, lookup]
-    sandbox: {mode: read_only, network: full, limits: {processes: 16}}
+    sandbox: {mode: read_only, network: full, limits: {processes: 16}, tmp_size: 1048576, max_write_bytes: 2097152}
   b:
     model: {provider: replay, script: a.replay.yaml}
 tools:
@@ -124,6 +124,7 @@ execution:
   output: {inline_bytes: 2048, max_bytes: 65536}
   redact: {secret_env: [HOME], patterns: ['acct-[0-9]{8}'], token_shapes: false}
   process: {env_allow: [GOPATH]}
+  sandbox: {uid: 2000, gid: 2001}
 hooks:
   - {point: PreToolUse, name: guard, matcher: shell, command: "true", timeout: 5s, fail_mode: fail_open}
 `,
@@ -148,8 +149,12 @@ hooks:
 	if len(cfg.Hooks) != 1 || cfg.Hooks[0].Point != "pre_tool_use" || cfg.Hooks[0].Name != "guard" || cfg.Hooks[0].Timeout != 5*time.Second || cfg.Hooks[0].FailMode != "fail_open" {
 		t.Errorf("hooks = %+v", cfg.Hooks)
 	}
-	if p := cfg.Agents["a"].Sandbox; p == nil || p.Name != "read_only+network" || p.Mode != "read_only" || p.Network != "full" || p.Limits.Processes != 16 {
+	if p := cfg.Agents["a"].Sandbox; p == nil || p.Name != "read_only+network" || p.Mode != "read_only" || p.Network != "full" ||
+		p.Limits.Processes != 16 || p.Limits.TmpBytes != 1<<20 || p.Limits.WriteBytes != 2<<20 {
 		t.Errorf("agent a's sandbox = %+v", p)
+	}
+	if cfg.Sandbox.UID != 2000 || cfg.Sandbox.GID != 2001 {
+		t.Errorf("sandbox user = %d:%d, want 2000:2001", cfg.Sandbox.UID, cfg.Sandbox.GID)
 	}
 	if p := cfg.Agents["b"].Sandbox; p == nil || p.Name != "workspace_write" || p.Network != "none" {
 		t.Errorf("agent b's sandbox = %+v, want the default", p)

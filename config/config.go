@@ -127,6 +127,10 @@ type Execution struct {
 	// EnvAllow names daemon environment variables passed to processes the
 	// shell and exec tools start.
 	EnvAllow []string
+	// SandboxUID and SandboxGID are the unprivileged user and group a
+	// daemon running as root runs sandboxed processes as; zero means
+	// the sandbox's default (65534, nobody).
+	SandboxUID, SandboxGID int
 }
 
 // OutputLimits bound a tool's output. Zero means the default.
@@ -152,6 +156,11 @@ type Sandbox struct {
 	MemoryBytes int64
 	FileBytes   int64
 	CPUSeconds  int64
+	// TmpBytes bounds the private /tmp (tmp_size); WriteBytes how much
+	// the writable roots may grow in one command (max_write_bytes).
+	// Zero means the default, -1 unlimited.
+	TmpBytes   int64
+	WriteBytes int64
 }
 
 // Sandbox modes.

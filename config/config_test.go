@@ -106,6 +106,8 @@ func TestLoadExecutionExample(t *testing.T) {
 		RedactPatterns: []string{"acct-[0-9]{8}"},
 		NoTokenShapes:  true,
 		EnvAllow:       []string{"GOPATH", "NODE_ENV"},
+		SandboxUID:     2000,
+		SandboxGID:     2001,
 	}
 	if diff := cmp.Diff(wantExecution, f.Execution); diff != "" {
 		t.Errorf("Execution mismatch (-want +got):\n%s", diff)
@@ -120,6 +122,8 @@ func TestLoadExecutionExample(t *testing.T) {
 			MemoryBytes: 2 << 30,
 			FileBytes:   -1,
 			CPUSeconds:  120,
+			TmpBytes:    64 << 20,
+			WriteBytes:  100 << 20,
 		},
 		"reviewer": {Mode: SandboxReadOnly, Network: SandboxNetworkNone},
 		"operator": {Mode: SandboxFullAccess, Network: SandboxNetworkFull},

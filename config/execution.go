@@ -16,11 +16,12 @@ import (
 // The keys of the execution section's mappings, of an agent's sandbox
 // and of a tool's output limits.
 var (
-	executionKeys    = []string{"max_parallel", "output", "redact", "process"}
+	executionKeys    = []string{"max_parallel", "output", "redact", "process", "sandbox"}
 	outputLimitKeys  = []string{"inline_bytes", "max_bytes"}
 	redactKeys       = []string{"secret_env", "patterns", "token_shapes"}
 	processKeys      = []string{"env_allow"}
-	sandboxKeys      = []string{"mode", "network", "read_roots", "write_roots", "limits"}
+	sandboxUserKeys  = []string{"uid", "gid"}
+	sandboxKeys      = []string{"mode", "network", "read_roots", "write_roots", "limits", "tmp_size", "max_write_bytes"}
 	sandboxLimitKeys = []string{"processes", "memory_bytes", "file_bytes", "cpu_seconds"}
 )
 
@@ -30,6 +31,9 @@ const (
 	minInlineBytes   = 256
 	maxInlineBytes   = 16 << 20
 	maxOutputBytes   = 1 << 62
+	// maxSandboxID is the largest user or group id (2^32-2; -1 is
+	// "no id" to the kernel).
+	maxSandboxID = 1<<32 - 2
 )
 
 // execution decodes the execution section. A null section leaves every
@@ -55,6 +59,24 @@ func (d *decoder) execution(e yamlpos.Field, x *Execution) {
 					x.EnvAllow = d.envNameList(pf, "execution.process.env_allow")
 				default:
 					d.unknownKey(pf, label, processKeys)
+				}
+			}
+		case "sandbox":
+			sm, _ := d.mapping(f, label)
+			for _, sf := range sm.Fields() {
+				if !slices.Contains(sandboxUserKeys, sf.Key) {
+					d.unknownKey(sf, label, sandboxUserKeys)
+					continue
+				}
+				// Not 0: root is what the sandbox user replaces.
+				id, st := d.count(sf, label+"."+sf.Key, 1, maxSandboxID)
+				if st != valOK {
+					continue
+				}
+				if sf.Key == "uid" {
+					x.SandboxUID = int(id)
+				} else {
+					x.SandboxGID = int(id)
 				}
 			}
 		default:
@@ -208,6 +230,14 @@ func (d *decoder) sandbox(e yamlpos.Field, where string) Sandbox {
 			}
 		case "limits":
 			d.sandboxLimits(f, where, &s)
+		case "tmp_size":
+			if n, ok := d.limit(f, label, 1<<62); ok {
+				s.TmpBytes = n
+			}
+		case "max_write_bytes":
+			if n, ok := d.limit(f, label, 1<<62); ok {
+				s.WriteBytes = n
+			}
 		default:
 			d.unknownKey(f, in, sandboxKeys)
 		}
@@ -265,12 +295,8 @@ func (d *decoder) sandboxLimits(e yamlpos.Field, where string, s *Sandbox) {
 			d.unknownKey(f, "sandbox.limits of "+where, sandboxLimitKeys)
 			continue
 		}
-		n, st := d.integer(f, label)
-		switch {
-		case st != valOK:
-			continue
-		case n < -1 || n > hi:
-			d.errorAt(f.Value().Pos, "%s must be between 0 and %d, or -1 for no limit, got %d", label, hi, n)
+		n, ok := d.limit(f, label, hi)
+		if !ok {
 			continue
 		}
 		switch f.Key {
@@ -284,6 +310,20 @@ func (d *decoder) sandboxLimits(e yamlpos.Field, where string, s *Sandbox) {
 			s.CPUSeconds = n
 		}
 	}
+}
+
+// limit decodes a sandbox limit: an integer between 0 (the default) and
+// hi, or -1 for no limit.
+func (d *decoder) limit(f yamlpos.Field, label string, hi int64) (int64, bool) {
+	n, st := d.integer(f, label)
+	switch {
+	case st != valOK:
+		return 0, false
+	case n < -1 || n > hi:
+		d.errorAt(f.Value().Pos, "%s must be between 0 and %d, or -1 for no limit, got %d", label, hi, n)
+		return 0, false
+	}
+	return n, true
 }
 
 // concurrency decodes a tool's concurrency: parallel, exclusive, or a

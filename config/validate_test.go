@@ -601,6 +601,25 @@ func TestParseErrors(t *testing.T) {
 				`agentrt.yaml:6:83: unknown key "processes_x" in sandbox.limits of agent "a"; did you mean processes?`,
 			},
 		},
+		{
+			name: "SandboxTmpAndWriteCaps",
+			yaml: okAgent + "    sandbox:\n      mode: workspace_write\n" +
+				"      tmp_size: 256MiB\n      max_write_bytes: -2\n      tmp_sise: 1\n",
+			want: []string{
+				`agentrt.yaml:6:17: sandbox.tmp_size in agent "a" must be an integer, got string "256MiB"`,
+				`agentrt.yaml:7:24: sandbox.max_write_bytes in agent "a" must be between 0 and 4611686018427387904, or -1 for no limit, got -2`,
+				`agentrt.yaml:8:7: unknown key "tmp_sise" in sandbox of agent "a"; did you mean tmp_size?`,
+			},
+		},
+		{
+			name: "SandboxUser",
+			yaml: okAgent + "execution:\n  sandbox: {uid: 0, gid: 4294967295, user: nobody}\n",
+			want: []string{
+				`agentrt.yaml:5:18: execution.sandbox.uid must be between 1 and 4294967294, got 0`,
+				`agentrt.yaml:5:26: execution.sandbox.gid must be between 1 and 4294967294, got 4294967295`,
+				`agentrt.yaml:5:38: unknown key "user" in execution.sandbox`,
+			},
+		},
 
 		// Tool concurrency.
 		{

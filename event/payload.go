@@ -471,6 +471,10 @@ type SandboxLimits struct {
 	MemoryBytes int64 `json:"memoryBytes,omitempty"`
 	FileBytes   int64 `json:"fileBytes,omitempty"`
 	CPUSeconds  int64 `json:"cpuSeconds,omitempty"`
+	// TmpBytes bounds the private /tmp; WriteBytes how much the
+	// writable roots may grow during one command.
+	TmpBytes   int64 `json:"tmpBytes,omitempty"`
+	WriteBytes int64 `json:"writeBytes,omitempty"`
 }
 
 // SandboxPayload is the payload of sandbox.applied (the profile a process
@@ -490,8 +494,9 @@ type SandboxPayload struct {
 	// ProcessID names the process it applies to, when the tool runs one.
 	ProcessID string `json:"processId,omitempty"`
 	// Violation and Detail say what was refused (sandbox.violation):
-	// write_denied, read_denied, network_denied, process_limit,
-	// memory_limit, file_size_limit, cpu_limit.
+	// write_denied, read_denied, network_denied, syscall_denied,
+	// process_limit, memory_limit, file_size_limit, cpu_limit,
+	// tmp_limit, write_limit.
 	Violation string `json:"violation,omitempty"`
 	Detail    string `json:"detail,omitempty"`
 	// Escalation names the wider profile offered to rerun the call

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 )
 
 // privateTmp is where bubblewrap mounts the private tmpfs.
@@ -40,7 +41,11 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 	for _, f := range l.extra {
 		a = append(a, "--ro-bind-try", f, f)
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", privateTmp)
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	if l.tmpBytes > 0 {
+		a = append(a, "--size", strconv.FormatInt(l.tmpBytes, 10))
+	}
+	a = append(a, "--tmpfs", privateTmp)
 
 	type mount struct {
 		root
@@ -82,9 +87,9 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 	}
 	for _, m := range mounts {
 		if m.rw {
-			a = append(a, "--bind", m.path, m.path)
+			a = append(a, "--bind", l.source(m.path), m.path)
 		} else {
-			a = append(a, "--ro-bind", m.path, m.path)
+			a = append(a, "--ro-bind", l.source(m.path), m.path)
 		}
 	}
 	a = append(a, hideArgs(l)...)
@@ -95,15 +100,12 @@ func bwrapArgs(bwrap string, l *layout, n Network, asRoot bool, argv []string) [
 	return append(a, argv...)
 }
 
-// bwrapProbeArgs is a bwrap argv that uses what bwrapArgs uses.
-func bwrapProbeArgs(bwrap string, asRoot bool) []string {
-	a := []string{bwrap,
+// bwrapProbeArgs is a bwrap argv that uses what bwrapArgs uses, run as
+// the user commands run as.
+func bwrapProbeArgs(bwrap string) []string {
+	return []string{bwrap,
 		"--die-with-parent", "--new-session",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
-	}
-	if asRoot {
-		a = append(a, "--cap-drop", "ALL")
-	}
-	return append(a, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", privateTmp,
-		"--remount-ro", "/", "--chdir", "/", "--", "true")
+		"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--size", "1048576", "--tmpfs", privateTmp,
+		"--remount-ro", "/", "--chdir", "/", "--", "true"}
 }

@@ -56,3 +56,43 @@ func TestBwrapArgs(t *testing.T) {
 		t.Errorf("full_access bwrapArgs (-want +got):\n%s", diff)
 	}
 }
+
+// TestBwrapArgsStaged: a root daemon's roots are bound from where its
+// helper staged them, and the private /tmp has its size.
+func TestBwrapArgsStaged(t *testing.T) {
+	t.Parallel()
+	l := &layout{
+		mode:     WorkspaceWrite,
+		cwd:      "/root/ws",
+		system:   []sysEntry{{path: "/usr"}},
+		ro:       []root{{path: "/srv/ref", file: true}},
+		rw:       []root{{path: "/root/ws"}},
+		tmpBytes: 64 << 20,
+		sources:  map[string]string{"/srv/ref": "/tmp/agentrt-root-0", "/root/ws": "/tmp/agentrt-root-1"},
+	}
+	got := bwrapArgs("bwrap", l, NetworkFull, false, []string{"true"})
+	want := []string{"bwrap",
+		"--die-with-parent", "--new-session",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--ro-bind", "/usr", "/usr",
+		"--proc", "/proc", "--dev", "/dev", "--size", "67108864", "--tmpfs", "/tmp",
+		"--ro-bind", "/tmp/agentrt-root-0", "/srv/ref",
+		"--bind", "/tmp/agentrt-root-1", "/root/ws",
+		"--remount-ro", "/",
+		"--chdir", "/root/ws", "--", "true",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bwrapArgs (-want +got):\n%s", diff)
+	}
+	// A directory inside a staged root is bound from inside its stage.
+	for path, want := range map[string]string{
+		"/root/ws/sub/dir": "/tmp/agentrt-root-1/sub/dir",
+		"/root/ws":         "/tmp/agentrt-root-1",
+		"/root/wsx":        "/root/wsx",
+		"/usr":             "/usr",
+	} {
+		if got := l.source(path); got != want {
+			t.Errorf("source(%s) = %s, want %s", path, got, want)
+		}
+	}
+}

@@ -9,7 +9,8 @@
 // Every profile may read the system directories (/usr, /bin, /sbin,
 // /lib, /lib32, /lib64, /libx32, /etc, those that exist), the workspace
 // and its ReadRoots, and gets a fresh /proc, a minimal /dev and a private
-// /tmp (TMPDIR points at it). Nothing else of the host is visible:
+// /tmp of Limits.TmpBytes (TMPDIR points at it). Nothing else of the
+// host is visible:
 // /root, /home, /var and other temporary directories are not.
 // read_only writes only the private /tmp; workspace_write also writes
 // the workspace and WriteRoots; full_access sees and writes the whole
@@ -24,16 +25,50 @@
 // mount namespace holding only its roots (the rest of / is a read-only
 // tmpfs), new PID, IPC, UTS and cgroup namespaces, a new network
 // namespace for network none, a new session, and no capabilities. Killing
-// bwrap kills everything in its PID namespace.
+// bwrap kills everything in its PID namespace. bwrap applies the seccomp
+// filter (--seccomp) just before it executes the command.
 //
 // Landlock is the fallback (or Options.NoBubblewrap): the command may
 // read the readable roots (plus /proc and a few device files) and write
 // the writable ones, cannot link or move files in from elsewhere, cannot
 // signal processes outside the sandbox (ABI 6), and with network none
-// cannot bind or connect TCP sockets (ABI 4). It has no capabilities,
-// even under a root daemon. Landlock does not hide paths (they exist but
-// are refused; see Hidden paths for what that costs), its private /tmp is a fresh directory removed after Wait,
-// and network none does not cover UDP before ABI 10 nor Multipath TCP.
+// cannot bind or connect TCP sockets (ABI 4), while the seccomp filter
+// refuses every other socket, UDP, Multipath TCP and Unix ones included.
+// It has no capabilities. Landlock does not hide paths (they exist but
+// are refused; see Hidden paths for what that costs), and its private
+// /tmp is a fresh directory removed after Wait: a tmpfs of
+// Limits.TmpBytes under a root daemon, otherwise a directory measured
+// after the command.
+//
+// # The system call filter
+//
+// Every command, whatever its profile, runs under a seccomp filter (a
+// classic BPF program built here, for amd64 and arm64; on other
+// architectures nothing can be enforced) that refuses with EPERM ptrace
+// and process_vm_readv/writev, mounting (mount, umount2, pivot_root, the
+// new mount API), new namespaces (unshare and clone with CLONE_NEW*
+// flags, setns), keyrings, bpf, perf_event_open, kexec, module loading,
+// io_uring, userfaultfd, open_by_handle_at, personality changes, and
+// set-user-ID or set-group-ID files (under a root daemon those would be
+// root's on disk). clone3 and openat2 fail with ENOSYS so that libc
+// falls back to clone and openat; system calls of another architecture
+// kill the process. With network none it allows only TCP sockets and,
+// under bubblewrap, Unix and netlink ones; socketpair stays allowed.
+//
+// # Root daemons
+//
+// A root daemon runs every command but full_access ones as the
+// unprivileged user Options.UID and GID (DefaultUser by default), never
+// as root on the host. Its helper, still root, makes a mount namespace
+// of its own and clones the profile's roots there idmapped through a
+// user namespace mapping the daemon's ids to the user's (Linux 5.12 and a
+// file system that supports it), so that the daemon's files are the
+// user's and what the user creates is the daemon's on disk. Under
+// bubblewrap the clones are staged in a tmpfs and bound from there, and
+// bwrap runs as the user, making its namespaces unprivileged; under
+// Landlock they are attached over the roots, with a tmpfs over any
+// directory on the way the user cannot search. full_access runs as root
+// without capabilities.
 //
 // # Hidden paths
 //
@@ -78,16 +113,22 @@
 // RLIMIT_NPROC, RLIMIT_AS, RLIMIT_FSIZE and RLIMIT_CPU (soft; the hard
 // limit is a second later) are set in the child, never in the daemon,
 // and core dumps are off. The kernel does not apply RLIMIT_NPROC to root,
-// so a root daemon bounds processes with a per-command pids cgroup
-// (agentrt/cmd-* under its own cgroup in cgroup v1's pids hierarchy, or
-// cgroup v2 with the pids controller); without one, Command refuses
-// profiles with a process limit. Under bubblewrap, bwrap's own two
-// processes count against the limit.
+// and a root daemon's commands all share one user, so a root daemon
+// bounds processes with a per-command pids cgroup (agentrt/cmd-* under
+// its own cgroup in cgroup v1's pids hierarchy, or cgroup v2 with the
+// pids controller); without one, Command refuses profiles with a process
+// limit. Under bubblewrap, bwrap's own two processes count against the
+// limit. Limits.TmpBytes sizes the private /tmp. Limits.WriteBytes caps
+// how much the writable roots grow during one command: RLIMIT_FSIZE
+// holds any file to it, and Wait measures the roots (walking them before
+// Start and after the command) and returns ErrLimitExceeded when they
+// grew by more, writes of other processes meanwhile included.
 //
 // # The helper
 //
-// The child-side set-up (joining the cgroup, dropping capabilities,
-// Landlock, rlimits) runs in a re-execution of the program itself
+// The child-side set-up (joining the cgroup, the mounts and the user of a
+// root daemon, dropping capabilities, Landlock, the seccomp filter,
+// rlimits) runs in a re-execution of the program itself
 // (Options.Helper), which then executes bwrap or the command. A program
 // that embeds the package must call Main first thing in main (tests: in
 // TestMain); New checks that it does, and fails closed otherwise. The
@@ -113,7 +154,8 @@
 // # Violations
 //
 // Cmd.Violation reads how a failed command ended and its stderr to say
-// which refusal or limit made it fail. The reading is heuristic: it knows
-// the messages of the shells, coreutils and common runtimes, and returns
-// nil when it cannot tell.
+// which refusal or limit made it fail, or reports the limit Wait found
+// exceeded. The reading is heuristic: it knows the messages of the
+// shells, coreutils and common runtimes, and returns nil when it cannot
+// tell.
 package sandbox

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -161,22 +160,7 @@ func TestReadOutsideRoots(t *testing.T) {
 // unreachable (network_denied); with network full it is reached.
 func TestNetwork(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(wg.Wait)
-	t.Cleanup(func() { _ = ln.Close() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	})
+	ln := listen(t, "tcp4", "127.0.0.1:0")
 	script := fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d", ln.Addr().(*net.TCPAddr).Port)
 	for _, enf := range enforcers {
 		t.Run(string(enf), func(t *testing.T) {

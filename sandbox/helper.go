@@ -22,6 +22,9 @@ const (
 type helperConfig struct {
 	// Probe asks the helper to print probeReply and exit.
 	Probe bool `json:"probe,omitempty"`
+	// Hold asks the helper to wait until its stdin closes, then exit:
+	// a process in a new user namespace, for the daemon to open it.
+	Hold bool `json:"hold,omitempty"`
 	// Started is set by Cmd.Start; without it the helper refuses.
 	Started bool `json:"started,omitempty"`
 	// Exec is the executable to run; "" looks the target's argv[0] up
@@ -40,6 +43,67 @@ type helperConfig struct {
 	DropCaps bool `json:"dropCaps,omitempty"`
 	// Landlock, when set, restricts the helper and so the target.
 	Landlock *landlockConfig `json:"landlock,omitempty"`
+	// Seccomp is the system call filter: bwrap applies it (--seccomp)
+	// when EnvArgs is set, the helper itself otherwise.
+	Seccomp seccompConfig `json:"seccomp"`
+	// Mounts, when set, are made in a private mount namespace before the
+	// helper becomes User.
+	Mounts *mountConfig `json:"mounts,omitempty"`
+	// User, when set, is the unprivileged user the helper (a root
+	// daemon's) becomes before it executes the target.
+	User *userConfig `json:"user,omitempty"`
+}
+
+// seccompConfig says what the filter refuses beyond the base set.
+type seccompConfig struct {
+	// NetworkNone refuses sockets other than TCP ones of AF_INET and
+	// AF_INET6, and, without Local, AF_UNIX and AF_NETLINK ones.
+	NetworkNone bool `json:"networkNone,omitempty"`
+	// Local allows AF_UNIX and AF_NETLINK sockets with NetworkNone.
+	Local bool `json:"local,omitempty"`
+}
+
+// userConfig is an unprivileged user and group id. The helper drops its
+// supplementary groups.
+type userConfig struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+}
+
+// mountConfig is the file system a root daemon's helper makes, in a
+// mount namespace of its own, for a command that runs as User: each root
+// the profile names is cloned idmapped (files the daemon's user and group
+// own on disk appear as User's, and what User creates is the daemon's on
+// disk) and attached At a path User can reach; tmpfs mounts hold the
+// private /tmp and the staging directory, or hide directories User could
+// not search on the way to a root.
+type mountConfig struct {
+	// UsernsFD is the helper's descriptor of the user namespace whose
+	// maps (the daemon's ids to User's) idmap the roots.
+	UsernsFD int          `json:"usernsFd"`
+	Roots    []mountRoot  `json:"roots,omitempty"`
+	Tmpfs    []mountTmpfs `json:"tmpfs,omitempty"`
+	// Chdir is the working directory to take once everything is
+	// mounted, so that the target's is the idmapped one.
+	Chdir string `json:"chdir"`
+}
+
+// mountRoot is a root to clone from Path and attach at At.
+type mountRoot struct {
+	Path     string `json:"path"`
+	At       string `json:"at"`
+	File     bool   `json:"file,omitempty"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
+}
+
+// mountTmpfs is a tmpfs to mount at At: Size bytes at most (0: the
+// kernel's default), its root with mode Mode and owned by UID and GID.
+type mountTmpfs struct {
+	At   string `json:"at"`
+	Size int64  `json:"size,omitempty"`
+	Mode uint32 `json:"mode"`
+	UID  int    `json:"uid,omitempty"`
+	GID  int    `json:"gid,omitempty"`
 }
 
 type rlimit struct {

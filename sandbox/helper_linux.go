@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,6 +89,10 @@ func runHelper(config string, argv, env []string) error {
 		_, _ = os.Stdout.WriteString(probeReply)
 		os.Exit(0)
 	}
+	if c.Hold {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
 	if !c.Started {
 		return errors.New("command not started with sandbox.Cmd.Start")
 	}
@@ -110,22 +115,46 @@ func runHelper(config string, argv, env []string) error {
 		}
 		path = p
 	}
+	filter, err := seccompProgram(seccompTable, c.Seccomp)
+	if err != nil {
+		return fmt.Errorf("making the seccomp filter: %w", err)
+	}
 	if c.EnvArgs {
 		fd, err := envArgsFile(env)
 		if err != nil {
 			return fmt.Errorf("passing the environment to bwrap: %w", err)
 		}
-		argv = slices.Insert(slices.Clone(argv), 1, "--args", strconv.Itoa(fd))
+		sfd, err := inheritedFile(seccompBytes(filter))
+		if err != nil {
+			return fmt.Errorf("passing the seccomp filter to bwrap: %w", err)
+		}
+		argv = slices.Insert(slices.Clone(argv), 1, "--args", strconv.Itoa(fd), "--seccomp", strconv.Itoa(sfd))
 		env = []string{}
 	}
-	if c.DropCaps {
-		if err := dropCapabilities(); err != nil {
+	if c.Mounts != nil {
+		if err := setUpMounts(c.Mounts); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.DropCaps:
+		if err := dropCapabilities(c.User); err != nil {
 			return fmt.Errorf("dropping capabilities: %w", err)
+		}
+	case c.User != nil:
+		// Not the bounding set: a set-user-ID bwrap needs it.
+		if err := becomeUser(c.User); err != nil {
+			return err
 		}
 	}
 	if c.Landlock != nil {
 		if err := applyLandlock(c.Landlock); err != nil {
 			return fmt.Errorf("applying landlock: %w", err)
+		}
+	}
+	if !c.EnvArgs {
+		if err := loadSeccomp(filter); err != nil {
+			return fmt.Errorf("applying the seccomp filter: %w", err)
 		}
 	}
 	return execLimited(path, argv, env, c.Rlimits)
@@ -158,14 +187,6 @@ func lookPath(file string, env []string) (string, error) {
 // bwrap --args reads --clearenv and a --setenv for each entry of env.
 // The file is unlinked at once.
 func envArgsFile(env []string) (int, error) {
-	f, err := os.CreateTemp("", "agentrt-bwrap-args-")
-	if err != nil {
-		return -1, err
-	}
-	defer f.Close()
-	if err := os.Remove(f.Name()); err != nil {
-		return -1, err
-	}
 	var b strings.Builder
 	b.WriteString("--clearenv\x00")
 	for _, kv := range env {
@@ -175,7 +196,21 @@ func envArgsFile(env []string) (int, error) {
 		}
 		b.WriteString("--setenv\x00" + k + "\x00" + v + "\x00")
 	}
-	if _, err := f.WriteString(b.String()); err != nil {
+	return inheritedFile([]byte(b.String()))
+}
+
+// inheritedFile returns a file descriptor, kept across exec, from which
+// content can be read. The file is unlinked at once.
+func inheritedFile(content []byte) (int, error) {
+	f, err := os.CreateTemp("", "agentrt-sandbox-")
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	if err := os.Remove(f.Name()); err != nil {
+		return -1, err
+	}
+	if _, err := f.Write(content); err != nil {
 		return -1, err
 	}
 	if _, err := f.Seek(0, 0); err != nil {
@@ -252,7 +287,10 @@ const rlimitNPROC = 6
 
 // rlimits returns the helper's rlimits for l. The CPU hard limit is one
 // second above the soft one so that SIGXCPU, which says why, comes first.
-func rlimits(l Limits) []rlimit {
+// With a cgroup bounding processes RLIMIT_NPROC is left unlimited: it
+// would count every process of the user, which a root daemon's commands
+// all share. A write cap bounds the size of any file too.
+func rlimits(l Limits, cgroup bool) []rlimit {
 	const inf = ^uint64(0)
 	set := func(res int, v int64) rlimit {
 		if v < 0 {
@@ -260,11 +298,15 @@ func rlimits(l Limits) []rlimit {
 		}
 		return rlimit{Resource: res, Cur: uint64(v), Max: uint64(v)}
 	}
+	nproc := int64(l.Processes)
+	if cgroup {
+		nproc = -1
+	}
 	out := []rlimit{
 		{Resource: syscall.RLIMIT_CORE}, // a limit's signal must not dump core
-		set(rlimitNPROC, int64(l.Processes)),
+		set(rlimitNPROC, nproc),
 		set(syscall.RLIMIT_AS, l.MemoryBytes),
-		set(syscall.RLIMIT_FSIZE, l.FileBytes),
+		set(syscall.RLIMIT_FSIZE, fileCap(l)),
 		set(syscall.RLIMIT_CPU, l.CPUSeconds),
 	}
 	if l.CPUSeconds >= 0 {
@@ -275,8 +317,9 @@ func rlimits(l Limits) []rlimit {
 
 // dropCapabilities empties this thread's bounding, ambient, inheritable,
 // permitted and effective capability sets, so that the command (executed
-// from this thread, with no_new_privs) has none, even as root.
-func dropCapabilities() error {
+// from this thread, with no_new_privs) has none, even as root. With u it
+// becomes u once the bounding set is empty, while it may still.
+func dropCapabilities(u *userConfig) error {
 	last := 63
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
@@ -292,6 +335,11 @@ func dropCapabilities() error {
 	const prCapAmbient, prCapAmbientClearAll = 47, 4
 	if err := prctl(prCapAmbient, prCapAmbientClearAll); err != nil && !errors.Is(err, syscall.EINVAL) {
 		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	if u != nil {
+		if err := becomeUser(u); err != nil {
+			return err
+		}
 	}
 	hdr := struct {
 		version uint32

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,7 +84,14 @@ type result struct {
 // nothing of it is left running after Wait.
 func (b *testBundle) run(t *testing.T, ctx context.Context, p Profile, script string) result {
 	t.Helper()
-	c, err := b.sb.Command(ctx, p, b.spec("bash", "-c", script))
+	return b.runSpec(t, ctx, p, b.spec("bash", "-c", script))
+}
+
+// runSpec runs spec under p and checks that nothing of it is left
+// running after Wait.
+func (b *testBundle) runSpec(t *testing.T, ctx context.Context, p Profile, spec Spec) result {
+	t.Helper()
+	c, err := b.sb.Command(ctx, p, spec)
 	if err != nil {
 		t.Fatalf("Command: %v", err)
 	}
@@ -96,6 +104,29 @@ func (b *testBundle) run(t *testing.T, ctx context.Context, p Profile, script st
 	err = c.Wait()
 	assertNothingLeft(t, c, cg)
 	return result{cmd: c, stdout: stdout.String(), stderr: stderr.String(), err: err, v: c.Violation(err, stderr.Bytes())}
+}
+
+// listen listens on address, accepting and closing every connection
+// until the test ends.
+func listen(t *testing.T, network, address string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	t.Cleanup(func() { _ = ln.Close() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	})
+	return ln
 }
 
 func (b *testBundle) spec(argv ...string) Spec {

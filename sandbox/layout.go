@@ -40,6 +40,26 @@ type layout struct {
 	hidden   []root   // hidden paths a root holds (hidden.go)
 	pins     []string // directories on the way to them in writable roots
 	unseen   []string // every hidden path, resolved, for Violation
+	// tmpBytes bounds the private /tmp (bubblewrap's), 0 for no bound.
+	tmpBytes int64
+	// sources maps a root to where bubblewrap binds it from, when that
+	// is not the root itself (a root daemon's staged roots).
+	sources map[string]string
+}
+
+// source is where bubblewrap binds path from: the same place in the
+// deepest staged root holding it, or path itself.
+func (l *layout) source(path string) string {
+	best := ""
+	for r := range l.sources {
+		if within(path, r) && len(r) > len(best) {
+			best = r
+		}
+	}
+	if best == "" {
+		return path
+	}
+	return filepath.Join(l.sources[best], strings.TrimPrefix(path, best))
 }
 
 // newLayout resolves p's roots and spec's workspace and working

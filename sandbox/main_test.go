@@ -7,8 +7,9 @@ import (
 )
 
 // TestMain runs Main first: the sandbox re-executes the test binary as
-// its helper.
+// its helper. A sandboxed command may run it as a probe, too.
 func TestMain(m *testing.M) {
+	runProbe()
 	Main()
 	goleak.VerifyTestMain(m)
 }

@@ -37,11 +37,18 @@ type Limits struct {
 	FileBytes int64
 	// CPUSeconds bounds each process's CPU time.
 	CPUSeconds int64
+	// TmpBytes bounds the private /tmp, which every profile but
+	// full_access gets.
+	TmpBytes int64
+	// WriteBytes bounds how much the writable roots (the workspace and
+	// WriteRoots) may grow during one command, and the size of any file
+	// it writes. No bound by default; full_access has none.
+	WriteBytes int64
 }
 
 // DefaultLimits are the limits a profile gets where it sets none.
 func DefaultLimits() Limits {
-	return Limits{Processes: 256, MemoryBytes: 4 << 30, FileBytes: 1 << 30, CPUSeconds: 600}
+	return Limits{Processes: 256, MemoryBytes: 4 << 30, FileBytes: 1 << 30, CPUSeconds: 600, TmpBytes: 256 << 20, WriteBytes: -1}
 }
 
 // resolved returns l with zero fields set from DefaultLimits and negative
@@ -62,7 +69,18 @@ func (l Limits) resolved() Limits {
 		MemoryBytes: pick(l.MemoryBytes, d.MemoryBytes),
 		FileBytes:   pick(l.FileBytes, d.FileBytes),
 		CPUSeconds:  pick(l.CPUSeconds, d.CPUSeconds),
+		TmpBytes:    pick(l.TmpBytes, d.TmpBytes),
+		WriteBytes:  pick(l.WriteBytes, d.WriteBytes),
 	}
+}
+
+// fileCap is the most bytes any file may hold: FileBytes, or WriteBytes
+// when that is less; -1 for no bound.
+func fileCap(l Limits) int64 {
+	if l.WriteBytes >= 0 && (l.FileBytes < 0 || l.WriteBytes < l.FileBytes) {
+		return l.WriteBytes
+	}
+	return l.FileBytes
 }
 
 // Profile is a named sandbox profile.

@@ -80,8 +80,8 @@ func TestEscalation(t *testing.T) {
 
 func TestLimitsResolved(t *testing.T) {
 	t.Parallel()
-	got := Limits{Processes: 0, MemoryBytes: -5, FileBytes: 10, CPUSeconds: 0}.resolved()
-	want := Limits{Processes: 256, MemoryBytes: -1, FileBytes: 10, CPUSeconds: 600}
+	got := Limits{Processes: 0, MemoryBytes: -5, FileBytes: 10, CPUSeconds: 0, TmpBytes: 0, WriteBytes: 0}.resolved()
+	want := Limits{Processes: 256, MemoryBytes: -1, FileBytes: 10, CPUSeconds: 600, TmpBytes: 256 << 20, WriteBytes: -1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resolved (-want +got):\n%s", diff)
 	}

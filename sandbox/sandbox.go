@@ -2,14 +2,27 @@ package sandbox
 
 import (
 	"errors"
-	"github.com/agentrt/agentrt/event"
+	"os"
 	"os/exec"
 	"sync"
+
+	"github.com/agentrt/agentrt/event"
 )
 
 // ErrUnenforceable is the error, wrapped, that Command and Enforcer return
 // when a profile cannot be enforced: the call must not run.
 var ErrUnenforceable = errors.New("sandbox profile cannot be enforced")
+
+// ErrLimitExceeded is the error, wrapped, that Wait returns when the
+// command went over a limit the sandbox checks once it has ended (the
+// growth of the writable roots, Limits.WriteBytes; the private /tmp
+// under Landlock in a daemon that is not root): Violation says which.
+var ErrLimitExceeded = errors.New("sandbox limit exceeded")
+
+// DefaultUser is the user and group id a root daemon's sandboxed
+// processes run as when Options set none (nobody and nogroup on most
+// distributions).
+const DefaultUser = 65534
 
 // Enforcer names what enforces a profile.
 type Enforcer string
@@ -37,6 +50,11 @@ type Options struct {
 	// Main first thing in main. "" is the running program
 	// (os.Executable).
 	Helper string
+	// UID and GID are the unprivileged user and group a daemon running
+	// as root runs sandboxed processes as (every profile but
+	// full_access); 0 means DefaultUser. A daemon that is not root runs
+	// them as itself.
+	UID, GID int
 
 	// noLandlock pretends the kernel has no Landlock (for tests).
 	noLandlock bool
@@ -57,6 +75,12 @@ type Sandbox struct {
 	root     bool  // the daemon runs as root: RLIMIT_NPROC does not bind
 	cgroups  *cgroups
 	cgErr    error // why cgroups is nil (root only)
+	// user is who a root daemon's commands run as; userns maps the
+	// daemon's ids to it, for idmapped mounts (root only).
+	user    userConfig
+	userns  *os.File
+	userErr error       // why userns is nil (root only)
+	self    *fileReader // the daemon's user, for Violation (not root)
 }
 
 // Spec is what to run.
@@ -108,14 +132,22 @@ type Cmd struct {
 	cgroup  bool     // limit processes with a pids cgroup
 	private bool     // make a private temporary directory (Landlock)
 	denied  deniedFS // for Violation
+	// layout is the command's file system, which Start completes;
+	// writable are the roots whose growth WriteBytes bounds.
+	layout   *layout
+	writable []string
 
 	mu      sync.Mutex // guards what follows
 	cgDir   string     // the command's cgroup, "" when none
 	tmpDir  string     // the private temporary directory, "" when none
 	pidsMax int64      // times the pids limit refused a fork
 	pinned  []int      // pidfds of processes cancel killed, for Wait
-	started bool
-	waited  bool
+	// writeBase is the writable roots' size before the command, over a
+	// limit found exceeded after it.
+	writeBase int64
+	over      *Violation
+	started   bool
+	waited    bool
 }
 
 // Run starts the command and waits for it.
@@ -135,6 +167,7 @@ func (a Applied) Payload() *event.SandboxPayload {
 		Limits: event.SandboxLimits{
 			Processes: max(a.Limits.Processes, 0), MemoryBytes: max(a.Limits.MemoryBytes, 0),
 			FileBytes: max(a.Limits.FileBytes, 0), CPUSeconds: max(a.Limits.CPUSeconds, 0),
+			TmpBytes: max(a.Limits.TmpBytes, 0), WriteBytes: max(a.Limits.WriteBytes, 0),
 		},
 	}
 }

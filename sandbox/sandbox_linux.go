@@ -52,13 +52,23 @@ func (s *Sandbox) probe() {
 	if !opts.noLandlock {
 		s.abi = landlockABI()
 	}
+	if seccompTable == nil {
+		s.err = fmt.Errorf("%w: %w", ErrUnenforceable, errNoSeccomp)
+		return
+	}
+	if !s.root {
+		gids, _ := os.Getgroups()
+		s.self = &fileReader{uid: os.Getuid(), gids: append([]int{os.Getgid()}, gids...)}
+	}
 	if s.root {
 		s.cgroups, s.cgErr = openCgroups()
+		s.user = opts.user()
+		s.userns, s.userErr = idmapUserns(s.helper, s.user)
 	}
 
 	bwErr := errors.New("disabled by NoBubblewrap")
 	if !opts.NoBubblewrap {
-		s.bwrap, bwErr = probeBubblewrap(opts.Bubblewrap, s.root)
+		s.bwrap, bwErr = s.probeBubblewrap(opts.Bubblewrap)
 	}
 	switch {
 	case bwErr == nil:
@@ -85,9 +95,10 @@ func probeHelper(helper string) error {
 	return nil
 }
 
-// probeBubblewrap finds bwrap and checks that it can make the sandbox
-// Command makes.
-func probeBubblewrap(path string, root bool) (string, error) {
+// probeBubblewrap finds bwrap and checks that the helper can run it
+// with what Command uses: the seccomp filter and, for a root daemon, as
+// the unprivileged user, from a mount namespace of its own.
+func (s *Sandbox) probeBubblewrap(path string) (string, error) {
 	if path == "" {
 		path = "bwrap"
 	}
@@ -95,11 +106,23 @@ func probeBubblewrap(path string, root bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	cfg := helperConfig{Started: true, Exec: p, EnvArgs: true, Seccomp: seccompConfig{NetworkNone: true, Local: true}}
+	if s.root {
+		if s.userErr != nil {
+			return "", s.userErr
+		}
+		cfg.User = &s.user
+		cfg.Mounts = &mountConfig{UsernsFD: -1, Tmpfs: []mountTmpfs{{At: stageDir, Size: smallTmpfs, Mode: 0o755}}, Chdir: "/"}
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	argv := bwrapProbeArgs(p, root)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd := exec.CommandContext(ctx, s.helper)
+	cmd.Args = append([]string{helperArg0}, bwrapProbeArgs(p)...)
+	cmd.Env = helperEnv(b, []string{"PATH=/usr/bin:/bin"})
 	cmd.WaitDelay = proc.WaitDelay
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("bubblewrap %s is unusable: %w: %s", p, err, strings.TrimSpace(string(out)))
@@ -109,8 +132,10 @@ func probeBubblewrap(path string, root bool) (string, error) {
 
 // Enforcer is what Command would use, or an error saying why no profile
 // can be enforced on this host: no usable bubblewrap and no Landlock, a
-// helper that does not call Main, or a root daemon that cannot make pids
-// cgroups (then only profiles with unlimited processes could run).
+// helper that does not call Main, an architecture the seccomp filter
+// does not know, or a root daemon that cannot make pids cgroups (then
+// only profiles with unlimited processes could run) or idmapped mounts
+// (then only full_access could).
 func (s *Sandbox) Enforcer() (Enforcer, error) {
 	s.detect()
 	if s.err != nil {
@@ -119,7 +144,14 @@ func (s *Sandbox) Enforcer() (Enforcer, error) {
 	if s.root && s.cgroups == nil {
 		return "", s.cgroupError()
 	}
+	if s.root && s.userns == nil {
+		return "", s.userError()
+	}
 	return s.enforcer, nil
+}
+
+func (s *Sandbox) userError() error {
+	return fmt.Errorf("%w: running as root, where sandboxed processes must run as user %d, which needs idmapped mounts: %w", ErrUnenforceable, s.user.UID, s.userErr)
 }
 
 func (s *Sandbox) cgroupError() error {
@@ -148,9 +180,17 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 		return nil, fmt.Errorf("%w: no command", ErrUnenforceable)
 	}
 	lim := p.Limits.resolved()
+	if p.Mode == FullAccess {
+		// No private /tmp, and the whole file system writable.
+		lim.TmpBytes, lim.WriteBytes = -1, -1
+	}
 	useCgroup := s.root && lim.Processes >= 0
 	if useCgroup && s.cgroups == nil {
 		return nil, s.cgroupError()
+	}
+	asUser := s.root && p.Mode != FullAccess
+	if asUser && s.userns == nil {
+		return nil, s.userError()
 	}
 	if s.enforcer == Landlock && p.Network == NetworkNone && s.abi < 4 {
 		return nil, fmt.Errorf("%w: Landlock ABI %d cannot refuse the network (needs 4)", ErrUnenforceable, s.abi)
@@ -164,17 +204,29 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 	}
 	env := slices.Clone(spec.Env)
 
-	c := &Cmd{s: s, cgroup: useCgroup}
-	c.cfg.Rlimits = rlimits(lim)
+	c := &Cmd{s: s, cgroup: useCgroup, layout: l}
+	c.cfg.Rlimits = rlimits(lim, useCgroup)
+	c.cfg.Seccomp = seccompConfig{NetworkNone: p.Network == NetworkNone}
+	if asUser {
+		c.cfg.User = &s.user
+	}
+	if lim.WriteBytes >= 0 {
+		c.writable = l.writable()
+	}
 	var target []string
 	switch s.enforcer {
 	case Bubblewrap:
-		target = bwrapArgs(s.bwrap, l, p.Network, s.root, spec.Argv)
-		c.cfg.Exec = s.bwrap
-		c.cfg.EnvArgs = true
 		if p.Mode != FullAccess {
+			l.tmpBytes = max(lim.TmpBytes, 0)
 			env = setEnv(env, "TMPDIR", privateTmp)
 		}
+		if asUser {
+			c.cfg.Mounts = stagePlan(l)
+		}
+		target = bwrapArgs(s.bwrap, l, p.Network, s.root && !asUser, spec.Argv)
+		c.cfg.Exec = s.bwrap
+		c.cfg.EnvArgs = true
+		c.cfg.Seccomp.Local = true
 	case Landlock:
 		target = slices.Clone(spec.Argv)
 		c.cfg.DropCaps = true
@@ -201,6 +253,19 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 		readable:   append(l.readable(), "/dev", "/proc"),
 		writable:   l.writable(),
 		hidden:     l.unseen,
+	}
+	if p.Mode != FullAccess && s.enforcer == Bubblewrap {
+		c.denied.tmp = privateTmp
+	}
+	switch {
+	case asUser:
+		r := &fileReader{uid: s.user.UID, gids: []int{s.user.GID}, sandbox: true}
+		for _, root := range l.roots() {
+			r.mapped = append(r.mapped, root.path)
+		}
+		c.denied.reader = r
+	case !s.root:
+		c.denied.reader = s.self
 	}
 
 	c.Cmd = exec.CommandContext(ctx, s.helper)
@@ -279,7 +344,25 @@ func (c *Cmd) Start() error {
 		c.cfg.Landlock.RWDirs = append(c.cfg.Landlock.RWDirs, dir)
 		c.denied.writable = append(c.denied.writable, dir)
 		c.denied.readable = append(c.denied.readable, dir)
+		c.denied.tmp = dir
 		c.env = setEnv(c.env, "TMPDIR", dir)
+		if c.cfg.User != nil {
+			c.cfg.Mounts = landlockPlan(c.layout, *c.cfg.User, dir, c.Applied.Limits.TmpBytes)
+		}
+	} else if c.s.enforcer == Landlock && c.cfg.User != nil {
+		c.cfg.Mounts = landlockPlan(c.layout, *c.cfg.User, "", 0)
+	}
+	if c.cfg.Mounts != nil {
+		c.Cmd.ExtraFiles = append(c.Cmd.ExtraFiles, c.s.userns)
+		c.cfg.Mounts.UsernsFD = 2 + len(c.Cmd.ExtraFiles)
+	}
+	if len(c.writable) > 0 {
+		n, err := treeBytes(c.writable)
+		if err != nil {
+			c.releaseLocked()
+			return fmt.Errorf("%w: measuring the writable roots: %w", ErrUnenforceable, err)
+		}
+		c.writeBase = n
 	}
 	c.cfg.Started = true
 	b, err := json.Marshal(c.cfg)
@@ -333,10 +416,41 @@ func (c *Cmd) Wait() error {
 	defer c.mu.Unlock()
 	awaitPinned(append(pinned, c.pinned...))
 	c.pinned = nil
-	if rerr := c.releaseLocked(); rerr != nil || killErr != nil {
-		return errors.Join(err, killErr, rerr)
+	overErr := c.checkLimitsLocked()
+	if rerr := c.releaseLocked(); rerr != nil || killErr != nil || overErr != nil {
+		return errors.Join(err, overErr, killErr, rerr)
 	}
 	return err
+}
+
+// checkLimitsLocked checks, once nothing of the command runs, the limits
+// measured after it: the growth of the writable roots and, where no
+// tmpfs bounds it (Landlock without root), the private temporary
+// directory. It records the first exceeded in c.over.
+func (c *Cmd) checkLimitsLocked() error {
+	lim := c.Applied.Limits
+	if len(c.writable) > 0 {
+		n, err := treeBytes(c.writable)
+		if err != nil {
+			return fmt.Errorf("measuring the writable roots: %w", err)
+		}
+		if grown := n - c.writeBase; grown > lim.WriteBytes {
+			c.over = &Violation{Kind: WriteLimit, Detail: fmt.Sprintf("the writable roots grew by %d bytes, more than %d", grown, lim.WriteBytes)}
+		}
+	}
+	if c.over == nil && c.tmpDir != "" && c.cfg.User == nil && lim.TmpBytes >= 0 {
+		n, err := treeBytes([]string{c.tmpDir})
+		if err != nil {
+			return fmt.Errorf("measuring the private temporary directory: %w", err)
+		}
+		if n > lim.TmpBytes {
+			c.over = &Violation{Kind: TmpLimit, Detail: fmt.Sprintf("the private /tmp holds %d bytes, more than %d", n, lim.TmpBytes)}
+		}
+	}
+	if c.over == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrLimitExceeded, c.over.Detail)
 }
 
 // cancel kills the command's process group when its context ends.

@@ -69,7 +69,7 @@ func TestApplied(t *testing.T) {
 				Cwd:        sub,
 				ReadRoots:  append(hostSystemRoots(t), ro),
 				WriteRoots: []string{b.ws, rw},
-				Limits:     Limits{Processes: 64, MemoryBytes: 4 << 30, FileBytes: -1, CPUSeconds: 600},
+				Limits:     Limits{Processes: 64, MemoryBytes: 4 << 30, FileBytes: -1, CPUSeconds: 600, TmpBytes: 256 << 20, WriteBytes: -1},
 			}
 			if diff := cmp.Diff(want, c.Applied); diff != "" {
 				t.Errorf("Applied (-want +got):\n%s", diff)
@@ -91,9 +91,11 @@ func TestApplied(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			fullLimits := DefaultLimits()
+			fullLimits.TmpBytes = -1 // no private /tmp
 			want = Applied{
 				Profile: "full_access", Mode: FullAccess, Network: NetworkFull, Enforcer: enf,
-				Cwd: b.ws, WriteRoots: []string{"/"}, Limits: DefaultLimits(),
+				Cwd: b.ws, WriteRoots: []string{"/"}, Limits: fullLimits,
 			}
 			if diff := cmp.Diff(want, c.Applied); diff != "" {
 				t.Errorf("full_access Applied (-want +got):\n%s", diff)

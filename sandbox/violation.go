@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -17,10 +18,18 @@ const (
 	WriteDenied   ViolationKind = "write_denied"
 	ReadDenied    ViolationKind = "read_denied"
 	NetworkDenied ViolationKind = "network_denied"
+	// SyscallDenied: the seccomp filter refused a system call (ptrace,
+	// mount, unshare, …); no wider profile allows it.
+	SyscallDenied ViolationKind = "syscall_denied"
 	ProcessLimit  ViolationKind = "process_limit"
 	MemoryLimit   ViolationKind = "memory_limit"
 	FileSizeLimit ViolationKind = "file_size_limit"
 	CPULimit      ViolationKind = "cpu_limit"
+	// TmpLimit: the private /tmp is full (Limits.TmpBytes).
+	TmpLimit ViolationKind = "tmp_limit"
+	// WriteLimit: the writable roots grew by more than Limits.WriteBytes
+	// in one command, or a file reached that size.
+	WriteLimit ViolationKind = "write_limit"
 )
 
 // Violation is a refusal or hit limit.
@@ -38,7 +47,7 @@ func (v *Violation) Limit() bool {
 		return false
 	}
 	switch v.Kind {
-	case ProcessLimit, MemoryLimit, FileSizeLimit, CPULimit:
+	case ProcessLimit, MemoryLimit, FileSizeLimit, CPULimit, TmpLimit, WriteLimit:
 		return true
 	}
 	return false
@@ -51,6 +60,22 @@ type deniedFS struct {
 	readable   []string
 	writable   []string
 	hidden     []string // refusals there are no violation: no profile but full_access would lift them
+	// tmp is the private temporary directory as the command names it,
+	// "" when it has none.
+	tmp string
+	// reader is who the command read files as, nil for root.
+	reader *fileReader
+}
+
+// fileReader is a user files are read as: the sandbox's user of a root
+// daemon, for which the roots, mapped, are idmapped (a file only it
+// cannot read is the sandbox's refusal), or the daemon's own user (a file
+// it cannot read is not).
+type fileReader struct {
+	uid     int
+	gids    []int
+	mapped  []string
+	sandbox bool
 }
 
 // maxDetail bounds Violation.Detail.
@@ -81,8 +106,13 @@ func (c *Cmd) Violation(waitErr error, stderr []byte) *Violation {
 		return nil
 	}
 	c.mu.Lock()
-	refused := c.pidsMax
+	refused, over := c.pidsMax, c.over
 	c.mu.Unlock()
+	if over != nil {
+		v := *over
+		v.Profile = c.Applied.Profile
+		return &v
+	}
 	v := classify(waitErr, string(stderr), c.Applied, refused, c.denied)
 	if v != nil {
 		v.Profile = c.Applied.Profile
@@ -104,9 +134,14 @@ func classify(waitErr error, stderr string, a Applied, refusedForks int64, fs de
 	}
 	lim := a.Limits
 	switch {
+	case fileCap(lim) > 0 && fileCap(lim) != lim.FileBytes && (sig == syscall.SIGXFSZ || status == 128+int(syscall.SIGXFSZ) ||
+		containsAny(stderr, "File too large", "File size limit exceeded")):
+		return &Violation{Kind: WriteLimit, Detail: "a file reached the write limit"}
 	case lim.FileBytes > 0 && (sig == syscall.SIGXFSZ || status == 128+int(syscall.SIGXFSZ) ||
 		containsAny(stderr, "File too large", "File size limit exceeded")):
 		return &Violation{Kind: FileSizeLimit, Detail: "file size limit exceeded"}
+	case sig == syscall.SIGSYS:
+		return &Violation{Kind: SyscallDenied, Detail: "a system call of another architecture"}
 	case lim.CPUSeconds > 0 && (sig == syscall.SIGXCPU || status == 128+int(syscall.SIGXCPU) ||
 		containsAny(stderr, "CPU time limit exceeded")):
 		return &Violation{Kind: CPULimit, Detail: "CPU time limit exceeded"}
@@ -116,17 +151,28 @@ func classify(waitErr error, stderr string, a Applied, refusedForks int64, fs de
 		"MemoryError", "std::bad_alloc", "memory exhausted"):
 		return &Violation{Kind: MemoryLimit, Detail: "memory limit reached"}
 	}
+	if lim.TmpBytes > 0 && fs.tmp != "" {
+		if v := fs.tmpFull(stderr); v != nil {
+			return v
+		}
+	}
 	if a.Network == NetworkNone {
 		for _, m := range []string{"Network is unreachable", "Connection refused", "Could not resolve host",
-			"Temporary failure in name resolution", "connect: "} {
+			"Temporary failure in name resolution", "connect: ", "socket: " + errPerm} {
 			if strings.Contains(stderr, m) {
 				detail := strings.ToLower(m)
-				if m == "connect: " {
+				switch m {
+				case "connect: ":
 					detail = "connect refused"
+				case "socket: " + errPerm:
+					detail = "socket refused"
 				}
 				return &Violation{Kind: NetworkDenied, Detail: detail}
 			}
 		}
+	}
+	if v := syscallRefused(stderr); v != nil {
+		return v
 	}
 	if fs.restricted {
 		for line := range strings.Lines(stderr) {
@@ -214,6 +260,12 @@ func (fs deniedFS) classifyLine(line string) *Violation {
 			return &Violation{Kind: WriteDenied, Detail: short(p)}
 		case write && !writable && onHost:
 			return &Violation{Kind: WriteDenied, Detail: short(p)}
+		case !write && readable && !writable && errMsg == errAccess && fs.reader != nil && !fs.reader.mayRead(real):
+			// The file's own permissions keep the reader out: the
+			// sandbox's doing when it chose the reader.
+			if fs.reader.sandbox {
+				return &Violation{Kind: ReadDenied, Detail: short(p)}
+			}
 		case !write && readable && !writable && (errMsg == errAccess || errMsg == errPerm):
 			// Reading there is allowed: the refusal was of a write.
 			return &Violation{Kind: WriteDenied, Detail: short(p)}
@@ -222,6 +274,100 @@ func (fs deniedFS) classifyLine(line string) *Violation {
 		}
 	}
 	return nil
+}
+
+// errNoSpace is ENOSPC, as strerror spells it.
+const errNoSpace = "No space left on device"
+
+// tmpFull reports a write the full private /tmp refused: a line saying
+// so that names a path in it (and in no writable root), or no path at
+// all (a redirection's "error writing 'standard output'").
+func (fs deniedFS) tmpFull(stderr string) *Violation {
+	for line := range strings.Lines(stderr) {
+		if !strings.Contains(line, errNoSpace) {
+			continue
+		}
+		paths := linePaths(strings.TrimSpace(line), errNoSpace)
+		if len(paths) == 0 {
+			return &Violation{Kind: TmpLimit, Detail: "the private /tmp is full"}
+		}
+		for _, p := range paths {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(fs.cwd, p)
+			}
+			// A root below /tmp is bound over the private one.
+			p = filepath.Clean(p)
+			inRoot := slices.ContainsFunc(fs.writable, func(w string) bool { return w != fs.tmp && within(p, w) })
+			if within(p, fs.tmp) && !inRoot {
+				return &Violation{Kind: TmpLimit, Detail: "the private /tmp is full"}
+			}
+		}
+	}
+	return nil
+}
+
+// refusedOps name, in error messages, what the seccomp filter refuses:
+// a word of a line saying "Operation not permitted" that starts with one
+// of them ("unshare: unshare failed", "ptrace(PTRACE_ATTACH, …)",
+// "io_uring_setup: …"), outside a quoted path.
+var refusedOps = []string{"ptrace", "process_vm_", "unshare", "setns", "clone", "mount", "umount", "pivot_root",
+	"fsopen", "fsmount", "move_mount", "open_tree", "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
+	"kexec", "init_module", "finit_module", "delete_module", "io_uring", "userfaultfd", "personality"}
+
+// syscallRefused reports a system call the seccomp filter refused, from
+// the first stderr line naming one.
+func syscallRefused(stderr string) *Violation {
+	for line := range strings.Lines(stderr) {
+		if !strings.Contains(line, errPerm) {
+			continue
+		}
+		for _, w := range strings.Fields(line) {
+			if strings.ContainsAny(w[:1], "'\"‘/.") {
+				continue
+			}
+			name, _, _ := strings.Cut(strings.TrimRight(w, ":,."), "(")
+			for _, op := range refusedOps {
+				if strings.HasPrefix(name, op) {
+					return &Violation{Kind: SyscallDenied, Detail: short(name)}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// mayRead reports whether the file at path (on the host, resolved) is
+// readable by r by its mode bits, seen through the idmapping of r.mapped.
+func (r *fileReader) mayRead(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return true // cannot tell: not a refusal of the file's own
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	uid, gid := int64(st.Uid), int64(st.Gid)
+	if withinAny(path, r.mapped) && len(r.gids) > 0 {
+		uid, gid = mappedID(uid, r.uid), mappedID(gid, r.gids[0])
+	}
+	mode := fi.Mode().Perm()
+	switch {
+	case uid == int64(r.uid):
+		return mode&0o400 != 0
+	case slices.Contains(r.gids, int(gid)):
+		return mode&0o040 != 0
+	}
+	return mode&0o004 != 0
+}
+
+// mappedID is on-disk id through the idmapping of 0 to to: to, or -1
+// (unmapped).
+func mappedID(id int64, to int) int64 {
+	if id == 0 {
+		return int64(to)
+	}
+	return -1
 }
 
 // linePaths returns the paths a line names: quoted ones, else the field

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +52,23 @@ func TestClassify(t *testing.T) {
 	limits := DefaultLimits()
 	wsWrite := deniedFS{restricted: true, cwd: ws, readable: []string{"/usr", "/etc", ws}, writable: []string{ws}}
 	readOnly := deniedFS{restricted: true, cwd: ws, readable: []string{"/usr", "/etc", ws}}
+	withTmp := wsWrite
+	withTmp.tmp = "/tmp"
+	// Landlock's private directory is writable, and named as it is.
+	landlockTmp := wsWrite
+	landlockTmp.tmp = filepath.Join(dir, "private-tmp")
+	landlockTmp.writable = append(slices.Clone(wsWrite.writable), landlockTmp.tmp)
+	// Run as another user, with out readable: its private file is not.
+	private, public := filepath.Join(out, "private"), filepath.Join(out, "public")
+	writeFile(t, public, "p")
+	writeFile(t, private, "p")
+	if err := os.Chmod(private, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	asUser := deniedFS{restricted: true, cwd: ws, readable: []string{"/usr", "/etc", ws, out}, writable: []string{ws},
+		reader: &fileReader{uid: 4242, gids: []int{4242}, sandbox: true}}
+	asDaemon := asUser
+	asDaemon.reader = &fileReader{uid: 4242, gids: []int{4242}}
 
 	for _, tc := range []struct {
 		name    string
@@ -98,6 +116,25 @@ func TestClassify(t *testing.T) {
 		{name: "missing_in_workspace", err: failed, fs: wsWrite, stderr: "cat: nofile: No such file or directory\n", want: nil},
 		{name: "full_access", err: failed, fs: deniedFS{}, stderr: "cat: " + secret + ": Permission denied\n", want: nil},
 		{name: "unrelated", err: failed, fs: wsWrite, stderr: "error: tests failed\n", want: nil},
+		{name: "xfsz_write_cap", err: exitErr(t, "exit 153"), limits: &Limits{WriteBytes: 1 << 20}, want: &Violation{Kind: WriteLimit, Detail: "a file reached the write limit"}},
+		{name: "xfsz_file_cap_below_write_cap", err: exitErr(t, "exit 153"), limits: &Limits{FileBytes: 1 << 20, WriteBytes: 2 << 20},
+			want: &Violation{Kind: FileSizeLimit, Detail: "file size limit exceeded"}},
+		{name: "sigsys", err: exitErr(t, "kill -SYS $$"), want: &Violation{Kind: SyscallDenied, Detail: "a system call of another architecture"}},
+		{name: "udp_socket", err: failed, network: NetworkNone, stderr: "bash: socket: Operation not permitted\nbash: line 1: /dev/udp/127.0.0.1/9: Operation not permitted\n",
+			want: &Violation{Kind: NetworkDenied, Detail: "socket refused"}},
+		{name: "unshare", err: failed, stderr: "unshare: unshare failed: Operation not permitted\n", want: &Violation{Kind: SyscallDenied, Detail: "unshare"}},
+		{name: "strace", err: failed, stderr: "strace: attach: ptrace(PTRACE_SEIZE, 12): Operation not permitted\n", want: &Violation{Kind: SyscallDenied, Detail: "ptrace"}},
+		{name: "io_uring", err: failed, stderr: "io_uring_setup: Operation not permitted\n", want: &Violation{Kind: SyscallDenied, Detail: "io_uring_setup"}},
+		{name: "file_named_like_a_syscall", err: failed, fs: wsWrite, stderr: "rm: cannot remove 'mount.txt': Operation not permitted\n", want: nil},
+		{name: "tmp_full_redirect", err: failed, fs: withTmp, stderr: "head: error writing 'standard output': No space left on device\n", want: &Violation{Kind: TmpLimit, Detail: "the private /tmp is full"}},
+		{name: "tmp_full_path", err: failed, fs: withTmp, stderr: "dd: error writing '/tmp/fill': No space left on device\n", want: &Violation{Kind: TmpLimit, Detail: "the private /tmp is full"}},
+		{name: "tmp_full_landlock", err: failed, fs: landlockTmp, stderr: "dd: error writing '" + landlockTmp.tmp + "/fill': No space left on device\n",
+			want: &Violation{Kind: TmpLimit, Detail: "the private /tmp is full"}},
+		{name: "workspace_disk_full", err: failed, fs: withTmp, stderr: "dd: error writing '" + ws + "/big': No space left on device\n", want: nil},
+		{name: "tmp_unlimited", err: failed, fs: withTmp, limits: &Limits{TmpBytes: -1}, stderr: "dd: error writing '/tmp/fill': No space left on device\n", want: nil},
+		{name: "private_to_another_user", err: failed, fs: asUser, stderr: "cat: " + private + ": Permission denied\n", want: &Violation{Kind: ReadDenied, Detail: private}},
+		{name: "private_to_the_daemon", err: failed, fs: asDaemon, stderr: "cat: " + private + ": Permission denied\n", want: nil},
+		{name: "readable_by_the_user", err: failed, fs: asUser, stderr: "bash: " + public + ": Permission denied\n", want: &Violation{Kind: WriteDenied, Detail: public}},
 	} {
 		a := Applied{Network: tc.network, Limits: limits}
 		if a.Network == "" {

@@ -543,7 +543,9 @@ func (p *process) recordEnd(e *ending) {
 	switch {
 	case e.reason != "":
 		p.em.emit(event.ProcessTerminated, pp)
-	case e.exitCode != nil && *e.exitCode == 0:
+	case e.exitCode != nil && *e.exitCode == 0 && e.violation == nil:
+		// A limit checked after the process (the write cap) fails it
+		// even when it exited 0.
 		p.em.emit(event.ProcessCompleted, pp)
 	default:
 		p.em.emit(event.ProcessFailed, pp)

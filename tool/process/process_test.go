@@ -906,6 +906,54 @@ func TestBackgroundSecretSplitAcrossReads(t *testing.T) {
 	b.call(t, nil, process.TerminateName, t2)
 }
 
+// TestLimitViolations: what the sandbox refuses or bounds beyond the
+// file system — the write cap (checked after the command, which exited
+// 0), the private /tmp's size, a new user namespace — fails the call with
+// a sandbox.violation naming it and offering no escalation.
+func TestLimitViolations(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, command string
+		limits        sandbox.Limits
+		want          sandbox.ViolationKind
+	}{
+		{"write cap", "for i in 1 2 3; do head -c 600K /dev/zero > f$i; done", sandbox.Limits{WriteBytes: 1 << 20}, sandbox.WriteLimit},
+		{"tmp cap", `head -c 2M /dev/zero > "$TMPDIR/fill"`, sandbox.Limits{TmpBytes: 1 << 20}, sandbox.TmpLimit},
+		{"user namespace", "unshare --user true", sandbox.Limits{}, sandbox.SyscallDenied},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// A workspace of its own: the write cap counts every write
+			// to the workspace while the command runs.
+			b := setup(t)
+			b.profile.Limits = tt.limits
+			c := b.newCall(t, map[string]any{"command": tt.command})
+			res := b.call(t, nil, process.ShellName, c)
+			if !res.IsError || res.Violation == nil || res.Violation.Kind != tt.want {
+				t.Fatalf("result = %+v (violation %+v), want %s", res, res.Violation, tt.want)
+			}
+			if got := decode(t, res); got.Violation != string(tt.want) || !strings.Contains(got.Error, string(tt.want)) {
+				t.Errorf("content = %s, want violation %s", res.Content, tt.want)
+			}
+			var found bool
+			for _, e := range b.calls.of(c.ID) {
+				if e.typ == event.ProcessCompleted {
+					t.Errorf("process.completed for a call that went over a limit")
+				}
+				if sp, ok := e.p.(*event.SandboxPayload); ok && e.typ == event.SandboxViolation {
+					found = true
+					if sp.Violation != string(tt.want) || sp.Escalation != "" || sp.Limits.WriteBytes != max(tt.limits.WriteBytes, 0) {
+						t.Errorf("sandbox.violation = %+v", sp)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no sandbox.violation among %v", typesOf(b.calls.of(c.ID)))
+			}
+		})
+	}
+}
+
 // TestStdinTarget: write_process_stdin says which process a call writes
 // to, how it was started and the unfinished line written before, so that
 // the runtime decides text written to a shell as the command it makes.
