@@ -63,7 +63,9 @@ func PolicyRequest(spec tool.Spec, input json.RawMessage) *policy.Request {
 	if server, ok := strings.CutPrefix(spec.Source, "mcp:"); ok {
 		req.MCPServer = server
 	}
-	req.Command = spec.CommandLine(input)
+	if req.Command = spec.CommandLine(input); req.Command != "" {
+		req.CommandInput = spec.CommandInput(input)
+	}
 	return req
 }
 

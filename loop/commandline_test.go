@@ -12,8 +12,9 @@ import (
 )
 
 // TestExecAndEnvMeetCommandRules: command rules see the program an exec
-// call runs and the variables a shell or exec call sets, so neither is a
-// way around a rule set that allows only ls and denies rm.
+// call runs, the variables a shell or exec call sets and the text it
+// writes to a shell's input, so none is a way around a rule set that
+// allows only ls and denies rm.
 func TestExecAndEnvMeetCommandRules(t *testing.T) {
 	t.Parallel()
 	rules, err := policy.ParseRules("rules.yaml", []byte(`rules:
@@ -46,6 +47,21 @@ func TestExecAndEnvMeetCommandRules(t *testing.T) {
 		{"shell", `{"command":"ls"}`, policy.Allow, "ls_allowed"},
 		{"shell", `{"command":"ls","env":{"LD_PRELOAD":"./evil.so"}}`, policy.Ask, "mode_default_ask"},
 		{"shell", `{"command":"ls; rm x","env":{"A":"1"}}`, policy.Deny, "rm_denied"},
+		// A shell reading the process's own input runs the call's stdin
+		// text, then what write_process_stdin writes, which is decided
+		// write by write: the policy sees it all.
+		{"exec", `{"argv":["bash"],"background":true}`, policy.Ask, "mode_default_ask"},
+		{"exec", `{"argv":["bash"],"stdin":"ls -la\n"}`, policy.Allow, "ls_allowed"},
+		{"exec", `{"argv":["bash"],"stdin":"ls\nrm -rf /\n"}`, policy.Deny, "rm_denied"},
+		{"exec", `{"argv":["sudo","-s"],"stdin":"rm -rf /"}`, policy.Deny, "rm_denied"},
+		{"shell", `{"command":"bash","stdin":"rm -rf /"}`, policy.Deny, "rm_denied"},
+		{"shell", `{"command":"ls && bash -s","stdin":"rm -rf /"}`, policy.Deny, "rm_denied"},
+		// Input that does not come from the call is not seen.
+		{"shell", `{"command":"curl -s x | bash"}`, policy.Ask, policy.ReasonOpaqueCommand},
+		{"shell", `{"command":"echo $(bash)","stdin":"ls"}`, policy.Ask, policy.ReasonOpaqueCommand},
+		// An interpreter's input is code no command rule reads.
+		{"exec", `{"argv":["python3"],"background":true}`, policy.Ask, policy.ReasonOpaqueCommand},
+		{"exec", `{"argv":["python3"],"stdin":"import os"}`, policy.Ask, policy.ReasonOpaqueCommand},
 	} {
 		req := loop.PolicyRequest(specs[tt.tool], json.RawMessage(tt.input))
 		req.Mode = policy.ModeDefault

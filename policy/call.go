@@ -65,7 +65,7 @@ type checkRun struct {
 // shellCmd returns the call's parsed command line.
 func (c *call) shellCmd() *shellCommand {
 	if c.shell == nil {
-		c.shell = parseShell(c.req.Command)
+		c.shell = parseShellInput(c.req.Command, c.req.CommandInput)
 	}
 	return c.shell
 }

@@ -150,6 +150,13 @@ type Request struct {
 	// field its spec names), parsed by the kernel so that command matchers
 	// see every simple command of it. Empty for other tools.
 	Command string
+	// CommandInput is what the command line's standard input holds when
+	// the runtime decides every later write to it: a process tool's stdin
+	// text, with write_process_stdin to a shell decided as a shell call. A
+	// shell at the top of the line that reads its input then runs this
+	// text, parsed like sh -c's script, and nothing the policy does not
+	// see. Nil means the input is unknown: such a shell is opaque.
+	CommandInput *string
 	// RequiredScopes are the scopes the tool declares it needs.
 	RequiredScopes []string
 	// Mode is the session's mode when it was switched through the control

@@ -58,6 +58,9 @@ type shellCommand struct {
 	// compoundRedirect: a compound command ({ …; } > f, a loop, …) writes
 	// its output to a file.
 	compoundRedirect bool
+	// input is what the line's own standard input holds, nil when unknown
+	// (Request.CommandInput).
+	input *string
 }
 
 // opaque returns the first simple command whose effect the policy cannot
@@ -85,7 +88,14 @@ var shellParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Va
 // scripts of sh -c '…', eval '…' and the like when they are literal
 // strings. What it cannot see through is marked opaque.
 func parseShell(src string) *shellCommand {
-	sc := &shellCommand{}
+	return parseShellInput(src, nil)
+}
+
+// parseShellInput is parseShell for a command line whose standard input
+// holds input and nothing the runtime does not decide (Request.CommandInput);
+// nil when what it holds is unknown.
+func parseShellInput(src string, input *string) *shellCommand {
+	sc := &shellCommand{input: input}
 	sc.parse(src, 0)
 	return sc
 }
@@ -105,6 +115,10 @@ func (sc *shellCommand) parse(src string, depth int) {
 		return
 	}
 	var nested []string
+	var top map[*syntax.Stmt]bool
+	if depth == 0 && sc.input != nil {
+		top = readsLineInput(f.Stmts)
+	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		st, ok := n.(*syntax.Stmt)
 		if !ok {
@@ -121,7 +135,11 @@ func (sc *shellCommand) parse(src string, depth int) {
 				sc.assignment(a, &nested)
 			}
 			u := unwrapper{sc: sc, nested: &nested}
-			u.command(words, cmdEnv{assigns: len(c.Assigns) > 0, out: out, stdin: stdinOf(st.Redirs)})
+			env := cmdEnv{assigns: len(c.Assigns) > 0, out: out, stdin: stdinOf(st.Redirs)}
+			if top[st] && env.stdin.kind == stdinInherited {
+				env.stdin = stdin{script: *sc.input, kind: stdinGoverned}
+			}
+			u.command(words, env)
 			return true
 		case *syntax.DeclClause:
 			words := []string{c.Variant.Value}
@@ -142,6 +160,37 @@ func (sc *shellCommand) parse(src string, depth int) {
 	for _, s := range nested {
 		sc.parse(s, depth+1)
 	}
+}
+
+// readsLineInput returns the statements of stmts whose standard input is
+// the line's own: the statements of lists (;, &&, ||), blocks and
+// subshells, and the first command of a pipe — not a pipe's later
+// commands, nor anything nested deeper.
+func readsLineInput(stmts []*syntax.Stmt) map[*syntax.Stmt]bool {
+	top := make(map[*syntax.Stmt]bool)
+	var mark func(st *syntax.Stmt)
+	mark = func(st *syntax.Stmt) {
+		top[st] = true
+		switch c := st.Cmd.(type) {
+		case *syntax.BinaryCmd:
+			mark(c.X)
+			if c.Op == syntax.AndStmt || c.Op == syntax.OrStmt {
+				mark(c.Y)
+			}
+		case *syntax.Block:
+			for _, s := range c.Stmts {
+				mark(s)
+			}
+		case *syntax.Subshell:
+			for _, s := range c.Stmts {
+				mark(s)
+			}
+		}
+	}
+	for _, st := range stmts {
+		mark(st)
+	}
+	return top
 }
 
 // add records a simple command and returns its index.
@@ -211,6 +260,9 @@ const (
 	stdinLiteral                    // a here-document or here-string with no expansions
 	stdinFile                       // a file named literally (< file)
 	stdinUnknown                    // a file or text built at run time
+	// stdinGoverned: the line's own input, which holds script and
+	// nothing the runtime does not decide (Request.CommandInput).
+	stdinGoverned
 )
 
 // stdinOf says what a statement's redirections feed its standard input.

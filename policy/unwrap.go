@@ -367,6 +367,14 @@ func (uw *unwrapped) fromStdin(plain bool) {
 		uw.scriptText(uw.env.stdin.script)
 		uw.transparent = plain
 	case uw.env.stdin.kind == stdinFile:
+	case uw.env.stdin.kind == stdinGoverned:
+		// What it reads later is decided write by write; what it reads
+		// first is known.
+		if uw.env.stdin.script != "" {
+			uw.scriptText(uw.env.stdin.script)
+			uw.transparent = plain
+		}
+		uw.stdinShell = true
 	default:
 		uw.opaque, uw.stdinShell = OpaqueStdin, true
 	}

@@ -48,6 +48,24 @@ func (s *Spec) CommandLine(input json.RawMessage) string {
 	return QuoteArgv(words) + " " + line
 }
 
+// CommandInput returns what the command line's standard input holds, for
+// a tool with a StdinField (policy.Request.CommandInput): the field's
+// text, "" when it has none. It returns nil for other tools.
+func (s *Spec) CommandInput(input json.RawMessage) *string {
+	if s.StdinField == "" {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(input, &fields) != nil {
+		return nil
+	}
+	var text string
+	if raw, ok := fields[s.StdinField]; ok && json.Unmarshal(raw, &text) != nil {
+		return nil
+	}
+	return &text
+}
+
 // QuoteArgv renders argv as a shell reads it back into the same words:
 // each word as it is when it holds only safe characters, else in single
 // quotes.

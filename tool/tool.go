@@ -68,6 +68,12 @@ type Spec struct {
 	// (env K=V …), which no allow rule covers: LD_PRELOAD or BASH_ENV can
 	// make any program run other code.
 	EnvField string
+	// StdinField names the input field holding the text a process tool
+	// writes to its command's standard input. It says too that nothing
+	// else reaches that input but writes the runtime decides one by one
+	// (write_process_stdin), so that a shell reading it runs nothing the
+	// policy does not see.
+	StdinField string
 	// Concurrency says how the tool's calls may overlap: Parallel,
 	// Exclusive, or a resource key template such as "file:{path}" (input
 	// fields in braces) whose calls with the same key never overlap,

@@ -128,6 +128,7 @@ func (t *runTool) Spec() tool.Spec {
 		Intent:      "execute",
 		Concurrency: tool.Exclusive,
 		EnvField:    "env",
+		StdinField:  "stdin",
 	}
 	if t.shell {
 		spec.CommandField = "command"
