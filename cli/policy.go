@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -459,7 +458,7 @@ func splitSource(src string) (string, int) {
 // checkerPos finds where the rule with id names its checker in a rule
 // file that parsed.
 func checkerPos(file, id string) (yamlpos.Pos, bool) {
-	data, err := os.ReadFile(file)
+	data, err := yamlpos.ReadFile(file)
 	if err != nil {
 		return yamlpos.Pos{}, false
 	}
