@@ -100,6 +100,18 @@ func TestRespondActionRejectsOverHTTP(t *testing.T) {
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"read_only"}`}, http.StatusOK, nil)
 }
 
+// TestPolicyModeWithoutPolicyOverHTTP: a runtime without a policy has no
+// permission mode to switch: 409 no_policy with a reason, where the
+// handler once panicked on a nil pointer.
+func TestPolicyModeWithoutPolicyOverHTTP(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	b.wait(t, res.TurnID)
+	resp, body := b.do(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"read_only"}`})
+	wantError(t, resp, body, http.StatusConflict, httpapi.CodeNoPolicy, "no policy is configured", "policy section")
+}
+
 // TestRespondActionNeedsTheOperatorRole: an API principal configured
 // without the operator role cannot answer or switch modes (403).
 func TestRespondActionNeedsTheOperatorRole(t *testing.T) {
