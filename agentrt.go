@@ -30,7 +30,6 @@ import (
 	"github.com/agentrt/agentrt/store/sqlitestore"
 	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
-	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/process"
 )
 
@@ -455,20 +454,16 @@ func New(cfg Config) (*Runtime, error) {
 		settles: &event.Bus{},
 		claims:  make(map[string]*claim),
 	}
-	rt.registry = tool.NewRegistry()
-	if err := builtin.Register(rt.registry); err != nil {
-		return nil, fmt.Errorf("registering built-in tools: %w", err)
-	}
 	if err := rt.setUpExecution(); err != nil {
 		rt.closeExecution()
 		return nil, err
 	}
-	for _, t := range cfg.Tools {
-		if err := rt.registry.Register(t); err != nil {
-			rt.closeExecution()
-			return nil, err
-		}
+	reg, err := newToolRegistry(rt.procs, cfg.Tools)
+	if err != nil {
+		rt.closeExecution()
+		return nil, err
 	}
+	rt.registry = reg
 	rt.agents = make(map[string]*loop.Agent, len(cfg.Agents))
 	for name, a := range cfg.Agents {
 		la, err := rt.agent(name, a)
