@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -42,6 +44,9 @@ var (
 	ErrConflict = store.ErrConflict
 	// ErrStopped: the runtime is stopping or was not started.
 	ErrStopped = errors.New("runtime is not running")
+	// ErrNoStore: Config.ExistingStore was set and the data directory
+	// holds no store (New's error says "no agentrt store at DIR").
+	ErrNoStore = errors.New("no agentrt store")
 	// ErrInterrupted is the cancellation cause of interrupted turns.
 	ErrInterrupted = loop.ErrInterrupted
 	// ErrStop is the cancellation cause of turns cut off by StopAndCancel.
@@ -107,6 +112,12 @@ type Config struct {
 	// Store, when set, is used instead of opening one in DataDir. The
 	// runtime does not close a store it did not open.
 	Store store.Store
+	// ExistingStore makes New refuse, with ErrNoStore, a DataDir that
+	// holds no store yet, creating nothing there (by default New creates
+	// the directory and the database): for a process that only looks at
+	// or answers what other processes recorded. It has no effect with
+	// Store.
+	ExistingStore bool
 	// Agents by name.
 	Agents map[string]*Agent
 	// Tools are registered besides the built-ins.
@@ -442,6 +453,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.ExistingStore && cfg.Store == nil {
+		if err := storeExists(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
 	cfg.Logger = slog.New(telemetry.LogHandler(cfg.Logger.Handler()))
 	metrics := telemetry.NewMetrics()
 	rt := &Runtime{
@@ -578,7 +594,7 @@ func (rt *Runtime) openStore() error {
 		if err := os.MkdirAll(rt.cfg.DataDir, 0o700); err != nil {
 			return fmt.Errorf("creating data dir: %w", err)
 		}
-		s, err := sqlitestore.Open(context.Background(), filepath.Join(rt.cfg.DataDir, "agentrt.db"), sqlitestore.Options{})
+		s, err := sqlitestore.Open(context.Background(), filepath.Join(rt.cfg.DataDir, storeFile), sqlitestore.Options{})
 		if err != nil {
 			return fmt.Errorf("opening store: %w", err)
 		}
@@ -596,6 +612,24 @@ func (rt *Runtime) openStore() error {
 			return err
 		}
 		rt.runtimeID = id
+	}
+	return nil
+}
+
+// storeFile is the SQLite database in a data directory.
+const storeFile = "agentrt.db"
+
+// storeExists returns ErrNoStore unless dir holds a store.
+func storeExists(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%w: no data directory", ErrNoStore)
+	}
+	fi, err := os.Stat(filepath.Join(dir, storeFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w at %s", ErrNoStore, dir)
+	case err != nil:
+		return fmt.Errorf("looking for the store: %w", err)
 	}
 	return nil
 }
