@@ -16,7 +16,7 @@ const askScript = `responses:
   - {text: "done"}
 `
 
-func askKernel(t *testing.T) *policy.Kernel {
+func askKernel(t testing.TB) *policy.Kernel {
 	t.Helper()
 	rules, err := policy.ParseRules("rules.yaml", []byte(`rules: [{id: ask-reads, tools: [read_file], decision: ask, reason_code: review}]`))
 	if err != nil {
