@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -31,7 +33,6 @@ import (
 	"github.com/agentrt/agentrt/store/sqlitestore"
 	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
-	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/process"
 )
 
@@ -44,6 +45,9 @@ var (
 	ErrConflict = store.ErrConflict
 	// ErrStopped: the runtime is stopping or was not started.
 	ErrStopped = errors.New("runtime is not running")
+	// ErrNoStore: Config.ExistingStore was set and the data directory
+	// holds no store (New's error says "no agentrt store at DIR").
+	ErrNoStore = errors.New("no agentrt store")
 	// ErrInterrupted is the cancellation cause of interrupted turns.
 	ErrInterrupted = loop.ErrInterrupted
 	// ErrStop is the cancellation cause of turns cut off by StopAndCancel.
@@ -114,6 +118,12 @@ type Config struct {
 	// Store, when set, is used instead of opening one in DataDir. The
 	// runtime does not close a store it did not open.
 	Store store.Store
+	// ExistingStore makes New refuse, with ErrNoStore, a DataDir that
+	// holds no store yet, creating nothing there (by default New creates
+	// the directory and the database): for a process that only looks at
+	// or answers what other processes recorded. It has no effect with
+	// Store.
+	ExistingStore bool
 	// Agents by name.
 	Agents map[string]*Agent
 	// Tools are registered besides the built-ins.
@@ -478,6 +488,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.ExistingStore && cfg.Store == nil {
+		if err := storeExists(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
 	cfg.Logger = slog.New(telemetry.LogHandler(cfg.Logger.Handler()))
 	metrics := telemetry.NewMetrics()
 	rt := &Runtime{
@@ -490,20 +505,16 @@ func New(cfg Config) (*Runtime, error) {
 		settles: &event.Bus{},
 		claims:  make(map[string]*claim),
 	}
-	rt.registry = tool.NewRegistry()
-	if err := builtin.Register(rt.registry); err != nil {
-		return nil, fmt.Errorf("registering built-in tools: %w", err)
-	}
 	if err := rt.setUpExecution(); err != nil {
 		rt.closeExecution()
 		return nil, err
 	}
-	for _, t := range cfg.Tools {
-		if err := rt.registry.Register(t); err != nil {
-			rt.closeExecution()
-			return nil, err
-		}
+	reg, err := newToolRegistry(rt.procs, cfg.Tools)
+	if err != nil {
+		rt.closeExecution()
+		return nil, err
 	}
+	rt.registry = reg
 	rt.agents = make(map[string]*loop.Agent, len(cfg.Agents))
 	for name, a := range cfg.Agents {
 		la, err := rt.agent(name, a)
@@ -666,7 +677,7 @@ func (rt *Runtime) openStore() error {
 }
 
 // dbPath is the SQLite file of the data directory.
-func (rt *Runtime) dbPath() string { return filepath.Join(rt.cfg.DataDir, "agentrt.db") }
+func (rt *Runtime) dbPath() string { return filepath.Join(rt.cfg.DataDir, storeFile) }
 
 // checkIntegrity checks the store's structure within Config.IntegrityCheck
 // before it is migrated and served; see there. Only a runtime with
@@ -721,6 +732,24 @@ func privateDir(dir string, log *slog.Logger) error {
 		} else {
 			log.Warn("made the data dir private: it was open to other users", "dir", dir, "was", mode.String())
 		}
+	}
+	return nil
+}
+
+// storeFile is the SQLite database in a data directory.
+const storeFile = "agentrt.db"
+
+// storeExists returns ErrNoStore unless dir holds a store.
+func storeExists(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%w: no data directory", ErrNoStore)
+	}
+	fi, err := os.Stat(filepath.Join(dir, storeFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w at %s", ErrNoStore, dir)
+	case err != nil:
+		return fmt.Errorf("looking for the store: %w", err)
 	}
 	return nil
 }

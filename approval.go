@@ -53,6 +53,12 @@ func refusal(decision string) bool {
 	return decision == runtype.DecisionDeny || decision == runtype.DecisionFail
 }
 
+// ErrNoPolicy: the runtime has no policy (Config.Policy is unset, or
+// agentrt.yaml has no policy section), so there is no permission mode to
+// switch. It is an ErrConflict, with the runtime's configuration; the API
+// maps it to 409 with the code no_policy.
+var ErrNoPolicy = fmt.Errorf("%w: no policy is configured, so sessions have no permission mode (add a policy section to the configuration)", store.ErrConflict)
+
 // maxActionMessage bounds a responder's message.
 const maxActionMessage = 4 << 10
 
@@ -408,7 +414,8 @@ type SetPolicyModeParams struct {
 }
 
 // SetPolicyMode switches a session's permission mode from its next tool
-// call on, and records policy.changed.
+// call on, and records policy.changed. Without a policy it records nothing
+// and returns ErrNoPolicy.
 func (rt *Runtime) SetPolicyMode(ctx context.Context, p *SetPolicyModeParams) error {
 	if !rt.running() {
 		return ErrStopped
@@ -421,6 +428,9 @@ func (rt *Runtime) SetPolicyMode(ctx context.Context, p *SetPolicyModeParams) er
 	case "", policy.ModeDefault, policy.ModeReadOnly, policy.ModeAcceptEdits, policy.ModeAuto, policy.ModeBypass:
 	default:
 		return invalid("mode", "must be default, read_only, accept_edits, auto or bypass, got %q", p.Mode)
+	}
+	if rt.gov == nil {
+		return ErrNoPolicy
 	}
 	sess, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: p.SessionID})
 	if err != nil {

@@ -519,6 +519,22 @@ func TestPolicyModeSwitch(t *testing.T) {
 	}
 }
 
+// TestPolicyModeWithoutPolicy: without a policy there is no mode to
+// switch; SetPolicyMode says so with ErrNoPolicy (an ErrConflict) and
+// records nothing, where it once panicked after recording the switch.
+func TestPolicyModeWithoutPolicy(t *testing.T) {
+	t.Parallel()
+	g := startGov(t, agentrt.Config{}, &model.Response{Text: "done"})
+	res, _ := g.submit(t, "no-policy")
+	err := g.rt.SetPolicyMode(context.Background(), &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: policy.ModeReadOnly})
+	if !errors.Is(err, agentrt.ErrNoPolicy) || !errors.Is(err, agentrt.ErrConflict) {
+		t.Fatalf("SetPolicyMode without a policy = %v, want ErrNoPolicy, an ErrConflict", err)
+	}
+	if changed := eventsOf(g.tb.sessionEvents(t, runtype.Owner{}, res.SessionID), event.PolicyChanged); len(changed) != 0 {
+		t.Errorf("policy.changed recorded without a policy: %+v", changed)
+	}
+}
+
 // TestSecretsStayOutOfPreviews: an API key in a call's input is redacted
 // in the events and the action that show the input.
 func TestSecretsStayOutOfPreviews(t *testing.T) {

@@ -99,6 +99,56 @@ responses:
 	}
 }
 
+// TestLoadConfigFileLimits: the files a config names — policy rule files
+// and replay scripts — are held to the limits of every YAML file: one
+// past them is refused, before it is parsed, with an error naming it (a
+// 26 MB replay script once exhausted memory).
+func TestLoadConfigFileLimits(t *testing.T) {
+	t.Parallel()
+	const cfgYAML = `
+policy:
+  rules: [rules.yaml]
+agents:
+  a:
+    model: {provider: replay, script: a.replay.yaml}
+`
+	okRules := "rules:\n  - {id: r, tools: [\"*\"], decision: allow, reason_code: ok}\n"
+	okScript := "responses:\n  - {text: done}\n"
+	dense := "responses:\n" + strings.Repeat("  - text: a\n", 26<<20/12)
+	tests := []struct {
+		name          string
+		rules, script string
+		want          string
+	}{
+		{name: "LargeReplayScript", rules: okRules, script: dense,
+			want: "$DIR/a.replay.yaml: the file is larger than 10 MiB, the most agentrt reads"},
+		{name: "DeepReplayScript", rules: okRules, script: "responses: " + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + "\n",
+			want: "$DIR/a.replay.yaml:1:267: nested more than 256 levels deep"},
+		{name: "LargeRuleFile", rules: okRules + strings.Repeat("# padding\n", 11<<20/10), script: okScript,
+			want: "$DIR/rules.yaml: the file is larger than 10 MiB, the most agentrt reads"},
+		{name: "DeepRuleFile", rules: "rules: " + strings.Repeat("{a: ", 1000) + strings.Repeat("}", 1000) + "\n", script: okScript,
+			want: "$DIR/rules.yaml:1:1028: nested more than 256 levels deep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for name, body := range map[string]string{"agentrt.yaml": cfgYAML, "rules.yaml": tt.rules, "a.replay.yaml": tt.script} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+			if err == nil {
+				t.Fatal("LoadConfig: no error")
+			}
+			if got := strings.ReplaceAll(err.Error(), dir, "$DIR"); !strings.Contains(got, tt.want) {
+				t.Errorf("LoadConfig error = %q, want it to hold %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestExecutionFromConfigFile: the execution, sandbox and hooks sections
 // reach the runtime's configuration.
 func TestExecutionFromConfigFile(t *testing.T) {

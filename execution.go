@@ -14,18 +14,8 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
 	"github.com/agentrt/agentrt/store"
-	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/process"
 )
-
-// BuiltinToolNames returns the names of the tools every runtime offers:
-// the file tools, complete_task and the process tools (shell, exec,
-// write_process_stdin, terminate_process), sorted.
-func BuiltinToolNames() []string {
-	names := append(builtin.Names(), process.ShellName, process.ExecName, process.WriteName, process.TerminateName)
-	slices.Sort(names)
-	return names
-}
 
 // setUpExecution builds the execution layer: the sandbox, the output
 // store and redactor, the hook runner and the process tools.
@@ -65,11 +55,6 @@ func (rt *Runtime) setUpExecution() error {
 		rt.hooks = h
 	}
 	rt.procs = process.NewManager(process.Options{EnvAllow: cfg.ProcessEnvAllow, Emit: rt.processEvent, Now: cfg.Now})
-	for _, t := range rt.procs.Tools() {
-		if err := rt.registry.Register(t); err != nil {
-			return fmt.Errorf("registering process tools: %w", err)
-		}
-	}
 	return nil
 }
 

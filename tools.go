@@ -11,7 +11,62 @@ import (
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
+	"github.com/agentrt/agentrt/tool/builtin"
+	"github.com/agentrt/agentrt/tool/process"
 )
+
+// BuiltinToolNames returns the names of the tools every runtime offers,
+// sorted: the file tools and complete_task (package tool/builtin) and the
+// process tools shell, exec, write_process_stdin and terminate_process
+// (package tool/process).
+func BuiltinToolNames() []string {
+	var names []string
+	for _, t := range builtinTools(idleProcesses()) {
+		names = append(names, t.Spec().Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// NewToolRegistry returns the tools a runtime built from cfg offers, as
+// New registers them: the built-in tools (BuiltinToolNames) and
+// cfg.Tools. It is for looking at them without a runtime — their specs,
+// their input checks, what the policy would decide, as agentrt policy
+// explain does: its process tools belong to no runtime and refuse to run.
+func NewToolRegistry(cfg Config) (*tool.Registry, error) {
+	return newToolRegistry(idleProcesses(), cfg.Tools)
+}
+
+// newToolRegistry registers the built-in tools, whose process tools run
+// their commands with procs, and then tools.
+func newToolRegistry(procs *process.Manager, tools []tool.Tool) (*tool.Registry, error) {
+	reg := tool.NewRegistry()
+	for _, t := range builtinTools(procs) {
+		if err := reg.Register(t); err != nil {
+			return nil, fmt.Errorf("registering built-in tools: %w", err)
+		}
+	}
+	for _, t := range tools {
+		if err := reg.Register(t); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// builtinTools returns the tools every runtime offers; the process tools
+// run their commands with procs.
+func builtinTools(procs *process.Manager) []tool.Tool {
+	return append(builtin.Tools(), procs.Tools()...)
+}
+
+// idleProcesses returns a closed process manager: process tools made
+// with it refuse to start anything.
+func idleProcesses() *process.Manager {
+	m := process.NewManager(process.Options{})
+	m.Close()
+	return m
+}
 
 // ToolInventoryParams selects whose tool inventory ToolInventory reads:
 // the tools Agent exposes, as the policy would decide them for calls by

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/proc"
 )
 
 // Exit codes of agentrt commands.
@@ -52,6 +53,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // MainContext is Main under ctx: ending ctx ends a command that follows
 // events (watch, tail) as an interrupt would.
 func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Hooks, command tools and the sandbox's helpers inherit nothing of
+	// what this process inherited (the helper marks it again for every
+	// sandboxed command, so a failure here leaves those alone).
+	_ = proc.CloseInheritedOnExec()
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

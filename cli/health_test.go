@@ -59,6 +59,7 @@ func healthJSON(t *testing.T, wantCode int, args ...string) *agentrt.Health {
 func TestHealthCommand(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.makeStore(t)
 	r := runOK(t, "", "health", "--config", b.config)
 	matchLines(t, r.stdout, []string{
 		"ok (runtime {ANY}, agentrt {ANY})",
@@ -111,14 +112,18 @@ func TestHealthCommand(t *testing.T) {
 	}
 }
 
-// TestHealthCommandUnopenable: a data directory that cannot be opened is
-// unhealthy (exit 1) with the reason; a config that does not load is a
-// usage error (exit 2).
+// TestHealthCommandUnopenable: a store that cannot be opened is unhealthy
+// (exit 1) with the reason; a config that does not load is a usage error
+// (exit 2), and so is a data directory without a store (TestNoStore).
 func TestHealthCommandUnopenable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	notDir := b.write(t, "not-a-dir", "x")
-	r := run(t, "", "health", "--config", b.config, "--data-dir", notDir)
+	broken := filepath.Join(b.dir, "broken")
+	if err := os.Mkdir(broken, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b.write(t, "broken/agentrt.db", "not a database")
+	r := run(t, "", "health", "--config", b.config, "--data-dir", broken)
 	if r.code != cli.ExitFailed {
 		t.Fatalf("exit %d, want %d\n%s%s", r.code, cli.ExitFailed, r.stdout, r.stderr)
 	}
@@ -126,7 +131,7 @@ func TestHealthCommandUnopenable(t *testing.T) {
 		"unhealthy (agentrt {ANY})",
 		"  ✘ store      the store did not open: {ANY}",
 	})
-	h := healthJSON(t, cli.ExitFailed, "--config", b.config, "--data-dir", notDir)
+	h := healthJSON(t, cli.ExitFailed, "--config", b.config, "--data-dir", broken)
 	if h.Status != agentrt.HealthUnhealthy || h.Store.Reachable || h.Store.Error == "" {
 		t.Errorf("health --json = %+v", h)
 	}

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/spectest"
@@ -214,6 +216,14 @@ func setupGoverned(t *testing.T) *testBundle {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// makeStore makes the store of the config's data directory, as agentrt
+// run or serve do on first use: the commands that read a data directory
+// refuse one without a store.
+func (b *testBundle) makeStore(t *testing.T) {
+	t.Helper()
+	b.withRuntime(t, func(context.Context, *agentrt.Runtime) {})
 }
 
 // write writes a file into the bundle's folder and returns its path.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,7 +20,6 @@ import (
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
-	"github.com/agentrt/agentrt/tool/builtin"
 )
 
 func newPolicyCmd() *cobra.Command {
@@ -164,14 +162,11 @@ func explain(cmd *cobra.Command, f *explainFlags) error {
 	if f.mode != "" && !policy.Mode(f.mode).Valid() {
 		return usageErr("invalid --mode %q: use %s", f.mode, strings.Join(config.Modes, ", "))
 	}
-	reg := tool.NewRegistry()
-	if err := builtin.Register(reg); err != nil {
-		return &exitError{code: ExitFailed, err: fmt.Errorf("registering built-in tools: %w", err)}
-	}
-	for _, t := range cfg.Tools {
-		if err := reg.Register(t); err != nil {
-			return configErr(err)
-		}
+	// The tools as the runtime registers them: the built-in file and
+	// process tools, then the config's.
+	reg, err := agentrt.NewToolRegistry(cfg)
+	if err != nil {
+		return configErr(err)
 	}
 	t, ok := reg.Lookup(f.tool)
 	if !ok {
@@ -373,7 +368,7 @@ func lint(cmd *cobra.Command, configPath string, files []string) error {
 	}
 	var checkers []string
 	if configPath != "" {
-		file, err := config.Load(configPath, config.Options{Builtins: builtin.Names()})
+		file, err := config.Load(configPath, config.Options{Builtins: agentrt.BuiltinToolNames()})
 		if err != nil {
 			return configErr(err)
 		}
@@ -459,7 +454,7 @@ func splitSource(src string) (string, int) {
 // checkerPos finds where the rule with id names its checker in a rule
 // file that parsed.
 func checkerPos(file, id string) (yamlpos.Pos, bool) {
-	data, err := os.ReadFile(file)
+	data, err := yamlpos.ReadFile(file)
 	if err != nil {
 		return yamlpos.Pos{}, false
 	}

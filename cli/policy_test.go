@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,6 +186,48 @@ func TestPolicyExplainJSON(t *testing.T) {
 	}
 }
 
+// TestPolicyExplainBuiltinTools: explain knows every tool the runtime
+// offers without a declaration, the process tools too, and decides a
+// shell command as the runtime would: a rule refuses a recursive delete.
+func TestPolicyExplainBuiltinTools(t *testing.T) {
+	t.Parallel()
+	b := setupGoverned(t)
+	b.write(t, "rules.yaml", ticketRules+`  - id: no-rm-rf
+    tools: ["*"]
+    command: {prefix: rm -rf}
+    decision: deny
+    reason_code: destructive_command
+`)
+	tests := []struct {
+		tool, input string
+		want        []string // lines of the output
+	}{
+		{"shell", `{"command":"cd /tmp && rm -rf build"}`, []string{
+			`call      shell {"command":"cd /tmp && rm -rf build"} (intent execute)`,
+			"command   cd /tmp && rm -rf build",
+			"decision  deny",
+			"rule      no-rm-rf (workspace tier, rules.yaml:19)",
+		}},
+		{"shell", `{"command":"ls"}`, []string{"decision  allow"}},
+		{"exec", `{"argv":["ls","-l"]}`, []string{`call      exec {"argv":["ls","-l"]} (intent execute)`, "decision  allow"}},
+		{"write_process_stdin", `{"process_id":"proc_1","chars":"y\n"}`, []string{"decision  allow"}},
+		{"terminate_process", `{"process_id":"proc_1"}`, []string{"decision  allow"}},
+		{"write_file", `{"path":"a.md","content":"x"}`, []string{"decision  allow"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			t.Parallel()
+			r := runOK(t, "", "policy", "explain", "--config", b.config, "--tool", tt.tool, "--input", tt.input)
+			lines := strings.Split(r.stdout, "\n")
+			for _, w := range tt.want {
+				if !slices.Contains(lines, w) {
+					t.Errorf("no line %q in\n%s", w, r.stdout)
+				}
+			}
+		})
+	}
+}
+
 // TestPolicyExplainNoPolicy: without a policy section every call is
 // allowed, and explain says so.
 func TestPolicyExplainNoPolicy(t *testing.T) {
@@ -205,8 +248,8 @@ func TestPolicyExplainUsageErrors(t *testing.T) {
 		want string // in stderr
 	}{
 		{"no tool", nil, "--tool is required"},
-		{"unknown tool", []string{"--tool", "shell"},
-			`unknown tool "shell": the known tools are complete_task, list_dir, lookup_order, open_ticket, read_file, write_file`},
+		{"unknown tool", []string{"--tool", "shel"},
+			`unknown tool "shel": the known tools are complete_task, exec, list_dir, lookup_order, open_ticket, read_file, shell, terminate_process, write_file, write_process_stdin`},
 		{"input not JSON", []string{"--tool", "lookup_order", "--input", "{"}, "invalid --input: "},
 		{"input against the schema", []string{"--tool", "lookup_order", "--input", `{"id":"1042"}`}, "invalid --input: "},
 		{"unknown agent", []string{"--tool", "lookup_order", "--agent", "sales"}, `unknown agent "sales"`},

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -157,6 +158,47 @@ func TestRunRejectsBadConfig(t *testing.T) {
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+		})
+	}
+}
+
+// TestRunFileLimits: a config or replay script past the limits every YAML
+// file is held to exits 2 with an error naming it, before it is parsed
+// and before anything runs (200 KB of nesting once took 15 GB).
+func TestRunFileLimits(t *testing.T) {
+	t.Parallel()
+	nestedConfig := "agents: " + strings.Repeat("[", 50_000) + strings.Repeat("]", 50_000) + "\n"
+	tests := []struct {
+		name           string
+		config, script string // replace the example's
+		want           string // in stderr, after the folder
+	}{
+		{name: "NestedConfig", config: nestedConfig, want: "agentrt.yaml:1:264: nested more than 256 levels deep"},
+		{name: "LargeConfig", config: nestedConfig + strings.Repeat("# padding\n", 11<<20/10),
+			want: "agentrt.yaml: the file is larger than 10 MiB, the most agentrt reads"},
+		{name: "NestedScript", script: "responses: " + strings.Repeat("[", 50_000) + strings.Repeat("]", 50_000) + "\n",
+			want: "test.replay.yaml:1:267: nested more than 256 levels deep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			if tt.script != "" {
+				b.useScript(t, tt.script)
+			}
+			if tt.config != "" {
+				b.write(t, "agentrt.yaml", tt.config)
+			}
+			r := run(t, "", "run", "--config", b.config, question)
+			if r.code != cli.ExitUsage {
+				t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, cli.ExitUsage, r.stderr)
+			}
+			if want := filepath.Join(b.dir, tt.want); !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr does not contain\n  %s\nstderr:\n%s", want, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(b.dir, ".agentrt")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a refused config made the data directory: %v", err)
 			}
 		})
 	}

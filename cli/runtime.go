@@ -74,12 +74,16 @@ func (f *storeFlags) openReader(cmd *cobra.Command) (rt *agentrt.Runtime, stop f
 	return f.open(cmd, true)
 }
 
+// open starts a runtime on a data directory that must hold a store
+// already: a command that reads or answers what was recorded has nothing
+// to work on in an empty one, and must not leave one behind (only run and
+// serve make stores).
 func (f *storeFlags) open(cmd *cobra.Command, noWorkers bool) (rt *agentrt.Runtime, stop func(), err error) {
 	cfg, err := f.loadConfig(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.NoWorkers = noWorkers
+	cfg.NoWorkers, cfg.ExistingStore = noWorkers, true
 	flushTraces := func() {}
 	if !noWorkers { // its workers may run turns: export their spans too
 		if cfg.TracerProvider, flushTraces, err = tracing(context.Background(), cmd.ErrOrStderr()); err != nil {
@@ -87,6 +91,10 @@ func (f *storeFlags) open(cmd *cobra.Command, noWorkers bool) (rt *agentrt.Runti
 		}
 	}
 	rt, err = agentrt.New(cfg)
+	if errors.Is(err, agentrt.ErrNoStore) {
+		flushTraces()
+		return nil, nil, usageErr("%v: agentrt run and agentrt serve make one; check --data-dir, or the data_dir of %s", err, f.config)
+	}
 	if err != nil {
 		flushTraces()
 		return nil, nil, &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}

@@ -184,6 +184,7 @@ func TestTasksRetryJSON(t *testing.T) {
 func TestTasksUsageErrors(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.makeStore(t)
 	tests := []struct {
 		name     string
 		args     []string

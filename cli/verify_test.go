@@ -65,6 +65,7 @@ func TestVerify(t *testing.T) {
 func TestVerifyErrors(t *testing.T) {
 	t.Parallel()
 	b := setupGoverned(t)
+	b.makeStore(t)
 	r := run(t, "", "verify", "--config", b.config)
 	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--session is required") {
 		t.Errorf("no --session: exit %d, stderr %q", r.code, r.stderr)

@@ -2,13 +2,31 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentrt/agentrt/internal/yamlpos"
+)
+
+// Limits of every YAML file agentrt reads (agentrt.yaml, policy rule
+// files, replay scripts), checked before a file is parsed: a file past
+// one is an error naming it.
+const (
+	// MaxFileBytes is the largest file: 10 MiB.
+	MaxFileBytes = yamlpos.MaxFileBytes
+	// MaxDepth is how deeply mappings and lists may nest.
+	MaxDepth = yamlpos.MaxDepth
+	// MaxTokens is how many YAML tokens (keys, values, indicators) a
+	// file may hold.
+	MaxTokens = yamlpos.MaxTokens
+	// MaxBlockKeys is how many keys a block mapping (one key per line)
+	// may hold; the parser's time grows with its square.
+	MaxBlockKeys = yamlpos.MaxBlockKeys
 )
 
 // DefaultDataDir is the data directory, relative to the config file's
@@ -625,10 +643,16 @@ func (f *File) HiddenPaths() []string {
 }
 
 // Load reads and validates the file at path. Problems with the file's
-// content are returned as Errors naming path as given.
+// content are returned as Errors naming path as given; so is a file past
+// one of the limits (MaxFileBytes, MaxDepth, MaxTokens, MaxBlockKeys),
+// which is refused before it is parsed.
 func Load(path string, opts Options) (*File, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := yamlpos.ReadFile(path)
+	var le *yamlpos.LimitError
+	switch {
+	case errors.As(err, &le):
+		return nil, Errors{le.FileError(path)}
+	case err != nil:
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	abs, err := filepath.Abs(path)

@@ -189,6 +189,53 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 }
 
+// TestLoadLimits: a config past the limits every YAML file is held to is
+// refused with an error naming it, before it is parsed (200 KB of nested
+// brackets once made the parser allocate about 15 GB).
+func TestLoadLimits(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name string
+		yaml string
+		want string
+	}{
+		{
+			name: "TooLarge",
+			yaml: "agents: {}\n" + strings.Repeat("# padding\n", MaxFileBytes/10),
+			want: "$DIR/agentrt.yaml: the file is larger than 10 MiB, the most agentrt reads",
+		},
+		{
+			name: "TooDeep",
+			yaml: "agents: " + strings.Repeat("[", 50_000) + strings.Repeat("]", 50_000) + "\n",
+			want: "$DIR/agentrt.yaml:1:264: nested more than 256 levels deep",
+		},
+		{
+			name: "TooManyTokens",
+			yaml: "agents: " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "\n",
+			want: "$DIR/agentrt.yaml:1:131079: the file holds more than 131072 YAML tokens (keys, values, - and such), the most agentrt reads",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "agentrt.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path, Options{})
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Load error = %v, want Errors", err)
+			}
+			if diff := cmp.Diff([]string{tt.want}, errorLines(t, err, dir)); diff != "" {
+				t.Errorf("errors mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestLoadBrokenGolden checks the full report for testdata/broken.yaml
 // against testdata/broken.golden; run with -update to rewrite it.
 func TestLoadBrokenGolden(t *testing.T) {

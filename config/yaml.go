@@ -21,6 +21,10 @@ var duplicateKey = regexp.MustCompile(`^mapping key (".*") already defined at \[
 // syntaxError records a parser error at its position.
 func (d *decoder) syntaxError(err error) {
 	var se *yamlpos.SyntaxError
+	if le := (*yamlpos.LimitError)(nil); errors.As(err, &le) {
+		d.errs = append(d.errs, le.FileError(d.name))
+		return
+	}
 	if !errors.As(err, &se) {
 		d.errorAt(yamlpos.Pos{Line: 1, Column: 1}, "syntax error: %v", err)
 		return

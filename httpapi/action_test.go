@@ -16,7 +16,7 @@ const askScript = `responses:
   - {text: "done"}
 `
 
-func askKernel(t *testing.T) *policy.Kernel {
+func askKernel(t testing.TB) *policy.Kernel {
 	t.Helper()
 	rules, err := policy.ParseRules("rules.yaml", []byte(`rules: [{id: ask-reads, tools: [read_file], decision: ask, reason_code: review}]`))
 	if err != nil {
@@ -98,6 +98,18 @@ func TestRespondActionRejectsOverHTTP(t *testing.T) {
 	b.getJSON(t, call{path: "/v1/actions?status=maybe"}, http.StatusBadRequest, &body)
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"plan"}`}, http.StatusBadRequest, &body)
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"read_only"}`}, http.StatusOK, nil)
+}
+
+// TestPolicyModeWithoutPolicyOverHTTP: a runtime without a policy has no
+// permission mode to switch: 409 no_policy with a reason, where the
+// handler once panicked on a nil pointer.
+func TestPolicyModeWithoutPolicyOverHTTP(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	b.wait(t, res.TurnID)
+	resp, body := b.do(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"read_only"}`})
+	wantError(t, resp, body, http.StatusConflict, httpapi.CodeNoPolicy, "no policy is configured", "policy section")
 }
 
 // TestRespondActionNeedsAnOperatorToken: the token's role decides who

@@ -103,7 +103,7 @@ type setupOpts struct {
 // setup starts a runtime with one agent, "support", on a SQLite store in a
 // temporary data directory, and serves it with httptest. Cleanup closes the
 // server, then stops the runtime.
-func setup(t *testing.T, o setupOpts) *testBundle {
+func setup(t testing.TB, o setupOpts) *testBundle {
 	t.Helper()
 	if o.script == "" {
 		o.script = "responses: [{text: hi}]"
@@ -252,7 +252,7 @@ func (b *testBundle) submit(t *testing.T, req httpapi.SubmitTurnRequest) agentrt
 }
 
 // wait waits for a turn to end and returns its final status.
-func (b *testBundle) wait(t *testing.T, turnID string) *runtype.Turn {
+func (b *testBundle) wait(t testing.TB, turnID string) *runtype.Turn {
 	t.Helper()
 	turn, err := b.rt.WaitTurn(t.Context(), runtype.Owner{}, turnID)
 	if err != nil {

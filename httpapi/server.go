@@ -474,6 +474,8 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, "not_found", notFound(r, err))
 	case errors.Is(err, agentrt.ErrForbidden):
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
+	case errors.Is(err, agentrt.ErrNoPolicy):
+		writeError(w, http.StatusConflict, CodeNoPolicy, err.Error())
 	case errors.Is(err, agentrt.ErrBusy):
 		writeError(w, http.StatusConflict, "busy", err.Error())
 	case errors.Is(err, agentrt.ErrConflict):
@@ -494,6 +496,11 @@ func retryAfterSeconds(d time.Duration) int {
 	secs := (d + time.Second - 1) / time.Second
 	return max(int(secs), 1)
 }
+
+// CodeNoPolicy is the error code of a 409 to a request that needs a
+// policy when the runtime has none (switching a session's permission
+// mode): agentrt.ErrNoPolicy.
+const CodeNoPolicy = "no_policy"
 
 // ErrorBody is the JSON body of every error response.
 type ErrorBody struct {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -67,7 +66,11 @@ func LoadRuleFiles(paths ...string) ([]*Rule, error) {
 	)
 	for i, path := range paths {
 		order[path] = i
-		data, err := os.ReadFile(path)
+		data, err := yamlpos.ReadFile(path)
+		if le := (*yamlpos.LimitError)(nil); errors.As(err, &le) {
+			errs = append(errs, le.FileError(path))
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading rule file: %w", err)
 		}
@@ -119,7 +122,11 @@ func (p *ruleParser) parse() []*Rule {
 		Report:         func(pr yamlpos.Problem) { p.errorAt(pr.Pos, "%s", pr.Message) },
 	})
 	var se *yamlpos.SyntaxError
+	var le *yamlpos.LimitError
 	switch {
+	case errors.As(err, &le):
+		p.errs = append(p.errs, le.FileError(p.name))
+		return nil
 	case errors.As(err, &se):
 		if m := duplicateKey.FindStringSubmatch(se.Message); m != nil {
 			p.errorAt(se.Pos, "duplicate key %s (first defined at line %s, column %s)", m[1], m[2], m[3])

@@ -143,7 +143,13 @@
 // # Processes
 //
 // A command runs as the leader of a new session and process group. When
-// its context ends the group is killed with SIGKILL. Wait kills what the
+// its context ends the group is killed with SIGKILL, and so is the
+// command when the daemon dies (under bubblewrap, bwrap's
+// --die-with-parent then kills what runs in it). It holds standard input,
+// output and error and no other descriptor of the daemon's: the helper
+// marks every other one close-on-exec, those the daemon inherited too (a
+// listening socket handed to it, which a command outliving the daemon
+// would otherwise keep, and the port with it). Wait kills what the
 // command left in its group and cgroup as soon as its main process has
 // exited, removes the cgroup, and returns once nothing of it runs.
 // Without a cgroup (a daemon not running as root) Wait finds what is

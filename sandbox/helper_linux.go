@@ -18,6 +18,8 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/agentrt/agentrt/internal/proc"
 )
 
 // Main runs the sandbox helper when the program was started as one, and
@@ -96,6 +98,13 @@ func runHelper(config string, argv, env []string) error {
 	if !c.Started {
 		return errors.New("command not started with sandbox.Cmd.Start")
 	}
+	// The command gets standard input, output and error, and bwrap its
+	// --args descriptor (made below), nothing more: not a descriptor the
+	// daemon inherited without close-on-exec, such as a listening socket
+	// a background command would otherwise keep after the daemon died.
+	if err := proc.CloseInheritedOnExec(); err != nil {
+		return err
+	}
 	if len(argv) == 0 {
 		return errors.New("no command")
 	}
@@ -151,6 +160,14 @@ func runHelper(config string, argv, env []string) error {
 		if err := applyLandlock(c.Landlock); err != nil {
 			return fmt.Errorf("applying landlock: %w", err)
 		}
+	}
+	// The parent-death signal Cmd.Start asked for is an attribute of the
+	// helper's first thread, and this one, which executes the command,
+	// may be another; a change of user clears it too. Without it here
+	// the command would outlive the daemon. (Were the daemon gone
+	// already, the first thread's signal killed the helper.)
+	if err := prctl(syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL)); err != nil {
+		return fmt.Errorf("asking to die with the daemon: %w", err)
 	}
 	if !c.EnvArgs {
 		if err := loadSeccomp(filter); err != nil {

@@ -274,7 +274,11 @@ func (s *Sandbox) Command(ctx context.Context, p Profile, spec Spec) (*Cmd, erro
 	// Started through exec.Cmd.Start, the helper refuses to run it.
 	c.Cmd.Env = helperEnv([]byte(`{}`), nil)
 	c.Cmd.Dir = l.cwd
-	c.Cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Killed with the daemon, as bubblewrap's --die-with-parent kills what
+	// runs in it: from its start, so that a helper the daemon was starting
+	// when it died cannot hold the daemon's descriptors (its listening
+	// socket among them) until it executes the command.
+	c.Cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	c.Cmd.Cancel = c.cancel
 	c.Cmd.WaitDelay = proc.WaitDelay
 	return c, nil

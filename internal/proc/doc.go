@@ -9,6 +9,11 @@
 // daemon variables a program may see ([BaseEnv]), so that the daemon's
 // secrets never reach it by accident.
 //
+// The programs it runs, and every other process agentrt starts, inherit
+// no descriptor the daemon holds but standard input, output and error:
+// Go opens its own descriptors close-on-exec, and [CloseInheritedOnExec]
+// marks those a process inherited.
+//
 // What a program reads and writes, and how its failures are worded, stay
 // with the package running it.
 package proc

@@ -8,6 +8,13 @@
 // value remembers the line and column it is written at. A value converts
 // to JSON with its keys in the order written.
 //
+// Before anything is parsed, a file is held to limits (MaxFileBytes,
+// MaxDepth, MaxTokens, MaxBlockKeys) that keep the YAML parser, whose cost
+// grows with the square of a document's nesting and of a block mapping's
+// keys, from being made to exhaust memory or time by a small file; ReadFile
+// refuses a file too large without reading it whole. A file past one is a
+// [LimitError]. Only the first document of a file is parsed.
+//
 // Mistakes in how the YAML itself is written, such as an alias with no
 // anchor or a key that is not a scalar, are reported as a [Problem] with a
 // kind, a position and a message. What keys a file may hold and what their

@@ -57,9 +57,15 @@ func (e *SyntaxError) Error() string {
 
 // Parse parses data as YAML holding one document. It returns the document,
 // nil when data holds none, and where a second document starts: the zero
-// Pos when there is none. A syntax error is a *SyntaxError.
+// Pos when there is none; the second document is not read. A syntax error
+// is a *SyntaxError; data past one of the limits (MaxFileBytes, MaxDepth,
+// MaxTokens, MaxBlockKeys) is a *LimitError, found before parsing.
 func Parse(data []byte, opts Options) (*Doc, Pos, error) {
-	f, err := parser.ParseBytes(data, 0)
+	tokens, next, err := tokenize(string(data))
+	if err != nil {
+		return nil, Pos{}, err
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		se := &SyntaxError{Pos: Pos{1, 1}, Message: err.Error()}
 		var ye yaml.Error
@@ -84,7 +90,7 @@ func Parse(data []byte, opts Options) (*Doc, Pos, error) {
 			return d, tokenPos(doc.Body.GetToken()), nil
 		}
 	}
-	return d, Pos{}, nil
+	return d, next, nil
 }
 
 // anchorWalker visits a document in source order and resolves each alias

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -54,7 +53,10 @@ func (s *Script) Len() int { return len(s.responses) }
 // Load reads and parses the replay script at path. Problems in the script
 // are reported as a *ScriptError whose positions name path.
 func Load(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlpos.ReadFile(path)
+	if le := (*yamlpos.LimitError)(nil); errors.As(err, &le) {
+		return nil, &ScriptError{Problems: []Problem{{File: path, Message: le.Message}}}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading replay script: %w", err)
 	}
@@ -70,7 +72,11 @@ func Parse(name string, data []byte) (*Script, error) {
 	opts := yamlpos.Options{CoreTags: true, EntryPositions: true, Report: probs.yamlProblem}
 	doc, next, err := yamlpos.Parse(data, opts)
 	var se *yamlpos.SyntaxError
+	var le *yamlpos.LimitError
 	switch {
+	case errors.As(err, &le):
+		probs.list = append(probs.list, Problem{File: name, Line: le.Pos.Line, Column: le.Pos.Column, Message: le.Message})
+		return nil, probs.err()
 	case errors.As(err, &se):
 		probs.add(se.Pos, "syntax error: "+se.Message)
 		return nil, probs.err()
@@ -488,7 +494,8 @@ func (e *ScriptError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Problem is one problem in a replay script, at a 1-based line and column.
+// Problem is one problem in a replay script, at a 1-based line and column;
+// Line is zero for a problem with the file as a whole (it is too large).
 type Problem struct {
 	File    string
 	Line    int
@@ -499,6 +506,9 @@ type Problem struct {
 // String formats the problem as "file:line:col: message", the form editors
 // and terminals link to the spot.
 func (p Problem) String() string {
+	if p.Line == 0 {
+		return strings.TrimPrefix(p.File+": "+p.Message, ": ")
+	}
 	if p.File == "" {
 		return fmt.Sprintf("%d:%d: %s", p.Line, p.Column, p.Message)
 	}

@@ -28,14 +28,14 @@ const (
 	CompleteTaskName = tool.CompleteTaskName
 )
 
-// Names returns the names of the builtin tools, sorted.
-func Names() []string {
-	return []string{CompleteTaskName, ListDirName, ReadFileName, WriteFileName}
+// Tools returns the builtin tools.
+func Tools() []tool.Tool {
+	return []tool.Tool{readFile(), listDir(), writeFile(), completeTask()}
 }
 
 // Register adds the builtin tools to r.
 func Register(r *tool.Registry) error {
-	for _, t := range []tool.Tool{readFile(), listDir(), writeFile(), completeTask()} {
+	for _, t := range Tools() {
 		if err := r.Register(t); err != nil {
 			return fmt.Errorf("registering builtin tools: %w", err)
 		}
