@@ -1,11 +1,14 @@
 package output
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -30,6 +33,11 @@ func (c Counts) Add(o Counts) {
 	}
 }
 
+// Redacted reports whether s holds a redaction marker ("[REDACTED:kind]",
+// or "[REDACTED]" from a checker's findings): text that is not what it
+// was.
+func Redacted(s string) bool { return strings.Contains(s, "[REDACTED") }
+
 // RedactorConfig says what a Redactor removes.
 type RedactorConfig struct {
 	// Secrets are literal values to remove wherever they occur (the
@@ -50,6 +58,9 @@ type Redactor struct {
 	literals *literalStage // nil without secrets
 	shapes   bool
 	patterns *patternStage // nil without patterns
+	// minText is the length of the shortest text a pass may change:
+	// shorter texts are returned at once.
+	minText int
 }
 
 // NewRedactor returns a Redactor for cfg.
@@ -63,6 +74,16 @@ func NewRedactor(cfg RedactorConfig) *Redactor {
 	}
 	if len(pats) > 0 {
 		r.patterns = &patternStage{patterns: pats}
+	}
+	r.minText = math.MaxInt
+	if r.literals != nil {
+		r.minText = r.literals.minLen
+	}
+	if r.shapes {
+		r.minText = min(r.minText, minTokenWord) // every token shape, "Bearer" and assignment is longer
+	}
+	if r.patterns != nil {
+		r.minText = 1
 	}
 	return r
 }
@@ -83,17 +104,95 @@ func (r *Redactor) stages() []stage {
 	return st
 }
 
-// String returns s with every secret replaced, and what it replaced.
+// String returns s with every secret replaced, and what it replaced
+// (nil when nothing). Text that holds nothing to replace, the common
+// case, is returned as it is, without allocating.
 func (r *Redactor) String(s string) (string, Counts) {
-	c := Counts{}
-	for _, st := range r.stages() {
-		out, tail, end := st.redact(nil, s, true, c)
-		if len(out) == 0 && tail == 0 {
-			continue // nothing replaced
+	if len(s) < r.minText {
+		return s, nil
+	}
+	var c Counts
+	if r.literals != nil && r.literals.in(s) {
+		c = Counts{}
+		s = r.apply(r.literals, s, c)
+	}
+	if r.shapes && mayFind(s) {
+		if c == nil {
+			c = Counts{}
 		}
-		s = string(append(out, s[tail:end]...))
+		s = r.apply(&shapeScanner{}, s, c)
+	}
+	if r.patterns != nil {
+		if c == nil {
+			c = Counts{}
+		}
+		s = r.apply(r.patterns, s, c)
+	}
+	if len(c) == 0 {
+		c = nil
 	}
 	return s, c
+}
+
+// apply runs one stage on the whole text s.
+func (r *Redactor) apply(st stage, s string, c Counts) string {
+	out, tail, end := st.redact(nil, s, true, c)
+	if len(out) == 0 && tail == 0 {
+		return s // nothing replaced
+	}
+	return string(append(out, s[tail:end]...))
+}
+
+// Text returns s with every secret replaced: String without the counts.
+func (r *Redactor) Text(s string) string {
+	s, _ = r.String(s)
+	return s
+}
+
+// JSON returns the JSON text s with every secret replaced, still valid
+// JSON when s was. The passes read JSON text as they read any text (JSON
+// escapes separate words, and nothing they replace spans a quote), so
+// the replacement is normally made in place; should it ever break the
+// document (a configured pattern that matches across a quote, a secret
+// value that ends inside an escape), each string of the decoded document
+// is redacted instead and the document encoded again.
+func (r *Redactor) JSON(s string) string {
+	red, c := r.String(s)
+	if c == nil || json.Valid([]byte(red)) || !json.Valid([]byte(s)) {
+		return red
+	}
+	var v any
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return red
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r.jsonValue(v)); err != nil {
+		return red
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// jsonValue redacts the strings (keys included) of a decoded JSON value.
+func (r *Redactor) jsonValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return r.Text(x)
+	case []any:
+		for i := range x {
+			x[i] = r.jsonValue(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.Text(k)] = r.jsonValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 // Writer returns a writer that redacts what passes through it into dst.
