@@ -142,6 +142,7 @@ func (s *step) askWith(perm *event.Event, dec policy.Decision, typ, prompt strin
 	if input != s.args {
 		act.Input = input
 	}
+	r.holdInput(s.tc.ID, input)
 	if ttl := r.cfg.ActionTTL; ttl > 0 {
 		act.ExpiresAt = now.Add(ttl)
 	}
@@ -276,7 +277,11 @@ func (c *Coordinator) ResolutionFacts(a *runtype.Action, traceID string) *store.
 	perm.PermissionDecision = c.permissionDecision(dec, a.ToolName, a.ArgumentsSHA256)
 	perm.PermissionDecision.ApprovalActionID, perm.PermissionDecision.ResolvedBy = a.ID, res.By
 	if len(res.UpdatedInput) > 0 {
-		perm.PermissionDecision.UpdatedInputSHA256 = tool.ArgumentsSHA256(res.UpdatedInput)
+		in := string(res.UpdatedInput)
+		if c.cfg.Redactor != nil {
+			in = c.cfg.Redactor.JSON(in) // hashed as it is kept, as arguments are
+		}
+		perm.PermissionDecision.UpdatedInputSHA256 = tool.ArgumentsSHA256(json.RawMessage(in))
 	}
 	return &store.Batch{ResolvedActions: []*runtype.Action{a}, Events: []*event.Event{resolved, perm}}
 }

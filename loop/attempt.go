@@ -120,7 +120,7 @@ func (c *Coordinator) Continue(ctx context.Context, job *Job, reason string) (*O
 		return nil, err
 	}
 	r.hold(b)
-	out, err := r.runTools(ctx, calls, unknown)
+	out, err := r.runTools(ctx, calls, unknown, true)
 	if err != nil {
 		out, err = r.storeFailed(ctx, err)
 	}

@@ -124,7 +124,9 @@ type Config struct {
 	Sandbox *sandbox.Sandbox
 	// Outputs keeps tool output over the inline limit; nil keeps it in
 	// blobs. Redactor removes secrets from tool output before anything
-	// keeps or shows it; nil redacts nothing. OutputLimits are the
+	// keeps or shows it, from streamed model text and from blobs, and
+	// argument hashes are over what it leaves (see secret.go); it should
+	// be the Writer's. nil redacts nothing. OutputLimits are the
 	// runtime's limits, which a tool's own override.
 	Outputs      *output.Store
 	Redactor     *output.Redactor
@@ -221,6 +223,7 @@ type Coordinator struct {
 	cfg   Config
 	sched *execution.Scheduler
 	plans sync.Map // *Agent → *plan
+	held  heldInputs
 }
 
 // New returns a Coordinator.
@@ -346,7 +349,7 @@ func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Out
 	b := r.resumeBatch(reason)
 	if len(calls) > 0 {
 		r.hold(b)
-		out, err := r.runTools(ctx, calls, resolved)
+		out, err := r.runTools(ctx, calls, resolved, true)
 		if err != nil {
 			out, err = r.storeFailed(ctx, err)
 		}

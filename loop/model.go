@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
@@ -423,14 +424,39 @@ func (r *run) modelFacts(b *store.Batch, resp *model.Response, c *model.Candidat
 // carries.
 const maxReasoningSummary = 8 << 10
 
-// streamBuf collects streamed text until it becomes an event.
+// streamBuf collects streamed text until it becomes an event. With a
+// redactor, the text passes through a RedactWriter first, which holds
+// back the little it cannot decide yet: a secret split across two pieces
+// is still found.
 type streamBuf struct {
 	kind       model.DeltaKind
 	text       strings.Builder
+	red        *output.RedactWriter // nil until text of this kind arrives, or without a redactor
 	hop        int
 	attempt    int
 	cand       string
 	step, span string
+}
+
+// writeStream adds streamed text. pendMu is held.
+func (r *run) writeStream(text string) {
+	if r.cfg.Redactor == nil {
+		r.stream.text.WriteString(text)
+		return
+	}
+	if r.stream.red == nil {
+		r.stream.red = r.cfg.Redactor.Writer(&r.stream.text)
+	}
+	r.stream.red.Write([]byte(text)) // a strings.Builder never fails
+}
+
+// endPiece ends the streamed text of one kind: what its redactor held
+// back is written out. pendMu is held.
+func (r *run) endPiece() {
+	if r.stream.red != nil {
+		r.stream.red.Close()
+		r.stream.red = nil
+	}
 }
 
 // deltaFlushDelay is how long streamed text may wait to become a
@@ -445,14 +471,15 @@ func (r *run) onDelta(d model.Delta) {
 		return
 	}
 	r.pendMu.Lock()
-	if r.stream.text.Len() > 0 && r.stream.kind != d.Kind {
+	if r.stream.kind != d.Kind {
+		r.endPiece()
 		r.cutStream()
 	}
 	r.stream.kind, r.stream.hop = d.Kind, r.rec.Hops
 	if c := r.candidate(); c != nil {
 		r.stream.cand = c.Name
 	}
-	r.stream.text.WriteString(d.Text)
+	r.writeStream(d.Text)
 	arm := !r.flushArmed
 	r.flushArmed = true
 	r.pendMu.Unlock()
@@ -482,6 +509,7 @@ func (r *run) endStream() {
 	r.flushTimer.Stop()
 	r.pendMu.Lock()
 	r.flushArmed = false
+	r.endPiece()
 	r.cutStream()
 	r.pendMu.Unlock()
 }

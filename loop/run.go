@@ -444,7 +444,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	r.toolHops++
 	r.rec.ToolHops = r.toolHops
 	r.grace = false
-	return r.runTools(ctx, calls, nil)
+	return r.runTools(ctx, calls, nil, false)
 }
 
 func (r *run) modelCompleted(resp *model.Response, c *model.Candidate, usage runtype.Usage, calls []runtype.MessageToolCall, stepID, span string, start time.Time) *event.Event {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -96,7 +95,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 // refused records a call that never ran: its result is the failure.
 func (s *step) refused(pre *event.Event, f *runtype.Failure) *store.Batch {
 	if s.tc.ArgumentsSHA256 == "" {
-		s.tc.ArgumentsSHA256 = tool.ArgumentsSHA256(json.RawMessage(s.args))
+		s.tc.ArgumentsSHA256 = s.r.argumentsSum(s.args)
 	}
 	return s.result(pre, invoked{content: "error: " + f.Message, isError: true, failure: f})
 }
@@ -261,6 +260,7 @@ func (r *run) skip(b *store.Batch, calls []runtype.MessageToolCall, why string) 
 
 // blob makes a content-addressed blob owned by the turn's tenant.
 func (r *run) blob(data []byte, mediaType string) *runtype.Blob {
+	data = r.redactData(data, mediaType)
 	sum := sha256.Sum256(data)
 	return &runtype.Blob{
 		Ref: "sha256:" + hex.EncodeToString(sum[:]), Owner: r.turn.Owner, MediaType: mediaType,
