@@ -105,6 +105,9 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
+	// The token grants every right: it is a secret the runtime removes
+	// from whatever it writes, as the configured keys are.
+	cfg.Redact.Secrets = append(cfg.Redact.Secrets, token)
 	rt, err := agentrt.New(cfg)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
@@ -115,6 +118,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}
 	}
+	logger = rt.Logger()
 	api, err := httpapi.New(rt, httpapi.Config{Token: token, Logger: logger})
 	if err != nil {
 		rt.Stop(context.Background())
