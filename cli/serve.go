@@ -38,7 +38,8 @@ func newServeCmd() *cobra.Command {
 snapshots and thread read models, and stream events (SSE, resumable with Last-Event-ID).
 The API binds 127.0.0.1:7420 unless the config or --listen says otherwise, and every /v1
 route requires the bearer token kept in DATA_DIR/api-token. On the first start the token
-is generated and printed once.
+is generated and printed once. The runtime removes the token, like the configured models'
+keys, from everything it writes and logs.
 
 SIGINT or SIGTERM stops gracefully: the server stops accepting requests, no new work is
 claimed, and running attempts finish the step they are in, then stay queued for the next

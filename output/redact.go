@@ -12,9 +12,11 @@ import (
 	"sync"
 )
 
-// Counts counts redactions by kind ("secret_env", "pattern", or a token
+// Counts counts redactions by kind ("secret_env", "pattern", a token
 // shape such as "openai_key", "github_token", "aws_access_key_id",
-// "bearer_token", "private_key", "jwt"). It never holds the secrets.
+// "agentrt_token", "bearer_token", "private_key", "jwt", or an
+// assignment's "generic_secret" or "aws_secret_key"). It never holds the
+// secrets.
 type Counts map[string]int
 
 // Total is the sum of the counts.
@@ -48,7 +50,7 @@ type RedactorConfig struct {
 	// They match within a line (see the package documentation).
 	Patterns []*regexp.Regexp
 	// NoTokenShapes turns off the built-in token shapes (API keys,
-	// bearer tokens, private keys, JWTs, …).
+	// bearer tokens, private keys, JWTs, …) and credential assignments.
 	NoTokenShapes bool
 }
 

@@ -36,8 +36,8 @@ func (Secrets) Find(text string) []policy.Finding {
 // Secret kinds. The token shapes (API keys, JWTs, private keys, bearer
 // tokens) are found by output.MatchToken and named as it names them:
 // openai_key, anthropic_key, aws_access_key_id, github_token,
-// slack_token, google_api_key, stripe_key, jwt, private_key and
-// bearer_token.
+// slack_token, google_api_key, stripe_key, agentrt_token, jwt,
+// private_key and bearer_token.
 const (
 	kindAWSSecret = "aws_secret_key"
 	kindBearer    = "bearer_token"
