@@ -505,7 +505,6 @@ func New(cfg Config) (*Runtime, error) {
 		Registry:         rt.registry,
 		Policy:           evaluator,
 		ActionTTL:        cfg.ActionTTL,
-		SafePreview:      rt.safePreview,
 		Reader:           rt.store,
 		OutputCheck:      outputCheck,
 		IDs:              rt.ids,

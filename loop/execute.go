@@ -471,7 +471,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	s.tc.Arguments, _ = event.Preview(in, maxRecordedArguments)
 	s.start = r.cfg.Now()
 	s.span.ToolRunning(s.start)
-	argsPreview, _ := event.Preview(r.cfg.SafePreview(p.mc.Arguments), event.PreviewBytes)
+	argsPreview, _ := r.c.cut(p.mc.Arguments, event.PreviewBytes)
 	started := s.event(event.ToolStarted, &event.ToolStartedPayload{
 		Name: p.mc.Name, Hop: s.tc.Hop, ArgumentsPreview: argsPreview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
 		IdempotencyKey: s.tc.IdempotencyKey, ReadOnly: spec.Annotations.ReadOnly,
@@ -788,7 +788,7 @@ func (r *run) hookPayload(rep hook.Report) *event.HookPayload {
 		return p
 	}
 	p.Status, p.Decision, p.DurationMs, p.AddedContext = rep.Status, rep.Decision, rep.Duration.Milliseconds(), rep.AddedContext
-	p.Reason, _ = event.Preview(r.cfg.SafePreview(rep.Reason), event.PreviewBytes)
+	p.Reason, _ = r.c.cut(rep.Reason, event.PreviewBytes)
 	if len(rep.UpdatedInput) > 0 {
 		blob := r.blob(rep.UpdatedInput, "application/json")
 		r.pendMu.Lock()
@@ -798,7 +798,7 @@ func (r *run) hookPayload(rep hook.Report) *event.HookPayload {
 	}
 	if rep.Phase == "failed" {
 		p.ErrorCategory = rep.ErrorCategory
-		p.Message, _ = event.Preview(r.cfg.SafePreview(rep.Message), event.PreviewBytes)
+		p.Message, _ = r.c.cut(rep.Message, event.PreviewBytes)
 	}
 	return p
 }

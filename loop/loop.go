@@ -105,9 +105,6 @@ type Config struct {
 	// expires (and denies). Default DefaultActionTTL; negative means
 	// never.
 	ActionTTL time.Duration
-	// SafePreview makes text safe to show in events and actions (redacts
-	// secrets). Default: unchanged.
-	SafePreview func(string) string
 	// OutputCheck looks at tool output before the model sees it; nil
 	// checks nothing.
 	OutputCheck OutputChecker
@@ -198,9 +195,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Scheduler == nil {
 		c.Scheduler = execution.New(0)
-	}
-	if c.SafePreview == nil {
-		c.SafePreview = func(s string) string { return s }
 	}
 	if c.DefaultOutputTokens <= 0 {
 		c.DefaultOutputTokens = 1024

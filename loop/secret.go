@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
@@ -31,6 +32,22 @@ import (
 //     holds one without a real input kept runs not at all: it fails with
 //     input_redacted, which the model sees and may answer by calling
 //     again.
+
+// cut returns s cut to n bytes for an event or a record, and whether it
+// was cut. The Writer redacts whatever is written, but it cannot find a
+// secret a cut has halved: text that is cut is redacted first, looking a
+// little past the cut.
+func (c *Coordinator) cut(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	if c.cfg.Redactor != nil {
+		wide, _ := event.Preview(s, n+256)
+		s = c.cfg.Redactor.Text(wide)
+	}
+	s, _ = event.Preview(s, n)
+	return s, true
+}
 
 // check validates a call's input against its tool's schema and returns
 // the hash of its canonical form after redaction.

@@ -67,7 +67,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 	case err == nil && out == nil:
 		return invoked{}
 	case err == nil && out.Violation != nil:
-		msg, _ := event.Preview(out.Content, 512)
+		msg, _ := r.c.cut(out.Content, 512)
 		kind := runtype.FailureSandboxViolation
 		if out.Violation.Limit() {
 			kind = runtype.FailureResourceLimit
@@ -75,7 +75,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 		return invoked{content: out.Content, isError: true, output: out.Output, violation: out.Violation,
 			failure: failuref(kind, "%s: %s%s: %s", out.Violation.Profile, out.Violation.Kind, detail(out.Violation.Detail), msg)}
 	case err == nil && out.IsError:
-		msg, _ := event.Preview(out.Content, 512)
+		msg, _ := r.c.cut(out.Content, 512)
 		return invoked{content: out.Content, isError: true, output: out.Output, failure: failuref(runtype.FailureToolError, "%s", msg)}
 	case err == nil:
 		// The tool finished: its result stands even if the turn was
@@ -130,16 +130,7 @@ func (s *step) result(pre *event.Event, res invoked) *store.Batch {
 	}
 	tc.OutputBytes = int64(len(content))
 	var truncated bool
-	// Previews go into events: secrets in them are redacted (the blob and
-	// the message the model sees keep the output as it was).
-	// The redaction looks a little past the preview's end, so that a
-	// secret the cut would halve is still recognized.
-	_, truncated = event.Preview(content, event.PreviewBytes)
-	wide, _ := event.Preview(content, event.PreviewBytes+256)
-	tc.ResultPreview, _ = event.Preview(r.cfg.SafePreview(wide), event.PreviewBytes)
-	if f != nil {
-		f.Message = r.cfg.SafePreview(f.Message)
-	}
+	tc.ResultPreview, truncated = r.c.cut(content, event.PreviewBytes)
 	seen := content
 	switch {
 	case spill != nil && spill.Spilled:
