@@ -67,3 +67,33 @@ func TestWriterDecidesOrdinaryWordsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCleanCache: texts found clean are remembered by content, never a
+// text with a secret, and a text like a clean one but for a secret is
+// still redacted; the cache is safe for concurrent use.
+func TestCleanCache(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(RedactorConfig{Secrets: []string{"hunter2-Zq8x"}})
+	clean := strings.Repeat("an ordinary line of text ", 4)
+	dirty := clean[:len(clean)-len("hunter2-Zq8x")] + "hunter2-Zq8x"
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 200 {
+				if got, c := r.String(clean); got != clean || c != nil {
+					t.Errorf("String(clean) = %q, %v", got, c)
+				}
+				if got, _ := r.String(dirty); strings.Contains(got, "hunter2") {
+					t.Errorf("String(dirty) = %q", got)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	if !r.clean.has(clean) || r.clean.has(dirty) {
+		t.Errorf("the cache has the clean text: %v, the dirty one: %v", r.clean.has(clean), r.clean.has(dirty))
+	}
+}

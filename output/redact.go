@@ -63,6 +63,8 @@ type Redactor struct {
 	// minText is the length of the shortest text a pass may change:
 	// shorter texts are returned at once.
 	minText int
+	// clean remembers long texts String found nothing in.
+	clean cleanCache
 }
 
 // NewRedactor returns a Redactor for cfg.
@@ -110,7 +112,7 @@ func (r *Redactor) stages() []stage {
 // (nil when nothing). Text that holds nothing to replace, the common
 // case, is returned as it is, without allocating.
 func (r *Redactor) String(s string) (string, Counts) {
-	if len(s) < r.minText {
+	if len(s) < r.minText || r.clean.has(s) {
 		return s, nil
 	}
 	var c Counts
@@ -132,6 +134,7 @@ func (r *Redactor) String(s string) (string, Counts) {
 	}
 	if len(c) == 0 {
 		c = nil
+		r.clean.add(s)
 	}
 	return s, c
 }
@@ -300,4 +303,67 @@ func (w *RedactWriter) Counts() Counts {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return maps.Clone(w.counts)
+}
+
+// cleanCache remembers the last long texts String found nothing in, by
+// content: a runtime redacts one text several times on its way to the
+// store (a tool's input when it is hashed, in the model's message, in the
+// call's record and events; its output before the model sees it, in the
+// message and the record), and comparing it with a remembered text costs
+// far less than reading it again. A Redactor's configuration never
+// changes, so a text found clean once stays clean.
+type cleanCache struct {
+	shards [16]cleanShard
+}
+
+// cleanCache remembers texts of minClean to maxClean bytes: shorter ones
+// cost little to read again, and longer ones are not kept alive.
+const (
+	minClean = 64
+	maxClean = 64 << 10
+)
+
+type cleanShard struct {
+	mu    sync.Mutex
+	texts [4]string // guarded by mu
+	next  int       // guarded by mu
+	_     [40]byte  // keeps shards off each other's cache lines
+}
+
+// shard picks s's shard by its length and a few of its bytes, so that
+// texts of one length (the same tool's input in many sessions) spread.
+func (c *cleanCache) shard(s string) *cleanShard {
+	h := uint(len(s))
+	for k := range 8 {
+		h = h*31 + uint(s[len(s)*k/8])
+	}
+	return &c.shards[h%uint(len(c.shards))]
+}
+
+func (c *cleanCache) has(s string) bool {
+	if len(s) < minClean || len(s) > maxClean {
+		return false
+	}
+	sh := c.shard(s)
+	sh.mu.Lock()
+	found := false
+	for _, t := range sh.texts {
+		if len(t) == len(s) && t == s {
+			found = true
+			break
+		}
+	}
+	sh.mu.Unlock()
+	return found
+}
+
+func (c *cleanCache) add(s string) {
+	if len(s) < minClean || len(s) > maxClean {
+		return
+	}
+	sh := c.shard(s)
+	sh.mu.Lock()
+	sh.texts[sh.next] = s
+	sh.next = (sh.next + 1) % len(sh.texts)
+	sh.mu.Unlock()
 }

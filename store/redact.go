@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -28,7 +27,6 @@ type Redactor = event.Redactor
 // references to it follow (tool calls' output refs, events' output refs
 // and refs, and text that names it).
 func (b *Batch) Redact(r Redactor) {
-	r = &cleanMemo{r: r}
 	refs := b.redactBlobs(r)
 	for _, x := range b.Sessions {
 		x.Title = r.Text(x.Title)
@@ -177,44 +175,4 @@ func (b *Batch) replaceRefs(refs map[string]string) {
 	for _, e := range b.Events {
 		e.ReplaceRefs(rep)
 	}
-}
-
-// cleanMemo remembers the long strings of one batch its Redactor found
-// nothing in, by their bytes' address: a batch often holds one text
-// several times (a tool's output in its message, record and event), and
-// a string's bytes never change.
-type cleanMemo struct {
-	r     Redactor
-	clean [8]struct {
-		p *byte
-		n int
-	}
-	next int
-}
-
-// minMemo is the shortest string the memo remembers: shorter ones cost
-// less to redact again than to look up.
-const minMemo = 64
-
-func (m *cleanMemo) Text(s string) string { return m.do(s, m.r.Text) }
-func (m *cleanMemo) JSON(s string) string { return m.do(s, m.r.JSON) }
-
-// do redacts s with f unless s is known clean. A string is clean for Text
-// exactly when it is for JSON: JSON only changes what Text changes.
-func (m *cleanMemo) do(s string, f func(string) string) string {
-	if len(s) < minMemo {
-		return f(s)
-	}
-	p := unsafe.StringData(s)
-	for _, c := range m.clean {
-		if c.p == p && c.n == len(s) {
-			return s
-		}
-	}
-	red := f(s)
-	if red == s {
-		m.clean[m.next].p, m.clean[m.next].n = p, len(s)
-		m.next = (m.next + 1) % len(m.clean)
-	}
-	return red
 }
