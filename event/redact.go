@@ -107,8 +107,10 @@ type planEntry struct {
 	p *plan
 }
 
+// planSlot is t's slot in planCache, by properties of t that are cheap
+// to read (types that share a slot take turns in it).
 func planSlot(t reflect.Type) *atomic.Pointer[planEntry] {
-	return &planCache[(uintptr(len(t.Name()))*31+t.Size()+uintptr(t.NumField())*7)%uintptr(len(planCache))]
+	return &planCache[(t.Size()*7+uintptr(t.NumField()))%uintptr(len(planCache))]
 }
 
 // planOf returns the plan of struct type t.
