@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Counts counts redactions by kind ("secret_env", "pattern", a token
@@ -305,13 +306,14 @@ func (w *RedactWriter) Counts() Counts {
 	return maps.Clone(w.counts)
 }
 
-// cleanCache remembers the last long texts String found nothing in, by
+// cleanCache remembers the last texts String found nothing in, by
 // content: a runtime redacts one text several times on its way to the
 // store (a tool's input when it is hashed, in the model's message, in the
 // call's record and events; its output before the model sees it, in the
-// message and the record), and comparing it with a remembered text costs
-// far less than reading it again. A Redactor's configuration never
-// changes, so a text found clean once stays clean.
+// message and the record; a turn's input in its records and events), and
+// comparing it with a remembered text costs far less than reading it
+// again. A Redactor's configuration never changes, so a text found clean
+// once stays clean. Lookups take no lock.
 type cleanCache struct {
 	shards [16]cleanShard
 }
@@ -319,24 +321,24 @@ type cleanCache struct {
 // cleanCache remembers texts of minClean to maxClean bytes: shorter ones
 // cost little to read again, and longer ones are not kept alive.
 const (
-	minClean = 64
+	minClean = 16
 	maxClean = 64 << 10
 )
 
 type cleanShard struct {
-	mu    sync.Mutex
-	texts [4]string // guarded by mu
-	next  int       // guarded by mu
-	_     [40]byte  // keeps shards off each other's cache lines
+	texts [8]atomic.Pointer[string]
+	next  atomic.Uint32
+	_     [60]byte // keeps shards off each other's cache lines
 }
 
 // shard picks s's shard by its length and a few of its bytes, so that
 // texts of one length (the same tool's input in many sessions) spread.
 func (c *cleanCache) shard(s string) *cleanShard {
-	h := uint(len(s))
-	for k := range 8 {
-		h = h*31 + uint(s[len(s)*k/8])
-	}
+	n := uint(len(s))
+	h := n*31 + uint(s[n/4])
+	h = h*31 + uint(s[n/2])
+	h = h*31 + uint(s[n/8])
+	h = h*31 + uint(s[n-1])
 	return &c.shards[h%uint(len(c.shards))]
 }
 
@@ -345,16 +347,12 @@ func (c *cleanCache) has(s string) bool {
 		return false
 	}
 	sh := c.shard(s)
-	sh.mu.Lock()
-	found := false
-	for _, t := range sh.texts {
-		if len(t) == len(s) && t == s {
-			found = true
-			break
+	for i := range sh.texts {
+		if t := sh.texts[i].Load(); t != nil && len(*t) == len(s) && *t == s {
+			return true
 		}
 	}
-	sh.mu.Unlock()
-	return found
+	return false
 }
 
 func (c *cleanCache) add(s string) {
@@ -362,8 +360,5 @@ func (c *cleanCache) add(s string) {
 		return
 	}
 	sh := c.shard(s)
-	sh.mu.Lock()
-	sh.texts[sh.next] = s
-	sh.next = (sh.next + 1) % len(sh.texts)
-	sh.mu.Unlock()
+	sh.texts[sh.next.Add(1)%uint32(len(sh.texts))].Store(&s)
 }
