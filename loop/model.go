@@ -425,38 +425,55 @@ func (r *run) modelFacts(b *store.Batch, resp *model.Response, c *model.Candidat
 const maxReasoningSummary = 8 << 10
 
 // streamBuf collects streamed text until it becomes an event. With a
-// redactor, the text passes through a RedactWriter first, which holds
-// back the little it cannot decide yet: a secret split across two pieces
-// is still found.
+// redactor, each kind of text passes through a RedactWriter of its own
+// first, which holds back the little it cannot decide yet, across events
+// and pieces of the other kind, until the call ends: a secret split
+// across two pieces, or two events, is still found.
 type streamBuf struct {
 	kind       model.DeltaKind
-	text       strings.Builder
-	red        *output.RedactWriter // nil until text of this kind arrives, or without a redactor
+	text       strings.Builder // decided text of kind, not in an event yet
+	reds       []kindWriter    // the call's redacting writers, in order of first use
 	hop        int
 	attempt    int
 	cand       string
 	step, span string
 }
 
-// writeStream adds streamed text. pendMu is held.
+// kindWriter is the redacting writer of one kind of streamed text.
+type kindWriter struct {
+	kind model.DeltaKind
+	w    *output.RedactWriter
+}
+
+// writeStream adds streamed text of the stream's kind. pendMu is held.
 func (r *run) writeStream(text string) {
 	if r.cfg.Redactor == nil {
 		r.stream.text.WriteString(text)
 		return
 	}
-	if r.stream.red == nil {
-		r.stream.red = r.cfg.Redactor.Writer(&r.stream.text)
+	var w *output.RedactWriter
+	for _, kw := range r.stream.reds {
+		if kw.kind == r.stream.kind {
+			w = kw.w
+		}
 	}
-	r.stream.red.Write([]byte(text)) // a strings.Builder never fails
+	if w == nil {
+		w = r.cfg.Redactor.Writer(&r.stream.text)
+		r.stream.reds = append(r.stream.reds, kindWriter{kind: r.stream.kind, w: w})
+	}
+	w.Write([]byte(text)) // a strings.Builder never fails
 }
 
-// endPiece ends the streamed text of one kind: what its redactor held
-// back is written out. pendMu is held.
-func (r *run) endPiece() {
-	if r.stream.red != nil {
-		r.stream.red.Close()
-		r.stream.red = nil
+// endPieces ends the call's streamed text: what each writer held back
+// becomes an event of its kind. pendMu is held.
+func (r *run) endPieces() {
+	r.cutStream()
+	for _, kw := range r.stream.reds {
+		r.stream.kind = kw.kind
+		kw.w.Close()
+		r.cutStream()
 	}
+	r.stream.reds = r.stream.reds[:0]
 }
 
 // deltaFlushDelay is how long streamed text may wait to become a
@@ -472,7 +489,6 @@ func (r *run) onDelta(d model.Delta) {
 	}
 	r.pendMu.Lock()
 	if r.stream.kind != d.Kind {
-		r.endPiece()
 		r.cutStream()
 	}
 	r.stream.kind, r.stream.hop = d.Kind, r.rec.Hops
@@ -509,7 +525,6 @@ func (r *run) endStream() {
 	r.flushTimer.Stop()
 	r.pendMu.Lock()
 	r.flushArmed = false
-	r.endPiece()
-	r.cutStream()
+	r.endPieces()
 	r.pendMu.Unlock()
 }

@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -166,38 +167,47 @@ func TestCallWithAMarkerRunsAfterApproval(t *testing.T) {
 	}
 }
 
-// deltaModel streams its text in pieces before answering.
+// deltaModel streams its answer in pieces before answering.
 type deltaModel struct {
-	pieces []string
+	pieces []model.Delta
 }
 
 func (m *deltaModel) Info() model.Info { return model.Info{Kind: "replay", Model: "test"} }
 
 func (m *deltaModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	var text strings.Builder
 	for _, p := range m.pieces {
-		req.Stream(model.Delta{Kind: model.DeltaText, Text: p})
+		req.Stream(p)
+		if p.Kind == model.DeltaText {
+			text.WriteString(p.Text)
+		}
 	}
-	return &model.Response{Text: strings.Join(m.pieces, ""), Raw: []byte(`{"text":"` + strings.Join(m.pieces, "") + `"}`)}, nil
+	return &model.Response{Text: text.String(), Raw: []byte(`{"text":"` + text.String() + `"}`)}, nil
 }
 
-// TestStreamedSecretIsRedacted: a secret the model streams in two pieces
-// reaches no model.delta event, nor the message or the raw response.
+// TestStreamedSecretIsRedacted: a secret the model streams in two pieces,
+// which reasoning between them puts in two model.delta events, reaches no
+// event, nor the message or the raw response.
 func TestStreamedSecretIsRedacted(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{redactor: output.NewRedactor(output.RedactorConfig{})})
 	half := len(fakeGitHub) / 2
-	p := &deltaModel{pieces: []string{"the token is " + fakeGitHub[:half], fakeGitHub[half:] + ", keep it"}}
+	p := &deltaModel{pieces: []model.Delta{
+		{Kind: model.DeltaText, Text: "the token is " + fakeGitHub[:half]},
+		{Kind: model.DeltaReasoning, Text: "thinking it over"},
+		{Kind: model.DeltaText, Text: fakeGitHub[half:] + ", keep it"},
+	}}
 	a := &loop.Agent{Name: "support", Candidates: []*model.Candidate{{Name: "default", Provider: p}}}
 	out, turn := b.run(t, context.Background(), a, "go")
 	if out.Status != runtype.StatusCompleted {
 		t.Fatalf("status %s", out.Status)
 	}
-	var text strings.Builder
+	var text []string
 	for _, e := range find(b.events(t, turn.SessionID), event.ModelDelta) {
-		text.WriteString(e.Payload.(*event.DeltaPayload).Text)
+		text = append(text, e.Payload.(*event.DeltaPayload).Text)
 	}
-	if want := "the token is [REDACTED:github_token], keep it"; text.String() != want {
-		t.Errorf("the deltas say %q, want %q", text.String(), want)
+	if want := []string{"the token is ", "[REDACTED:github_token], keep it"}; !slices.Equal(text, want) {
+		t.Errorf("the deltas say %q, want %q", text, want)
 	}
 	all := b.stored(t, turn)
 	for _, e := range find(b.events(t, turn.SessionID), event.ModelCompleted) {
