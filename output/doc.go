@@ -52,7 +52,10 @@
 // length and first two bytes (a token shape), its case-folded text
 // ("Bearer") or its last letters and the byte after it (an assignment).
 // It says "maybe" wherever the scanner could find something, so skipping
-// the scanner when it says "no" changes no result. JSON redacts JSON
+// the scanner when it says "no" changes no result. A Redactor also
+// remembers, by content, the last texts of 16 bytes to 64 KiB it found
+// nothing in, since a runtime redacts one text several times on its way
+// to the store. JSON redacts JSON
 // text: the passes never replace across a quote, and should a
 // replacement still break the document (a pattern, a value that seems to
 // start inside an escape), each decoded string is redacted instead and

@@ -360,5 +360,8 @@ func (c *cleanCache) add(s string) {
 		return
 	}
 	sh := c.shard(s)
-	sh.texts[sh.next.Add(1)%uint32(len(sh.texts))].Store(&s)
+	// A copy: s may be a cut of a much longer text, which the cache must
+	// not keep alive.
+	t := strings.Clone(s)
+	sh.texts[sh.next.Add(1)%uint32(len(sh.texts))].Store(&t)
 }
