@@ -217,9 +217,13 @@ type Config struct {
 	// Output bounds what a tool call shows inline (more is spilled to the
 	// output store, DataDir/outputs) and what it stores.
 	Output output.Limits
-	// Redact says what is removed from every tool output before anything
-	// keeps or shows it. The built-in token shapes apply unless
-	// Redact.NoTokenShapes.
+	// Redact configures the runtime's one redactor, which removes secrets
+	// from everything the runtime writes — events, messages, tool calls,
+	// blobs, tool output, logs — and everything it shows. The built-in
+	// token shapes apply unless Redact.NoTokenShapes; Redact.Secrets are
+	// the literal values to remove (LoadConfig adds the values of
+	// secret_env and the configured models' API keys; a server adds its
+	// API token).
 	Redact output.RedactorConfig
 	// Sandbox configures how sandbox profiles are enforced. The runtime
 	// adds its data directory and output store to Sandbox.Hidden, whose
@@ -452,13 +456,12 @@ type Runtime struct {
 	sandbox   *sandbox.Sandbox
 	outputs   *output.Store
 	outputTmp string // the output store's directory when it is temporary
-	redactor  *output.Redactor
-	// previewRedactor removes the configured secrets from previews; nil
-	// when none are configured.
-	previewRedactor *output.Redactor
-	hooks           *hook.Runner
-	procs           *process.Manager
-	tenants         sync.Map // session id → tenant id, for background process events
+	// redactor is the runtime's one redactor: the store's writer, the
+	// loop, previews and logs all use it.
+	redactor *output.Redactor
+	hooks    *hook.Runner
+	procs    *process.Manager
+	tenants  sync.Map // session id → tenant id, for background process events
 
 	baseCtx   context.Context
 	cancelAll context.CancelCauseFunc
@@ -493,17 +496,19 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	cfg.Logger = slog.New(telemetry.LogHandler(cfg.Logger.Handler()))
+	redactor := output.NewRedactor(cfg.Redact)
+	cfg.Logger = slog.New(telemetry.RedactHandler(telemetry.LogHandler(cfg.Logger.Handler()), redactor.Text))
 	metrics := telemetry.NewMetrics()
 	rt := &Runtime{
-		metrics: metrics,
-		tracer:  telemetry.NewTracer(cfg.TracerProvider, metrics),
-		cfg:     cfg,
-		bus:     &event.Bus{},
-		ids:     runtype.NewIDGen(cfg.Now),
-		wake:    make(chan struct{}, 1),
-		settles: &event.Bus{},
-		claims:  make(map[string]*claim),
+		redactor: redactor,
+		metrics:  metrics,
+		tracer:   telemetry.NewTracer(cfg.TracerProvider, metrics),
+		cfg:      cfg,
+		bus:      &event.Bus{},
+		ids:      runtype.NewIDGen(cfg.Now),
+		wake:     make(chan struct{}, 1),
+		settles:  &event.Bus{},
+		claims:   make(map[string]*claim),
 	}
 	if err := rt.setUpExecution(); err != nil {
 		rt.closeExecution()
@@ -528,7 +533,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.closeAgents()
 		return nil, err
 	}
-	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify, Now: cfg.Now})
+	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify, Now: cfg.Now, Redactor: rt.redactor})
 	rt.ledger = loop.NewLedger(rt.store, cfg.Budgets, cfg.Now)
 	evaluator := cfg.Policy
 	if _, none := cfg.Policy.(policy.DefaultEvaluator); !none {
@@ -546,7 +551,6 @@ func New(cfg Config) (*Runtime, error) {
 		Registry:         rt.registry,
 		Policy:           evaluator,
 		ActionTTL:        cfg.ActionTTL,
-		SafePreview:      rt.safePreview,
 		Reader:           rt.store,
 		OutputCheck:      outputCheck,
 		IDs:              rt.ids,
@@ -906,6 +910,11 @@ func (rt *Runtime) abandon() {
 
 // RuntimeID identifies this runtime installation in events.
 func (rt *Runtime) RuntimeID() string { return rt.runtimeID }
+
+// Logger returns the runtime's logger: Config.Logger with the runtime's
+// correlation ids added and its secrets redacted. Components built around
+// the runtime (an HTTP server) log through it.
+func (rt *Runtime) Logger() *slog.Logger { return rt.cfg.Logger }
 
 // AgentNames returns the configured agents' names.
 func (rt *Runtime) AgentNames() []string {

@@ -70,6 +70,7 @@ func FromFile(f *config.File) (Config, error) {
 	if err := executionFromFile(f, &cfg); err != nil {
 		return Config{}, err
 	}
+	cfg.Redact.Secrets = append(cfg.Redact.Secrets, modelKeys(f)...)
 	// A model declared under models is one candidate, shared by every
 	// agent that lists it; inline models belong to their agent.
 	shared := make(map[string]*model.Candidate)
@@ -155,6 +156,27 @@ func executionFromFile(f *config.File, cfg *Config) error {
 		})
 	}
 	return nil
+}
+
+// modelKeys returns the API keys of the configured models, from the file
+// or their environment variables: the redactor removes them wherever they
+// show up.
+func modelKeys(f *config.File) []string {
+	var keys []string
+	add := func(m *config.Model) {
+		if key, _ := APIKey(m); key != "" {
+			keys = append(keys, key)
+		}
+	}
+	for _, key := range sortedKeys(f.Models) {
+		add(f.Models[key])
+	}
+	for _, name := range f.AgentNames() {
+		for _, m := range f.Agents[name].Models {
+			add(m)
+		}
+	}
+	return keys
 }
 
 // sandboxProfile is the profile an agent's sandbox section describes,

@@ -39,14 +39,6 @@ func (rt *Runtime) setUpExecution() error {
 		return fmt.Errorf("creating the output store: %w", err)
 	}
 	rt.outputs = st
-	rt.redactor = output.NewRedactor(cfg.Redact)
-	if len(cfg.Redact.Secrets) > 0 || len(cfg.Redact.Patterns) > 0 {
-		// Previews already pass the secrets checker, which knows the
-		// token shapes: only the configured secrets are left to them.
-		rt.previewRedactor = output.NewRedactor(output.RedactorConfig{
-			Secrets: cfg.Redact.Secrets, Patterns: cfg.Redact.Patterns, NoTokenShapes: true,
-		})
-	}
 	if len(cfg.Hooks) > 0 {
 		h, err := hook.New(cfg.Hooks, hook.Options{})
 		if err != nil {
@@ -79,15 +71,9 @@ func (rt *Runtime) setUpSandbox(outputs string) error {
 	return nil
 }
 
-// safePreview makes text safe for events and actions: the built-in
-// secret shapes and the configured secrets and patterns are redacted.
-func (rt *Runtime) safePreview(s string) string {
-	s = redactSecrets(s)
-	if rt.previewRedactor != nil {
-		s, _ = rt.previewRedactor.String(s)
-	}
-	return s
-}
+// safePreview makes text safe to show: the runtime's redactor replaces
+// its secrets, as it does in everything the runtime writes.
+func (rt *Runtime) safePreview(s string) string { return rt.redactor.Text(s) }
 
 // closeExecution ends every process and removes a temporary output
 // store.

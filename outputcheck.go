@@ -2,7 +2,6 @@ package agentrt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentrt/agentrt/loop"
@@ -53,16 +52,4 @@ func (cs outputChecks) CheckOutput(ctx context.Context, req *policy.Request, con
 		}
 	}
 	return v, nil
-}
-
-var secrets, _ = checker.Builtin("secrets")
-
-// redactSecrets replaces API keys and tokens in a call's arguments before
-// they are shown in events and actions.
-func redactSecrets(s string) string {
-	res, err := secrets.Check(context.Background(), &policy.CheckInput{Phase: policy.PhaseInput, Input: json.RawMessage(s)})
-	if err != nil || !res.Flagged {
-		return s
-	}
-	return checker.Redact(s, res.Findings)
 }

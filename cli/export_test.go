@@ -82,21 +82,18 @@ func TestExportAndVerify(t *testing.T) {
 	}
 }
 
-// flip returns bundle with one byte of member name changed.
-func flip(t *testing.T, bundle []byte, name string) []byte {
+// eachMember calls f with every member of a bundle (.tar.gz), in order.
+func eachMember(t *testing.T, bundle []byte, f func(hdr *tar.Header, data []byte)) {
 	t.Helper()
 	gz, err := gzip.NewReader(bytes.NewReader(bundle))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(gz)
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -105,6 +102,17 @@ func flip(t *testing.T, bundle []byte, name string) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
+		f(hdr, data)
+	}
+}
+
+// flip returns bundle with one byte of member name changed.
+func flip(t *testing.T, bundle []byte, name string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	eachMember(t, bundle, func(hdr *tar.Header, data []byte) {
 		if hdr.Name == name {
 			data[len(data)/2] ^= 1
 		}
@@ -112,7 +120,7 @@ func flip(t *testing.T, bundle []byte, name string) []byte {
 			t.Fatal(err)
 		}
 		tw.Write(data)
-	}
+	})
 	tw.Close()
 	zw.Close()
 	return buf.Bytes()

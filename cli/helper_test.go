@@ -24,7 +24,8 @@ const exampleDir = "../examples/support"
 // and the tickets its tools write land in dir, not in the repository.
 type testBundle struct {
 	dir    string
-	config string // dir/agentrt.yaml
+	config string   // dir/agentrt.yaml
+	env    []string // added to the environment of processes started with startServe
 }
 
 func setup(t *testing.T) *testBundle {

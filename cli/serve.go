@@ -39,7 +39,8 @@ func newServeCmd() *cobra.Command {
 snapshots and thread read models, and stream events (SSE, resumable with Last-Event-ID).
 The API binds 127.0.0.1:7420 unless the config or --listen says otherwise, and every /v1
 route requires the bearer token kept in DATA_DIR/api-token. On the first start the token
-is generated and printed once.
+is generated and printed once. The runtime removes the token, like the configured models'
+keys, from everything it writes and logs.
 
 SIGINT or SIGTERM stops gracefully: the server stops accepting requests, no new work is
 claimed, and running attempts finish the step they are in, then stay queued for the next
@@ -106,6 +107,9 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
+	// The token grants every right: it is a secret the runtime removes
+	// from whatever it writes, as the configured keys are.
+	cfg.Redact.Secrets = append(cfg.Redact.Secrets, token)
 	rt, err := agentrt.New(cfg)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
@@ -120,6 +124,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}
 	}
+	logger = rt.Logger()
 	api, err := httpapi.New(rt, httpapi.Config{Logger: logger})
 	if err != nil {
 		rt.Stop(context.Background())

@@ -43,6 +43,9 @@ func startServe(t *testing.T, bin string, b *testBundle, args ...string) *server
 	_, err := os.Stat(tokenFile)
 	created := err != nil // the first start prints the token it creates
 	cmd := exec.Command(bin, append([]string{"serve", "--config", b.config, "--listen", "127.0.0.1:0"}, args...)...)
+	if b.env != nil {
+		cmd.Env = append(os.Environ(), b.env...)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -135,10 +138,10 @@ func (s *server) wait(t *testing.T) {
 	}
 }
 
-// request sends an API request and decodes the JSON answer into v.
-func (s *server) request(t *testing.T, method, path, body string, v any) {
+// send sends an API request with the server's token.
+func (s *server) send(t *testing.T, ctx context.Context, method, path, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, s.url+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, s.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +150,13 @@ func (s *server) request(t *testing.T, method, path, body string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// request sends an API request and decodes the JSON answer into v.
+func (s *server) request(t *testing.T, method, path, body string, v any) {
+	t.Helper()
+	resp := s.send(t, t.Context(), method, path, body)
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode/100 != 2 {
@@ -163,15 +173,7 @@ func (s *server) awaitEvent(t *testing.T, turnID string, types ...string) (strin
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), serveTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/v1/events?turnId="+turnID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.send(t, ctx, http.MethodGet, "/v1/events?turnId="+turnID, "")
 	defer resp.Body.Close()
 	var seen []string
 	sc := bufio.NewScanner(resp.Body)

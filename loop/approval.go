@@ -102,7 +102,7 @@ func (s *step) permissionEvent(t event.Type, dec policy.Decision) *event.Event {
 func (c *Coordinator) permissionDecision(dec policy.Decision, toolName, sum string) *event.PermissionDecision {
 	pd := &event.PermissionDecision{
 		Decision: string(dec.Outcome), Source: string(dec.Source), RuleIDs: dec.RuleIDs, ReasonCode: dec.ReasonCode,
-		Message: c.cfg.SafePreview(dec.Message), ToolName: toolName, ArgumentsSHA256: sum, Mode: string(dec.Mode),
+		Message: dec.Message, ToolName: toolName, ArgumentsSHA256: sum, Mode: string(dec.Mode),
 		MissingScopes: dec.MissingScopes, Checker: dec.Checker,
 	}
 	for _, ref := range dec.RuleRefs {
@@ -116,7 +116,7 @@ func (c *Coordinator) permissionDecision(dec policy.Decision, toolName, sum stri
 // input is the input the call was decided with.
 func (s *step) ask(perm *event.Event, dec policy.Decision, input string) *store.Batch {
 	return s.askWith(perm, dec, actionToolPermission,
-		strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, s.r.cfg.SafePreview(dec.Message))),
+		strings.TrimSpace(fmt.Sprintf("Allow %s to run? %s", s.tc.Name, dec.Message)),
 		[]string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit},
 		input)
 }
@@ -128,7 +128,7 @@ func (s *step) ask(perm *event.Event, dec policy.Decision, input string) *store.
 func (s *step) askWith(perm *event.Event, dec policy.Decision, typ, prompt string, decisions []string, input string) *store.Batch {
 	r := s.r
 	now := r.cfg.Now().UTC()
-	preview, _ := event.Preview(r.cfg.SafePreview(input), event.PreviewBytes)
+	preview, _ := r.c.cut(input, event.PreviewBytes)
 	act := &runtype.Action{
 		ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
 		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Type: typ,
@@ -139,6 +139,7 @@ func (s *step) askWith(perm *event.Event, dec policy.Decision, typ, prompt strin
 	if input != s.args {
 		act.Input = input
 	}
+	r.holdInput(s.tc.ID, input)
 	if ttl := r.cfg.ActionTTL; ttl > 0 {
 		act.ExpiresAt = now.Add(ttl)
 	}
@@ -273,7 +274,11 @@ func (c *Coordinator) ResolutionFacts(a *runtype.Action, traceID string) *store.
 	perm.PermissionDecision = c.permissionDecision(dec, a.ToolName, a.ArgumentsSHA256)
 	perm.PermissionDecision.ApprovalActionID, perm.PermissionDecision.ResolvedBy = a.ID, res.By
 	if len(res.UpdatedInput) > 0 {
-		perm.PermissionDecision.UpdatedInputSHA256 = tool.ArgumentsSHA256(res.UpdatedInput)
+		in := string(res.UpdatedInput)
+		if c.cfg.Redactor != nil {
+			in = c.cfg.Redactor.JSON(in) // hashed as it is kept, as arguments are
+		}
+		perm.PermissionDecision.UpdatedInputSHA256 = tool.ArgumentsSHA256(json.RawMessage(in))
 	}
 	return &store.Batch{ResolvedActions: []*runtype.Action{a}, Events: []*event.Event{resolved, perm}}
 }
@@ -308,7 +313,7 @@ func (s *step) checkOutput(ctx context.Context, spec tool.Spec, input json.RawMe
 	warnings := make([]*event.Event, len(v.Flags))
 	for i, fl := range v.Flags {
 		warnings[i] = s.event(event.RuntimeWarning, &event.DiagnosticPayload{
-			Code: fl.ReasonCode, Message: r.cfg.SafePreview(fmt.Sprintf("the %s checker flagged the output of %s (%s): %s", fl.Checker, spec.Name, fl.Action, fl.Message)),
+			Code: fl.ReasonCode, Message: fmt.Sprintf("the %s checker flagged the output of %s (%s): %s", fl.Checker, spec.Name, fl.Action, fl.Message),
 		})
 	}
 	if v.Blocked {

@@ -120,7 +120,7 @@ func (c *Coordinator) Continue(ctx context.Context, job *Job, reason string) (*O
 		return nil, err
 	}
 	r.hold(b)
-	out, err := r.runTools(ctx, calls, unknown)
+	out, err := r.runTools(ctx, calls, unknown, true)
 	if err != nil {
 		out, err = r.storeFailed(ctx, err)
 	}
@@ -233,7 +233,7 @@ func (r *run) unknownEffects(ctx context.Context, calls []runtype.MessageToolCal
 		}
 		s := r.newStep(mc)
 		s.tc.ArgumentsSHA256 = tc.ArgumentsSHA256
-		preview, _ := event.Preview(r.cfg.SafePreview(mc.Arguments), event.PreviewBytes)
+		preview, _ := r.c.cut(mc.Arguments, event.PreviewBytes)
 		act := &runtype.Action{
 			ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
 			TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: mc.ID, Type: actionSideEffectUnknown,

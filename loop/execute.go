@@ -56,6 +56,10 @@ type prepared struct {
 	perm *event.Event
 	// act is the resolved action a resumed call comes back with.
 	act *runtype.Action
+	// stored: the call comes from what the store kept (a resumed hop, a
+	// new attempt), not from the model's answer in this hop; real: its
+	// input is the real one all the same (see secret.go).
+	stored, real bool
 	// profile is the sandbox profile the call runs under.
 	profile *sandbox.Profile
 	// notes are context hooks added for the model.
@@ -98,8 +102,9 @@ type invoked struct {
 // go on (the model asked for them together), except complete_task, which
 // waits for the decisions. When any call waits, the run parks
 // waiting_permission once the hop is through. resolved holds the resolved
-// actions of a resumed hop, by tool call id.
-func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, resolved map[string]*runtype.Action) (*Outcome, error) {
+// actions of a resumed hop, by tool call id; stored says the calls come
+// from the store rather than from the model's answer in this hop.
+func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, resolved map[string]*runtype.Action, stored bool) (*Outcome, error) {
 	preps := make([]*prepared, len(calls))
 	asked, refused := false, false
 	r.stdinHop = nil
@@ -110,7 +115,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 	}
 	completing := false // a complete_task of the hop is on its way to run
 	for i, call := range calls {
-		p := &prepared{s: r.newStep(call), mc: call, act: resolved[call.ID]}
+		p := &prepared{s: r.newStep(call), mc: call, act: resolved[call.ID], stored: stored}
 		preps[i] = p
 		switch {
 		case ctx.Err() != nil:
@@ -233,7 +238,7 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 			mc.Name, len(input), maxArguments)
 		return nil, nil
 	}
-	sum, err := r.cfg.Registry.Check(mc.Name, input)
+	sum, err := r.check(mc.Name, input)
 	if err != nil {
 		p.refusal = failuref(runtype.FailureInvalidArguments, "%v", err)
 		return nil, nil
@@ -247,44 +252,60 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 	if act != nil && act.Input != "" {
 		// The call was decided with another input than the model's (a
 		// hook rewrote it, or a person edited it): it resumes with that.
-		sum, err := r.cfg.Registry.Check(mc.Name, json.RawMessage(act.Input))
+		sum, err := r.check(mc.Name, json.RawMessage(act.Input))
 		if err != nil || sum != act.ArgumentsSHA256 {
 			p.refusal = failuref(runtype.FailureInvalidArguments, "the input action %s was decided with does not check out", act.ID)
 			return nil, nil
 		}
 		s.tc.ArgumentsSHA256, p.input, p.mc.Arguments = sum, json.RawMessage(act.Input), act.Input
 	}
+	if p.stored {
+		if in, ok := r.realInput(mc.ID, string(p.input)); ok {
+			p.input, p.mc.Arguments, p.real = json.RawMessage(in), in, true
+		}
+	}
+	b := r.settle(ctx, p)
+	if p.stored && !p.real && p.refusal == nil && !p.parked && !p.ran && output.Redacted(string(p.input)) {
+		p.refusal = inputRedacted(mc.Name)
+	}
+	return b, nil
+}
+
+// settle takes a call whose input is known through the rest of its
+// decision: a new call to the hooks and the policy, a resumed one to what
+// its action says. It returns facts to commit now (an action for a call
+// that waits), or nil.
+func (r *run) settle(ctx context.Context, p *prepared) *store.Batch {
+	s, mc, act := p.s, p.mc, p.act
 	switch {
 	case act == nil:
-		return r.permit(ctx, p), nil
+		return r.permit(ctx, p)
 	case act.Type == actionSideEffectUnknown:
 		r.sideEffectDecided(p)
-		return nil, nil
 	case act.Status != runtype.ActionApproved && act.Type == actionSandboxEscalation:
 		p.refusal = failuref(runtype.FailureSandboxViolation, "%s; the rerun with a wider sandbox was not allowed: %s",
 			act.Prompt, deniedByAction(act).Message)
-		return nil, nil
 	case act.Status != runtype.ActionApproved:
 		p.refusal = deniedByAction(act)
-		return nil, nil
 	case act.Type == actionSandboxEscalation:
 		prof, ok := escalatedProfile(r.agent.Sandbox, act.Escalation)
 		if !ok {
 			p.refusal = failuref(runtype.FailureSandboxViolation, "the sandbox profile %q the rerun was approved for is unknown", act.Escalation)
-			return nil, nil
+			return nil
 		}
 		p.profile = &prof
 	case act.Resolution != nil && len(act.Resolution.UpdatedInput) > 0:
 		// An edit: the call runs with the input the person gave, checked
-		// against the schema again.
-		input = json.RawMessage(act.Resolution.UpdatedInput)
-		sum, err := r.cfg.Registry.Check(mc.Name, input)
+		// against the schema again. What the store kept of it is all
+		// there is of it.
+		input := json.RawMessage(act.Resolution.UpdatedInput)
+		sum, err := r.check(mc.Name, input)
 		if err != nil {
 			p.refusal = failuref(runtype.FailureInvalidArguments, "the edited input is invalid: %v", err)
-			return nil, nil
+			return nil
 		}
 		s.tc.ArgumentsSHA256 = sum
-		p.mc.Arguments, p.input = string(input), input
+		p.mc.Arguments, p.input, p.real = string(input), input, false
 		// The edited input is evaluated too: the person answers the ask,
 		// but a rule or check that denies the new input still binds.
 		dec := s.decideView(ctx, r.view(p))
@@ -295,7 +316,7 @@ func (r *run) prepare(ctx context.Context, p *prepared) (*store.Batch, error) {
 				dec.Source, dec.ReasonCode, dec.Message)
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // sideEffectDecided applies an operator's answer to a call whose effect
@@ -470,7 +491,7 @@ func (r *run) rewrite(p *prepared, v view, updated json.RawMessage) bool {
 			"a hook rewrote the command written to process %s; text written to a process cannot be rewritten (a hook may block it instead)", v.process)
 		return false
 	}
-	sum, err := r.cfg.Registry.Check(p.spec.Name, updated)
+	sum, err := r.check(p.spec.Name, updated)
 	if err != nil {
 		p.refusal = failuref(runtype.FailureInvalidArguments, "a hook rewrote the input into an invalid one: %v", err)
 		return false
@@ -535,10 +556,14 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	s.tc.Status = runtype.ToolCallStarted
 	// The record keeps the input that runs (a hook's rewrite or a
 	// person's edit, not the model's): a retry after a crash runs it again.
-	s.tc.Arguments, _ = event.Preview(string(p.input), maxRecordedArguments)
+	in := p.mc.Arguments
+	if in != string(p.input) {
+		in = string(p.input)
+	}
+	s.tc.Arguments, _ = event.Preview(in, maxRecordedArguments)
 	s.start = r.cfg.Now()
 	s.span.ToolRunning(s.start)
-	argsPreview, _ := event.Preview(r.cfg.SafePreview(p.mc.Arguments), event.PreviewBytes)
+	argsPreview, _ := r.c.cut(p.mc.Arguments, event.PreviewBytes)
 	started := s.event(event.ToolStarted, &event.ToolStartedPayload{
 		Name: p.mc.Name, Hop: s.tc.Hop, ArgumentsPreview: argsPreview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
 		IdempotencyKey: s.tc.IdempotencyKey, ReadOnly: spec.Annotations.ReadOnly,
@@ -858,7 +883,7 @@ func (r *run) hookPayload(rep hook.Report) *event.HookPayload {
 		return p
 	}
 	p.Status, p.Decision, p.DurationMs, p.AddedContext = rep.Status, rep.Decision, rep.Duration.Milliseconds(), rep.AddedContext
-	p.Reason, _ = event.Preview(r.cfg.SafePreview(rep.Reason), event.PreviewBytes)
+	p.Reason, _ = r.c.cut(rep.Reason, event.PreviewBytes)
 	if len(rep.UpdatedInput) > 0 {
 		blob := r.blob(rep.UpdatedInput, "application/json")
 		r.pendMu.Lock()
@@ -868,7 +893,7 @@ func (r *run) hookPayload(rep hook.Report) *event.HookPayload {
 	}
 	if rep.Phase == "failed" {
 		p.ErrorCategory = rep.ErrorCategory
-		p.Message, _ = event.Preview(r.cfg.SafePreview(rep.Message), event.PreviewBytes)
+		p.Message, _ = r.c.cut(rep.Message, event.PreviewBytes)
 	}
 	return p
 }

@@ -105,9 +105,6 @@ type Config struct {
 	// expires (and denies). Default DefaultActionTTL; negative means
 	// never.
 	ActionTTL time.Duration
-	// SafePreview makes text safe to show in events and actions (redacts
-	// secrets). Default: unchanged.
-	SafePreview func(string) string
 	// OutputCheck looks at tool output before the model sees it; nil
 	// checks nothing.
 	OutputCheck OutputChecker
@@ -124,7 +121,9 @@ type Config struct {
 	Sandbox *sandbox.Sandbox
 	// Outputs keeps tool output over the inline limit; nil keeps it in
 	// blobs. Redactor removes secrets from tool output before anything
-	// keeps or shows it; nil redacts nothing. OutputLimits are the
+	// keeps or shows it, from streamed model text and from blobs, and
+	// argument hashes are over what it leaves (see secret.go); it should
+	// be the Writer's. nil redacts nothing. OutputLimits are the
 	// runtime's limits, which a tool's own override.
 	Outputs      *output.Store
 	Redactor     *output.Redactor
@@ -197,9 +196,6 @@ func (c Config) WithDefaults() Config {
 	if c.Scheduler == nil {
 		c.Scheduler = execution.New(0)
 	}
-	if c.SafePreview == nil {
-		c.SafePreview = func(s string) string { return s }
-	}
 	if c.DefaultOutputTokens <= 0 {
 		c.DefaultOutputTokens = 1024
 	}
@@ -221,6 +217,7 @@ type Coordinator struct {
 	cfg   Config
 	sched *execution.Scheduler
 	plans sync.Map // *Agent → *plan
+	held  heldInputs
 }
 
 // New returns a Coordinator.
@@ -346,7 +343,7 @@ func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Out
 	b := r.resumeBatch(reason)
 	if len(calls) > 0 {
 		r.hold(b)
-		out, err := r.runTools(ctx, calls, resolved)
+		out, err := r.runTools(ctx, calls, resolved, true)
 		if err != nil {
 			out, err = r.storeFailed(ctx, err)
 		}

@@ -116,11 +116,15 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 			t.Fatal(err)
 		}
 	}
-	b.writer = store.NewWriter(b.store, store.WriterConfig{Notify: func([]*event.Event) {
+	wc := store.WriterConfig{Notify: func([]*event.Event) {
 		if o.notify != nil {
 			o.notify()
 		}
-	}})
+	}}
+	if o.redactor != nil {
+		wc.Redactor = o.redactor // as the runtime does: one redactor for the loop and the writer
+	}
+	b.writer = store.NewWriter(b.store, wc)
 	t.Cleanup(func() { b.writer.Stop(context.Background()) })
 	if o.budgets != nil {
 		b.ledger = loop.NewLedger(b.store, *o.budgets, nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/output"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
@@ -423,14 +424,56 @@ func (r *run) modelFacts(b *store.Batch, resp *model.Response, c *model.Candidat
 // carries.
 const maxReasoningSummary = 8 << 10
 
-// streamBuf collects streamed text until it becomes an event.
+// streamBuf collects streamed text until it becomes an event. With a
+// redactor, each kind of text passes through a RedactWriter of its own
+// first, which holds back the little it cannot decide yet, across events
+// and pieces of the other kind, until the call ends: a secret split
+// across two pieces, or two events, is still found.
 type streamBuf struct {
 	kind       model.DeltaKind
-	text       strings.Builder
+	text       strings.Builder // decided text of kind, not in an event yet
+	reds       []kindWriter    // the call's redacting writers, in order of first use
 	hop        int
 	attempt    int
 	cand       string
 	step, span string
+}
+
+// kindWriter is the redacting writer of one kind of streamed text.
+type kindWriter struct {
+	kind model.DeltaKind
+	w    *output.RedactWriter
+}
+
+// writeStream adds streamed text of the stream's kind. pendMu is held.
+func (r *run) writeStream(text string) {
+	if r.cfg.Redactor == nil {
+		r.stream.text.WriteString(text)
+		return
+	}
+	var w *output.RedactWriter
+	for _, kw := range r.stream.reds {
+		if kw.kind == r.stream.kind {
+			w = kw.w
+		}
+	}
+	if w == nil {
+		w = r.cfg.Redactor.Writer(&r.stream.text)
+		r.stream.reds = append(r.stream.reds, kindWriter{kind: r.stream.kind, w: w})
+	}
+	w.Write([]byte(text)) // a strings.Builder never fails
+}
+
+// endPieces ends the call's streamed text: what each writer held back
+// becomes an event of its kind. pendMu is held.
+func (r *run) endPieces() {
+	r.cutStream()
+	for _, kw := range r.stream.reds {
+		r.stream.kind = kw.kind
+		kw.w.Close()
+		r.cutStream()
+	}
+	r.stream.reds = r.stream.reds[:0]
 }
 
 // deltaFlushDelay is how long streamed text may wait to become a
@@ -445,14 +488,14 @@ func (r *run) onDelta(d model.Delta) {
 		return
 	}
 	r.pendMu.Lock()
-	if r.stream.text.Len() > 0 && r.stream.kind != d.Kind {
+	if r.stream.kind != d.Kind {
 		r.cutStream()
 	}
 	r.stream.kind, r.stream.hop = d.Kind, r.rec.Hops
 	if c := r.candidate(); c != nil {
 		r.stream.cand = c.Name
 	}
-	r.stream.text.WriteString(d.Text)
+	r.writeStream(d.Text)
 	arm := !r.flushArmed
 	r.flushArmed = true
 	r.pendMu.Unlock()
@@ -482,6 +525,6 @@ func (r *run) endStream() {
 	r.flushTimer.Stop()
 	r.pendMu.Lock()
 	r.flushArmed = false
-	r.cutStream()
+	r.endPieces()
 	r.pendMu.Unlock()
 }

@@ -448,7 +448,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	r.toolHops++
 	r.rec.ToolHops = r.toolHops
 	r.grace = false
-	return r.runTools(ctx, calls, nil)
+	return r.runTools(ctx, calls, nil, false)
 }
 
 func (r *run) modelCompleted(resp *model.Response, c *model.Candidate, usage runtype.Usage, calls []runtype.MessageToolCall, stepID, span string, start time.Time) *event.Event {
@@ -507,9 +507,6 @@ func (r *run) assignCallIDs(calls []runtype.MessageToolCall) []runtype.MessageTo
 // b and committing it. Writes survive ctx's cancellation.
 func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskStatus, reason, result string, failure *runtype.Failure) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
-	if failure != nil {
-		failure.Message = r.cfg.SafePreview(failure.Message)
-	}
 	if status == runtype.StatusFailed {
 		if at, ok := r.cfg.Retry.retryAt(failure, r.task.Attempts, now); ok {
 			return r.retry(b, reason, failure, at)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -68,7 +67,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 	case err == nil && out == nil:
 		return invoked{}
 	case err == nil && out.Violation != nil:
-		msg, _ := event.Preview(out.Content, 512)
+		msg, _ := r.c.cut(out.Content, 512)
 		kind := runtype.FailureSandboxViolation
 		if out.Violation.Limit() {
 			kind = runtype.FailureResourceLimit
@@ -76,7 +75,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 		return invoked{content: out.Content, isError: true, output: out.Output, violation: out.Violation,
 			failure: failuref(kind, "%s: %s%s: %s", out.Violation.Profile, out.Violation.Kind, detail(out.Violation.Detail), msg)}
 	case err == nil && out.IsError:
-		msg, _ := event.Preview(out.Content, 512)
+		msg, _ := r.c.cut(out.Content, 512)
 		return invoked{content: out.Content, isError: true, output: out.Output, failure: failuref(runtype.FailureToolError, "%s", msg)}
 	case err == nil:
 		// The tool finished: its result stands even if the turn was
@@ -96,7 +95,7 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 // refused records a call that never ran: its result is the failure.
 func (s *step) refused(pre *event.Event, f *runtype.Failure) *store.Batch {
 	if s.tc.ArgumentsSHA256 == "" {
-		s.tc.ArgumentsSHA256 = tool.ArgumentsSHA256(json.RawMessage(s.args))
+		s.tc.ArgumentsSHA256 = s.r.argumentsSum(s.args)
 	}
 	return s.result(pre, invoked{content: "error: " + f.Message, isError: true, failure: f})
 }
@@ -131,16 +130,7 @@ func (s *step) result(pre *event.Event, res invoked) *store.Batch {
 	}
 	tc.OutputBytes = int64(len(content))
 	var truncated bool
-	// Previews go into events: secrets in them are redacted (the blob and
-	// the message the model sees keep the output as it was).
-	// The redaction looks a little past the preview's end, so that a
-	// secret the cut would halve is still recognized.
-	_, truncated = event.Preview(content, event.PreviewBytes)
-	wide, _ := event.Preview(content, event.PreviewBytes+256)
-	tc.ResultPreview, _ = event.Preview(r.cfg.SafePreview(wide), event.PreviewBytes)
-	if f != nil {
-		f.Message = r.cfg.SafePreview(f.Message)
-	}
+	tc.ResultPreview, truncated = r.c.cut(content, event.PreviewBytes)
 	seen := content
 	switch {
 	case spill != nil && spill.Spilled:
@@ -261,6 +251,7 @@ func (r *run) skip(b *store.Batch, calls []runtype.MessageToolCall, why string) 
 
 // blob makes a content-addressed blob owned by the turn's tenant.
 func (r *run) blob(data []byte, mediaType string) *runtype.Blob {
+	data = r.redactData(data, mediaType)
 	sum := sha256.Sum256(data)
 	return &runtype.Blob{
 		Ref: "sha256:" + hex.EncodeToString(sum[:]), Owner: r.turn.Owner, MediaType: mediaType,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/agentrt/agentrt/output"
@@ -102,5 +103,41 @@ func BenchmarkSink(b *testing.B) {
 		if _, err := k.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRedactNothing measures String on the short texts a runtime
+// writes most (ids, names, previews, tool arguments) when they hold no
+// secret: the prefilter's cost.
+func BenchmarkRedactNothing(b *testing.B) {
+	texts := []string{
+		"echo", "call_0_0", "s-0/call_0_0", "turn_01M8EBX351HNQMCZZM5E2P7GTE",
+		`{"text":"session=0 turn=0 ` + strings.Repeat("x", 182) + `"}`,
+		"no policy is configured; the default evaluator allows every call",
+		"final: session=12 tool_calls=5",
+	}
+	n := 0
+	for _, s := range texts {
+		n += len(s)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  output.RedactorConfig
+	}{
+		{"shapes", output.RedactorConfig{}},
+		{"shapes+secrets", output.RedactorConfig{Secrets: []string{"art_0123456789abcdef0123456789abcdef", "cfg-key-Zq8xv1Lm", "env-key-Lm2vq9Zx"}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r := output.NewRedactor(c.cfg)
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range texts {
+					if _, n := r.String(s); n != nil {
+						b.Fatalf("redacted %v in %q", n, s)
+					}
+				}
+			}
+		})
 	}
 }

@@ -1,17 +1,23 @@
 package output
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"regexp"
+	"strings"
 	"sync"
+	"sync/atomic"
 )
 
-// Counts counts redactions by kind ("secret_env", "pattern", or a token
+// Counts counts redactions by kind ("secret_env", "pattern", a token
 // shape such as "openai_key", "github_token", "aws_access_key_id",
-// "bearer_token", "private_key", "jwt"). It never holds the secrets.
+// "agentrt_token", "bearer_token", "private_key", "jwt", or an
+// assignment's "generic_secret" or "aws_secret_key"). It never holds the
+// secrets.
 type Counts map[string]int
 
 // Total is the sum of the counts.
@@ -30,6 +36,11 @@ func (c Counts) Add(o Counts) {
 	}
 }
 
+// Redacted reports whether s holds a redaction marker ("[REDACTED:kind]",
+// or "[REDACTED]" from a checker's findings): text that is not what it
+// was.
+func Redacted(s string) bool { return strings.Contains(s, "[REDACTED") }
+
 // RedactorConfig says what a Redactor removes.
 type RedactorConfig struct {
 	// Secrets are literal values to remove wherever they occur (the
@@ -40,7 +51,7 @@ type RedactorConfig struct {
 	// They match within a line (see the package documentation).
 	Patterns []*regexp.Regexp
 	// NoTokenShapes turns off the built-in token shapes (API keys,
-	// bearer tokens, private keys, JWTs, …).
+	// bearer tokens, private keys, JWTs, …) and credential assignments.
 	NoTokenShapes bool
 }
 
@@ -50,6 +61,11 @@ type Redactor struct {
 	literals *literalStage // nil without secrets
 	shapes   bool
 	patterns *patternStage // nil without patterns
+	// minText is the length of the shortest text a pass may change:
+	// shorter texts are returned at once.
+	minText int
+	// clean remembers long texts String found nothing in.
+	clean cleanCache
 }
 
 // NewRedactor returns a Redactor for cfg.
@@ -63,6 +79,16 @@ func NewRedactor(cfg RedactorConfig) *Redactor {
 	}
 	if len(pats) > 0 {
 		r.patterns = &patternStage{patterns: pats}
+	}
+	r.minText = math.MaxInt
+	if r.literals != nil {
+		r.minText = r.literals.minLen
+	}
+	if r.shapes {
+		r.minText = min(r.minText, minTokenWord) // every token shape, "Bearer" and assignment is longer
+	}
+	if r.patterns != nil {
+		r.minText = 1
 	}
 	return r
 }
@@ -83,17 +109,96 @@ func (r *Redactor) stages() []stage {
 	return st
 }
 
-// String returns s with every secret replaced, and what it replaced.
+// String returns s with every secret replaced, and what it replaced
+// (nil when nothing). Text that holds nothing to replace, the common
+// case, is returned as it is, without allocating.
 func (r *Redactor) String(s string) (string, Counts) {
-	c := Counts{}
-	for _, st := range r.stages() {
-		out, tail, end := st.redact(nil, s, true, c)
-		if len(out) == 0 && tail == 0 {
-			continue // nothing replaced
+	if len(s) < r.minText || r.clean.has(s) {
+		return s, nil
+	}
+	var c Counts
+	if r.literals != nil && r.literals.in(s) {
+		c = Counts{}
+		s = r.apply(r.literals, s, c)
+	}
+	if r.shapes && mayFind(s) {
+		if c == nil {
+			c = Counts{}
 		}
-		s = string(append(out, s[tail:end]...))
+		s = r.apply(&shapeScanner{}, s, c)
+	}
+	if r.patterns != nil {
+		if c == nil {
+			c = Counts{}
+		}
+		s = r.apply(r.patterns, s, c)
+	}
+	if len(c) == 0 {
+		c = nil
+		r.clean.add(s)
 	}
 	return s, c
+}
+
+// apply runs one stage on the whole text s.
+func (r *Redactor) apply(st stage, s string, c Counts) string {
+	out, tail, end := st.redact(nil, s, true, c)
+	if len(out) == 0 && tail == 0 {
+		return s // nothing replaced
+	}
+	return string(append(out, s[tail:end]...))
+}
+
+// Text returns s with every secret replaced: String without the counts.
+func (r *Redactor) Text(s string) string {
+	s, _ = r.String(s)
+	return s
+}
+
+// JSON returns the JSON text s with every secret replaced, still valid
+// JSON when s was. The passes read JSON text as they read any text (JSON
+// escapes separate words, and nothing they replace spans a quote), so
+// the replacement is normally made in place; should it ever break the
+// document (a configured pattern that matches across a quote, a secret
+// value that ends inside an escape), each string of the decoded document
+// is redacted instead and the document encoded again.
+func (r *Redactor) JSON(s string) string {
+	red, c := r.String(s)
+	if c == nil || json.Valid([]byte(red)) || !json.Valid([]byte(s)) {
+		return red
+	}
+	var v any
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return red
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r.jsonValue(v)); err != nil {
+		return red
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// jsonValue redacts the strings (keys included) of a decoded JSON value.
+func (r *Redactor) jsonValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return r.Text(x)
+	case []any:
+		for i := range x {
+			x[i] = r.jsonValue(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.Text(k)] = r.jsonValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 // Writer returns a writer that redacts what passes through it into dst.
@@ -199,4 +304,64 @@ func (w *RedactWriter) Counts() Counts {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return maps.Clone(w.counts)
+}
+
+// cleanCache remembers the last texts String found nothing in, by
+// content: a runtime redacts one text several times on its way to the
+// store (a tool's input when it is hashed, in the model's message, in the
+// call's record and events; its output before the model sees it, in the
+// message and the record; a turn's input in its records and events), and
+// comparing it with a remembered text costs far less than reading it
+// again. A Redactor's configuration never changes, so a text found clean
+// once stays clean. Lookups take no lock.
+type cleanCache struct {
+	shards [16]cleanShard
+}
+
+// cleanCache remembers texts of minClean to maxClean bytes: shorter ones
+// cost little to read again, and longer ones are not kept alive.
+const (
+	minClean = 16
+	maxClean = 64 << 10
+)
+
+type cleanShard struct {
+	texts [8]atomic.Pointer[string]
+	next  atomic.Uint32
+	_     [60]byte // keeps shards off each other's cache lines
+}
+
+// shard picks s's shard by its length and a few of its bytes, so that
+// texts of one length (the same tool's input in many sessions) spread.
+func (c *cleanCache) shard(s string) *cleanShard {
+	n := uint(len(s))
+	h := n*31 + uint(s[n/4])
+	h = h*31 + uint(s[n/2])
+	h = h*31 + uint(s[n/8])
+	h = h*31 + uint(s[n-1])
+	return &c.shards[h%uint(len(c.shards))]
+}
+
+func (c *cleanCache) has(s string) bool {
+	if len(s) < minClean || len(s) > maxClean {
+		return false
+	}
+	sh := c.shard(s)
+	for i := range sh.texts {
+		if t := sh.texts[i].Load(); t != nil && len(*t) == len(s) && *t == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cleanCache) add(s string) {
+	if len(s) < minClean || len(s) > maxClean {
+		return
+	}
+	sh := c.shard(s)
+	// A copy: s may be a cut of a much longer text, which the cache must
+	// not keep alive.
+	t := strings.Clone(s)
+	sh.texts[sh.next.Add(1)%uint32(len(sh.texts))].Store(&t)
 }

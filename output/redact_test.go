@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentrt/agentrt/output"
 )
@@ -32,6 +33,8 @@ var (
 	fakeStripeRK    = "rk_live_" + "51H8aBcDeFgHiJkLmNoPqRsTuV"
 	fakeJWT         = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	fakeBearer      = "Zx8Qm3Lr7Tp2Wn6Ks9Vb4Hd1" + "Fg5Jc0"
+	fakeAgentrt     = "art_" + "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a6978"
+	fakeAWSSecret   = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
 	fakePEMBody     = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" + "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
 	fakePEM         = "-----BEGIN RSA PRIVATE KEY-----\n" + fakePEMBody + "-----END RSA PRIVATE KEY-----"
 	// A JWE: its header names an "enc", and it has five parts.
@@ -71,6 +74,13 @@ func TestRedactTokenShapes(t *testing.T) {
 		{"google", "js?key=" + fakeGoogle + "&callback=init", "js?key=[REDACTED:google_api_key]&callback=init", nil},
 		{"stripe secret", "api_key = '" + fakeStripe + "'", "api_key = '[REDACTED:stripe_key]'", nil},
 		{"stripe restricted", fakeStripeRK, "[REDACTED:stripe_key]", nil},
+		{"agentrt", "Authorization: token " + fakeAgentrt, "Authorization: token [REDACTED:agentrt_token]", nil},
+		{"password json", `{"user":"admin","password":"Xk9mP2vL7qR4"}`, `{"user":"admin","password":"[REDACTED:generic_secret]"}`, nil},
+		{"password flag", "mysql --password=Pa55w0rdXyz db", "mysql --password=[REDACTED:generic_secret] db", nil},
+		{"escaped json in json", `{"body":"{\"password\":\"Xk9mP2vL7qR4\"}"}`, `{"body":"{\"password\":\"[REDACTED:generic_secret]\"}"}`, nil},
+		{"aws secret", "AWS_SECRET_ACCESS_KEY=" + fakeAWSSecret + "\n", "AWS_SECRET_ACCESS_KEY=[REDACTED:aws_secret_key]\n", nil},
+		{"key shape in an assignment", `{"api_key":"` + fakeOpenAI + `"}`, `{"api_key":"[REDACTED:openai_key]"}`, nil},
+		{"pagination token", `{"nextPageToken":"Xk9mP2vL7qR4"}`, `{"nextPageToken":"Xk9mP2vL7qR4"}`, output.Counts{}},
 		{"jwt", "cookie: session=" + fakeJWT + "; Path=/", "cookie: session=[REDACTED:jwt]; Path=/", nil},
 		{"jwt then a sentence", "token " + fakeJWT + ". Next", "token [REDACTED:jwt]. Next", nil},
 		{"jwe", "enc " + fakeJWE + " end", "enc [REDACTED:jwt] end", nil},
@@ -114,7 +124,7 @@ func TestRedactTokenShapes(t *testing.T) {
 				}
 				want = output.Counts{m[0][1]: 1}
 			}
-			if diff := cmp.Diff(want, counts); diff != "" {
+			if diff := cmp.Diff(want, counts, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("counts (-want +got):\n%s", diff)
 			}
 		})
@@ -290,5 +300,54 @@ func TestCountsHoldNoSecrets(t *testing.T) {
 		if strings.Contains(k, "value-of") || strings.Contains(k, "sk-") {
 			t.Errorf("counts hold %q", k)
 		}
+	}
+}
+
+// TestRedactJSON: JSON comes out valid, also when the replacement in
+// place would break it, and a secret value is found escaped in JSON.
+func TestRedactJSON(t *testing.T) {
+	t.Parallel()
+	quoted := `pa"ss<word>-` + "Zq8x"
+	r := output.NewRedactor(output.RedactorConfig{
+		Secrets:  []string{"nabc-secret", quoted},
+		Patterns: []*regexp.Regexp{regexp.MustCompile(`id=\S+`)},
+	})
+	tests := []struct {
+		name, in, want string
+	}{
+		{"nothing", `{"a":"b"}`, `{"a":"b"}`},
+		{"token", `{"t":"` + fakeGitHub + `"}`, `{"t":"[REDACTED:github_token]"}`},
+		{"secret escaped", `{"p":` + string(mustJSON(quoted)) + `}`, `{"p":"[REDACTED:secret_env]"}`},
+		// The bytes look like the value, but the string holds a line feed
+		// and "abc-secret": replacing them would break the document.
+		{"what only looks like a secret", `{"p":"x\nabc-secret"}`, `{"p":"x\nabc-secret"}`},
+		{"pattern across a quote", `{"q":"id=42","r":1}`, `{"q":"[REDACTED:pattern]","r":1}`},
+		{"not JSON", `id=42 "`, `[REDACTED:pattern] "`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := r.JSON(tt.in)
+			if got != tt.want {
+				t.Errorf("JSON(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if json.Valid([]byte(tt.in)) && !json.Valid([]byte(got)) {
+				t.Errorf("JSON(%q) = %q is not JSON", tt.in, got)
+			}
+		})
+	}
+}
+
+func mustJSON(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// TestRedactedMarker: Redacted tells redacted text.
+func TestRedactedMarker(t *testing.T) {
+	t.Parallel()
+	r := output.NewRedactor(output.RedactorConfig{})
+	if red := r.Text("key " + fakeOpenAI); !output.Redacted(red) || output.Redacted("key") {
+		t.Errorf("Redacted(%q) is false, or Redacted(%q) true", red, "key")
 	}
 }

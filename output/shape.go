@@ -22,6 +22,7 @@ const (
 	kindJWT        = "jwt"
 	kindPrivateKey = "private_key"
 	kindBearer     = "bearer_token"
+	kindAgentrt    = "agentrt_token"
 )
 
 // The scanner's bounds. Every decision the scanner takes at a position
@@ -120,6 +121,8 @@ var tokenRules = []tokenRule{
 	{kind: kindSlack, prefix: "xoxp-", body: alnumDash, min: 10, max: 255, shape: hasDigit},
 	{kind: kindSlack, prefix: "xoxr-", body: alnumDash, min: 10, max: 255, shape: hasDigit},
 	{kind: kindSlack, prefix: "xoxs-", body: alnumDash, min: 10, max: 255, shape: hasDigit},
+	// agentrt's own API tokens: art_ and 48 hex digits.
+	{kind: kindAgentrt, prefix: "art_", body: alnumBytes, min: 32, max: 255},
 }
 
 // tokenRulesByFirst indexes tokenRules by the first byte of the prefix.
@@ -244,7 +247,14 @@ func (sc *shapeScanner) redact(dst []byte, s string, eof bool, c Counts) (out []
 			continue
 		}
 		if !eof && n-i < scanWindow {
-			break
+			// A whole word at which nothing can start is decided now,
+			// whatever follows; any other waits for a window of text.
+			we := span(s, i+1, wordBytes)
+			if we == n || mayStart(s, i, we) {
+				break
+			}
+			i = we
+			continue
 		}
 		v := s[i:min(n, i+scanWindow)]
 		m, we := matchWord(v)
@@ -303,7 +313,17 @@ func matchWord(v string) (match, int) {
 	if we == len("bearer") && c|0x20 == 'b' && strings.EqualFold(v[:we], "bearer") {
 		return matchBearer(v, we), we
 	}
+	if tok := MatchAssignment(v, 0, we); tok.End > 0 && !startsToken(v, tok.Start) {
+		return match{start: tok.Start, end: tok.End, kind: tok.Kind}, we
+	}
 	return match{}, we
+}
+
+// startsToken reports whether a token shape starts at v[i]: then the
+// scanner replaces that, under its own kind, when it reaches it.
+func startsToken(v string, i int) bool {
+	tw := span(v, i, wordBytes)
+	return tokenStarts[v[i]] && tw-i >= minTokenWord && matchToken(v[i:], tw-i).end > 0
 }
 
 // matchToken matches the prefixed key shapes, JWTs and PEM private key

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,15 +22,17 @@ type stage interface {
 // literalStage removes the configured secret values: at each position the
 // longest that starts there, the leftmost first.
 type literalStage struct {
-	needles []string // longest first, distinct
-	maxLen  int
+	needles        []string // longest first, distinct
+	maxLen, minLen int
 }
 
 func newLiteralStage(secrets []string) *literalStage {
 	var needles []string
 	for _, s := range secrets {
 		if len(s) >= 4 {
-			needles = append(needles, s)
+			// A value is also found as it appears inside a JSON string:
+			// escaped, with and without HTML escaping.
+			needles = append(needles, s, jsonEscaped(s, true), jsonEscaped(s, false))
 		}
 	}
 	if len(needles) == 0 {
@@ -42,7 +45,27 @@ func newLiteralStage(secrets []string) *literalStage {
 		return strings.Compare(a, b)
 	})
 	needles = slices.Compact(needles)
-	return &literalStage{needles: needles, maxLen: len(needles[0])}
+	return &literalStage{needles: needles, maxLen: len(needles[0]), minLen: len(needles[len(needles)-1])}
+}
+
+// in reports whether s holds a needle.
+func (l *literalStage) in(s string) bool {
+	for _, nd := range l.needles {
+		if strings.Contains(s, nd) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonEscaped returns s as it reads inside a JSON string.
+func jsonEscaped(s string, html bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	enc.Encode(s) // a string always encodes
+	q := strings.TrimSuffix(b.String(), "\n")
+	return q[1 : len(q)-1]
 }
 
 func (l *literalStage) redact(dst []byte, s string, eof bool, c Counts) ([]byte, int, int) {

@@ -29,6 +29,7 @@ const (
 	FailureHookBlocked       FailureKind = "hook_blocked"         // a hook blocked the turn's prompt
 	FailureLost              FailureKind = "lost"                 // the worker running the attempt stopped renewing its lease
 	FailureSideEffectUnknown FailureKind = "side_effect_unknown"  // an operator failed a call that may or may not have run
+	FailureInputRedacted     FailureKind = "input_redacted"       // the call's stored input holds a redacted secret and its real input is gone
 )
 
 // FailureKinds lists every failure kind, for configuration that names
@@ -38,7 +39,7 @@ var FailureKinds = []FailureKind{
 	FailureInvalidArguments, FailureUnknownTool, FailureToolError, FailurePermissionDenied, FailureNotExecuted,
 	FailureTimeout, FailurePanic, FailureInternal, FailureQuotaExceeded, FailureRoutingImpossible,
 	FailureOutputBlocked, FailureSandboxViolation, FailureResourceLimit, FailureHookBlocked, FailureLost,
-	FailureSideEffectUnknown,
+	FailureSideEffectUnknown, FailureInputRedacted,
 }
 
 // Failure is a persisted failure: a kind callers branch on, a message for

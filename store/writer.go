@@ -22,6 +22,10 @@ type WriterConfig struct {
 	Notify func([]*event.Event)
 	// Now is the clock of Fault's times; default time.Now.
 	Now func() time.Time
+	// Redactor, when set, removes secrets from every batch before it is
+	// written (Batch.Redact): nothing reaches the store, the event bus or
+	// a reader unredacted.
+	Redactor Redactor
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -103,8 +107,8 @@ func (w *Writer) Write(ctx context.Context, b *Batch) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	// Encode here, in the caller's goroutine, not in the leader's serial
-	// section; the leader only patches in the sequence.
+	// Redact and encode here, in the caller's goroutine, not in the
+	// leader's serial section; the leader only patches in the sequence.
 	if err := w.prepare(b); err != nil {
 		return err
 	}
@@ -181,8 +185,12 @@ func (w *Writer) release() {
 	w.cond.Broadcast()
 }
 
-// prepare encodes b's events when the store keeps encodings; see Write.
+// prepare redacts b and encodes its events when the store keeps
+// encodings; see Write.
 func (w *Writer) prepare(b *Batch) error {
+	if w.cfg.Redactor != nil {
+		b.Redact(w.cfg.Redactor)
+	}
 	if !w.encode {
 		return nil
 	}

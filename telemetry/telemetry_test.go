@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -249,6 +250,37 @@ func TestLogHandler(t *testing.T) {
 	}
 	if _, ok := without["traceId"]; ok {
 		t.Errorf("a record without fields got ids: %v", without)
+	}
+}
+
+// TestRedactHandler: no secret reaches the handler, wherever a record
+// carries it — message, string, error, group, a value's text, or
+// attributes added up front.
+func TestRedactHandler(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-Zq8x"
+	var buf bytes.Buffer
+	redact := func(s string) string { return strings.ReplaceAll(s, secret, "[REDACTED]") }
+	log := slog.New(telemetry.RedactHandler(slog.NewJSONHandler(&buf, nil), redact)).With("key", secret)
+	log.Warn("calling with "+secret,
+		"message", "upstream said "+secret,
+		"err", errors.New("dialing: "+secret),
+		slog.Group("req", "auth", secret, "n", 3),
+		"value", map[string]string{"token": secret},
+		"count", 7)
+	if strings.Contains(buf.String(), secret) {
+		t.Errorf("the log line holds the secret: %s", buf.String())
+	}
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"msg": "calling with [REDACTED]", "key": "[REDACTED]", "message": "upstream said [REDACTED]",
+		"err": "dialing: [REDACTED]", "req": map[string]any{"auth": "[REDACTED]", "n": 3.0}, "value": `{"token":"[REDACTED]"}`, "count": 7.0}
+	for k, v := range want {
+		if diff := cmp.Diff(v, line[k]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", k, diff)
+		}
 	}
 }
 

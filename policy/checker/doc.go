@@ -33,6 +33,8 @@
 //   - slack_token: xoxa-, xoxb-, xoxp-, xoxr- or xoxs- with a digit.
 //   - google_api_key: AIza and exactly 35 base64url characters.
 //   - stripe_key: sk_live_ or rk_live_ and 20 or more letters and digits.
+//   - agentrt_token: art_ and 32 or more letters and digits (agentrt's own
+//     API tokens).
 //   - jwt: three base64url segments whose first decodes to a JSON object
 //     naming an "alg", with a signature of 16 or more characters.
 //   - private_key: a PEM block whose label ends in PRIVATE KEY (RSA, EC,
@@ -48,8 +50,10 @@
 //     cases from 20 bytes on), and a Shannon entropy of at least 2.5 bits
 //     a byte (3.0 from 16 bytes on).
 //
-// A specific kind wins over bearer_token and generic_secret for the same
-// bytes. Findings cover the secret alone, not the name it is assigned to
+// The shapes and assignments are package output's (MatchToken and
+// MatchAssignment): the runtime's Redactor removes exactly what this
+// checker flags. A specific kind wins over bearer_token and generic_secret
+// for the same bytes. Findings cover the secret alone, not the name it is assigned to
 // or the "Bearer " before it.
 //
 // Secrets deliberately does not flag: UUIDs, git hashes and other hex or
