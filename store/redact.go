@@ -62,6 +62,9 @@ func (b *Batch) Redact(r Redactor) {
 	for _, a := range b.ResolvedActions {
 		redactAction(a, r)
 	}
+	for _, t := range b.Tokens {
+		t.Name = r.Text(t.Name)
+	}
 	for _, e := range b.Events {
 		e.Redact(r)
 	}

@@ -106,7 +106,7 @@ var notText = []string{
 	"Routing.Model", "MessageToolCall.Name", "Reasoning.Provider", "Reasoning.Signature", "Reasoning.Redacted",
 	"Reasoning.Encrypted", "ToolCall.Name", "ToolCall.Decision", "Blob.MediaType", "Action.Type", "Action.ToolName",
 	"Action.Decisions", "Action.ReasonCode", "Action.Escalation", "ActionResolution.Decision", "ActionResolution.By",
-	"PolicyGrant.Agent", "PolicyGrant.ToolName", "SessionMode.Mode", "LeaseChange.Owner",
+	"PolicyGrant.Agent", "PolicyGrant.ToolName", "SessionMode.Mode", "LeaseChange.Owner", "APIToken.Prefix",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets
