@@ -38,6 +38,9 @@ func TestNoStore(t *testing.T) {
 		{"queue", "promote", "turn_01M7Z6EQH1EH35X9M20WK8S11F"},
 		{"export", "request", "--session", "ses_01M7Z6EQH1EH35X9M20WK8S11D", "--request", "turn_01M7Z6EQH1EH35X9M20WK8S11F", "-o", "case.tar.gz"},
 		{"replay", "--session", "ses_01M7Z6EQH1EH35X9M20WK8S11D", "--request", "turn_01M7Z6EQH1EH35X9M20WK8S11F"},
+		{"token", "list"},
+		{"token", "rotate", "tok_01M7Z6EQH1EH35X9M20WK8S11K"},
+		{"token", "revoke", "tok_01M7Z6EQH1EH35X9M20WK8S11K"},
 	}
 	// Where the data directory is: --data-dir naming a path that does not
 	// exist, an empty directory, or a file; or the config's data_dir.

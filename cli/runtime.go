@@ -29,6 +29,9 @@ type storeFlags struct {
 	// poll is how often a command following events reads a data
 	// directory for those of other processes (--interval); 0 is 1s.
 	poll time.Duration
+	// create: the command may make the store (token create provisions
+	// tokens before a first start); the others need one already.
+	create bool
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -75,15 +78,15 @@ func (f *storeFlags) openReader(cmd *cobra.Command) (rt *agentrt.Runtime, stop f
 }
 
 // open starts a runtime on a data directory that must hold a store
-// already: a command that reads or answers what was recorded has nothing
-// to work on in an empty one, and must not leave one behind (only run and
-// serve make stores).
+// already, unless f.create: a command that reads or answers what was
+// recorded has nothing to work on in an empty one, and must not leave one
+// behind (only run, serve and token create make stores).
 func (f *storeFlags) open(cmd *cobra.Command, noWorkers bool) (rt *agentrt.Runtime, stop func(), err error) {
 	cfg, err := f.loadConfig(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.NoWorkers, cfg.ExistingStore = noWorkers, true
+	cfg.NoWorkers, cfg.ExistingStore = noWorkers, !f.create
 	flushTraces := func() {}
 	if !noWorkers { // its workers may run turns: export their spans too
 		if cfg.TracerProvider, flushTraces, err = tracing(context.Background(), cmd.ErrOrStderr()); err != nil {

@@ -38,13 +38,15 @@ The api-token file agentrt serve creates holds the default tenant's admin token.
 }
 
 func newTokenCreateCmd() *cobra.Command {
-	var f jsonStoreFlags
+	f := jsonStoreFlags{storeFlags: storeFlags{create: true}}
 	var tenant, principal, role, name string
 	cmd := &cobra.Command{
 		Use:   "create --principal NAME --role ROLE [--tenant ID] [--name LABEL]",
 		Short: "Create a token and print it, once",
 		Long: `Create a token for a principal of a tenant in a role (admin, operator, submitter or viewer)
 and print it: the only time it is shown. With --json, print it as POST /v1/tokens answers.
+On a data directory without a store it makes one, so tokens can be provisioned before the
+first agentrt serve.
 
 Exit codes: 0 created, 1 the store could not be written, 2 usage or configuration error
 (an unknown role, a malformed principal or tenant).`,
