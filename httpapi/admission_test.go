@@ -108,15 +108,22 @@ func TestSubmitTurnAdmissionIsExact(t *testing.T) {
 }
 
 // serveWorkless starts a runtime from cfg without workers, so that what
-// is submitted stays queued, with agent "support" answering each turn with
-// one reply, and serves it with httptest. Cleanup stops both.
+// is submitted stays queued, and serves it (serveConfig).
 func serveWorkless(t *testing.T, cfg agentrt.Config) *testBundle {
+	t.Helper()
+	cfg.NoWorkers = true
+	return serveConfig(t, cfg)
+}
+
+// serveConfig starts a runtime from cfg, with agent "support" answering
+// each turn with one reply, and serves it with httptest, the test token
+// registered as the default tenant's admin. Cleanup stops both.
+func serveConfig(t *testing.T, cfg agentrt.Config) *testBundle {
 	t.Helper()
 	s, err := replay.Parse("test.replay.yaml", []byte("responses: [{text: hi}]"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.NoWorkers = true
 	cfg.Agents = map[string]*agentrt.Agent{"support": {Provider: replay.New(s)}}
 	rt, err := agentrt.New(cfg)
 	if err != nil {

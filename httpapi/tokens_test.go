@@ -2,11 +2,9 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/httpapi"
-	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -100,30 +97,7 @@ func TestTokenRoutes(t *testing.T) {
 func TestRevocationReachesAnotherServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	serve := func() *testBundle {
-		s, err := replay.Parse("test.replay.yaml", []byte("responses: [{text: hi}]"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rt, err := agentrt.New(agentrt.Config{DataDir: dir, Agents: map[string]*agentrt.Agent{"support": {Provider: replay.New(s)}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rt.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rt.Stop(context.Background()) })
-		if err := httpapi.RegisterFileToken(context.Background(), rt, testToken); err != nil {
-			t.Fatal(err)
-		}
-		api, err := httpapi.New(rt, httpapi.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(api.Handler())
-		t.Cleanup(srv.Close)
-		return &testBundle{rt: rt, api: api, server: srv}
-	}
+	serve := func() *testBundle { return serveConfig(t, agentrt.Config{DataDir: dir}) }
 	one, two := serve(), serve()
 	var k agentrt.NewToken
 	one.getJSON(t, call{method: http.MethodPost, path: "/v1/tokens", body: `{"principalId":"alice","role":"operator"}`}, http.StatusCreated, &k)
