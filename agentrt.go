@@ -158,10 +158,10 @@ type Config struct {
 	Logger *slog.Logger
 	// TracerProvider exports the spans of turns, runs, model calls and
 	// tool calls (docs/telemetry.md); nil exports none, and events still
-	// carry span ids. telemetry.NewTracerProvider builds one from the
-	// OTEL_* environment; one you build yourself should use
-	// telemetry.NewIDGenerator so that turn spans have the ids their
-	// children and events name. The runtime does not shut it down.
+	// carry span ids. otlp.NewTracerProvider (package telemetry/otlp)
+	// builds one from the OTEL_* environment; one you build yourself
+	// should use telemetry.NewIDGenerator so that turn spans have the ids
+	// their children and events name. The runtime does not shut it down.
 	TracerProvider trace.TracerProvider
 	// MaxConcurrentRuns bounds runs executing at once (the worker pool);
 	// more wait queued. Default 64.

@@ -26,9 +26,10 @@ const root = "agentrt"
 // whole path.
 func TestDependencyRules(t *testing.T) {
 	t.Parallel()
-	g := moduleGraph(t)
+	g, all := moduleGraph(t)
 	for _, p := range []string{root, "runtype", "event", "store", "store/memstore", "store/sqlitestore",
-		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client", "telemetry", "evidence"} {
+		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client", "telemetry", "telemetry/otlp",
+		"evidence"} {
 		if _, ok := g[p]; !ok {
 			t.Errorf("package %s is gone: update the dependency rules", p)
 		}
@@ -115,6 +116,34 @@ func TestDependencyRules(t *testing.T) {
 			}
 		}
 	}
+	// What the embeddable library must not link, even indirectly: the
+	// OTLP exporter and gRPC come in through telemetry/otlp, which only
+	// cli imports.
+	heavy := []struct {
+		pkgs   []string
+		denied []string // module paths, or import path prefixes of other modules
+		why    string
+	}{
+		{[]string{root, "loop", "telemetry"}, []string{"telemetry/otlp", "go.opentelemetry.io/otel/exporters", "google.golang.org/grpc"},
+			"the OTLP exporter lives in telemetry/otlp, which only cli imports"},
+	}
+	for _, r := range heavy {
+		for _, pkg := range r.pkgs {
+			for _, denied := range r.denied {
+				if path := findPath(all, pkg, func(p string) bool { return within(p, denied) }); path != nil {
+					t.Errorf("%s: %s must not depend on %s (%s)", strings.Join(path, " → "), pkg, denied, r.why)
+				}
+			}
+		}
+	}
+	// Only cli imports telemetry/otlp (and only the binary imports cli).
+	for pkg, imports := range g {
+		for _, imp := range imports {
+			if imp == "telemetry/otlp" && pkg != "cli" {
+				t.Errorf("%s imports %s: only cli may", pkg, imp)
+			}
+		}
+	}
 	// Only the binary imports cli.
 	for pkg := range g {
 		if pkg == "cmd/agentrt" || within(pkg, "cli") {
@@ -135,44 +164,70 @@ func TestDependencyRules(t *testing.T) {
 
 // moduleGraph returns, for every package of the module, its non-test
 // imports within the module, both as paths relative to the module root
-// (root for the root package).
-func moduleGraph(t *testing.T) map[string][]string {
+// (root for the root package); and, for every package outside the
+// standard library that the module's packages depend on, its imports
+// outside the standard library (module packages named as in the first
+// graph, others by import path).
+func moduleGraph(t *testing.T) (module, all map[string][]string) {
 	t.Helper()
-	cmd := exec.Command(testenv.GoTool(t), "list", "-e", "-json=ImportPath,Imports,Error", "./...")
+	cmd := exec.Command(testenv.GoTool(t), "list", "-e", "-deps", "-json=ImportPath,Imports,Standard,Error", "./...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
 	}
-	g := map[string][]string{}
+	var pkgs []goPackage
+	standard := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
-		var p struct {
-			ImportPath string
-			Imports    []string
-			Error      *struct{ Err string }
-		}
+		var p goPackage
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatalf("decoding go list output: %v", err)
 		}
-		if p.Error != nil {
-			t.Logf("go list: %s: %s", p.ImportPath, p.Error.Err) // another test reports broken packages
-		}
-		pkg, ok := rel(p.ImportPath)
-		if !ok {
+		if p.Standard {
+			standard[p.ImportPath] = true
 			continue
 		}
-		g[pkg] = []string{}
+		pkgs = append(pkgs, p)
+	}
+	module, all = map[string][]string{}, map[string][]string{}
+	name := func(importPath string) string {
+		if r, ok := rel(importPath); ok {
+			return r
+		}
+		return importPath
+	}
+	for _, p := range pkgs {
+		pkg, inModule := rel(p.ImportPath)
+		if p.Error != nil && inModule {
+			t.Logf("go list: %s: %s", p.ImportPath, p.Error.Err) // another test reports broken packages
+		}
+		all[name(p.ImportPath)] = []string{}
+		if inModule {
+			module[pkg] = []string{}
+		}
 		for _, imp := range p.Imports {
-			if r, ok := rel(imp); ok {
-				g[pkg] = append(g[pkg], r)
+			if standard[imp] {
+				continue
+			}
+			all[name(p.ImportPath)] = append(all[name(p.ImportPath)], name(imp))
+			if r, ok := rel(imp); ok && inModule {
+				module[pkg] = append(module[pkg], r)
 			}
 		}
 	}
-	return g
+	return module, all
+}
+
+// goPackage is what moduleGraph reads of go list's output.
+type goPackage struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+	Error      *struct{ Err string }
 }
 
 // rel returns importPath relative to the module, and whether it is in it.

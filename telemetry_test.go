@@ -27,6 +27,7 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
+	"github.com/agentrt/agentrt/telemetry/otlp"
 )
 
 // exportTo points the OTEL_* environment at r and builds the provider
@@ -37,7 +38,7 @@ func exportTo(t *testing.T, r *otlptest.Receiver) *sdktrace.TracerProvider {
 	t.Setenv("OTEL_SERVICE_NAME", "agentrt-test")
 	t.Setenv("OTEL_TRACES_EXPORTER", "")
 	t.Setenv("OTEL_SDK_DISABLED", "")
-	tp, err := telemetry.NewTracerProvider(context.Background(), "v9.9.9-test")
+	tp, err := otlp.NewTracerProvider(context.Background(), "v9.9.9-test")
 	if err != nil {
 		t.Fatal(err)
 	}

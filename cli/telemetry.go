@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/telemetry"
+	"github.com/agentrt/agentrt/telemetry/otlp"
 )
 
 // tracing builds the trace exporter the OTEL_* environment asks for
@@ -19,7 +19,7 @@ import (
 // flush sends what the exporter still holds, within five seconds (a
 // failure is reported on errOut); call it after the runtime has stopped.
 func tracing(ctx context.Context, errOut io.Writer) (tp trace.TracerProvider, flush func(), err error) {
-	sdk, err := telemetry.NewTracerProvider(ctx, agentrt.Version())
+	sdk, err := otlp.NewTracerProvider(ctx, agentrt.Version())
 	if err != nil {
 		return nil, nil, usageErr("configuring trace export: %v", err)
 	}

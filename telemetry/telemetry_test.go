@@ -283,36 +283,3 @@ func TestRedactHandler(t *testing.T) {
 		}
 	}
 }
-
-// TestNewTracerProviderEnv: export only when an endpoint is set, never
-// when disabled; settings agentrt cannot honour are errors.
-func TestNewTracerProviderEnv(t *testing.T) { // not parallel: it sets the environment
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER",
-		"OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
-		t.Setenv(k, "")
-	}
-	ctx := context.Background()
-	if tp, err := telemetry.NewTracerProvider(ctx, "v1"); tp != nil || err != nil {
-		t.Errorf("no endpoint: %v, %v; want nil, nil", tp, err)
-	}
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:1/v1/traces")
-	tp, err := telemetry.NewTracerProvider(ctx, "v1")
-	if tp == nil || err != nil {
-		t.Fatalf("with an endpoint: %v, %v", tp, err)
-	}
-	tp.Shutdown(ctx)
-	for k, v := range map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "none"} {
-		t.Setenv(k, v)
-		if tp, err := telemetry.NewTracerProvider(ctx, "v1"); tp != nil || err != nil {
-			t.Errorf("%s=%s: %v, %v; want nil, nil", k, v, tp, err)
-		}
-		t.Setenv(k, "")
-	}
-	for k, v := range map[string]string{"OTEL_TRACES_EXPORTER": "zipkin", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"} {
-		t.Setenv(k, v)
-		if tp, err := telemetry.NewTracerProvider(ctx, "v1"); tp != nil || err == nil {
-			t.Errorf("%s=%s: %v, %v; want an error", k, v, tp, err)
-		}
-		t.Setenv(k, "")
-	}
-}

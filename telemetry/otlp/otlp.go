@@ -1,4 +1,12 @@
-package telemetry
+// Package otlp exports agentrt's traces over OTLP/HTTP, configured by
+// the standard OTEL_* environment variables (docs/telemetry.md).
+//
+// It is apart from package telemetry so that the runtime, which only
+// makes spans through the OpenTelemetry API, does not link the exporter
+// and what it needs (protobuf, gRPC's status codes): only the command
+// line (package cli) imports it. An embedding program may use it too, or
+// build its own TracerProvider with telemetry.NewIDGenerator.
+package otlp
 
 import (
 	"context"
@@ -11,6 +19,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/agentrt/agentrt/telemetry"
 )
 
 // DefaultServiceName is the service.name of agentrt's traces unless
@@ -39,7 +49,7 @@ func ExportConfigured() bool {
 // timeout, compression, certificates), the processor OTEL_BSP_*, the
 // sampler OTEL_TRACES_SAMPLER; the resource has service.name (default
 // "agentrt") and service.version, and OTEL_RESOURCE_ATTRIBUTES. Spans get
-// ids from NewIDGenerator.
+// ids from telemetry.NewIDGenerator.
 //
 // It returns nil, and no error, when no export is configured. Shut the
 // provider down to flush what it holds.
@@ -74,6 +84,6 @@ func NewTracerProvider(ctx context.Context, version string) (*sdktrace.TracerPro
 	return sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(res),
-		sdktrace.WithIDGenerator(NewIDGenerator()),
+		sdktrace.WithIDGenerator(telemetry.NewIDGenerator()),
 	), nil
 }
