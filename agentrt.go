@@ -221,7 +221,7 @@ type Config struct {
 	// from everything the runtime writes — events, messages, tool calls,
 	// blobs, tool output, logs — and everything it shows. The built-in
 	// token shapes apply unless Redact.NoTokenShapes; Redact.Secrets are
-	// the literal values to remove (LoadConfig adds the values of
+	// the literal values to remove (configure.Load adds the values of
 	// secret_env and the configured models' API keys; a server adds its
 	// API token).
 	Redact output.RedactorConfig

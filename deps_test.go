@@ -29,7 +29,7 @@ func TestDependencyRules(t *testing.T) {
 	g, all := moduleGraph(t)
 	for _, p := range []string{root, "runtype", "event", "store", "store/memstore", "store/sqlitestore",
 		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client", "telemetry", "telemetry/otlp",
-		"evidence"} {
+		"evidence", "configure"} {
 		if _, ok := g[p]; !ok {
 			t.Errorf("package %s is gone: update the dependency rules", p)
 		}
@@ -107,7 +107,7 @@ func TestDependencyRules(t *testing.T) {
 		{"policy", []string{"store", "loop", "execution", "config", "model"}, "policy decides on facts it is given; it never reads the store or configuration, or drives execution"},
 		{"loop", []string{"httpapi", "cli", "config", root}, "the loop is below the runtime, its API and its configuration"},
 		{"httpapi", []string{"cli"}, "the HTTP API does not depend on the command line"},
-		{"config", []string{"model", "loop", "store", "policy", root}, "config describes agentrt.yaml; the root package turns it into providers, policy and runs"},
+		{"config", []string{"model", "loop", "store", "policy", root}, "config describes agentrt.yaml; package configure turns it into providers, policy and runs"},
 	}
 	for _, r := range forbidden {
 		for _, denied := range r.denied {
@@ -117,8 +117,9 @@ func TestDependencyRules(t *testing.T) {
 		}
 	}
 	// What the embeddable library must not link, even indirectly: the
-	// OTLP exporter and gRPC come in through telemetry/otlp, which only
-	// cli imports.
+	// model SDKs and the agentrt.yaml schema come in through configure,
+	// the OTLP exporter and gRPC through telemetry/otlp, both of which
+	// only cli imports.
 	heavy := []struct {
 		pkgs   []string
 		denied []string // module paths, or import path prefixes of other modules
@@ -126,6 +127,9 @@ func TestDependencyRules(t *testing.T) {
 	}{
 		{[]string{root, "loop", "telemetry"}, []string{"telemetry/otlp", "go.opentelemetry.io/otel/exporters", "google.golang.org/grpc"},
 			"the OTLP exporter lives in telemetry/otlp, which only cli imports"},
+		{[]string{root, "loop"}, []string{"configure", "config", "model/openaichat", "model/openaicompat", "model/openairesponses",
+			"model/anthropic", "github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"},
+			"turning agentrt.yaml into a Config, with its model providers, is configure's, which only cli imports"},
 	}
 	for _, r := range heavy {
 		for _, pkg := range r.pkgs {
@@ -136,10 +140,11 @@ func TestDependencyRules(t *testing.T) {
 			}
 		}
 	}
-	// Only cli imports telemetry/otlp (and only the binary imports cli).
+	// Only cli imports configure and telemetry/otlp (and only the binary
+	// imports cli).
 	for pkg, imports := range g {
 		for _, imp := range imports {
-			if imp == "telemetry/otlp" && pkg != "cli" {
+			if (imp == "configure" || imp == "telemetry/otlp") && pkg != "cli" {
 				t.Errorf("%s imports %s: only cli may", pkg, imp)
 			}
 		}

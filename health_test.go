@@ -3,8 +3,6 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -445,33 +443,10 @@ func TestHealthStopped(t *testing.T) {
 	}
 }
 
-// TestHealthThresholdsConfig: thresholds come from the health section of
-// agentrt.yaml, and negative ones are refused.
+// TestHealthThresholdsConfig: negative thresholds are refused (configure's
+// TestHealthFromFile reads them from agentrt.yaml).
 func TestHealthThresholdsConfig(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"s.replay.yaml": "responses: [{text: hi}]\n",
-		"agentrt.yaml": "agents:\n  a:\n    model: {provider: replay, script: s.replay.yaml}\n" +
-			"health:\n  stuck_after: 90s\n  queue_age_warn: 5s\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fromFile, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := agentrt.HealthThresholds{StuckAfter: 90 * time.Second, QueueAgeWarn: 5 * time.Second}
-	if fromFile.Health != want {
-		t.Errorf("Health from the file = %+v, want %+v", fromFile.Health, want)
-	}
-	want.ApprovalAgeWarn = time.Hour
-	if got := fromFile.WithDefaults().Health; got != want {
-		t.Errorf("Health with defaults = %+v, want %+v", got, want)
-	}
-
 	cfg := durableConfig(&brain{answer: callsOn("none")})
 	cfg.Health.StuckAfter = -time.Second
 	if _, err := agentrt.New(cfg); err == nil || !strings.Contains(err.Error(), "health thresholds must not be negative") {

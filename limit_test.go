@@ -99,7 +99,7 @@ func TestTenantLimit(t *testing.T) {
 	// limit.changed is in both sessions, naming who changed what.
 	for _, sid := range []string{first.SessionID, second.SessionID} {
 		evs := (&testBundle{rt: rt}).sessionEvents(t, owner, sid)
-		changed := find(evs, event.LimitChanged)
+		changed := eventsOf(evs, event.LimitChanged)
 		if len(changed) != 1 {
 			t.Fatalf("session %s: %d limit.changed events", sid, len(changed))
 		}
@@ -169,7 +169,7 @@ func TestBlockedTurn(t *testing.T) {
 		t.Errorf("thread %s, pending %+v, incidents %+v", th.Status, th.PendingRequests, th.Incidents)
 	}
 	evs := b.sessionEvents(t, runtype.Owner{}, first.SessionID)
-	np := find(evs, event.RoutingNotPossible)
+	np := eventsOf(evs, event.RoutingNotPossible)
 	if len(np) != 2 || np[0].Payload.(*event.RoutingPayload).CapabilityGap != "vision" {
 		t.Errorf("routing.not_possible events %+v", np)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/replaycase"
 	"github.com/agentrt/agentrt/runtype"
@@ -117,7 +118,7 @@ func recordCase(t *testing.T) (*replaycase.Case, string) {
 
 func loadReplayConfig(t *testing.T, dir string) agentrt.Config {
 	t.Helper()
-	cfg, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+	cfg, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

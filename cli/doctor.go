@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/config"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/model"
 )
 
@@ -96,7 +96,7 @@ Exit codes: 0 every agent can be routed, 1 an agent has no usable model,
 }
 
 func doctor(path string) (*DoctorReport, error) {
-	cfg, file, err := agentrt.LoadConfig(path)
+	cfg, file, err := configure.Load(path)
 	if err != nil {
 		return nil, configErr(err)
 	}
@@ -144,7 +144,7 @@ func doctorModel(key string, m *config.Model) DoctorModel {
 		d.KeySource = "inline"
 	case m.APIKeyEnv != "":
 		d.KeySource, d.KeyEnv = "env", m.APIKeyEnv
-		_, missing := agentrt.APIKey(m)
+		_, missing := configure.APIKey(m)
 		d.KeyPresent, d.Problem = missing == "", missing
 	}
 	return d

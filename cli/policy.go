@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/config"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/internal/yamlpos"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/policy"
@@ -144,7 +145,7 @@ func explain(cmd *cobra.Command, f *explainFlags) error {
 	if f.tool == "" {
 		return usageErr("--tool is required")
 	}
-	cfg, file, err := agentrt.LoadConfig(f.config)
+	cfg, file, err := configure.Load(f.config)
 	if err != nil {
 		return configErr(err)
 	}

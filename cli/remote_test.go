@@ -18,6 +18,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/client"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -37,7 +38,7 @@ type daemon struct {
 // in the data directory's api-token file, as agentrt serve leaves it.
 func (b *testBundle) serve(t *testing.T) *daemon {
 	t.Helper()
-	cfg, _, err := agentrt.LoadConfig(b.config)
+	cfg, _, err := configure.Load(b.config)
 	if err != nil {
 		t.Fatal(err)
 	}

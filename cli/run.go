@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -59,7 +60,7 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, file, err := agentrt.LoadConfig(f.config)
+	cfg, file, err := configure.Load(f.config)
 	if err != nil {
 		return configErr(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/configure"
 )
 
 // noSweep keeps a command's runtime from expiring actions on its own. An
@@ -42,7 +43,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 // loadConfig loads the config with --data-dir applied and the runtime's
 // errors logged to standard error.
 func (f *storeFlags) loadConfig(cmd *cobra.Command) (agentrt.Config, error) {
-	cfg, _, err := agentrt.LoadConfig(f.config)
+	cfg, _, err := configure.Load(f.config)
 	if err != nil {
 		return agentrt.Config{}, configErr(err)
 	}

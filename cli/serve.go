@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/config"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/httpapi"
 )
 
@@ -74,7 +75,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg, file, err := agentrt.LoadConfig(f.config)
+	cfg, file, err := configure.Load(f.config)
 	if err != nil {
 		return configErr(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/cli"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -31,7 +32,7 @@ func (b *testBundle) parkJSON(t *testing.T) agentrt.SubmitTurnResult {
 // another agentrt process would, and stops it.
 func (b *testBundle) withRuntime(t *testing.T, f func(ctx context.Context, rt *agentrt.Runtime)) {
 	t.Helper()
-	cfg, _, err := agentrt.LoadConfig(b.config)
+	cfg, _, err := configure.Load(b.config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agentrt
+package configure
 
 import (
 	"context"

@@ -1,4 +1,14 @@
-package agentrt
+// Package configure turns agentrt.yaml into an agentrt.Config: the model
+// providers (each configured model's adapter, on its SDK) and routing
+// candidates, the policy kernel with its rule files, principals and
+// checkers, the command tools, budgets, durability, execution and hooks.
+//
+// It is what the command line (package cli) builds its runtime with. It
+// is apart from the root package so that a program embedding the runtime
+// with a Config of its own does not link the model SDKs or the
+// configuration schema (package config): it imports only the adapters it
+// uses.
+package configure
 
 import (
 	"fmt"
@@ -6,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/model"
@@ -17,23 +28,23 @@ import (
 	"github.com/agentrt/agentrt/tool/command"
 )
 
-// LoadConfig reads an agentrt.yaml file and builds the Config it describes:
+// Load reads an agentrt.yaml file and builds the Config it describes:
 // its command tools, its agents with their model providers, its data
 // directory, and what sandboxed processes must not see (the file itself,
-// its key files; see config.File.HiddenPaths). Errors in the file (or in a replay script it names) carry
-// file:line:column.
-func LoadConfig(path string) (Config, *config.File, error) {
-	f, err := config.Load(path, config.Options{Builtins: BuiltinToolNames()})
+// its key files; see config.File.HiddenPaths). Errors in the file (or in
+// a replay script it names) carry file:line:column.
+func Load(path string) (agentrt.Config, *config.File, error) {
+	f, err := config.Load(path, config.Options{Builtins: agentrt.BuiltinToolNames()})
 	if err != nil {
-		return Config{}, nil, err
+		return agentrt.Config{}, nil, err
 	}
 	cfg, err := FromFile(f)
 	return cfg, f, err
 }
 
 // FromFile builds a Config from a parsed agentrt.yaml.
-func FromFile(f *config.File) (Config, error) {
-	cfg := Config{DataDir: f.DataDir, Agents: make(map[string]*Agent, len(f.Agents))}
+func FromFile(f *config.File) (agentrt.Config, error) {
+	cfg := agentrt.Config{DataDir: f.DataDir, Agents: make(map[string]*agentrt.Agent, len(f.Agents))}
 	cfg.Sandbox.Hidden = f.HiddenPaths()
 	for _, name := range sortedKeys(f.Tools) {
 		t := f.Tools[name]
@@ -51,24 +62,24 @@ func FromFile(f *config.File) (Config, error) {
 			Output:       output.Limits{Inline: t.Output.InlineBytes, Max: t.Output.MaxBytes},
 		}, command.Config{Argv: t.Command, Dir: f.Dir, Env: t.Env})
 		if err != nil {
-			return Config{}, fmt.Errorf("tool %q: %w", name, err)
+			return agentrt.Config{}, fmt.Errorf("tool %q: %w", name, err)
 		}
 		cfg.Tools = append(cfg.Tools, ct)
 	}
-	cfg.Budgets = Budgets{
-		Session:        Budget{MaxTokens: f.Budgets.Session.MaxTokens, MaxCostUSD: f.Budgets.Session.MaxCostUSD},
-		Tenant:         Budget{MaxTokens: f.Budgets.Tenant.MaxTokens, MaxCostUSD: f.Budgets.Tenant.MaxCostUSD},
+	cfg.Budgets = agentrt.Budgets{
+		Session:        agentrt.Budget{MaxTokens: f.Budgets.Session.MaxTokens, MaxCostUSD: f.Budgets.Session.MaxCostUSD},
+		Tenant:         agentrt.Budget{MaxTokens: f.Budgets.Tenant.MaxTokens, MaxCostUSD: f.Budgets.Tenant.MaxCostUSD},
 		TenantWindow:   f.Budgets.TenantWindow,
 		LowThreshold:   f.Budgets.LowThreshold,
 		FailOnExceeded: f.Budgets.OnExceeded == config.OnExceededFail,
 	}
 	if err := policyFromFile(f, &cfg); err != nil {
-		return Config{}, err
+		return agentrt.Config{}, err
 	}
 	durabilityFromFile(f, &cfg)
-	cfg.Health = HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
+	cfg.Health = agentrt.HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
 	if err := executionFromFile(f, &cfg); err != nil {
-		return Config{}, err
+		return agentrt.Config{}, err
 	}
 	cfg.Redact.Secrets = append(cfg.Redact.Secrets, modelKeys(f)...)
 	// A model declared under models is one candidate, shared by every
@@ -77,7 +88,7 @@ func FromFile(f *config.File) (Config, error) {
 	for _, key := range sortedKeys(f.Models) {
 		c, err := candidate(f.Models[key])
 		if err != nil {
-			return Config{}, fmt.Errorf("model %q: %w", key, err)
+			return agentrt.Config{}, fmt.Errorf("model %q: %w", key, err)
 		}
 		shared[key] = c
 	}
@@ -89,7 +100,7 @@ func FromFile(f *config.File) (Config, error) {
 			if m.Key == config.InlineModel || !ok {
 				var err error
 				if c, err = candidate(m); err != nil {
-					return Config{}, fmt.Errorf("agent %q: %w", name, err)
+					return agentrt.Config{}, fmt.Errorf("agent %q: %w", name, err)
 				}
 			}
 			models = append(models, c)
@@ -98,7 +109,7 @@ func FromFile(f *config.File) (Config, error) {
 		for i, k := range a.Profile.Requires {
 			requires[i] = model.Capability(k)
 		}
-		cfg.Agents[name] = &Agent{
+		cfg.Agents[name] = &agentrt.Agent{
 			Instructions: a.Instructions,
 			Models:       models,
 			Profile: model.Profile{
@@ -116,21 +127,21 @@ func FromFile(f *config.File) (Config, error) {
 }
 
 // durabilityFromFile copies the durability section.
-func durabilityFromFile(f *config.File, cfg *Config) {
+func durabilityFromFile(f *config.File, cfg *agentrt.Config) {
 	x := f.Durability
 	cfg.MaxConcurrentRuns, cfg.MaxQueued, cfg.MaxQueuedPerTenant = x.Workers, x.MaxQueued, x.MaxQueuedPerTenant
 	cfg.LeaseTTL, cfg.PollInterval = x.LeaseTTL, x.PollInterval
-	cfg.Multitask = Multitask(x.Multitask)
+	cfg.Multitask = agentrt.Multitask(x.Multitask)
 	cfg.TurnTimeout, cfg.InactivityTimeout = x.TurnTimeout, x.InactivityTimeout
 	cfg.IntegrityCheck = x.IntegrityCheck // IntegrityCheckOff is negative: no check
-	cfg.Retry = RetryPolicy{MaxAttempts: x.Retry.MaxAttempts, Backoff: x.Retry.Backoff, MaxBackoff: x.Retry.MaxBackoff}
+	cfg.Retry = agentrt.RetryPolicy{MaxAttempts: x.Retry.MaxAttempts, Backoff: x.Retry.Backoff, MaxBackoff: x.Retry.MaxBackoff}
 	for _, k := range x.Retry.NonRetryable {
 		cfg.Retry.NonRetryable = append(cfg.Retry.NonRetryable, runtype.FailureKind(k))
 	}
 }
 
 // executionFromFile copies the execution and hooks sections.
-func executionFromFile(f *config.File, cfg *Config) error {
+func executionFromFile(f *config.File, cfg *agentrt.Config) error {
 	x := f.Execution
 	cfg.MaxParallelTools = x.MaxParallel
 	cfg.Output = output.Limits{Inline: x.Output.InlineBytes, Max: x.Output.MaxBytes}

@@ -1,4 +1,4 @@
-package agentrt_test
+package configure_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
@@ -85,7 +86,7 @@ func TestToolsCannotReachRuntimeSecrets(t *testing.T) {
 			}
 			dir := t.TempDir()
 			secrets := plantLayout(t, dir)
-			cfg, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+			cfg, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}

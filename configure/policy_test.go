@@ -1,4 +1,4 @@
-package agentrt_test
+package configure_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
@@ -67,7 +68,7 @@ responses:
 			t.Fatal(err)
 		}
 	}
-	cfg, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+	cfg, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ responses:
 		t.Fatalf("turn %s (%s)", turn.Status, turn.StatusReason)
 	}
 	var got []string
-	for _, e := range eventsOf(b.sessionEvents(t, runtype.Owner{}, res.SessionID), event.PermissionEvaluated) {
+	for _, e := range find(b.sessionEvents(t, runtype.Owner{}, res.SessionID), event.PermissionEvaluated) {
 		d := e.PermissionDecision
 		got = append(got, d.ToolName+" "+d.Decision+" "+d.Source+" "+d.ReasonCode+" "+strings.Join(d.MissingScopes, ","))
 	}
@@ -138,7 +139,7 @@ agents:
 					t.Fatal(err)
 				}
 			}
-			_, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+			_, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
 			if err == nil {
 				t.Fatal("LoadConfig: no error")
 			}
@@ -186,7 +187,7 @@ hooks:
 			t.Fatal(err)
 		}
 	}
-	cfg, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+	cfg, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestPolicyOpaqueFromConfigFile(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		cfg, _, err := agentrt.LoadConfig(filepath.Join(dir, "agentrt.yaml"))
+		cfg, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,9 @@
-package agentrt
+package configure
 
 import (
 	"fmt"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/policy/checker"
@@ -11,7 +12,7 @@ import (
 // policyFromFile builds the policy kernel, principals and output checks
 // the policy section of an agentrt.yaml describes. Rule files are parsed
 // here; their errors carry file:line:column.
-func policyFromFile(f *config.File, cfg *Config) error {
+func policyFromFile(f *config.File, cfg *agentrt.Config) error {
 	p := f.Policy
 	if p == nil {
 		return nil
@@ -58,7 +59,7 @@ func policyFromFile(f *config.File, cfg *Config) error {
 	cfg.Policy, cfg.Principals, cfg.ActionTTL = k, kc.Principals, p.ApprovalTimeout
 	cfg.ForbidSelfApproval = p.SelfApproval == config.SelfApprovalForbid
 	for _, c := range p.OutputChecks {
-		cfg.OutputChecks = append(cfg.OutputChecks, OutputCheck{Name: c.Checker, Checker: kc.Checkers[c.Checker], Action: c.Action})
+		cfg.OutputChecks = append(cfg.OutputChecks, agentrt.OutputCheck{Name: c.Checker, Checker: kc.Checkers[c.Checker], Action: c.Action})
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package agentrt_test
+package configure_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -62,7 +63,7 @@ func newWire(t *testing.T, replies ...reply) *wire {
 		data := []byte(rp.body)
 		if rp.file != "" {
 			var err error
-			if data, err = os.ReadFile(filepath.Join("model", rp.file)); err != nil {
+			if data, err = os.ReadFile(filepath.Join("..", "model", rp.file)); err != nil {
 				t.Errorf("reading recorded reply: %v", err)
 			}
 		}
@@ -127,7 +128,7 @@ tools:
 // logs.
 func startConfig(t *testing.T, path string, logs io.Writer) *testBundle {
 	t.Helper()
-	cfg, f, err := agentrt.LoadConfig(path)
+	cfg, f, err := configure.Load(path)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -265,7 +266,7 @@ func TestAPIKeyNeverWritten(t *testing.T) {
 	limited := newWire(t, reply{status: http.StatusTooManyRequests,
 		header: map[string]string{"Retry-After": "0", "X-Ratelimit-Remaining-Requests": "0"},
 		body:   `{"error":{"type":"requests","code":"rate_limit_exceeded","message":"Rate limit reached for key ` + key + `"}}`})
-	stream, err := os.ReadFile("model/anthropic/testdata/tool-use.sse")
+	stream, err := os.ReadFile("../model/anthropic/testdata/tool-use.sse")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +371,7 @@ func types(evs []*event.Event) []event.Type {
 func TestAnthropicDefaultsAgree(t *testing.T) {
 	t.Parallel()
 	models := "  m: {provider: anthropic_messages, model: claude, api_key: sk-e2e-test-key-123, thinking_budget: 4095}"
-	if _, _, err := agentrt.LoadConfig(providerConfig(t, models, "m", "")); err != nil {
+	if _, _, err := configure.Load(providerConfig(t, models, "m", "")); err != nil {
 		t.Fatalf("a budget config accepts is refused by the adapter: %v", err)
 	}
 }
