@@ -146,7 +146,7 @@ func TestScenarios(t *testing.T) {
 		script     string
 		require    bool
 		wantStatus runtype.TaskStatus
-		wantReason string
+		wantReason runtype.Reason
 		wantTypes  []event.Type // must appear
 	}{
 		{"completes through complete_task", supportScript, true, runtype.StatusCompleted, "",

@@ -67,12 +67,6 @@ func (e *OverloadedError) Error() string {
 // Is makes errors.Is(err, ErrOverloaded) match.
 func (e *OverloadedError) Is(target error) bool { return target == ErrOverloaded }
 
-// Reasons of turns and tasks the control plane ends or holds.
-const (
-	reasonEnqueued   = "enqueued"    // a queued turn waits behind an open one
-	reasonRolledBack = "rolled_back" // a turn cancelled by a rollback
-)
-
 // admission is the condition of a submission's batch: room in the
 // tenant's queue and the runtime's. The store checks it in the
 // transaction that inserts the turn, so that racing submissions cannot
@@ -235,7 +229,7 @@ func (rt *Runtime) cancel(ctx context.Context, owner runtype.Owner, turn *runtyp
 	// it (or claims it meanwhile) sees the control.
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{{TenantID: task.TenantID, TaskID: task.ID, Control: &control}}}
 	b.Events = append(b.Events, rt.turnEvent(event.TaskCancelRequested, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{
-		Status: runtype.StatusCancelling, Reason: string(control), RequestedBy: owner.PrincipalID,
+		Status: runtype.StatusCancelling, Reason: runtype.Reason(control), RequestedBy: owner.PrincipalID,
 	}))
 	b.Events[0].Status = string(runtype.StatusCancelling)
 	if err := rt.writer.Write(ctx, b); err != nil {
@@ -352,7 +346,7 @@ func (rt *Runtime) PauseTask(ctx context.Context, p *TaskControlParams) (runtype
 	}
 	pause := runtype.ControlPause
 	u := &store.TaskUpdate{TenantID: task.TenantID, TaskID: task.ID, Control: &pause}
-	if err := rt.control(ctx, owner, turn, u, "pause_requested"); err != nil {
+	if err := rt.control(ctx, owner, turn, u, runtype.ReasonPauseRequested); err != nil {
 		return "", err
 	}
 	rt.mu.Lock()
@@ -386,7 +380,7 @@ func (rt *Runtime) ResumeTask(ctx context.Context, p *TaskControlParams) (runtyp
 	if task.Status != runtype.StatusPaused {
 		u.DueAt = nil
 	}
-	if err := rt.control(ctx, owner, turn, u, "resume_requested"); err != nil {
+	if err := rt.control(ctx, owner, turn, u, runtype.ReasonResumeRequested); err != nil {
 		return "", err
 	}
 	rt.mu.Lock()
@@ -428,9 +422,9 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 	retry := runtype.ControlRetry
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{rt.wakeUpdate(task, &retry)}}
 	e := rt.turnEvent(event.TaskRetrying, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{
-		Status: runtype.StatusRetrying, Reason: "retry_requested", Attempt: task.Attempts + 1, RequestedBy: owner.PrincipalID,
+		Status: runtype.StatusRetrying, Reason: runtype.ReasonRetryRequested, Attempt: task.Attempts + 1, RequestedBy: owner.PrincipalID,
 	})
-	e.Status, e.StatusReason = string(runtype.StatusRetrying), "retry_requested"
+	e.Status, e.StatusReason = string(runtype.StatusRetrying), runtype.ReasonRetryRequested
 	b.Events = append(b.Events, e)
 	if err := rt.writer.Write(context.WithoutCancel(ctx), b); err != nil {
 		return "", fmt.Errorf("recording the retry request: %w", err)
@@ -440,7 +434,7 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 }
 
 // control records a control request on a task with a task.updated event.
-func (rt *Runtime) control(ctx context.Context, owner runtype.Owner, turn *runtype.Turn, u *store.TaskUpdate, reason string) error {
+func (rt *Runtime) control(ctx context.Context, owner runtype.Owner, turn *runtype.Turn, u *store.TaskUpdate, reason runtype.Reason) error {
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{u}}
 	e := rt.turnEvent(event.TaskUpdated, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{Status: turn.Status, Reason: reason, RequestedBy: owner.PrincipalID})
 	e.StatusReason = reason

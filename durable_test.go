@@ -208,7 +208,7 @@ func awaitTurn(t *testing.T, rt *agentrt.Runtime, owner runtype.Owner, turnID st
 }
 
 // wantTurn fails unless the turn is in status (and reason, unless "*").
-func wantTurn(t *testing.T, turn *runtype.Turn, status runtype.TaskStatus, reason string) {
+func wantTurn(t *testing.T, turn *runtype.Turn, status runtype.TaskStatus, reason runtype.Reason) {
 	t.Helper()
 	if turn.Status != status || (reason != "*" && turn.StatusReason != reason) {
 		t.Fatalf("turn %s = %s (%s), failure %+v; want %s (%s)", turn.ID, turn.Status, turn.StatusReason, turn.Failure, status, reason)
@@ -711,7 +711,7 @@ func TestMultitaskPolicies(t *testing.T) {
 	tests := []struct {
 		policy     agentrt.Multitask
 		wantFirst  runtype.TaskStatus
-		wantReason string
+		wantReason runtype.Reason
 	}{
 		{agentrt.MultitaskEnqueue, runtype.StatusCompleted, ""},
 		{agentrt.MultitaskReject, runtype.StatusCompleted, ""},
@@ -1209,7 +1209,7 @@ func TestTimeouts(t *testing.T) {
 	tests := []struct {
 		name   string
 		set    func(*agentrt.Config)
-		reason string
+		reason runtype.Reason
 	}{
 		{"wall clock", func(c *agentrt.Config) { c.TurnTimeout = 300 * time.Millisecond }, "wall_clock_timeout"},
 		{"inactivity", func(c *agentrt.Config) {

@@ -216,7 +216,7 @@ func (x *exporter) request(ctx context.Context) error {
 	return x.b.AddJSON(evidence.RequestName, requestDoc{
 		RequestID: t.ID, TurnID: t.ID, SessionID: t.SessionID, ThreadID: t.ThreadID, TaskID: t.TaskID, RunIDs: x.m.RunIDs,
 		TraceID: t.TraceID, Owner: t.Owner, Agent: t.Agent, IdempotencyKey: t.IdempotencyKey, Input: t.Input,
-		Status: t.Status, StatusReason: t.StatusReason, Result: t.Result, Failure: t.Failure, Usage: t.Usage,
+		Status: t.Status, StatusReason: string(t.StatusReason), Result: t.Result, Failure: t.Failure, Usage: t.Usage,
 		CreatedAt: ts(t.CreatedAt), StartedAt: ts(t.StartedAt), EndedAt: ts(t.EndedAt),
 	})
 }

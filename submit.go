@@ -127,7 +127,7 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		case MultitaskReject:
 			return nil, fmt.Errorf("%w: turn %s is %s, and the multitask policy is reject", ErrBusy, open[0].TurnID, open[0].Status)
 		case MultitaskEnqueue:
-			turn.StatusReason = reasonEnqueued
+			turn.StatusReason = runtype.ReasonEnqueued
 		}
 	}
 	t, k := *turn, *task
@@ -143,7 +143,7 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		rt.turnEvent(event.TaskCreated, turn, span, &event.TaskPayload{Status: runtype.StatusAccepted, Objective: objective}),
 		rt.turnEvent(event.TaskQueued, turn, span, &event.TaskPayload{Status: runtype.StatusQueued, Reason: turn.StatusReason}),
 	)
-	if turn.StatusReason == reasonEnqueued {
+	if turn.StatusReason == runtype.ReasonEnqueued {
 		q := append(queue(open), event.QueuedTurn{TurnID: turn.ID, TaskID: task.ID, QueuedAt: now})
 		e := rt.turnEvent(event.QueueChanged, turn, span, &event.QueuePayload{Change: "enqueued", TurnID: turn.ID, Queued: q})
 		e.QueueID = thr.ID

@@ -414,9 +414,9 @@ func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		reason := string(runtype.FailureInterrupted)
+		reason := runtype.ReasonInterrupted
 		if t.Control == runtype.ControlRollback {
-			reason = loop.ReasonRolledBack
+			reason = runtype.ReasonRolledBack
 		}
 		return rt.coord.CancelParked(context.WithoutCancel(c.ctx), job, reason)
 	}
@@ -437,23 +437,23 @@ func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
 				return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil // a person has yet to answer
 			}
 		}
-		return rt.coord.Resume(c.ctx, job, loop.ReasonActionResolved)
+		return rt.coord.Resume(c.ctx, job, runtype.ReasonActionResolved)
 	case runtype.StatusWaitingResource:
-		return rt.coord.Resume(c.ctx, job, loop.ReasonLimitChanged)
+		return rt.coord.Resume(c.ctx, job, runtype.ReasonLimitChanged)
 	case runtype.StatusPaused:
 		if c.pause.Load() {
 			return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil
 		}
-		return rt.coord.Resume(c.ctx, job, loop.ReasonResumed)
+		return rt.coord.Resume(c.ctx, job, runtype.ReasonResumed)
 	case runtype.StatusRunning, runtype.StatusPreparing, runtype.StatusCancelling:
-		return rt.coord.Continue(c.ctx, job, loop.ReasonWorkerLost)
+		return rt.coord.Continue(c.ctx, job, runtype.ReasonWorkerLost)
 	case runtype.StatusCompleted, runtype.StatusWaitingInput:
 		return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil
 	}
 	// Queued after a stop, retrying, or retried by an operator.
-	reason := loop.ReasonRetry
+	reason := runtype.ReasonRetry
 	if turn.Status == runtype.StatusQueued {
-		reason = "runtime_restarted"
+		reason = runtype.ReasonRuntimeRestarted
 	}
 	return rt.coord.Continue(c.ctx, job, reason)
 }
@@ -488,7 +488,7 @@ func (rt *Runtime) startTurn(c *claim, a *loop.Agent) (*loop.Outcome, error) {
 		f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
 		return rt.coord.Fail(context.WithoutCancel(ctx), rt.job(c, a, nil), f)
 	}
-	if c.turn.StatusReason == reasonEnqueued {
+	if c.turn.StatusReason == runtype.ReasonEnqueued {
 		rt.queueChanged(context.WithoutCancel(ctx), c.turn, "dequeued")
 	}
 	job := rt.job(c, a, history)
@@ -558,7 +558,7 @@ func (rt *Runtime) rolledBack(ctx context.Context, t *runtype.Turn) (map[string]
 			return nil, fmt.Errorf("listing the thread's cancelled turns: %w", err)
 		}
 		for _, c := range page {
-			if c.StatusReason == loop.ReasonRolledBack {
+			if c.StatusReason == runtype.ReasonRolledBack {
 				if out == nil {
 					out = make(map[string]bool)
 				}
@@ -577,11 +577,11 @@ func (rt *Runtime) rolledBack(ctx context.Context, t *runtype.Turn) (map[string]
 func (rt *Runtime) pauseQueued(c *claim) (*loop.Outcome, error) {
 	now := rt.cfg.Now().UTC()
 	turn, task := *c.turn, *c.task
-	turn.Status, turn.StatusReason = runtype.StatusPaused, "paused"
-	task.Status, task.StatusReason, task.UpdatedAt = runtype.StatusPaused, "paused", now
+	turn.Status, turn.StatusReason = runtype.StatusPaused, runtype.ReasonPaused
+	task.Status, task.StatusReason, task.UpdatedAt = runtype.StatusPaused, runtype.ReasonPaused, now
 	b := &store.Batch{Turns: []*runtype.Turn{&turn}, Tasks: []*runtype.Task{&task},
 		Fence: &store.Fence{TenantID: task.TenantID, TaskID: task.ID, Epoch: c.epoch}}
-	b.Events = append(b.Events, rt.turnEvent(event.TaskPaused, &turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{Status: runtype.StatusPaused, Reason: "paused"}))
+	b.Events = append(b.Events, rt.turnEvent(event.TaskPaused, &turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{Status: runtype.StatusPaused, Reason: runtype.ReasonPaused}))
 	if err := rt.writer.Write(context.Background(), b); err != nil {
 		return nil, err
 	}

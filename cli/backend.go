@@ -443,7 +443,7 @@ func (b *remoteBackend) WaitTurn(ctx context.Context, _ runtype.Owner, turnID st
 
 // turnOf is the part of a turn's record a request summary carries.
 func turnOf(r *agentrt.RequestSummary) *runtype.Turn {
-	return &runtype.Turn{ID: r.TurnID, SessionID: r.SessionID, ThreadID: r.ThreadID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason}
+	return &runtype.Turn{ID: r.TurnID, SessionID: r.SessionID, ThreadID: r.ThreadID, Agent: r.Agent, Status: r.Status, StatusReason: runtype.Reason(r.StatusReason)}
 }
 
 func (b *remoteBackend) ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {

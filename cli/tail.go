@@ -244,7 +244,7 @@ func (p *tailPrinter) lineOf(ctx context.Context, b backend, e *event.Event) (re
 	if !ok || e.TurnID == "" {
 		return requestLine{}, false
 	}
-	line := requestLine{At: e.Timestamp.UTC(), Event: string(e.Type), RequestID: e.TurnID, SessionID: e.SessionID, Status: status, StatusReason: e.StatusReason, Cursor: e.Cursor}
+	line := requestLine{At: e.Timestamp.UTC(), Event: string(e.Type), RequestID: e.TurnID, SessionID: e.SessionID, Status: status, StatusReason: string(e.StatusReason), Cursor: e.Cursor}
 	if s := runtype.TaskStatus(e.Status); e.Status != "" && slices.Contains(allStatuses, s) {
 		line.Status = s
 	}

@@ -256,7 +256,7 @@ func controlTask(cmd *cobra.Command, f *controlFlags, c taskControl, args []stri
 	} else {
 		line := fmt.Sprintf("request %s is %s", turn.ID, turn.Status)
 		if turn.StatusReason != "" {
-			line += " (" + turn.StatusReason + ")"
+			line += " (" + string(turn.StatusReason) + ")"
 		}
 		fmt.Fprintln(out, line)
 	}

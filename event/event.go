@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentrt/agentrt/runtype"
 )
 
 // SchemaVersion is written into every event's schemaVersion field: the
@@ -49,7 +51,7 @@ type Event struct {
 	SpanID     string `json:"spanId,omitempty"`
 
 	Status             string              `json:"status,omitempty"`
-	StatusReason       string              `json:"statusReason,omitempty"`
+	StatusReason       runtype.Reason      `json:"statusReason,omitempty"`
 	OutputRef          string              `json:"outputRef,omitempty"`
 	PermissionDecision *PermissionDecision `json:"permissionDecision,omitempty"`
 

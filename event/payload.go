@@ -35,7 +35,7 @@ type TurnPayload struct {
 	Source         string             `json:"source,omitempty"` // api, cli, embed
 	InputPreview   string             `json:"inputPreview,omitempty"`
 	IdempotencyKey string             `json:"idempotencyKey,omitempty"`
-	Reason         string             `json:"reason,omitempty"`
+	Reason         runtype.Reason     `json:"reason,omitempty"`
 	ResultPreview  string             `json:"resultPreview,omitempty"`
 	Failure        *runtype.Failure   `json:"failure,omitempty"`
 	Usage          *runtype.Usage     `json:"usage,omitempty"`
@@ -48,7 +48,7 @@ type TurnPayload struct {
 type TaskPayload struct {
 	Status        runtype.TaskStatus `json:"status"`
 	Objective     string             `json:"objective,omitempty"`
-	Reason        string             `json:"reason,omitempty"`
+	Reason        runtype.Reason     `json:"reason,omitempty"`
 	ResultPreview string             `json:"resultPreview,omitempty"`
 	Failure       *runtype.Failure   `json:"failure,omitempty"`
 	// Attempt is the attempt the event is about (task.lost, task.retrying,

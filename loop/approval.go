@@ -323,7 +323,3 @@ func (s *step) checkOutput(ctx context.Context, spec tool.Spec, input json.RawMe
 	}
 	return v.Content, isError, f, warnings
 }
-
-// ReasonActionResolved is the reason a run parked on approvals resumes
-// with.
-const ReasonActionResolved = "action_resolved"

@@ -83,7 +83,7 @@ func TestAskedCallsWait(t *testing.T) {
 	}
 	job := b.parkedJob(t, a, turn.ID)
 	job.Actions = []*runtype.Action{approved, denied}
-	out, err = b.coord.Resume(ctx, job, loop.ReasonActionResolved)
+	out, err = b.coord.Resume(ctx, job, runtype.ReasonActionResolved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestResumeWithPendingAction(t *testing.T) {
 	}
 	job := b.parkedJob(t, a, turn.ID)
 	job.Actions = acts
-	if _, err := b.coord.Resume(context.Background(), job, loop.ReasonActionResolved); err == nil {
+	if _, err := b.coord.Resume(context.Background(), job, runtype.ReasonActionResolved); err == nil {
 		t.Fatal("resumed with a pending action")
 	}
 }

@@ -16,18 +16,6 @@ import (
 // turn's last recorded step after its worker was lost or a retry came due
 // (DESIGN.md §5).
 
-// Reason codes of new attempts.
-const (
-	// ReasonWorkerLost: the previous attempt's worker stopped renewing
-	// its lease.
-	ReasonWorkerLost = "worker_lost"
-	// ReasonRetry: the retry policy, or an operator's retry_task, started
-	// another attempt.
-	ReasonRetry = "retry"
-	// ReasonResumed: an operator resumed a paused task.
-	ReasonResumed = "resumed"
-)
-
 // actionSideEffectUnknown is the type of the action that asks an operator
 // what became of a call that may or may not have taken effect.
 const actionSideEffectUnknown = "side_effect_unknown"
@@ -35,7 +23,7 @@ const actionSideEffectUnknown = "side_effect_unknown"
 // retry ends the attempt failed and leaves the task retrying: its next
 // attempt is due at at. The turn is not over, so no terminal turn or task
 // event is written. b is committed.
-func (r *run) retry(b *store.Batch, reason string, f *runtype.Failure, at time.Time) (*Outcome, error) {
+func (r *run) retry(b *store.Batch, reason runtype.Reason, f *runtype.Failure, at time.Time) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
 	r.turn.Status, r.turn.StatusReason, r.turn.Failure = runtype.StatusRetrying, reason, f
 	r.task.Status, r.task.StatusReason, r.task.Failure, r.task.UpdatedAt = runtype.StatusRetrying, reason, f, now
@@ -55,27 +43,23 @@ func (r *run) retry(b *store.Batch, reason string, f *runtype.Failure, at time.T
 	return out, err
 }
 
-// ReasonRuntimeStopped is the reason of a task a stopping runtime left
-// queued between two steps, and of the attempt that ended so.
-const ReasonRuntimeStopped = "runtime_stopped"
-
 // yield ends the attempt between two steps and leaves the task queued for
 // the next attempt (Continue): the runtime is stopping. b is committed.
 func (r *run) yield(b *store.Batch) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
 	f := failuref(runtype.FailureInterrupted, "the runtime stopped between two steps; the next attempt goes on from here")
 	f.Retryable = true
-	r.turn.Status, r.turn.StatusReason = runtype.StatusQueued, ReasonRuntimeStopped
-	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = runtype.StatusQueued, ReasonRuntimeStopped, now
+	r.turn.Status, r.turn.StatusReason = runtype.StatusQueued, runtype.ReasonRuntimeStopped
+	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = runtype.StatusQueued, runtype.ReasonRuntimeStopped, now
 	r.rec.Status, r.rec.Failure, r.rec.EndedAt = runtype.StatusCancelled, f, now
 	r.addRecords(b)
 	b.Events = append(b.Events,
-		r.event(event.TaskAttemptFailed, ReasonRuntimeStopped, runtype.StatusCancelled, &event.AttemptPayload{
+		r.event(event.TaskAttemptFailed, runtype.ReasonRuntimeStopped, runtype.StatusCancelled, &event.AttemptPayload{
 			Attempt: r.rec.Attempt, Status: runtype.StatusCancelled, FailureCategory: string(f.Kind), Retryable: true,
 			Failure: f, Worker: r.rec.Worker, NextAttemptPolicy: "policy_retry",
 		}),
-		r.event(event.TaskQueued, ReasonRuntimeStopped, runtype.StatusQueued, &event.TaskPayload{
-			Status: runtype.StatusQueued, Reason: ReasonRuntimeStopped, Attempt: r.rec.Attempt + 1,
+		r.event(event.TaskQueued, runtype.ReasonRuntimeStopped, runtype.StatusQueued, &event.TaskPayload{
+			Status: runtype.StatusQueued, Reason: runtype.ReasonRuntimeStopped, Attempt: r.rec.Attempt + 1,
 		}),
 	)
 	return r.end(b, now)
@@ -94,7 +78,7 @@ func (r *run) yield(b *store.Batch) (*Outcome, error) {
 // marked started whose tool may not run twice does not run: the attempt
 // parks waiting_permission with a side_effect_unknown action for an
 // operator to retry it, mark it done with a result, or fail it.
-func (c *Coordinator) Continue(ctx context.Context, job *Job, reason string) (*Outcome, error) {
+func (c *Coordinator) Continue(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
 	if job.Run == nil {
 		return nil, fmt.Errorf("continuing turn %s: it has no attempt to continue", job.Turn.ID)
 	}
@@ -136,7 +120,7 @@ func (c *Coordinator) Continue(ctx context.Context, job *Job, reason string) (*O
 // newAttempt records the end of a lost attempt, if the latest one is, and
 // the start of the next. An approval the lost attempt asked for and
 // nobody answered yet is cancelled: its call is decided again.
-func (r *run) newAttempt(ctx context.Context, reason string) (*store.Batch, error) {
+func (r *run) newAttempt(ctx context.Context, reason runtype.Reason) (*store.Batch, error) {
 	now := r.cfg.Now().UTC()
 	b := r.batch()
 	prev := r.rec
@@ -159,12 +143,12 @@ func (r *run) newAttempt(ctx context.Context, reason string) (*store.Batch, erro
 		lost := r.rec
 		b.Runs = append(b.Runs, &lost)
 		b.Events = append(b.Events,
-			r.event(event.TaskAttemptFailed, ReasonWorkerLost, runtype.StatusLost, &event.AttemptPayload{
+			r.event(event.TaskAttemptFailed, runtype.ReasonWorkerLost, runtype.StatusLost, &event.AttemptPayload{
 				Attempt: prev.Attempt, Status: runtype.StatusLost, FailureCategory: string(runtype.FailureLost), Retryable: true,
 				Failure: f, Worker: prev.Worker, NextAttemptPolicy: "policy_retry",
 			}),
-			r.event(event.TaskLost, ReasonWorkerLost, runtype.StatusLost, &event.TaskPayload{
-				Status: runtype.StatusLost, Reason: ReasonWorkerLost, Failure: f, Attempt: prev.Attempt,
+			r.event(event.TaskLost, runtype.ReasonWorkerLost, runtype.StatusLost, &event.TaskPayload{
+				Status: runtype.StatusLost, Reason: runtype.ReasonWorkerLost, Failure: f, Attempt: prev.Attempt,
 			}),
 		)
 	}

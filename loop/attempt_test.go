@@ -135,7 +135,7 @@ func TestContinueAfterLostLease(t *testing.T) {
 			job := lostRun(t, b, agent, c)
 			before := len(b.events(t, c.turn.SessionID))
 
-			out, err := b.coord.Continue(context.Background(), job, loop.ReasonWorkerLost)
+			out, err := b.coord.Continue(context.Background(), job, runtype.ReasonWorkerLost)
 			if err != nil {
 				t.Fatalf("Continue: %v", err)
 			}
@@ -146,7 +146,7 @@ func TestContinueAfterLostLease(t *testing.T) {
 			lost := find(evs, event.TaskLost)
 			attempts := find(evs, event.TaskAttemptStarted)
 			if len(lost) != 1 || len(attempts) != 2 || attempts[1].Payload.(*event.AttemptPayload).Attempt != 2 ||
-				attempts[1].StatusReason != loop.ReasonWorkerLost {
+				attempts[1].StatusReason != runtype.ReasonWorkerLost {
 				t.Errorf("%d task.lost, task.attempt.started %v; want one lost and attempt 2 (worker_lost)", len(lost), types(attempts))
 			}
 			if idempotent {
@@ -209,7 +209,7 @@ func TestSideEffectUnknownDecisions(t *testing.T) {
 			c := b.claim(t, agent, "apply it")
 			steal.taskID = c.task.ID
 			job := lostRun(t, b, agent, c)
-			if out, err := b.coord.Continue(context.Background(), job, loop.ReasonWorkerLost); err != nil || out.Status != runtype.StatusWaitingPermission {
+			if out, err := b.coord.Continue(context.Background(), job, runtype.ReasonWorkerLost); err != nil || out.Status != runtype.StatusWaitingPermission {
 				t.Fatalf("Continue = %+v, %v", out, err)
 			}
 			job = b.parkedJob(t, agent, c.turn.ID)
@@ -223,7 +223,7 @@ func TestSideEffectUnknownDecisions(t *testing.T) {
 				t.Fatal(err)
 			}
 			job.Actions = []*runtype.Action{resolved}
-			out, err := b.coord.Resume(context.Background(), job, loop.ReasonActionResolved)
+			out, err := b.coord.Resume(context.Background(), job, runtype.ReasonActionResolved)
 			if err != nil || out.Status != runtype.StatusCompleted {
 				t.Fatalf("Resume = %+v, %v; want completed", out, err)
 			}
@@ -283,7 +283,7 @@ func TestContinueRunsCallsThatNeverStarted(t *testing.T) {
 	if len(runs) != 0 {
 		t.Fatalf("the call ran %d times without its start mark", len(runs))
 	}
-	out, err := b.coord.Continue(context.Background(), job, loop.ReasonWorkerLost)
+	out, err := b.coord.Continue(context.Background(), job, runtype.ReasonWorkerLost)
 	if err != nil || out.Status != runtype.StatusCompleted || out.Result != "finished" {
 		t.Fatalf("Continue = %+v, %v; want completed", out, err)
 	}
@@ -341,7 +341,7 @@ func TestRetryPolicy(t *testing.T) {
 			}
 			job := b.parkedJob(t, agent, c.turn.ID)
 			job.Fence = fence(c.task.ID, 1)
-			out, err = b.coord.Continue(context.Background(), job, loop.ReasonRetry)
+			out, err = b.coord.Continue(context.Background(), job, runtype.ReasonRetry)
 			if err != nil || out.Status != runtype.StatusCompleted || out.Result != "second time lucky" {
 				t.Fatalf("Continue = %+v, %v; want completed", out, err)
 			}
@@ -394,7 +394,7 @@ func TestPauseAndYield(t *testing.T) {
 			job = b.parkedJob(t, agent, c.turn.ID)
 			job.Fence = fence(c.task.ID, 1)
 			if mode == "pause" {
-				out, err = b.coord.Resume(context.Background(), job, loop.ReasonResumed)
+				out, err = b.coord.Resume(context.Background(), job, runtype.ReasonResumed)
 			} else {
 				out, err = b.coord.Continue(context.Background(), job, "runtime_restarted")
 			}
@@ -420,8 +420,8 @@ func TestPauseAndYield(t *testing.T) {
 // ends timed_out with a reason saying which.
 func TestTimeouts(t *testing.T) {
 	t.Parallel()
-	for cause, reason := range map[error]string{loop.ErrTimedOut: "wall_clock_timeout", loop.ErrInactive: "inactivity_timeout"} {
-		t.Run(reason, func(t *testing.T) {
+	for cause, reason := range map[error]runtype.Reason{loop.ErrTimedOut: "wall_clock_timeout", loop.ErrInactive: "inactivity_timeout"} {
+		t.Run(string(reason), func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, setupOpts{})
 			ctx, cancel := context.WithCancelCause(context.Background())

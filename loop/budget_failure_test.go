@@ -49,7 +49,7 @@ func TestBudgetReadFailures(t *testing.T) {
 		name       string
 		interrupt  bool
 		wantStatus runtype.TaskStatus
-		wantReason string
+		wantReason runtype.Reason
 	}{
 		{name: "InterruptedWhileLoading", interrupt: true, wantStatus: runtype.StatusCancelled, wantReason: "interrupted"},
 		{name: "UnreadableBudgets", wantStatus: runtype.StatusFailed, wantReason: "store_error"},

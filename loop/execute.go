@@ -204,7 +204,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		}
 		return r.finish(ctx, b, runtype.StatusCompleted, "", result, nil)
 	case asked:
-		return r.park(r.batch(), runtype.StatusWaitingPermission, "permission_required")
+		return r.park(r.batch(), runtype.StatusWaitingPermission, runtype.ReasonPermissionRequired)
 	}
 	return nil, nil
 }

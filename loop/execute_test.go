@@ -349,7 +349,7 @@ func TestEscalationDecisions(t *testing.T) {
 				}
 				job := b.parkedJob(t, agent, turn.ID)
 				job.Actions = []*runtype.Action{approved}
-				out, err = b.coord.Resume(context.Background(), job, loop.ReasonActionResolved)
+				out, err = b.coord.Resume(context.Background(), job, runtype.ReasonActionResolved)
 				if err != nil || out.Status != runtype.StatusCompleted {
 					t.Fatalf("after approval: %+v, %v", out, err)
 				}

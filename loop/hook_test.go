@@ -298,7 +298,7 @@ printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":
 		}
 		job := b.parkedJob(t, a, turn.ID)
 		job.Actions = []*runtype.Action{approved}
-		if out, err := b.coord.Resume(context.Background(), job, loop.ReasonActionResolved); err != nil || out.Status != runtype.StatusCompleted {
+		if out, err := b.coord.Resume(context.Background(), job, runtype.ReasonActionResolved); err != nil || out.Status != runtype.StatusCompleted {
 			t.Fatalf("after approval: %+v, %v", out, err)
 		}
 		if strings.Join(sent, ",") != "safe@example.com" {

@@ -46,9 +46,6 @@ var (
 	ErrRolledBack = errors.New("turn rolled back")
 )
 
-// ReasonRolledBack is the reason of a turn a rollback cancelled.
-const ReasonRolledBack = "rolled_back"
-
 // DefaultMaxToolHops applies when an Agent's MaxToolHops is zero.
 const DefaultMaxToolHops = 8
 
@@ -269,7 +266,7 @@ type Job struct {
 // Outcome is how a run ended.
 type Outcome struct {
 	Status  runtype.TaskStatus
-	Reason  string
+	Reason  runtype.Reason
 	Result  string
 	Failure *runtype.Failure
 	Run     runtype.Run
@@ -309,7 +306,7 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 	// appended to it: the turn never reached the model.
 	b.Messages = b.Messages[:0]
 	r.hold(b)
-	return r.finish(ctx, r.batch(), runtype.StatusFailed, string(f.Kind), "", f)
+	return r.finish(ctx, r.batch(), runtype.StatusFailed, runtype.Reason(f.Kind), "", f)
 }
 
 // Resume continues a parked run from its last recorded step: a run
@@ -321,7 +318,7 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 // input of an edit; denied and expired ones get the denial as their
 // result). The run routes again (the candidates' state may have changed)
 // and checks its budgets before its next model call, so it may park again.
-func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Outcome, error) {
+func (c *Coordinator) Resume(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
 	status := job.Turn.Status
 	if job.Run == nil || (status != runtype.StatusWaitingResource && status != runtype.StatusWaitingPermission && status != runtype.StatusPaused) {
 		return nil, fmt.Errorf("resuming turn %s: it is not waiting for a resource or a permission, nor paused", job.Turn.ID)
@@ -366,7 +363,7 @@ func (c *Coordinator) Resume(ctx context.Context, job *Job, reason string) (*Out
 // run.
 //
 // reason is the turn's status reason: interrupted, or rolled_back.
-func (c *Coordinator) CancelParked(ctx context.Context, job *Job, reason string) (*Outcome, error) {
+func (c *Coordinator) CancelParked(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
 	if job.Run == nil || job.Turn.Status.Terminal() {
 		return nil, fmt.Errorf("cancelling turn %s: it has no attempt, or has ended", job.Turn.ID)
 	}
@@ -395,7 +392,7 @@ func (c *Coordinator) CancelParked(ctx context.Context, job *Job, reason string)
 	}
 	r.skip(b, r.unanswered(), why)
 	if reason == "" {
-		reason = string(runtype.FailureInterrupted)
+		reason = runtype.ReasonInterrupted
 	}
 	return r.finish(ctx, b, runtype.StatusCancelled, reason, "", failuref(runtype.FailureInterrupted, "%s", why))
 }
@@ -427,18 +424,18 @@ func retryDelay(attempt int, retryAfter time.Duration) time.Duration {
 }
 
 // cancelReason maps a cancelled context's cause to a status reason.
-func cancelReason(ctx context.Context) string {
+func cancelReason(ctx context.Context) runtype.Reason {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, ErrStop):
-		return "runtime_stopped"
+		return runtype.ReasonRuntimeStopped
 	case errors.Is(cause, ErrTimedOut):
-		return "wall_clock_timeout"
+		return runtype.ReasonWallClockTimeout
 	case errors.Is(cause, ErrInactive):
-		return "inactivity_timeout"
+		return runtype.ReasonInactivityTimeout
 	case errors.Is(cause, ErrRolledBack):
-		return ReasonRolledBack
+		return runtype.ReasonRolledBack
 	}
-	return string(runtype.FailureInterrupted)
+	return runtype.ReasonInterrupted
 }
 
 // failuref builds a persisted failure.

@@ -367,7 +367,7 @@ func TestRunTermination(t *testing.T) {
 		require     bool
 		maxHops     int
 		wantStatus  runtype.TaskStatus
-		wantReason  string
+		wantReason  runtype.Reason
 		wantResult  string
 		wantWarning bool
 	}{

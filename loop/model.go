@@ -20,15 +20,6 @@ import (
 // budget checks before a call, the call with its retries and fallbacks,
 // streamed deltas, and the cost facts after it.
 
-// Reason codes of model-side decisions.
-const (
-	reasonQuotaExceeded = "quota_exceeded"
-	reasonLimitChanged  = "limit_changed"
-)
-
-// ReasonLimitChanged is the reason a run parked on a budget resumes with.
-const ReasonLimitChanged = reasonLimitChanged
-
 // routeFacts routes the turn over the agent's candidates and adds the
 // routing facts to b: task.profile.resolved, routing.candidates.resolved,
 // then routing.single_candidate, routing.decided or routing.not_possible.
@@ -159,7 +150,7 @@ func (r *run) checkBudgets(ctx context.Context, hop int, stepID, span string) (*
 			// Budgets that cannot be read cannot be enforced: fail closed.
 			f := failuref(runtype.FailureStore, "reading the budgets of the session and its tenant: %v", err)
 			f.Retryable = true
-			return r.finish(ctx, r.batch(), runtype.StatusFailed, string(runtype.FailureStore), "", f)
+			return r.finish(ctx, r.batch(), runtype.StatusFailed, runtype.ReasonStoreError, "", f)
 		}
 		r.lease = lease
 	}
@@ -226,14 +217,14 @@ func (r *run) quotaBlocked(ctx context.Context, q *overBudget, stepID, span stri
 	if r.cfg.Ledger.Defaults().FailOnExceeded {
 		p.Action = "fail"
 		b.Events = append(b.Events, r.stepEvent(event.QuotaBlocked, stepID, span, "", p))
-		return r.finish(ctx, b, runtype.StatusFailed, reasonQuotaExceeded, "", failuref(runtype.FailureQuotaExceeded, "%s", q.Error()))
+		return r.finish(ctx, b, runtype.StatusFailed, runtype.ReasonQuotaExceeded, "", failuref(runtype.FailureQuotaExceeded, "%s", q.Error()))
 	}
 	p.Action = "wait"
 	ev := r.stepEvent(event.QuotaBlocked, stepID, span, "", p)
-	ev.Status, ev.StatusReason = string(runtype.StatusWaitingResource), reasonQuotaExceeded
+	ev.Status, ev.StatusReason = string(runtype.StatusWaitingResource), runtype.ReasonQuotaExceeded
 	b.Events = append(b.Events, ev, r.stepEvent(event.RuntimeWarning, stepID, span, "", &event.DiagnosticPayload{
-		Code: reasonQuotaExceeded, Message: q.Error() + "; the task waits until the limit is raised"}))
-	return r.park(b, runtype.StatusWaitingResource, reasonQuotaExceeded)
+		Code: string(runtype.ReasonQuotaExceeded), Message: q.Error() + "; the task waits until the limit is raised"}))
+	return r.park(b, runtype.StatusWaitingResource, runtype.ReasonQuotaExceeded)
 }
 
 func budgetText(q *QuotaState) string {

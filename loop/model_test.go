@@ -497,7 +497,7 @@ func TestBudgets(t *testing.T) {
 				t.Fatal(err)
 			}
 			job := b.parkedJob(t, a, turn.ID)
-			out, err := b.coord.Resume(context.Background(), job, loop.ReasonLimitChanged)
+			out, err := b.coord.Resume(context.Background(), job, runtype.ReasonLimitChanged)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -225,7 +225,7 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 		// model could take, it does not join the conversation.
 		b.Messages = b.Messages[:0]
 		r.messages = r.messages[:len(r.messages)-1]
-		return r.finish(ctx, b, runtype.StatusFailed, string(runtype.FailureHookBlocked), "",
+		return r.finish(ctx, b, runtype.StatusFailed, runtype.ReasonHookBlocked, "",
 			failuref(runtype.FailureHookBlocked, "a hook blocked the prompt: %s", reason))
 	}
 	return r.drive(ctx, b)
@@ -290,7 +290,7 @@ func (r *run) stopHooks(ctx context.Context, b *store.Batch) bool {
 // routing found no model for ends blocked at once.
 func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	if ctx.Err() == nil && r.candidate() == nil {
-		return r.finish(ctx, b, runtype.StatusBlocked, string(runtype.FailureRoutingImpossible), "",
+		return r.finish(ctx, b, runtype.StatusBlocked, runtype.ReasonRoutingNotPossible, "",
 			failuref(runtype.FailureRoutingImpossible, "%s", r.route.Reason))
 	}
 	r.hold(b)
@@ -303,7 +303,7 @@ func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
 		case r.job.Yield != nil && r.job.Yield():
 			out, err = r.yield(r.batch())
 		case r.job.Pause != nil && r.job.Pause():
-			out, err = r.park(r.batch(), runtype.StatusPaused, "paused")
+			out, err = r.park(r.batch(), runtype.StatusPaused, runtype.ReasonPaused)
 		default:
 			out, err = r.hop(ctx)
 		}
@@ -317,7 +317,7 @@ func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
 }
 
 // resumeBatch marks a parked run running again and routes anew.
-func (r *run) resumeBatch(reason string) *store.Batch {
+func (r *run) resumeBatch(reason runtype.Reason) *store.Batch {
 	now := r.cfg.Now().UTC()
 	r.turn.Status, r.turn.StatusReason, r.turn.EndedAt = runtype.StatusRunning, "", time.Time{}
 	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = runtype.StatusRunning, "", now
@@ -388,7 +388,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 		}
 		f := failuref(kind, "%s", me.Error())
 		f.Retryable = me.Retryable()
-		return r.finish(ctx, r.batch(), runtype.StatusFailed, string(kind), "", f)
+		return r.finish(ctx, r.batch(), runtype.StatusFailed, runtype.Reason(kind), "", f)
 	}
 	usage := resp.Usage
 	if !c.Price.Zero() {
@@ -426,7 +426,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 			return r.finish(ctx, b, runtype.StatusCompleted, "", resp.Text, nil)
 		}
 		if r.grace {
-			return r.finish(ctx, b, runtype.StatusFailed, string(runtype.FailureNoCompletion), "",
+			return r.finish(ctx, b, runtype.StatusFailed, runtype.ReasonNoCompletion, "",
 				failuref(runtype.FailureNoCompletion, "the model replied twice without calling %s", tool.CompleteTaskName))
 		}
 		r.grace = true
@@ -439,7 +439,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	}
 	if r.toolHops >= r.maxToolHops() {
 		r.skip(b, calls, "the agent's tool hop limit was reached")
-		return r.finish(ctx, b, runtype.StatusFailed, string(runtype.FailureMaxToolHops), "",
+		return r.finish(ctx, b, runtype.StatusFailed, runtype.ReasonMaxToolHops, "",
 			failuref(runtype.FailureMaxToolHops, "the model requested more tools after the agent's limit of %d tool hops", r.maxToolHops()))
 	}
 	if err := r.write(b); err != nil {
@@ -505,7 +505,7 @@ func (r *run) assignCallIDs(calls []runtype.MessageToolCall) []runtype.MessageTo
 
 // finish ends the run with a terminal status, adding the terminal facts to
 // b and committing it. Writes survive ctx's cancellation.
-func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskStatus, reason, result string, failure *runtype.Failure) (*Outcome, error) {
+func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskStatus, reason runtype.Reason, result string, failure *runtype.Failure) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
 	if status == runtype.StatusFailed {
 		if at, ok := r.cfg.Retry.retryAt(failure, r.task.Attempts, now); ok {
@@ -610,7 +610,7 @@ func (r *run) endSpans() {
 
 // park ends the run's activity until an outside decision arrives. b
 // already holds the action facts.
-func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason string) (*Outcome, error) {
+func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason runtype.Reason) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
 	r.turn.Status, r.turn.StatusReason = status, reason
 	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = status, reason, now
@@ -627,9 +627,9 @@ func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason string) (*O
 func (r *run) cancel(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	reason := cancelReason(ctx)
 	switch reason {
-	case "wall_clock_timeout":
+	case runtype.ReasonWallClockTimeout:
 		return r.finish(ctx, b, runtype.StatusTimedOut, reason, "", failuref(runtype.FailureTimeout, "the turn ran past its wall-clock limit"))
-	case "inactivity_timeout":
+	case runtype.ReasonInactivityTimeout:
 		return r.finish(ctx, b, runtype.StatusTimedOut, reason, "", failuref(runtype.FailureTimeout, "the turn made no progress within its inactivity limit"))
 	}
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
@@ -640,9 +640,9 @@ func (r *run) cancel(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	}
 	msg := "the runtime stopped while the turn was running"
 	switch reason {
-	case string(runtype.FailureInterrupted):
+	case runtype.ReasonInterrupted:
 		msg = "the turn was interrupted"
-	case ReasonRolledBack:
+	case runtype.ReasonRolledBack:
 		msg = "a newer turn rolled the turn back"
 	}
 	return r.finish(ctx, b, runtype.StatusCancelled, reason, "", failuref(runtype.FailureInterrupted, "%s", msg))
@@ -655,7 +655,7 @@ func (r *run) storeFailed(ctx context.Context, err error) (*Outcome, error) {
 	r.held.Reset()
 	r.flushErr = nil
 	r.pendMu.Unlock()
-	out, _ := r.finish(ctx, r.batch(), runtype.StatusFailed, string(runtype.FailureStore), "",
+	out, _ := r.finish(ctx, r.batch(), runtype.StatusFailed, runtype.ReasonStoreError, "",
 		failuref(runtype.FailureStore, "making a step durable: %v", err))
 	return out, err
 }
@@ -776,7 +776,7 @@ func (r *run) flush() {
 }
 
 // event builds a turn-level event.
-func (r *run) event(t event.Type, reason string, status runtype.TaskStatus, p event.Payload) *event.Event {
+func (r *run) event(t event.Type, reason runtype.Reason, status runtype.TaskStatus, p event.Payload) *event.Event {
 	e := r.stepEvent(t, "", r.span.ID(), "", p)
 	e.StatusReason, e.Status = reason, string(status)
 	return e

@@ -115,7 +115,7 @@ func TestCallRunsWithItsRealInput(t *testing.T) {
 			}
 			job := b.parkedJob(t, a, turn.ID)
 			job.Actions = []*runtype.Action{approved}
-			if out, err = coord.Resume(ctx, job, loop.ReasonActionResolved); err != nil {
+			if out, err = coord.Resume(ctx, job, runtype.ReasonActionResolved); err != nil {
 				t.Fatal(err)
 			}
 			if out.Status != runtype.StatusCompleted {
@@ -159,7 +159,7 @@ func TestCallWithAMarkerRunsAfterApproval(t *testing.T) {
 	}
 	job := b.parkedJob(t, a, turn.ID)
 	job.Actions = []*runtype.Action{approved}
-	if out, err = b.coord.Resume(ctx, job, loop.ReasonActionResolved); err != nil || out.Status != runtype.StatusCompleted {
+	if out, err = b.coord.Resume(ctx, job, runtype.ReasonActionResolved); err != nil || out.Status != runtype.StatusCompleted {
 		t.Fatalf("after resume: %+v, %v", out, err)
 	}
 	if len(got) != 1 || got[0] != "[REDACTED:github_token]" {

@@ -42,7 +42,7 @@ type Turn struct {
 	IdempotencyKey string // empty when the caller gave none
 	Input          string
 	Status         TaskStatus
-	StatusReason   string   // reason code for the current status, e.g. no_completion
+	StatusReason   Reason   // why the turn has its current status, e.g. no_completion
 	Result         string   // the final answer or completion result
 	Failure        *Failure // set when Status is failed
 	TaskID         string
@@ -64,7 +64,7 @@ type Task struct {
 	Owner
 	Objective    string
 	Status       TaskStatus
-	StatusReason string
+	StatusReason Reason
 	CurrentRunID string
 	Result       string
 	Failure      *Failure

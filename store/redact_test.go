@@ -101,8 +101,8 @@ func textLeft(v reflect.Value, name string, out map[string]bool) {
 // than carry text: Batch.Redact leaves them alone. Fields of the Identity
 // rule (ids, refs, hashes) are left too.
 var notText = []string{
-	"Owner.TenantID", "Owner.PrincipalID", "Session.Agent", "Session.PolicyMode", "Turn.Agent", "Turn.StatusReason",
-	"Task.StatusReason", "Task.LeaseOwner", "Run.Worker", "Routing.Mode", "Routing.Candidate", "Routing.Provider",
+	"Owner.TenantID", "Owner.PrincipalID", "Session.Agent", "Session.PolicyMode", "Turn.Agent",
+	"Task.LeaseOwner", "Run.Worker", "Routing.Mode", "Routing.Candidate", "Routing.Provider",
 	"Routing.Model", "MessageToolCall.Name", "Reasoning.Provider", "Reasoning.Signature", "Reasoning.Redacted",
 	"Reasoning.Encrypted", "ToolCall.Name", "ToolCall.Decision", "Blob.MediaType", "Action.Type", "Action.ToolName",
 	"Action.Decisions", "Action.ReasonCode", "Action.Escalation", "ActionResolution.Decision", "ActionResolution.By",

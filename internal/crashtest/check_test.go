@@ -146,8 +146,8 @@ func checkSession(sd *sessionData, seen, applied, counted []string, c *counts) [
 		default:
 			c.other++
 		}
-		if !settled(string(turn.Status), turn.StatusReason) {
-			bad("turn %s is %s (%s): neither ended nor parked with a reason", turn.ID, turn.Status, cmpOr(turn.StatusReason, "no reason"))
+		if !settled(string(turn.Status), string(turn.StatusReason)) {
+			bad("turn %s is %s (%s): neither ended nor parked with a reason", turn.ID, turn.Status, cmpOr(string(turn.StatusReason), "no reason"))
 		}
 		if turn.Status != runtype.StatusCompleted && !turn.Status.Parked() {
 			// Nothing in this workload fails: a failure is a finding.
@@ -155,7 +155,7 @@ func checkSession(sd *sessionData, seen, applied, counted []string, c *counts) [
 			if turn.Failure != nil {
 				msg = fmt.Sprintf(": %s: %s", turn.Failure.Kind, turn.Failure.Message)
 			}
-			bad("turn %s ended %s (%s)%s", turn.ID, turn.Status, cmpOr(turn.StatusReason, "no reason"), msg)
+			bad("turn %s ended %s (%s)%s", turn.ID, turn.Status, cmpOr(string(turn.StatusReason), "no reason"), msg)
 		}
 		if turn.Status == runtype.StatusWaitingPermission {
 			pendingSEU := 0

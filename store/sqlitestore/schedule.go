@@ -20,7 +20,7 @@ import (
 func (t *Tx) writeTask(ctx context.Context, k *runtype.Task) error {
 	failure := encodeFailure(k.Failure)
 	res, err := t.exec(ctx, qUpdateTask,
-		k.TurnID, k.PrincipalID, k.Objective, string(k.Status), k.StatusReason, k.CurrentRunID, k.Result, failure,
+		k.TurnID, k.PrincipalID, k.Objective, string(k.Status), string(k.StatusReason), k.CurrentRunID, k.Result, failure,
 		nanos(k.CreatedAt), nanos(k.UpdatedAt), nanos(k.StartedAt), nanos(k.EndedAt), int64(k.Attempts),
 		k.ID, k.SessionID, k.ThreadID, k.TenantID,
 	)
@@ -31,7 +31,7 @@ func (t *Tx) writeTask(ctx context.Context, k *runtype.Task) error {
 	if err == nil && n == 0 {
 		_, err = t.exec(ctx, qUpsertTask,
 			k.ID, k.SessionID, k.ThreadID, k.TurnID, k.TenantID, k.PrincipalID, k.Objective, string(k.Status),
-			k.StatusReason, k.CurrentRunID, k.Result, failure, nanos(k.CreatedAt), nanos(k.UpdatedAt),
+			string(k.StatusReason), k.CurrentRunID, k.Result, failure, nanos(k.CreatedAt), nanos(k.UpdatedAt),
 			nanos(k.StartedAt), nanos(k.EndedAt), int64(k.Attempts),
 			nanos(k.QueuedAt), nanos(k.DueAt), k.LeaseOwner, k.LeaseEpoch, nanos(k.LeaseExpiresAt), string(k.Control),
 		)

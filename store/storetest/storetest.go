@@ -229,7 +229,7 @@ func (tb *testBundle) turn(th *runtype.Thread) *runtype.Turn {
 		IdempotencyKey: "key-" + tb.ids.New(""),
 		Input:          "the printer\nis on fire\t\"help\"",
 		Status:         runtype.StatusFailed,
-		StatusReason:   string(runtype.FailureMaxToolHops),
+		StatusReason:   runtype.ReasonMaxToolHops,
 		Result:         "partial result",
 		Failure:        &runtype.Failure{Kind: runtype.FailureMaxToolHops, Message: "too many <hops> & \"quotes\"", Retryable: true},
 		TaskID:         tb.ids.New(runtype.PrefixTask),
