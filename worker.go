@@ -15,7 +15,6 @@ import (
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
-	"github.com/agentrt/agentrt/telemetry"
 )
 
 // This file holds the worker pool (DESIGN.md §5). Work lives in the store,
@@ -368,7 +367,7 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 				}
 			}
 			if t, err := rt.store.TaskGet(context.Background(), &store.TaskGetParams{TenantID: c.task.TenantID, ID: c.task.ID}); err == nil {
-				if cause := cancelCause(t.Control); cause != nil {
+				if cause := loop.ControlCause(t.Control); cause != nil {
 					c.cancel(cause)
 				} else if t.Control == runtype.ControlPause {
 					c.pause.Store(true)
@@ -378,97 +377,27 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 	}
 }
 
-// attempt does what the claimed task is due for, by its state.
+// attempt does what the claimed task is due for: the coordinator decides
+// by the task's durable state (loop.Coordinator.RunAttempt).
 func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
-	t, turn := c.task, c.turn
-	a, ok := rt.agents[turn.Agent]
+	a, ok := rt.agents[c.turn.Agent]
 	if !ok {
-		return nil, fmt.Errorf("turn %s belongs to agent %q, which this runtime does not have", turn.ID, turn.Agent)
+		return nil, fmt.Errorf("turn %s belongs to agent %q, which this runtime does not have", c.turn.ID, c.turn.Agent)
 	}
-	if t.Control == runtype.ControlRetry {
-		// The retry starts now (or, for a turn that completed meanwhile,
-		// not at all): a later wake must not start another.
-		none := runtype.ControlNone
-		if err := rt.writer.Write(context.Background(), &store.Batch{
-			Fence:       &store.Fence{TenantID: t.TenantID, TaskID: t.ID, Epoch: c.epoch},
-			TaskUpdates: []*store.TaskUpdate{{TenantID: t.TenantID, TaskID: t.ID, Control: &none}},
-		}); err != nil {
-			return nil, err
-		}
-		c.task.Control = runtype.ControlNone
-		if turn.Status == runtype.StatusCompleted {
-			return &loop.Outcome{Status: turn.Status}, nil
-		}
-	} else if turn.Status.Terminal() || turn.Status == runtype.StatusBlocked && cancelCause(t.Control) == nil {
-		return &loop.Outcome{Status: turn.Status}, nil // nothing to do: a stray wake
-	}
-	if cause := cancelCause(t.Control); cause != nil {
-		c.cancel(cause)
-		if t.CurrentRunID == "" {
-			return rt.coord.Run(c.ctx, rt.job(c, a, nil))
-		}
-		if turn.Status.Terminal() {
-			return &loop.Outcome{Status: turn.Status}, nil
-		}
-		job, err := rt.loadJob(c, a)
-		if err != nil {
-			return nil, err
-		}
-		reason := runtype.ReasonInterrupted
-		if t.Control == runtype.ControlRollback {
-			reason = runtype.ReasonRolledBack
-		}
-		return rt.coord.CancelParked(context.WithoutCancel(c.ctx), job, reason)
-	}
-	if t.CurrentRunID == "" {
-		if c.pause.Load() {
-			return rt.pauseQueued(c)
-		}
-		return rt.startTurn(c, a)
-	}
-	job, err := rt.loadJob(c, a)
-	if err != nil {
-		return nil, err
-	}
-	switch turn.Status {
-	case runtype.StatusWaitingPermission:
-		for _, act := range job.Actions {
-			if act.Status == runtype.ActionPending {
-				return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil // a person has yet to answer
-			}
-		}
-		return rt.coord.Resume(c.ctx, job, runtype.ReasonActionResolved)
-	case runtype.StatusWaitingResource:
-		return rt.coord.Resume(c.ctx, job, runtype.ReasonLimitChanged)
-	case runtype.StatusPaused:
-		if c.pause.Load() {
-			return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil
-		}
-		return rt.coord.Resume(c.ctx, job, runtype.ReasonResumed)
-	case runtype.StatusRunning, runtype.StatusPreparing, runtype.StatusCancelling:
-		return rt.coord.Continue(c.ctx, job, runtype.ReasonWorkerLost)
-	case runtype.StatusCompleted, runtype.StatusWaitingInput:
-		return &loop.Outcome{Status: turn.Status, Run: *job.Run}, nil
-	}
-	// Queued after a stop, retrying, or retried by an operator.
-	reason := runtype.ReasonRetry
-	if turn.Status == runtype.StatusQueued {
-		reason = runtype.ReasonRuntimeRestarted
-	}
-	return rt.coord.Continue(c.ctx, job, reason)
-}
-
-// job is the loop.Job of a claim, with the thread's history.
-func (rt *Runtime) job(c *claim, a *loop.Agent, history []runtype.Message) *loop.Job {
-	return &loop.Job{
-		Agent: a, Turn: c.turn, Task: c.task, History: history,
+	return rt.coord.RunAttempt(c.ctx, &loop.Job{
+		Agent: a, Turn: c.turn, Task: c.task,
 		Fence:    &store.Fence{TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch},
 		Worker:   rt.workerID,
 		Pause:    c.pause.Load,
 		Yield:    rt.yielding,
 		Progress: func() { c.progress.Store(rt.cfg.Now().UnixNano()) },
-		Release:  true,
-	}
+		Start: func() {
+			if c.turn.StatusReason == runtype.ReasonEnqueued {
+				rt.queueChanged(context.WithoutCancel(c.ctx), c.turn, "dequeued")
+			}
+		},
+		Release: true,
+	})
 }
 
 // yielding reports whether running attempts should stop at their next
@@ -477,115 +406,6 @@ func (rt *Runtime) yielding() bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.state != stateRunning
-}
-
-// startTurn runs a task's first attempt.
-func (rt *Runtime) startTurn(c *claim, a *loop.Agent) (*loop.Outcome, error) {
-	ctx := c.ctx
-	history, lastSeq, err := rt.history(context.WithoutCancel(ctx), c.turn)
-	if err != nil {
-		rt.cfg.Logger.ErrorContext(rt.logContext(c.turn), "loading thread history", "err", err)
-		f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
-		return rt.coord.Fail(context.WithoutCancel(ctx), rt.job(c, a, nil), f)
-	}
-	if c.turn.StatusReason == runtype.ReasonEnqueued {
-		rt.queueChanged(context.WithoutCancel(ctx), c.turn, "dequeued")
-	}
-	job := rt.job(c, a, history)
-	job.LastSeq = lastSeq
-	return rt.coord.Run(ctx, job)
-}
-
-// loadJob loads what the coordinator needs to go on with a task that has
-// run before: its latest run, the thread's conversation and, when it
-// waits for permission, the run's actions.
-func (rt *Runtime) loadJob(c *claim, a *loop.Agent) (*loop.Job, error) {
-	ctx := context.WithoutCancel(c.ctx)
-	tenant := c.task.TenantID
-	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: tenant, TaskID: c.task.ID})
-	if err != nil || len(runs) == 0 {
-		return nil, fmt.Errorf("reading turn %s's latest run: %w", c.turn.ID, errors.Join(err, store.ErrNotFound))
-	}
-	history, lastSeq, err := rt.history(ctx, c.turn)
-	if err != nil {
-		return nil, err
-	}
-	job := rt.job(c, a, history)
-	job.LastSeq = lastSeq
-	job.Run = runs[len(runs)-1]
-	if c.turn.Status == runtype.StatusWaitingPermission || cancelCause(c.task.Control) != nil {
-		if job.Actions, err = rt.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, RunID: job.Run.ID, Limit: store.MaxListLimit}); err != nil {
-			return nil, fmt.Errorf("reading turn %s's actions: %w", c.turn.ID, err)
-		}
-	}
-	return job, nil
-}
-
-// history reads the conversation of a turn's thread, without the
-// messages of turns a rollback took back, and the thread's last message
-// sequence.
-func (rt *Runtime) history(ctx context.Context, t *runtype.Turn) ([]runtype.Message, int64, error) {
-	ms, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
-	}
-	var last int64
-	if n := len(ms); n > 0 {
-		last = ms[n-1].Seq
-	}
-	rolledBack, err := rt.rolledBack(ctx, t)
-	if err != nil {
-		return nil, 0, err
-	}
-	delete(rolledBack, t.ID) // a turn retried after its rollback sees its own messages
-	out := make([]runtype.Message, 0, len(ms))
-	for _, m := range ms {
-		if !rolledBack[m.TurnID] {
-			out = append(out, *m)
-		}
-	}
-	return out, last, nil
-}
-
-// rolledBack returns the ids of the thread's turns a rollback cancelled:
-// their messages are not part of the conversation.
-func (rt *Runtime) rolledBack(ctx context.Context, t *runtype.Turn) (map[string]bool, error) {
-	var out map[string]bool
-	p := &store.TurnListParams{TenantID: t.TenantID, SessionID: t.SessionID, ThreadID: t.ThreadID, Status: runtype.StatusCancelled, Limit: store.MaxListLimit}
-	for {
-		page, err := rt.store.TurnList(ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("listing the thread's cancelled turns: %w", err)
-		}
-		for _, c := range page {
-			if c.StatusReason == runtype.ReasonRolledBack {
-				if out == nil {
-					out = make(map[string]bool)
-				}
-				out[c.ID] = true
-			}
-		}
-		if len(page) < p.Limit {
-			return out, nil
-		}
-		p.BeforeID = page[len(page)-1].ID
-	}
-}
-
-// pauseQueued pauses a task that has not started: it records paused and
-// waits for resume_task.
-func (rt *Runtime) pauseQueued(c *claim) (*loop.Outcome, error) {
-	now := rt.cfg.Now().UTC()
-	turn, task := *c.turn, *c.task
-	turn.Status, turn.StatusReason = runtype.StatusPaused, runtype.ReasonPaused
-	task.Status, task.StatusReason, task.UpdatedAt = runtype.StatusPaused, runtype.ReasonPaused, now
-	b := &store.Batch{Turns: []*runtype.Turn{&turn}, Tasks: []*runtype.Task{&task},
-		Fence: &store.Fence{TenantID: task.TenantID, TaskID: task.ID, Epoch: c.epoch}}
-	b.Events = append(b.Events, rt.turnEvent(event.TaskPaused, &turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{Status: runtype.StatusPaused, Reason: runtype.ReasonPaused}))
-	if err := rt.writer.Write(context.Background(), b); err != nil {
-		return nil, err
-	}
-	return &loop.Outcome{Status: runtype.StatusPaused}, nil
 }
 
 // observeRun feeds a finished run's duration into the estimate
@@ -605,15 +425,4 @@ func (rt *Runtime) observeRun(r runtype.Run) {
 			return
 		}
 	}
-}
-
-// cancelCause is the cancellation cause a control asks for, or nil.
-func cancelCause(c runtype.TaskControl) error {
-	switch c {
-	case runtype.ControlCancel:
-		return ErrInterrupted
-	case runtype.ControlRollback:
-		return loop.ErrRolledBack
-	}
-	return nil
 }

@@ -44,7 +44,8 @@ func (r *run) retry(b *store.Batch, reason runtype.Reason, f *runtype.Failure, a
 }
 
 // yield ends the attempt between two steps and leaves the task queued for
-// the next attempt (Continue): the runtime is stopping. b is committed.
+// the next attempt (RunAttempt goes on from here): the runtime is stopping.
+// b is committed.
 func (r *run) yield(b *store.Batch) (*Outcome, error) {
 	now := r.cfg.Now().UTC()
 	f := failuref(runtype.FailureInterrupted, "the runtime stopped between two steps; the next attempt goes on from here")
@@ -65,9 +66,9 @@ func (r *run) yield(b *store.Batch) (*Outcome, error) {
 	return r.end(b, now)
 }
 
-// Continue starts a new attempt of a turn whose latest attempt (job.Run)
-// ended without finishing it, and goes on from the turn's last recorded
-// step. An attempt still recorded running lost its worker: it is recorded
+// continueAttempt starts a new attempt of a turn whose latest attempt
+// (job.Run) ended without finishing it, and goes on from the turn's last
+// recorded step. An attempt still recorded running lost its worker: it is recorded
 // lost first (task.attempt.failed, task.lost). job.History must hold the
 // thread's conversation including the turn's own messages.
 //
@@ -78,7 +79,7 @@ func (r *run) yield(b *store.Batch) (*Outcome, error) {
 // marked started whose tool may not run twice does not run: the attempt
 // parks waiting_permission with a side_effect_unknown action for an
 // operator to retry it, mark it done with a result, or fail it.
-func (c *Coordinator) Continue(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
+func (c *Coordinator) continueAttempt(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
 	if job.Run == nil {
 		return nil, fmt.Errorf("continuing turn %s: it has no attempt to continue", job.Turn.ID)
 	}

@@ -2,6 +2,14 @@
 // hop, tool calls, next hop — until the termination protocol ends it, and
 // turns every step into durable facts through the store's Writer.
 //
+// # The entry point
+//
+// A worker that claimed a task calls Coordinator.RunAttempt, which reads
+// the task's durable state and does what it is due for: the first
+// attempt, a resumption of a parked run, a new attempt after a lost
+// worker, a stop or a retry, a cancel or a pause (entry.go). Status
+// reasons are runtype.Reason values.
+//
 // # One run
 //
 // A run starts (turn.started, task.started, task.attempt.started,

@@ -226,8 +226,11 @@ func New(cfg Config) (*Coordinator, error) {
 	return &Coordinator{cfg: cfg, sched: cfg.Scheduler}, nil
 }
 
-// Job is one turn to run. The coordinator copies Turn and Task and never
-// modifies them; the Outcome says how the run ended.
+// Job is one turn to run: RunAttempt takes the turn and task as read
+// after the claim, with the claim's fence, worker and hooks, and reads
+// the rest (History, LastSeq, Run, Actions) itself. The coordinator
+// copies Turn and Task and never modifies them; the Outcome says how the
+// run ended.
 type Job struct {
 	Agent *Agent
 	Turn  *runtype.Turn
@@ -257,6 +260,9 @@ type Job struct {
 	Yield func() bool
 	// Progress, when set, is called after each of the run's writes.
 	Progress func()
+	// Start, when set, is called when the turn's first attempt is about
+	// to start: its history is read and nothing is written yet.
+	Start func()
 	// Release makes the run's last write (it ends, parks, pauses, yields
 	// or is to be retried) also release the lease Fence names, saying
 	// when the task is due next; Outcome.Released reports it did.
@@ -277,10 +283,11 @@ type Outcome struct {
 	Released bool
 }
 
-// Run executes job's turn to its end (terminal or parked) and returns the
-// outcome. It returns an error only when facts could not be made durable;
-// the turn's state is then whatever the store last committed.
-func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
+// runNew runs job's turn, which has not run before, to its end (terminal
+// or parked) and returns the outcome. It returns an error only when facts
+// could not be made durable; the turn's state is then whatever the store
+// last committed.
+func (c *Coordinator) runNew(ctx context.Context, job *Job) (*Outcome, error) {
 	r, err := c.newRun(job)
 	if err != nil {
 		return nil, err
@@ -294,9 +301,9 @@ func (c *Coordinator) Run(ctx context.Context, job *Job) (*Outcome, error) {
 	return out, err
 }
 
-// Fail ends job's turn failed without running it, for a turn that cannot
+// fail ends job's turn failed without running it, for a turn that cannot
 // start (its history could not be read, say). The facts say why.
-func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*Outcome, error) {
+func (c *Coordinator) fail(ctx context.Context, job *Job, f *runtype.Failure) (*Outcome, error) {
 	r, err := c.newRun(job)
 	if err != nil {
 		return nil, err
@@ -309,7 +316,7 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 	return r.finish(ctx, r.batch(), runtype.StatusFailed, runtype.Reason(f.Kind), "", f)
 }
 
-// Resume continues a parked run from its last recorded step: a run
+// resume continues a parked run from its last recorded step: a run
 // parked waiting_resource, after its budget was raised, or waiting_permission,
 // once every action of its hop is resolved (job.Actions). job.History must
 // hold the thread's conversation including the turn's own messages, and
@@ -318,7 +325,7 @@ func (c *Coordinator) Fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 // input of an edit; denied and expired ones get the denial as their
 // result). The run routes again (the candidates' state may have changed)
 // and checks its budgets before its next model call, so it may park again.
-func (c *Coordinator) Resume(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
+func (c *Coordinator) resume(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
 	status := job.Turn.Status
 	if job.Run == nil || (status != runtype.StatusWaitingResource && status != runtype.StatusWaitingPermission && status != runtype.StatusPaused) {
 		return nil, fmt.Errorf("resuming turn %s: it is not waiting for a resource or a permission, nor paused", job.Turn.ID)
@@ -355,7 +362,7 @@ func (c *Coordinator) Resume(ctx context.Context, job *Job, reason runtype.Reaso
 	return out, err
 }
 
-// CancelParked ends cancelled a turn that no worker runs (parked, paused,
+// cancelParked ends cancelled a turn that no worker runs (parked, paused,
 // blocked, retrying, or whose worker was lost): its unanswered tool calls
 // get not-executed results, so the thread's conversation stays valid, and
 // the run records how it ended. job.History must hold the thread's
@@ -363,7 +370,7 @@ func (c *Coordinator) Resume(ctx context.Context, job *Job, reason runtype.Reaso
 // run.
 //
 // reason is the turn's status reason: interrupted, or rolled_back.
-func (c *Coordinator) CancelParked(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
+func (c *Coordinator) cancelParked(ctx context.Context, job *Job, reason runtype.Reason) (*Outcome, error) {
 	if job.Run == nil || job.Turn.Status.Terminal() {
 		return nil, fmt.Errorf("cancelling turn %s: it has no attempt, or has ended", job.Turn.ID)
 	}
