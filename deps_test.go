@@ -49,6 +49,7 @@ func TestDependencyRules(t *testing.T) {
 		// events, and httpapi's request bodies, nothing more.
 		{"client", []string{root, "runtype", "event", "httpapi"}},
 		{"telemetry", []string{"runtype"}},
+		{"telemetry/otlp", []string{"telemetry"}},
 		// The bundle format knows events and receipts, never the runtime.
 		{"evidence", []string{"runtype", "event", "store"}},
 	}
