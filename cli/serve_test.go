@@ -109,16 +109,6 @@ func (s *server) next(t *testing.T) string {
 	return ""
 }
 
-// skipTo reads lines up to one that equals want.
-func (s *server) skipTo(t *testing.T, want string) {
-	t.Helper()
-	for {
-		if line := s.next(t); line == want {
-			return
-		}
-	}
-}
-
 // stop sends SIGTERM and waits for serve to exit 0.
 func (s *server) stop(t *testing.T) {
 	t.Helper()
