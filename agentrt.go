@@ -45,6 +45,10 @@ var (
 	ErrConflict = store.ErrConflict
 	// ErrStopped: the runtime is stopping or was not started.
 	ErrStopped = errors.New("runtime is not running")
+)
+
+// Errors of the runtime's lifecycle and storage.
+var (
 	// ErrNoStore: Config.ExistingStore was set and the data directory
 	// holds no store (New's error says "no agentrt store at DIR").
 	ErrNoStore = errors.New("no agentrt store")

@@ -408,9 +408,9 @@ type SetPolicyModeParams struct {
 	runtype.Owner
 	Role      runtype.APIRole
 	SessionID string
-	// Mode is default, read_only, accept_edits, auto or bypass; empty
-	// goes back to the agent's mode.
-	Mode policy.Mode
+	// Mode is default, read_only, accept_edits, auto or bypass (a
+	// policy.Mode); empty goes back to the agent's mode.
+	Mode string
 }
 
 // SetPolicyMode switches a session's permission mode from its next tool
@@ -424,7 +424,8 @@ func (rt *Runtime) SetPolicyMode(ctx context.Context, p *SetPolicyModeParams) er
 	if !rt.operates(owner.PrincipalID, p.Role) {
 		return fmt.Errorf("%w: principal %q does not have the %s role needed to switch permission modes", ErrForbidden, owner.PrincipalID, RoleOperator)
 	}
-	switch p.Mode {
+	mode := policy.Mode(p.Mode)
+	switch mode {
 	case "", policy.ModeDefault, policy.ModeReadOnly, policy.ModeAcceptEdits, policy.ModeAuto, policy.ModeBypass:
 	default:
 		return invalid("mode", "must be default, read_only, accept_edits, auto or bypass, got %q", p.Mode)
@@ -448,7 +449,7 @@ func (rt *Runtime) SetPolicyMode(ctx context.Context, p *SetPolicyModeParams) er
 	if err := rt.writer.Write(ctx, b); err != nil {
 		return fmt.Errorf("recording the mode: %w", err)
 	}
-	rt.gov.setMode(owner.TenantID, sess.ID, p.Mode)
+	rt.gov.setMode(owner.TenantID, sess.ID, mode)
 	return nil
 }
 

@@ -495,10 +495,10 @@ func TestPolicyModeSwitch(t *testing.T) {
 	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: "sideways"}); err == nil {
 		t.Error("an unknown mode was accepted")
 	}
-	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{Owner: runtype.Owner{PrincipalID: "mallory"}, SessionID: res.SessionID, Mode: policy.ModeReadOnly}); !errors.Is(err, agentrt.ErrForbidden) {
+	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{Owner: runtype.Owner{PrincipalID: "mallory"}, SessionID: res.SessionID, Mode: string(policy.ModeReadOnly)}); !errors.Is(err, agentrt.ErrForbidden) {
 		t.Errorf("a non-operator switched the mode: %v", err)
 	}
-	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: policy.ModeReadOnly}); err != nil {
+	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: string(policy.ModeReadOnly)}); err != nil {
 		t.Fatal(err)
 	}
 	g.submit(t, "mode")
@@ -526,7 +526,7 @@ func TestPolicyModeWithoutPolicy(t *testing.T) {
 	t.Parallel()
 	g := startGov(t, agentrt.Config{}, &model.Response{Text: "done"})
 	res, _ := g.submit(t, "no-policy")
-	err := g.rt.SetPolicyMode(context.Background(), &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: policy.ModeReadOnly})
+	err := g.rt.SetPolicyMode(context.Background(), &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: string(policy.ModeReadOnly)})
 	if !errors.Is(err, agentrt.ErrNoPolicy) || !errors.Is(err, agentrt.ErrConflict) {
 		t.Fatalf("SetPolicyMode without a policy = %v, want ErrNoPolicy, an ErrConflict", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/hook"
@@ -117,8 +118,17 @@ func (rt *Runtime) runEnded(status runtype.TaskStatus, runID string) {
 // ErrUnknownProcess: no live process has that id in the session.
 var ErrUnknownProcess = process.ErrUnknownProcess
 
-// ProcessInfo describes a live process a tool started.
-type ProcessInfo = process.Info
+// ProcessInfo describes a live process a tool started (GET
+// /v1/sessions/{sessionId}/processes).
+type ProcessInfo struct {
+	ProcessID string `json:"processId"`
+	RunID     string `json:"runId"`
+	// Command is a redacted, bounded preview of the command line.
+	Command    string    `json:"command"`
+	Pid        int       `json:"pid"`
+	StartedAt  time.Time `json:"startedAt"`
+	Background bool      `json:"background"`
+}
 
 // ListProcesses returns the live processes of a session.
 func (rt *Runtime) ListProcesses(ctx context.Context, owner runtype.Owner, sessionID string) ([]ProcessInfo, error) {
@@ -126,7 +136,12 @@ func (rt *Runtime) ListProcesses(ctx context.Context, owner runtype.Owner, sessi
 	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", sessionID, err)
 	}
-	return rt.procs.List(sessionID), nil
+	procs := rt.procs.List(sessionID)
+	out := make([]ProcessInfo, len(procs))
+	for i, p := range procs {
+		out[i] = ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
+	}
+	return out, nil
 }
 
 // WriteProcessStdin writes data to the stdin of a live process of the
@@ -172,7 +187,7 @@ func (rt *Runtime) ownProcess(ctx context.Context, owner runtype.Owner, sessionI
 		return err
 	}
 	for _, p := range procs {
-		if p.ID == processID {
+		if p.ProcessID == processID {
 			return nil
 		}
 	}

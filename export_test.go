@@ -274,7 +274,7 @@ func TestExportEvidenceHealthOfItsTenant(t *testing.T) {
 	// are due too), and the writer's counters, every tenant's, are left
 	// out.
 	if h.TenantID != agentrt.DefaultTenant || h.StuckTotal != 0 || len(h.StuckRuns) != 0 || h.Approvals.Pending != 0 ||
-		h.Queue.Depth != 1 || h.Queue.OldestTaskID != res.TaskID || h.Store.Writer != (store.WriterStats{}) {
+		h.Queue.Depth != 1 || h.Queue.OldestTaskID != res.TaskID || h.Store.Writer != (agentrt.WriterStats{}) {
 		t.Errorf("health.json = %s, want the default tenant's view", doc)
 	}
 }

@@ -87,7 +87,16 @@ type StoreInfo struct {
 	LastCursor    int64 `json:"lastCursor"`
 	// Writer counts batches and commits; their ratio is the group-commit
 	// factor.
-	Writer store.WriterStats `json:"writer"`
+	Writer WriterStats `json:"writer"`
+}
+
+// WriterStats counts the store writer's work in StoreInfo.
+type WriterStats struct {
+	// Writes counts batches handed to the writer.
+	Writes int64 `json:"writes"`
+	// Commits counts transactions; Writes/Commits is the group-commit
+	// factor.
+	Commits int64 `json:"commits"`
 }
 
 // WorkersInfo is this process's worker pool. In one tenant's view only
@@ -288,7 +297,7 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 	}
 	rt.mu.Unlock()
 	info, th := rt.store.Info(), rt.cfg.Health
-	h := &Health{
+	h := healthReport{&Health{
 		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), TenantID: tenant, CheckedAt: now, ActiveTurns: active,
 		StartedAt: ts(rt.startedAt), StuckRuns: []StuckRun{}, Checks: []HealthCheck{}, Problems: []string{},
 		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
@@ -296,14 +305,15 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 		Workers: WorkersInfo{State: "stopped"},
 		Thresholds: ThresholdsInfo{StuckAfterMs: th.StuckAfter.Milliseconds(), QueueAgeWarnMs: th.QueueAgeWarn.Milliseconds(),
 			ApprovalAgeWarnMs: th.ApprovalAgeWarn.Milliseconds()},
-	}
+	}}
 	if tenant == "" {
-		h.Store.Writer = rt.writer.Stats() // every tenant's writes
+		st := rt.writer.Stats() // every tenant's writes
+		h.Store.Writer = WriterStats{Writes: st.Writes, Commits: st.Commits}
 	}
 	if state != stateRunning {
 		h.Status = HealthStopped
 		h.add(CheckFail, "runtime", "the runtime is not running")
-		return h
+		return h.Health
 	}
 
 	start := time.Now() // latency is real time, whatever the runtime's clock
@@ -334,17 +344,20 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 			h.add(CheckWarn, name, "not checked: the store did not answer")
 		}
 		h.settle()
-		return h
+		return h.Health
 	}
 	h.queueCheck(ctx, rt, now)
 	h.approvalsCheck(ctx, rt, now)
 	h.stuckCheck(ctx, rt, now, progress)
 	h.settle()
-	return h
+	return h.Health
 }
 
+// healthReport is a Health being checked: its checks add verdicts to it.
+type healthReport struct{ *Health }
+
 // add records a check's verdict.
-func (h *Health) add(status, name, reason string) {
+func (h healthReport) add(status, name, reason string) {
 	h.Checks = append(h.Checks, HealthCheck{Name: name, Status: status, Reason: reason})
 	if status != CheckOK {
 		h.Problems = append(h.Problems, name+": "+reason)
@@ -352,7 +365,7 @@ func (h *Health) add(status, name, reason string) {
 }
 
 // settle sets Status from the checks.
-func (h *Health) settle() {
+func (h healthReport) settle() {
 	for _, c := range h.Checks {
 		switch {
 		case c.Status == CheckFail:
@@ -363,7 +376,7 @@ func (h *Health) settle() {
 	}
 }
 
-func (h *Health) schemaCheck() {
+func (h healthReport) schemaCheck() {
 	s := &h.Store
 	switch {
 	case s.SchemaLatest == 0:
@@ -377,7 +390,7 @@ func (h *Health) schemaCheck() {
 	}
 }
 
-func (h *Health) workersCheck(rt *Runtime, busy int) {
+func (h healthReport) workersCheck(rt *Runtime, busy int) {
 	if rt.cfg.NoWorkers {
 		h.Workers = WorkersInfo{State: "none"}
 		h.add(CheckOK, "workers", "none in this process (it only reads); the queue shows whether another process works")
@@ -398,7 +411,7 @@ func (h *Health) workersCheck(rt *Runtime, busy int) {
 	h.add(CheckOK, "workers", fmt.Sprintf("%d of %d busy", busy, capacity))
 }
 
-func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
+func (h healthReport) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 	st, err := rt.store.TaskQueueStats(ctx, &store.TaskQueueStatsParams{Now: now, TenantID: h.TenantID})
 	if err != nil {
 		h.add(CheckWarn, "queue", fmt.Sprintf("reading the queue: %v", err))
@@ -420,7 +433,7 @@ func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 	h.add(CheckOK, "queue", reason)
 }
 
-func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time) {
+func (h healthReport) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time) {
 	p := &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending}
 	if h.TenantID != "" {
 		p = &store.ActionStatsParams{TenantID: h.TenantID, Status: runtype.ActionPending}
@@ -454,7 +467,7 @@ func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time)
 // stuck: a model call may take ModelStepTimeout and a tool longer, and
 // lease renewals are not recorded as progress. Quiet runs warn; stuck
 // ones fail.
-func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, progress map[string]time.Time) {
+func (h healthReport) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, progress map[string]time.Time) {
 	tasks, err := rt.store.TaskListInFlight(ctx, &store.TaskListInFlightParams{Limit: store.MaxListLimit})
 	if err != nil {
 		h.add(CheckWarn, "stuck_runs", fmt.Sprintf("reading the tasks in flight: %v", err))

@@ -514,7 +514,7 @@ func TestTenantHealth(t *testing.T) {
 			t.Errorf("the default tenant's health names %q: %s", s, raw)
 		}
 	}
-	if h.Store.Writer != (store.WriterStats{}) || h.Workers.Capacity != 0 {
+	if h.Store.Writer != (agentrt.WriterStats{}) || h.Workers.Capacity != 0 {
 		t.Errorf("the default tenant's health shows the shared load: writer %+v, workers %+v", h.Store.Writer, h.Workers)
 	}
 	if h := rt.TenantHealth(ctx, "acme"); h.Queue.Depth != 2 || h.Queue.OldestTaskID != theirs.TaskID {

@@ -101,7 +101,8 @@ type CreateTokenParams struct {
 	Name string
 }
 
-func (p *CreateTokenParams) validate() error {
+// validateToken checks p and fills in its default tenant.
+func validateToken(p *CreateTokenParams) error {
 	if p.TenantID == "" {
 		p.TenantID = DefaultTenant
 	}
@@ -127,7 +128,7 @@ func (rt *Runtime) CreateToken(ctx context.Context, p *CreateTokenParams) (*NewT
 		return nil, ErrStopped
 	}
 	q := *p
-	if err := q.validate(); err != nil {
+	if err := validateToken(&q); err != nil {
 		return nil, err
 	}
 	text := GenerateToken()
@@ -158,7 +159,7 @@ func (rt *Runtime) ImportToken(ctx context.Context, token string, p *CreateToken
 		return nil, false, invalid("token", "has %d characters, fewer than 16", len(token))
 	}
 	q := *p
-	if err := q.validate(); err != nil {
+	if err := validateToken(&q); err != nil {
 		return nil, false, err
 	}
 	if k, err := rt.store.TokenGetByHash(ctx, &store.TokenGetByHashParams{Hash: TokenHash(token)}); err == nil {

@@ -75,7 +75,8 @@ func idleProcesses() *process.Manager {
 type ToolInventoryParams struct {
 	runtype.Owner
 	Agent string
-	Mode  policy.Mode
+	// Mode is a policy.Mode.
+	Mode string
 }
 
 // ToolInventory is an agent's tools as one caller sees them.
@@ -133,7 +134,8 @@ type ToolPolicy struct {
 // *InvalidError.
 func (rt *Runtime) ToolInventory(ctx context.Context, p *ToolInventoryParams) (*ToolInventory, error) {
 	owner := ownerOrDefault(p.Owner)
-	if p.Mode != "" && !p.Mode.Valid() {
+	mode := policy.Mode(p.Mode)
+	if mode != "" && !mode.Valid() {
 		return nil, invalid("mode", "unknown mode %q: use default, read_only, accept_edits, auto or bypass", p.Mode)
 	}
 	a, ok := rt.agents[p.Agent]
@@ -146,11 +148,11 @@ func (rt *Runtime) ToolInventory(ctx context.Context, p *ToolInventoryParams) (*
 			tools = append(tools[:len(tools):len(tools)], t)
 		}
 	}
-	inv := &ToolInventory{Agent: p.Agent, Principal: owner.PrincipalID, Mode: string(p.Mode), Tools: make([]ToolRead, 0, len(tools))}
+	inv := &ToolInventory{Agent: p.Agent, Principal: owner.PrincipalID, Mode: p.Mode, Tools: make([]ToolRead, 0, len(tools))}
 	for _, t := range tools {
 		spec := t.Spec()
 		req := loop.PolicyRequest(spec, json.RawMessage(`{}`))
-		req.Owner, req.Agent, req.Mode = owner, p.Agent, p.Mode
+		req.Owner, req.Agent, req.Mode = owner, p.Agent, mode
 		if pr, ok := rt.cfg.Principals[owner.PrincipalID]; ok {
 			req.Roles = pr.Roles
 		}

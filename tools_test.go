@@ -81,7 +81,7 @@ func TestToolInventory(t *testing.T) {
 			"write_file": {"deny", "deny", "mode_read_only", "ask-writes", ""},
 		}},
 	} {
-		inv, err := rt.ToolInventory(t.Context(), &agentrt.ToolInventoryParams{Owner: owner, Agent: "support", Mode: tt.mode})
+		inv, err := rt.ToolInventory(t.Context(), &agentrt.ToolInventoryParams{Owner: owner, Agent: "support", Mode: string(tt.mode)})
 		if err != nil {
 			t.Fatalf("ToolInventory(%q): %v", tt.mode, err)
 		}

@@ -49,7 +49,7 @@ func TestProcessControlOverHTTP(t *testing.T) {
 		t.Fatalf("turn %s (%s)", turn.Status, turn.StatusReason)
 	}
 	base := "/v1/sessions/" + res.SessionID + "/processes"
-	var list struct{ Processes []httpapi.ProcessInfo }
+	var list struct{ Processes []agentrt.ProcessInfo }
 	b.getJSON(t, call{path: base}, http.StatusOK, &list)
 	if len(list.Processes) != 1 || !list.Processes[0].Background || !strings.Contains(list.Processes[0].Command, "got:") {
 		t.Fatalf("processes %+v, want the background echo", list.Processes)

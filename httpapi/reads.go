@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -160,7 +159,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		}
 		agent = names[0]
 	}
-	inv, err := s.rt.ToolInventory(r.Context(), &agentrt.ToolInventoryParams{Owner: owner(r), Agent: agent, Mode: policy.Mode(q.Get("mode"))})
+	inv, err := s.rt.ToolInventory(r.Context(), &agentrt.ToolInventoryParams{Owner: owner(r), Agent: agent, Mode: q.Get("mode")})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -308,7 +307,7 @@ func (s *Server) setPolicyMode(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.PathValue("sessionId")
 	if err := s.rt.SetPolicyMode(r.Context(), &agentrt.SetPolicyModeParams{
-		Owner: owner(r), Role: caller(r).Role, SessionID: sid, Mode: policy.Mode(req.Mode),
+		Owner: owner(r), Role: caller(r).Role, SessionID: sid, Mode: req.Mode,
 	}); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -323,28 +322,13 @@ type ProcessStdinRequest struct {
 	Close bool   `json:"close,omitempty"`
 }
 
-// ProcessInfo describes a live process in GET
-// /v1/sessions/{sessionId}/processes.
-type ProcessInfo struct {
-	ProcessID  string    `json:"processId"`
-	RunID      string    `json:"runId"`
-	Command    string    `json:"command"`
-	Pid        int       `json:"pid"`
-	StartedAt  time.Time `json:"startedAt"`
-	Background bool      `json:"background"`
-}
-
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
 	procs, err := s.rt.ListProcesses(r.Context(), owner(r), r.PathValue("sessionId"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := make([]ProcessInfo, len(procs))
-	for i, p := range procs {
-		out[i] = ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"processes": out})
+	writeJSON(w, http.StatusOK, map[string]any{"processes": procs})
 }
 
 func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
