@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/output"
@@ -115,31 +115,16 @@ func (rt *Runtime) runEnded(status runtype.TaskStatus, runID string) {
 	}
 }
 
-// ErrUnknownProcess: no live process has that id in the session.
-var ErrUnknownProcess = process.ErrUnknownProcess
-
-// ProcessInfo describes a live process a tool started (GET
-// /v1/sessions/{sessionId}/processes).
-type ProcessInfo struct {
-	ProcessID string `json:"processId"`
-	RunID     string `json:"runId"`
-	// Command is a redacted, bounded preview of the command line.
-	Command    string    `json:"command"`
-	Pid        int       `json:"pid"`
-	StartedAt  time.Time `json:"startedAt"`
-	Background bool      `json:"background"`
-}
-
 // ListProcesses returns the live processes of a session.
-func (rt *Runtime) ListProcesses(ctx context.Context, owner runtype.Owner, sessionID string) ([]ProcessInfo, error) {
+func (rt *Runtime) ListProcesses(ctx context.Context, owner runtype.Owner, sessionID string) ([]apitype.ProcessInfo, error) {
 	owner = ownerOrDefault(owner)
 	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", sessionID, err)
 	}
 	procs := rt.procs.List(sessionID)
-	out := make([]ProcessInfo, len(procs))
+	out := make([]apitype.ProcessInfo, len(procs))
 	for i, p := range procs {
-		out[i] = ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
+		out[i] = apitype.ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
 	}
 	return out, nil
 }
@@ -191,5 +176,5 @@ func (rt *Runtime) ownProcess(ctx context.Context, owner runtype.Owner, sessionI
 			return nil
 		}
 	}
-	return fmt.Errorf("process %s of session %s: %w", processID, sessionID, errors.Join(ErrUnknownProcess, store.ErrNotFound))
+	return fmt.Errorf("process %s of session %s: %w", processID, sessionID, errors.Join(apitype.ErrUnknownProcess, store.ErrNotFound))
 }
