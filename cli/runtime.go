@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 )
 
 // noSweep keeps a command's runtime from expiring actions on its own. An
@@ -143,7 +144,7 @@ func runtimeErr(err error) error {
 	if rerr := remoteErr(err); rerr != nil {
 		return rerr
 	}
-	var inv *agentrt.InvalidError
+	var inv *apitype.InvalidError
 	if errors.As(err, &inv) {
 		return usageErr("%v", err)
 	}

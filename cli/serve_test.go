@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -215,7 +215,7 @@ tools:
 `)
 
 	s := startServe(t, bin, b, "--shutdown-grace", "90s")
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	s.request(t, http.MethodPost, "/v1/turns", `{"agent": "support", "input": "wait"}`, &res)
 
 	opened := make(chan *os.File, 1)
@@ -280,7 +280,7 @@ tools:
 	if started != 2 {
 		t.Errorf("tool.started %d times, want 2 (the released tool must not run again); events %v", started, seen)
 	}
-	var req agentrt.RequestSummary
+	var req apitype.RequestSummary
 	s.request(t, http.MethodGet, "/v1/requests/"+res.TurnID, "", &req)
 	if req.Status != runtype.StatusCompleted || req.ResultPreview != "released" {
 		t.Errorf("request %+v, want completed with result released", req)

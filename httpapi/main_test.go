@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model/replay"
@@ -62,7 +63,7 @@ func (b *testBundle) bearer() string {
 // as returns b with a new token for principal of tenant in role.
 func (b *testBundle) as(t *testing.T, tenant, principal string, role runtype.APIRole) *testBundle {
 	t.Helper()
-	k, err := b.rt.CreateToken(context.Background(), &agentrt.CreateTokenParams{
+	k, err := b.rt.CreateToken(context.Background(), &apitype.CreateTokenParams{
 		Owner: runtype.Owner{TenantID: tenant, PrincipalID: principal}, Role: role,
 	})
 	if err != nil {
@@ -211,7 +212,7 @@ func (b *testBundle) getJSON(t *testing.T, c call, want int, v any) []byte {
 
 // wantError fails t unless the response is a JSON error with status code,
 // error code kind and a message containing every one of words.
-func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) httpapi.ErrorBody {
+func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) apitype.ErrorBody {
 	t.Helper()
 	if resp.StatusCode != code {
 		t.Errorf("status = %d, want %d (body %s)", resp.StatusCode, code, body)
@@ -219,7 +220,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind st
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type = %q, want application/json", ct)
 	}
-	var e httpapi.ErrorBody
+	var e apitype.ErrorBody
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
@@ -237,7 +238,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind st
 }
 
 // submit posts a turn for agent "support" and returns the accepted ids.
-func (b *testBundle) submit(t *testing.T, req httpapi.SubmitTurnRequest) agentrt.SubmitTurnResult {
+func (b *testBundle) submit(t *testing.T, req apitype.SubmitTurnRequest) apitype.SubmitTurnResult {
 	t.Helper()
 	if req.Agent == "" && req.SessionID == "" {
 		req.Agent = "support"
@@ -246,7 +247,7 @@ func (b *testBundle) submit(t *testing.T, req httpapi.SubmitTurnRequest) agentrt
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns", body: string(raw)}, http.StatusAccepted, &res)
 	return res
 }
@@ -480,7 +481,7 @@ func eventIDs(evs []sseEvent) []string {
 
 // logIDs reads the runtime's own log through Subscribe (not HTTP): the
 // event ids a stream must reproduce.
-func (b *testBundle) logIDs(t *testing.T, p agentrt.SubscribeParams) []string {
+func (b *testBundle) logIDs(t *testing.T, p apitype.SubscribeParams) []string {
 	t.Helper()
 	sub, err := b.rt.Subscribe(t.Context(), &p)
 	if err != nil {
