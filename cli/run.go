@@ -146,17 +146,20 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	defer stopSignals()
 
 	out := cmd.OutOrStdout()
+	show := func(e *event.Event) error { return writeEvent(out, e) }
 	var p *timeline
 	if !f.json {
-		p = newTimeline(out, agent, res)
-	}
-	turn, err := followTurn(ctx, &localBackend{Runtime: rt}, sub, res.TurnID, from, func(e *event.Event) error {
-		if !f.json {
+		p = newTimeline(out, timelineOptionsFor(out, true))
+		p.header(res.TurnID, agent, res.SessionID, "")
+		show = func(e *event.Event) error {
 			p.event(e)
 			return nil
 		}
-		return writeEvent(out, e)
-	})
+	}
+	turn, err := followTurn(ctx, &localBackend{Runtime: rt}, sub, res.TurnID, from, show)
+	if p != nil {
+		p.close()
+	}
 	if err != nil {
 		return err
 	}
