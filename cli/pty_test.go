@@ -13,11 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/agentrt/agentrt/internal/testenv"
+	"github.com/agentrt/agentrt/cli"
 )
 
 // TestRunStreamsOnTerminal runs the real agentrt binary on a
@@ -74,29 +71,29 @@ agents:
 		t.Fatal(err)
 	}
 
-	term := openPTY(t, 80)
+	term := cli.OpenPTY(t, 80)
 	cmd := exec.Command(bin, "run", "--config", config, question)
 	cmd.Env = append(withoutEnv(os.Environ(), "NO_COLOR", "COLUMNS", "AGENTRT_SERVER", "AGENTRT_TOKEN"), "TERM=xterm-256color")
 	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = term.slave, &stderr
+	cmd.Stdout, cmd.Stderr = term.Slave, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	term.slave.Close() // the child has its own
+	term.Slave.Close() // the child has its own
 	defer cmd.Process.Kill()
 
 	// The space after the piece's last word is written with the next word.
-	if !term.waitFor(strings.TrimSpace(first)) {
-		t.Fatalf("the first streamed piece %q never reached the terminal while the reply was held back\nterminal:\n%q\nstderr:\n%s", first, term.output(), stderr.String())
+	if !term.WaitFor(strings.TrimSpace(first)) {
+		t.Fatalf("the first streamed piece %q never reached the terminal while the reply was held back\nterminal:\n%q\nstderr:\n%s", first, term.Output(), stderr.String())
 	}
-	if out := term.output(); strings.Contains(out, "completed") {
+	if out := term.Output(); strings.Contains(out, "completed") {
 		t.Fatalf("the turn completed before the model's reply did:\n%q", out)
 	}
 	open()
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("agentrt run: %v\nterminal:\n%q\nstderr:\n%s", err, term.output(), stderr.String())
+		t.Fatalf("agentrt run: %v\nterminal:\n%q\nstderr:\n%s", err, term.Output(), stderr.String())
 	}
-	out := term.rest()
+	out := term.Rest()
 
 	lines := screenLines(out)
 	want := []string{
@@ -174,99 +171,4 @@ func withoutEnv(env []string, names ...string) []string {
 		}
 	}
 	return kept
-}
-
-// pty is a pseudo-terminal: the test reads what a child process writes
-// to slave from master.
-type pty struct {
-	master, slave *os.File
-
-	mu     sync.Mutex
-	out    bytes.Buffer  // guarded by mu
-	more   chan struct{} // signalled when out grows
-	closed chan struct{} // closed when master reads no more
-}
-
-// openPTY opens a pseudo-terminal cols wide, as posix_openpt, grantpt,
-// unlockpt and ptsname do.
-func openPTY(t *testing.T, cols uint16) *pty {
-	t.Helper()
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		testenv.Missing(t, "no pseudo-terminals here: %v", err)
-	}
-	// Non-blocking, so that reads go through the runtime's poller and
-	// closing the file ends one in progress.
-	if err := unix.SetNonblock(fd, true); err != nil {
-		t.Fatal(err)
-	}
-	master := os.NewFile(uintptr(fd), "/dev/ptmx")
-	t.Cleanup(func() { master.Close() })
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlocking the pseudo-terminal: %v", err)
-	}
-	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("naming the pseudo-terminal: %v", err)
-	}
-	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("opening the pseudo-terminal's slave: %v", err)
-	}
-	t.Cleanup(func() { slave.Close() })
-	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: cols}); err != nil {
-		t.Fatalf("sizing the pseudo-terminal: %v", err)
-	}
-	p := &pty{master: master, slave: slave, more: make(chan struct{}, 1), closed: make(chan struct{})}
-	go p.read()
-	return p
-}
-
-// read copies what the master reads into out until it reads no more
-// (EIO once every copy of the slave is closed).
-func (p *pty) read() {
-	defer close(p.closed)
-	buf := make([]byte, 4096)
-	for {
-		n, err := p.master.Read(buf)
-		p.mu.Lock()
-		p.out.Write(buf[:n])
-		p.mu.Unlock()
-		select {
-		case p.more <- struct{}{}:
-		default:
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *pty) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// waitFor waits until the terminal shows s; false if it never does.
-func (p *pty) waitFor(s string) bool {
-	timeout := time.NewTimer(followTimeout)
-	defer timeout.Stop()
-	for !strings.Contains(p.output(), s) {
-		select {
-		case <-p.more:
-		case <-p.closed:
-			return strings.Contains(p.output(), s)
-		case <-timeout.C:
-			return false
-		}
-	}
-	return true
-}
-
-// rest waits until the child has closed the terminal and returns all it
-// wrote.
-func (p *pty) rest() string {
-	<-p.closed
-	return p.output()
 }

@@ -46,13 +46,17 @@ type spinner struct {
 
 // text is the spinner's line at now, at most width runes (0: any).
 func (s *spinner) text(now time.Time, width int) string {
-	line := fmt.Sprintf("%c %s · %s", spinnerFrames[s.frame%len(spinnerFrames)], s.what, elapsed(now.Sub(s.since)))
+	spans := []span{
+		plain(string(spinnerFrames[s.frame%len(spinnerFrames)]) + " "),
+		flexible(1, s.what),
+		plain(" · " + elapsed(now.Sub(s.since))),
+	}
 	if width > 0 {
 		// One column short: writing the last one makes some terminals
 		// wrap, and \r would then return to the wrong line.
-		line = cut(line, width-1)
+		fit(spans, width-1)
 	}
-	return line
+	return spans[0].text + spans[1].text + spans[2].text
 }
 
 // draw draws line over the one drawn before.
