@@ -30,7 +30,7 @@ to its width (NO_COLOR turns colour off).
 Exit codes: 0 shown, 1 no such request or the store could not be read, 2 usage or
 configuration error.`,
 		Example: `  agentrt requests show turn_01M7Z6E98T14HZ9P6EVS3DAV37 --config agentrt.yaml
-  agentrt requests show turn_01M7Z6E98T14HZ9P6EVS3DAV37 --server http://127.0.0.1:8080 --json | jq -c '[.type, .payload.toolName]'`,
+  agentrt requests show turn_01M7Z6E98T14HZ9P6EVS3DAV37 --server http://127.0.0.1:7420 --json | jq -c '[.type, .payload.toolName]'`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := oneID(cmd, args, "REQUEST_ID")

@@ -34,7 +34,10 @@ func newRunCmd() *cobra.Command {
 		Use:   "run --config FILE --agent NAME [flags] INPUT",
 		Short: "Run one turn of an agent in-process and show its timeline",
 		Long: `Run one turn of an agent in this process, on the store in the config's data_dir,
-and print a readable timeline of the run (or, with --json, its events as JSON Lines).
+and print a readable timeline of the run as it happens (or, with --json, its events as
+JSON Lines). A streaming model's text is printed as it arrives. On a terminal the timeline
+is coloured (not with NO_COLOR or TERM=dumb), fitted to the terminal's width, and a spinner
+shows while a model or tool works. agentrt requests show prints a past request the same way.
 INPUT is the user's message; "-" reads it from standard input.
 
 Exit codes: 0 completed, 1 failed or cancelled, 2 usage or configuration error,
