@@ -123,7 +123,8 @@ func (t *timeline) header(turnID, agent, sessionID, note string) {
 		t.st.dim("agent") + " " + agent,
 		t.st.dim("session") + " " + sessionID + note,
 	}
-	plainLen := []int{len("request ") + len(turnID), len("agent ") + len(agent), len("session ") + len(sessionID) + len(note)}
+	n := utf8.RuneCountInString
+	plainLen := []int{n("request " + turnID), n("agent " + agent), n("session " + sessionID + note)}
 	col := 0
 	for i, p := range pieces {
 		switch {
