@@ -114,6 +114,13 @@ agents:
 	if !strings.Contains(out, "\x1b[32m✔ completed\x1b[0m") {
 		t.Errorf("no colour on a terminal:\n%q", out)
 	}
+
+	// In a pipe: the same lines, without colour or spinner.
+	piped := runBinary(t, bin, "", "run", "--config", config, question)
+	if piped.code != cli.ExitOK || strings.ContainsAny(piped.stdout, "\r\x1b") {
+		t.Fatalf("piped: exit %d, stdout %q (want no carriage return or escape), stderr %q", piped.code, piped.stdout, piped.stderr)
+	}
+	matchLines(t, piped.stdout, append([]string{"request turn_{ID}  agent assistant  session ses_{ID}"}, want...))
 }
 
 // screenLines is what a terminal shows of out, line by line: a carriage
