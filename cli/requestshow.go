@@ -70,7 +70,9 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 		if r.CreatedAt != nil {
 			t.prose("submitted ", r.CreatedAt.UTC().Format(time.DateTime+" MST"))
 		}
-		t.prose("input:  ", r.InputPreview)
+		if r.InputPreview != "" {
+			t.prose("input:  ", r.InputPreview)
+		}
 	}
 	for {
 		e, err := events.TryNext(ctx)
