@@ -307,3 +307,47 @@ func TestMigration5SchedulesExistingTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestMigration8GivesActionsTheirHop: migrating a used database to 008
+// gives each action the hop of its call: from the call's record when the
+// call ran, else from its run (a run parks at the hop that asked).
+func TestMigration8GivesActionsTheirHop(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, latestVersion())
+	owner := runtype.Owner{TenantID: "ten_1", PrincipalID: "usr_1"}
+	start := time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	run := &runtype.Run{ID: "run_1", TaskID: "task_1", TurnID: "turn_1", SessionID: "ses_1", ThreadID: "thr_1", Owner: owner,
+		Attempt: 1, Status: runtype.StatusWaitingPermission, Hops: 3, StartedAt: start}
+	ran := &runtype.ToolCall{ID: "call_1", RunID: "run_1", TurnID: "turn_1", SessionID: "ses_1", ThreadID: "thr_1", Owner: owner,
+		StepID: "step_1", Hop: 2, Name: "shell", Status: runtype.ToolCallCompleted, StartedAt: start}
+	action := func(id, call string) *runtype.Action {
+		return &runtype.Action{ID: id, Owner: owner, SessionID: "ses_1", TurnID: "turn_1", RunID: "run_1", ToolCallID: call,
+			Status: runtype.ActionPending, CreatedAt: start}
+	}
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Runs: []*runtype.Run{run}, ToolCalls: []*runtype.ToolCall{ran},
+		Actions: []*runtype.Action{action("act_1", "call_1"), action("act_2", "call_2")}}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if err := s.migrateDown(ctx, 7); err != nil {
+		t.Fatalf("migrateDown(7): %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	for id, want := range map[string]int{"act_1": 2, "act_2": 3} {
+		a, err := s.ActionGet(ctx, &store.ActionGetParams{TenantID: "ten_1", ID: id})
+		if err != nil {
+			t.Errorf("ActionGet(%s) after 008: %v", id, err)
+		} else if a.Hop != want {
+			t.Errorf("ActionGet(%s) after 008 = hop %d, want %d", id, a.Hop, want)
+		}
+	}
+}

@@ -162,7 +162,7 @@ const (
 	// actionCols starts with the key; the resolve UPDATE sets the rest.
 	actionCols = `id, tenant_id, principal_id, session_id, thread_id, turn_id, task_id, run_id, tool_call_id, type,
 		tool_name, input_preview, arguments_sha256, prompt, decisions, reason_code, rule_ids, status, created_at,
-		expires_at, resolution, escalation, input`
+		expires_at, resolution, escalation, input, hop`
 	grantCols   = `id, tenant_id, principal_id, session_id, agent, tool_name, action_id, created_at`
 	receiptCols = `tenant_id, session_id, seq, event_id, event_type, body, prev_hash, hash, created_at`
 	tokenCols   = `id, tenant_id, principal_id, role, name, prefix, hash, created_at, last_used_at, revoked_at`
@@ -328,7 +328,7 @@ func buildQueries() [numQueries]string {
 	q[qResolveAction] = `UPDATE actions SET principal_id = ?, session_id = ?, thread_id = ?, turn_id = ?, task_id = ?,
 		run_id = ?, tool_call_id = ?, type = ?, tool_name = ?, input_preview = ?, arguments_sha256 = ?, prompt = ?,
 		decisions = ?, reason_code = ?, rule_ids = ?, status = ?, created_at = ?, expires_at = ?, resolution = ?,
-		escalation = ?, input = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
+		escalation = ?, input = ?, hop = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
 	q[qInsertGrant] = insertSQL("policy_grants", grantCols, "", "")
 	q[qSetSessionMode] = `UPDATE sessions SET policy_mode = ? WHERE tenant_id = ? AND id = ?`
 	for n := 1; n <= maxEventRows; n++ {

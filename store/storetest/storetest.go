@@ -405,6 +405,7 @@ func (tb *testBundle) action(r *runtype.Run) *runtype.Action {
 		TaskID:          r.TaskID,
 		RunID:           r.ID,
 		ToolCallID:      "toolu_01",
+		Hop:             3,
 		Type:            "tool_permission",
 		ToolName:        "shell",
 		InputPreview:    `{"cmd":"rm -rf /tmp/x \"quoted\"\n日本語"}`,
