@@ -351,3 +351,48 @@ func TestMigration8GivesActionsTheirHop(t *testing.T) {
 		}
 	}
 }
+
+// TestMigration9GivesSessionsTheirActivity: migrating a used database to
+// 009 gives each session the latest submission or end of its turns as
+// its updated_at, and lists them by creation time.
+func TestMigration9GivesSessionsTheirActivity(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, 8)
+	t0 := time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	at := func(sec int) int64 { return t0.Add(time.Duration(sec) * time.Second).UnixNano() }
+	for _, sess := range []struct {
+		id      string
+		created int64
+	}{{"zulu", at(0)}, {"alpha", at(1)}} {
+		if _, err := s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, 'ten_1', 'usr_1', 'a', '', ?, ?, '')`,
+			sess.id, sess.created, sess.created); err != nil {
+			t.Fatalf("inserting a session at version 8: %v", err)
+		}
+	}
+	for _, turn := range []struct {
+		id                      string
+		created, started, ended int64
+	}{{"turn_1", at(2), at(2), at(5)}, {"turn_2", at(3), at(3), 0}} {
+		if _, err := s.write.ExecContext(ctx, `INSERT INTO turns (`+turnCols+`) VALUES (?, 'zulu', 'thr_1', 'ten_1', 'usr_1',
+			'a', '', 'hi', 'completed', '', '', NULL, 'task_1', 'run_1', '', '{}', ?, ?, ?)`,
+			turn.id, turn.created, turn.started, turn.ended); err != nil {
+			t.Fatalf("inserting a turn at version 8: %v", err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	list, err := s.SessionList(ctx, &store.SessionListParams{TenantID: "ten_1"})
+	if err != nil {
+		t.Fatalf("SessionList: %v", err)
+	}
+	var got []string
+	for _, sess := range list {
+		got = append(got, fmt.Sprintf("%s updated %d", sess.ID, sess.UpdatedAt.UnixNano()))
+	}
+	want := []string{fmt.Sprintf("alpha updated %d", at(1)), fmt.Sprintf("zulu updated %d", at(5))}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("SessionList after 009 (-want +got):\n%s", d)
+	}
+}

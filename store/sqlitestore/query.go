@@ -90,7 +90,8 @@ const (
 	qTokenGet        = qUpdateToken + 1
 	qTokenGetByHash  = qTokenGet + 1
 	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
-	numQueries       = qTokenList + 2
+	qTouchSession    = qTokenList + 2
+	numQueries       = qTouchSession + 1
 )
 
 // Filter bits of the statement variants.
@@ -205,12 +206,12 @@ func buildQueries() [numQueries]string {
 	for m := range 4 {
 		w := `SELECT ` + sessionCols + ` FROM sessions WHERE tenant_id = ?`
 		if m&sessionBefore != 0 {
-			w += ` AND id < ?`
+			w += ` AND (created_at, id) < (?, ?)`
 		}
 		if m&sessionFilter != 0 {
 			w += createdFilter
 		}
-		q[qSessionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
+		q[qSessionList+queryID(m)] = w + ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	}
 	q[qThreadGet] = `SELECT ` + threadCols + ` FROM threads WHERE id = ? AND tenant_id = ?`
 	q[qThreadList] = `SELECT ` + threadCols + ` FROM threads WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
@@ -331,6 +332,9 @@ func buildQueries() [numQueries]string {
 		escalation = ?, input = ?, hop = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
 	q[qInsertGrant] = insertSQL("policy_grants", grantCols, "", "")
 	q[qSetSessionMode] = `UPDATE sessions SET policy_mode = ? WHERE tenant_id = ? AND id = ?`
+	// Only a later time is written: a turn's write that does not move its
+	// session reads the row and writes nothing.
+	q[qTouchSession] = `UPDATE sessions SET updated_at = ? WHERE id = ? AND tenant_id = ? AND updated_at < ?`
 	for n := 1; n <= maxEventRows; n++ {
 		q[qInsertReceipt+queryID(n-1)] = `INSERT INTO receipts (` + receiptCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)` +
 			strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?, ?, ?)`, n-1)

@@ -81,6 +81,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		run  func(context.Context, *testing.T, func(*testing.T) store.Store)
 	}{
 		{"Session", exerciseSession},
+		{"SessionActivity", exerciseSessionActivity},
 		{"Thread", exerciseThread},
 		{"Turn", exerciseTurn},
 		{"Task", exerciseTask},
@@ -210,7 +211,9 @@ func (tb *testBundle) session(tenant string) *runtype.Session {
 		Title:      "Printer on fire \"again\" — ünïcödé",
 		PolicyMode: "read_only",
 		CreatedAt:  now,
-		UpdatedAt:  now.Add(time.Second),
+		// Later than the turns of the tests: they do not move it (see
+		// exerciseSessionActivity).
+		UpdatedAt: now.Add(time.Hour),
 	}
 }
 
