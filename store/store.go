@@ -525,9 +525,10 @@ type SessionGetParams struct {
 // previous page, and only the sessions after it in that order are
 // returned (CreatedAt never changes, so pages neither skip nor repeat a
 // session); one the tenant does not have is an error wrapping
-// ErrNotFound. A page costs its length, not the tenant's sessions. Agent, when set, keeps
-// the sessions of that agent; Since and Until, when not zero, keep those
-// created at or after Since and before Until. Filters apply before Limit.
+// ErrNotFound. A page costs its length, not the tenant's sessions. Agent,
+// when set, keeps the sessions of that agent; Since and Until, when not
+// zero, keep those created at or after Since and before Until. Filters
+// apply before Limit.
 type SessionListParams struct {
 	TenantID string
 	// PrincipalID, when set, keeps the sessions that principal created.
