@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
@@ -49,6 +51,9 @@ type Server struct {
 	rt      *agentrt.Runtime
 	cfg     Config
 	handler http.Handler
+	// process holds the Go runtime's and the process's collectors, which
+	// an admin's scrape of /metrics adds.
+	process *prometheus.Registry
 }
 
 // New returns a Server for rt. Requests authenticate with the tokens in
@@ -60,7 +65,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	s := &Server{rt: rt, cfg: cfg}
+	s := &Server{rt: rt, cfg: cfg, process: newProcessRegistry()}
 	mux := http.NewServeMux()
 	var paths []string
 	allowed := make(map[string][]string) // path → its methods
