@@ -101,6 +101,8 @@ type setupOpts struct {
 	forbidSelfApproval bool
 	// price, when set, is the price of the agent's model.
 	price model.Price
+	// tls serves HTTPS with HTTP/2 (the server's Client trusts it).
+	tls bool
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -151,7 +153,13 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewUnstartedServer(api.Handler())
+	if o.tls {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return &testBundle{rt: rt, api: api, server: srv, dataDir: dataDir}
 }

@@ -126,8 +126,18 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	if admin {
 		g = prometheus.Gatherers{reg, s.process}
 	}
+	if r.Method == http.MethodHead {
+		// HTTP/2 refuses a HEAD's body with an error the handler
+		// would log; HTTP/1.1 drops it silently.
+		w = headWriter{w}
+	}
 	promhttp.HandlerFor(g, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelError),
 		ErrorHandling: promhttp.HTTPErrorOnError,
 	}).ServeHTTP(w, r)
 }
+
+// headWriter drops the body of the answer to a HEAD request.
+type headWriter struct{ http.ResponseWriter }
+
+func (w headWriter) Write(p []byte) (int, error) { return len(p), nil }

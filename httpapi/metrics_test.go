@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"log/slog"
 	"maps"
 	"math"
 	"mime"
@@ -219,5 +220,24 @@ func TestMetricsSeriesNames(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMetricsOverHTTP2: over HTTPS with HTTP/2, GET /metrics serves the
+// scrape and HEAD its headers alone, and neither logs an error.
+func TestMetricsOverHTTP2(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	b := setup(t, setupOpts{tls: true, logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	resp, body := b.do(t, call{method: http.MethodGet, path: "/metrics"})
+	if resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 || !strings.Contains(string(body), "agentrt_queue_depth 0\n") {
+		t.Fatalf("GET /metrics over %s = %d:\n%s", resp.Proto, resp.StatusCode, body)
+	}
+	resp, body = b.do(t, call{method: http.MethodHead, path: "/metrics"})
+	if resp.StatusCode != http.StatusOK || len(body) != 0 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Errorf("HEAD /metrics = %d %q, %d bytes of body; want 200, text/plain, none", resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("the log has errors:\n%s", logs.String())
 	}
 }
