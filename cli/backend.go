@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -93,12 +96,15 @@ type eventStream interface {
 const (
 	envServer = "AGENTRT_SERVER"
 	envToken  = "AGENTRT_TOKEN"
+	envCACert = "AGENTRT_CA_CERT"
 )
 
-// registerGlobalFlags adds --server and --token to every command.
+// registerGlobalFlags adds --server, --token and --ca-cert to every
+// command.
 func registerGlobalFlags(root *cobra.Command) {
-	root.PersistentFlags().String("server", "", "work on the agentrt daemon at this URL instead of a data directory (env "+envServer+")")
+	root.PersistentFlags().String("server", "", "work on the agentrt daemon at this URL (http:// or https://) instead of a data directory (env "+envServer+")")
 	root.PersistentFlags().String("token", "", "the daemon's API token (env "+envToken+"; default: the api-token file of --data-dir or the config's data_dir)")
+	root.PersistentFlags().String("ca-cert", "", "trust the PEM certificates in this file, besides the system's, for an https:// --server (env "+envCACert+"; SSL_CERT_FILE replaces the system's)")
 }
 
 // localOnly marks a command (and its subcommands) that works only on a
@@ -142,6 +148,9 @@ func (f *storeFlags) backend(cmd *cobra.Command, work bool) (b backend, stop fun
 		}
 		// A transport of its own, whose connections close with the command.
 		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if tr.TLSClientConfig, err = tlsClientConfig(cmd, url); err != nil {
+			return nil, nil, err
+		}
 		c, err := client.New(url, token, client.WithHTTPClient(&http.Client{Transport: tr}))
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
@@ -157,6 +166,39 @@ func (f *storeFlags) backend(cmd *cobra.Command, work bool) (b backend, stop fun
 		where = "the data directory of " + f.config
 	}
 	return &localBackend{Runtime: rt, dir: where, poll: f.pollInterval()}, stop, nil
+}
+
+// caCert is --ca-cert, or $AGENTRT_CA_CERT.
+func caCert(cmd *cobra.Command) string {
+	if f := cmd.Flag("ca-cert"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	return os.Getenv(envCACert)
+}
+
+// tlsClientConfig is the TLS configuration of a client of serverURL:
+// nil (the system's roots) without --ca-cert, else the system's roots
+// and the certificates of the --ca-cert file.
+func tlsClientConfig(cmd *cobra.Command, serverURL string) (*tls.Config, error) {
+	file := caCert(cmd)
+	if file == "" {
+		return nil, nil
+	}
+	if u, err := url.Parse(serverURL); err == nil && u.Scheme != "https" {
+		return nil, usageErr("--ca-cert %s is for an https:// server; %s is plain HTTP", file, serverURL)
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageErr("reading --ca-cert: %v", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, usageErr("--ca-cert %s holds no PEM certificate", file)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
 
 // pollInterval is how often a local event stream reads the store for
@@ -210,6 +252,9 @@ func trimSpace(b []byte) []byte {
 // backend.
 func (f *storeFlags) again(cmd *cobra.Command) string {
 	if url := serverURL(cmd); url != "" {
+		if f := cmd.Flag("ca-cert"); f != nil && f.Changed {
+			return "--server " + shellQuote(url) + " --ca-cert " + shellQuote(f.Value.String())
+		}
 		return "--server " + shellQuote(url)
 	}
 	return continueFlags(f.config, f.dataDir)

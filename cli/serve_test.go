@@ -27,6 +27,7 @@ const serveTimeout = 60 * time.Second
 // server is an `agentrt serve` process.
 type server struct {
 	cmd    *exec.Cmd
+	client *http.Client // of send: http.DefaultClient unless the test sets one
 	url    string
 	token  string
 	lines  chan string // its standard output, line by line
@@ -50,7 +51,7 @@ func startServe(t *testing.T, bin string, b *testBundle, args ...string) *server
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, lines: make(chan string, 64), stderr: &strings.Builder{}, exited: make(chan struct{})}
+	s := &server{cmd: cmd, client: http.DefaultClient, lines: make(chan string, 64), stderr: &strings.Builder{}, exited: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func startServe(t *testing.T, bin string, b *testBundle, args ...string) *server
 			<-s.exited
 		}
 	})
-	m := regexp.MustCompile(`^agentrt \S+ serving (http://\S+) \(runtime rt_[0-9A-Z]{26}, data .+\)$`).FindStringSubmatch(s.next(t))
+	m := regexp.MustCompile(`^agentrt \S+ serving (https?://\S+) \(runtime rt_[0-9A-Z]{26}, data .+\)$`).FindStringSubmatch(s.next(t))
 	if m == nil {
 		t.Fatalf("serve printed no banner; stderr:\n%s", s.stderr)
 	}
@@ -136,7 +137,7 @@ func (s *server) send(t *testing.T, ctx context.Context, method, path, body stri
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,12 @@ type Option func(*Client)
 // WithHTTPClient makes the client send its requests with hc (its
 // transport, TLS settings, …). hc must not have a Timeout: event streams
 // last as long as their context.
+//
+// An https:// server whose certificate the system does not trust (a
+// private CA, a self-signed certificate) needs a transport whose
+// TLSClientConfig.RootCAs does (ExampleWithHTTPClient), or, without
+// code, the SSL_CERT_FILE environment variable naming a PEM file of the
+// certificates to trust instead of the system's (Unix).
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
 
 // WithReconnectDelay sets how long an event stream waits before it

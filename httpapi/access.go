@@ -125,6 +125,7 @@ func (s *Server) guard(pattern string, a access, next http.HandlerFunc) http.Han
 			writeError(w, http.StatusServiceUnavailable, "unavailable", "the bearer token could not be checked: the store did not answer; see the server log")
 			return
 		}
+		noteCaller(r, cred)
 		if !slices.Contains(a.roles, cred.Role) {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("role %s may not call %s; it needs %s", cred.Role, pattern, roleList(a.roles)))
 			return

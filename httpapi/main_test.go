@@ -19,6 +19,7 @@ import (
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/spectest"
+	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
@@ -99,6 +100,10 @@ type setupOpts struct {
 	logger *slog.Logger
 	// forbidSelfApproval is the runtime's ForbidSelfApproval.
 	forbidSelfApproval bool
+	// price, when set, is the price of the agent's model.
+	price model.Price
+	// tls serves HTTPS with HTTP/2 (the server's Client trusts it).
+	tls bool
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -118,10 +123,14 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 		names = append(names, tl.Spec().Name)
 	}
 	dataDir := t.TempDir()
+	agent := &agentrt.Agent{Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace}
+	if o.price != (model.Price{}) {
+		agent.Provider, agent.Models = nil, []*model.Candidate{{Name: "main", Provider: replay.New(s), Price: o.price}}
+	}
 	rt, err := agentrt.New(agentrt.Config{
 		DataDir: dataDir, Logger: o.logger, ForbidSelfApproval: o.forbidSelfApproval,
 		Store:   o.store,
-		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace}},
+		Agents:  map[string]*agentrt.Agent{"support": agent},
 		Tools:   o.tools,
 		Budgets: o.budgets,
 		Policy:  o.policy, Principals: o.principals,
@@ -145,7 +154,13 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewUnstartedServer(api.Handler())
+	if o.tls {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return &testBundle{rt: rt, api: api, server: srv, dataDir: dataDir}
 }

@@ -8,6 +8,10 @@
 // a principal and a role; the route table (routes) says which roles may
 // call each route, and the OpenAPI document states the same in
 // x-agentrt-roles.
+//
+// Every request is logged once it is answered, in the server's slog
+// format: its method, route pattern, status, duration, caller and id
+// (accesslog.go; docs/telemetry.md).
 package httpapi
 
 import (
@@ -24,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
@@ -49,6 +55,10 @@ type Server struct {
 	rt      *agentrt.Runtime
 	cfg     Config
 	handler http.Handler
+	// process holds the Go runtime's and the process's collectors, which
+	// an admin's scrape of /metrics adds.
+	process *prometheus.Registry
+	ids     *runtype.IDGen // of the requests' ids (the access log's)
 }
 
 // New returns a Server for rt. Requests authenticate with the tokens in
@@ -60,7 +70,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	s := &Server{rt: rt, cfg: cfg}
+	s := &Server{rt: rt, cfg: cfg, process: newProcessRegistry(), ids: runtype.NewIDGen(nil)}
 	mux := http.NewServeMux()
 	var paths []string
 	allowed := make(map[string][]string) // path → its methods
@@ -93,7 +103,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
-	s.handler = mux
+	s.handler = s.accessLog(mux)
 	return s, nil
 }
 
