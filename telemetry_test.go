@@ -19,9 +19,9 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/otlptest"
-	"github.com/agentrt/agentrt/internal/promtest"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
@@ -125,7 +125,7 @@ func TestTracesOverOTLP(t *testing.T) { // not parallel: it sets the environment
 		t.Fatal(err)
 	}
 	b := &testBundle{rt: rt}
-	res, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "what is the plan?"})
+	res, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "support", Input: "what is the plan?"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s (%v)", turn.Status, turn.Failure)
 	}
@@ -304,17 +304,18 @@ func TestTracesOverOTLP(t *testing.T) { // not parallel: it sets the environment
 	}
 
 	// The same run counted in this process's metrics.
-	for series, want := range map[string]float64{
-		`agentrt_runs_total{status="completed"}`:                       1,
-		`agentrt_tokens_total{model="mini.yaml",direction="input"}`:    250,
-		`agentrt_tokens_total{model="mini.yaml",direction="output"}`:   30,
-		`agentrt_cost_usd_total{model="mini.yaml"}`:                    (250*1 + 30*2) / 1e6,
-		`agentrt_step_duration_seconds_count{kind="model"}`:            3,
-		`agentrt_step_duration_seconds_count{kind="tool"}`:             2,
-		`agentrt_step_duration_seconds_bucket{kind="model",le="+Inf"}`: 3,
+	mini := func(dir string) telemetry.TokenKey { return telemetry.TokenKey{Model: "mini.yaml", Direction: dir} }
+	for name, c := range map[string]struct{ got, want float64 }{
+		"runs completed":  {metrics.Runs["completed"], 1},
+		"input tokens":    {metrics.Tokens[mini("input")], 250},
+		"output tokens":   {metrics.Tokens[mini("output")], 30},
+		"cost":            {metrics.CostUSD["mini.yaml"], (250*1 + 30*2) / 1e6},
+		"model steps":     {float64(metrics.Steps["model"].Count), 3},
+		"tool steps":      {float64(metrics.Steps["tool"].Count), 2},
+		"model steps ≤5m": {float64(metrics.Steps["model"].Buckets[len(telemetry.StepBuckets)-1]), 3},
 	} {
-		if got, ok := metrics[series]; !ok || got != want {
-			t.Errorf("%s = %v (present %t), want %v", series, got, ok, want)
+		if c.got != c.want {
+			t.Errorf("metrics: %s = %v, want %v", name, c.got, c.want)
 		}
 	}
 }
@@ -355,23 +356,22 @@ func TestMetricsGaugesAreHealthsAggregates(t *testing.T) {
 
 	h := rt.Health(context.Background())
 	got := scrape(t, rt)
-	if h.Queue.Depth != 2 || got["agentrt_queue_depth"] != float64(h.Queue.Depth) {
-		t.Errorf("agentrt_queue_depth = %v, health queue.depth = %d; want both 2", got["agentrt_queue_depth"], h.Queue.Depth)
+	if h.Queue.Depth != 2 || got.QueueDepth != h.Queue.Depth {
+		t.Errorf("QueueDepth = %v, health queue.depth = %d; want both 2", got.QueueDepth, h.Queue.Depth)
 	}
-	if h.Approvals.Pending != 1 || got["agentrt_pending_approvals"] != float64(h.Approvals.Pending) {
-		t.Errorf("agentrt_pending_approvals = %v, health approvals.pending = %d; want both 1", got["agentrt_pending_approvals"], h.Approvals.Pending)
+	if h.Approvals.Pending != 1 || got.PendingApprovals != h.Approvals.Pending {
+		t.Errorf("PendingApprovals = %v, health approvals.pending = %d; want both 1", got.PendingApprovals, h.Approvals.Pending)
 	}
 }
 
-// scrape writes rt's metrics and parses the text format into series →
-// value, checking that each family has its HELP and TYPE lines first.
-func scrape(t *testing.T, rt *agentrt.Runtime) map[string]float64 {
+// scrape reads rt's metrics, every tenant's.
+func scrape(t *testing.T, rt *agentrt.Runtime) *agentrt.MetricValues {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := rt.WriteMetrics(context.Background(), &buf); err != nil {
-		t.Fatalf("WriteMetrics: %v", err)
+	v, err := rt.Metrics(context.Background())
+	if err != nil {
+		t.Fatalf("Metrics: %v", err)
 	}
-	return promtest.Parse(t, buf.String())
+	return v
 }
 
 // TestResumedRunSharesTheTrace: a turn parks on an approval in one
@@ -396,7 +396,7 @@ func TestResumedRunSharesTheTrace(t *testing.T) { // not parallel: it sets the e
 	}
 	tp2 := exportTo(t, recv)
 	g2 := startGov(t, agentrt.Config{DataDir: dir, Policy: kernel(t, askRules), TracerProvider: tp2}, &model.Response{Text: "read it"})
-	g2.respond(t, &agentrt.RespondActionParams{ActionID: id, Decision: "approve"})
+	g2.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: "approve"})
 	turn := g2.wait(t, res.TurnID)
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s after the answer", turn.Status)
@@ -480,7 +480,7 @@ func TestTurnSpansOfTurnsEndedOutsideARun(t *testing.T) { // not parallel: it se
 	if turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s, want it parked", turn.Status)
 	}
-	queued, err := g.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: parked.SessionID, Input: "after"})
+	queued, err := g.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{SessionID: parked.SessionID, Input: "after"})
 	if err != nil {
 		t.Fatal(err)
 	}

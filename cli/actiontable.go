@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"os"
 	"strconv"
@@ -11,12 +12,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentrt/agentrt"
+	"golang.org/x/term"
+
 	"github.com/agentrt/agentrt/runtype"
 )
 
 // actionPrinter prints actions: as a table for people at a terminal,
-// otherwise as JSON Lines of agentrt.ActionRead.
+// otherwise as JSON Lines of apitype.ActionRead.
 type actionPrinter struct {
 	w      io.Writer
 	table  bool
@@ -36,7 +38,7 @@ func newActionPrinter(w io.Writer, asJSON, withStatus bool) *actionPrinter {
 	return p
 }
 
-func (p *actionPrinter) print(acts []agentrt.ActionRead, now time.Time) error {
+func (p *actionPrinter) print(acts []apitype.ActionRead, now time.Time) error {
 	if p.table {
 		p.printTable(acts, now)
 		return nil
@@ -54,7 +56,7 @@ func (p *actionPrinter) print(acts []agentrt.ActionRead, now time.Time) error {
 // printTable prints one row per action, sized to the terminal: every
 // column but INPUT at its full width (ids are meant to be copied), and
 // INPUT cut to what is left. Without actions it says so.
-func (p *actionPrinter) printTable(acts []agentrt.ActionRead, now time.Time) {
+func (p *actionPrinter) printTable(acts []apitype.ActionRead, now time.Time) {
 	if len(acts) == 0 {
 		if !p.header {
 			fmt.Fprintln(p.w, "no actions")
@@ -118,7 +120,7 @@ func (p *actionPrinter) printTable(acts []agentrt.ActionRead, now time.Time) {
 }
 
 // expires says when a pending action expires; "-" for one resolved.
-func expires(a *agentrt.ActionRead, now time.Time) string {
+func expires(a *apitype.ActionRead, now time.Time) string {
 	switch {
 	case a.Status != runtype.ActionPending:
 		return "-"
@@ -144,11 +146,8 @@ func compactDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
 }
 
-// isTerminal reports whether f is a terminal (a character device).
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // defaultWidth is the width assumed for a terminal that does not say.
 const defaultWidth = 120

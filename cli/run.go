@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/configure"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -35,7 +36,10 @@ func newRunCmd() *cobra.Command {
 		Use:   "run --config FILE --agent NAME [flags] INPUT",
 		Short: "Run one turn of an agent in-process and show its timeline",
 		Long: `Run one turn of an agent in this process, on the store in the config's data_dir,
-and print a readable timeline of the run (or, with --json, its events as JSON Lines).
+and print a readable timeline of the run as it happens (or, with --json, its events as
+JSON Lines). A streaming model's text is printed as it arrives. On a terminal the timeline
+is coloured (not with NO_COLOR or TERM=dumb), fitted to the terminal's width, and a spinner
+shows while a model or tool works. agentrt requests show prints a past request the same way.
 INPUT is the user's message; "-" reads it from standard input.
 
 Exit codes: 0 completed, 1 failed or cancelled, 2 usage or configuration error,
@@ -125,9 +129,9 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
-	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: agent, Input: input, SessionID: f.session, Source: "cli"})
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: agent, Input: input, SessionID: f.session, Source: "cli"})
 	if err != nil {
-		var inv *agentrt.InvalidError
+		var inv *apitype.InvalidError
 		if errors.As(err, &inv) {
 			return usageErr("%v", err)
 		}
@@ -137,7 +141,7 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	// session.created and thread.started carry no turn id, and without them
 	// the JSON Lines would not start at sequence 1 and could not rebuild
 	// the session.
-	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID, AfterCursor: from})
+	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID, AfterCursor: from})
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
@@ -147,17 +151,20 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	defer stopSignals()
 
 	out := cmd.OutOrStdout()
+	show := func(e *event.Event) error { return writeEvent(out, e) }
 	var p *timeline
 	if !f.json {
-		p = newTimeline(out, agent, res)
-	}
-	turn, err := followTurn(ctx, &localBackend{Runtime: rt}, sub, res.TurnID, from, func(e *event.Event) error {
-		if !f.json {
+		p = newTimeline(out, timelineOptionsFor(out, true))
+		p.header(res.TurnID, agent, res.SessionID, "")
+		show = func(e *event.Event) error {
 			p.event(e)
 			return nil
 		}
-		return writeEvent(out, e)
-	})
+	}
+	turn, err := followTurn(ctx, &localBackend{Runtime: rt}, sub, res.TurnID, from, show)
+	if p != nil {
+		p.close()
+	}
 	if err != nil {
 		return err
 	}
@@ -294,7 +301,7 @@ func exitFor(t *runtype.Turn) error {
 // directory.
 func checkNotParked(ctx context.Context, rt *agentrt.Runtime, session string) error {
 	snap, err := rt.GetSession(ctx, runtype.Owner{}, session)
-	if errors.Is(err, agentrt.ErrNotFound) {
+	if errors.Is(err, apitype.ErrNotFound) {
 		return nil // a new session
 	}
 	if err != nil {
@@ -317,7 +324,7 @@ func readInput(stdin io.Reader, args []string) (string, error) {
 		return "", usageErr(`missing INPUT: give the user's message as an argument, or "-" to read it from standard input`)
 	}
 	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(stdin, agentrt.MaxInputBytes+1))
+		b, err := io.ReadAll(io.LimitReader(stdin, apitype.MaxInputBytes+1))
 		if err != nil {
 			return "", usageErr("reading standard input: %v", err)
 		}

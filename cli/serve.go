@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -29,12 +30,14 @@ type serveFlags struct {
 	// within it; then they are abandoned for the next start to recover.
 	grace     time.Duration
 	logFormat string
+	// tlsCert and tlsKey are PEM files: with both, serve speaks HTTPS.
+	tlsCert, tlsKey string
 }
 
 func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve --config FILE [--listen ADDR]",
+		Use:   "serve --config FILE [--listen ADDR] [--tls-cert FILE --tls-key FILE]",
 		Short: "Serve the HTTP API and event stream",
 		Long: `Serve the runtime over HTTP: submit turns, list requests and sessions, read session
 snapshots and thread read models, and stream events (SSE, resumable with Last-Event-ID).
@@ -43,13 +46,20 @@ route requires the bearer token kept in DATA_DIR/api-token. On the first start t
 is generated and printed once. The runtime removes the token, like the configured models'
 keys, from everything it writes and logs.
 
+With --tls-cert and --tls-key (PEM files: the certificate, with its chain, and its
+private key) serve speaks HTTPS only, TLS 1.2 or later; give both or neither. Bound to an
+address other than loopback without them, serve logs a warning: tokens and everything the
+API answers would cross the network in clear text.
+
 SIGINT or SIGTERM stops gracefully: the server stops accepting requests, no new work is
 claimed, and running attempts finish the step they are in, then stay queued for the next
 start to go on from. After --shutdown-grace, attempts still running are abandoned; the
 next start recovers them from their last recorded step. A second signal quits at once.
 
 Logs go to standard error, one JSON object per line (--log-format text for logfmt-style
-lines); lines about a turn carry its traceId, spanId, sessionId and turnId. GET /metrics
+lines); lines about a turn carry its traceId, spanId, sessionId and turnId, and every
+HTTP request leaves an "http request" line (method, route, status, duration, caller;
+never a token). GET /metrics
 serves Prometheus metrics (bearer token required). Traces are exported over OTLP/HTTP
 when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; see
 docs/telemetry.md.`,
@@ -63,6 +73,8 @@ docs/telemetry.md.`,
 	fl.StringVar(&f.listen, "listen", "", "address to listen on (default: the config's server.listen)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
 	fl.StringVar(&f.logFormat, "log-format", "json", "log line format on standard error: json or text")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; needs --tls-key")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long running steps may take to finish before they are abandoned for the next start; overrides the config's durability.shutdown_grace")
 	return cmd
 }
@@ -70,6 +82,10 @@ docs/telemetry.md.`,
 func serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.grace <= 0 {
 		return usageErr("invalid --shutdown-grace %s: must be positive", f.grace)
+	}
+	tlsConfig, err := loadTLS(f.tlsCert, f.tlsKey)
+	if err != nil {
+		return err
 	}
 	logger, err := newLogger(cmd.ErrOrStderr(), f.logFormat)
 	if err != nil {
@@ -139,13 +155,29 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	srv := httpapi.NewHTTPServer(api.Handler(), limits)
 	srv.BaseContext = func(net.Listener) context.Context { return streams }
 	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	srv.TLSConfig = tlsConfig
+	scheme := "https"
+	if tlsConfig == nil {
+		scheme = "http"
+		if !loopback(ln.Addr()) {
+			logger.Warn("serving plain HTTP on an address other than loopback: bearer tokens and everything the API answers cross the network in clear text; give --tls-cert and --tls-key, or put a TLS-terminating proxy in front and bind 127.0.0.1",
+				"addr", ln.Addr().String())
+		}
+	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "agentrt %s serving http://%s (runtime %s, data %s)\n", agentrt.Version(), ln.Addr(), rt.RuntimeID(), cfg.DataDir)
+	fmt.Fprintf(out, "agentrt %s serving %s://%s (runtime %s, data %s)\n", agentrt.Version(), scheme, ln.Addr(), rt.RuntimeID(), cfg.DataDir)
 	if created {
 		fmt.Fprintf(out, "API token (shown once; kept in %s/%s):\n  %s\n", cfg.DataDir, httpapi.TokenFile, token)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(httpapi.LimitListener(ln, limits.MaxConnsPerClient, logger)) }()
+	go func() {
+		limited := httpapi.LimitListener(ln, limits.MaxConnsPerClient, logger)
+		if tlsConfig != nil {
+			errc <- srv.ServeTLS(limited, "", "") // the certificate is in srv.TLSConfig
+			return
+		}
+		errc <- srv.Serve(limited)
+	}()
 
 	select {
 	case err := <-errc:
@@ -157,6 +189,32 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	// what runs then is recovered by the next start, as after a crash.
 	stop()
 	return shutdown(out, srv, errc, cancelStreams, rt, f.grace)
+}
+
+// loadTLS returns the TLS configuration of --tls-cert and --tls-key: nil
+// when neither is given, an error (exit 2) when only one is or the pair
+// does not load.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil, nil
+	case certFile == "":
+		return nil, usageErr("--tls-key needs --tls-cert: give both to serve HTTPS, or neither to serve plain HTTP")
+	case keyFile == "":
+		return nil, usageErr("--tls-cert needs --tls-key: give both to serve HTTPS, or neither to serve plain HTTP")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, usageErr("loading --tls-cert %s and --tls-key %s: %v", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// loopback reports whether addr is a loopback address: only this
+// machine can reach it. The unspecified address (0.0.0.0, ::) is not.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // shutdown stops the server, then the runtime, within grace: the server

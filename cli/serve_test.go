@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -27,6 +27,7 @@ const serveTimeout = 60 * time.Second
 // server is an `agentrt serve` process.
 type server struct {
 	cmd    *exec.Cmd
+	client *http.Client // of send: http.DefaultClient unless the test sets one
 	url    string
 	token  string
 	lines  chan string // its standard output, line by line
@@ -50,7 +51,7 @@ func startServe(t *testing.T, bin string, b *testBundle, args ...string) *server
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, lines: make(chan string, 64), stderr: &strings.Builder{}, exited: make(chan struct{})}
+	s := &server{cmd: cmd, client: http.DefaultClient, lines: make(chan string, 64), stderr: &strings.Builder{}, exited: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func startServe(t *testing.T, bin string, b *testBundle, args ...string) *server
 			<-s.exited
 		}
 	})
-	m := regexp.MustCompile(`^agentrt \S+ serving (http://\S+) \(runtime rt_[0-9A-Z]{26}, data .+\)$`).FindStringSubmatch(s.next(t))
+	m := regexp.MustCompile(`^agentrt \S+ serving (https?://\S+) \(runtime rt_[0-9A-Z]{26}, data .+\)$`).FindStringSubmatch(s.next(t))
 	if m == nil {
 		t.Fatalf("serve printed no banner; stderr:\n%s", s.stderr)
 	}
@@ -109,16 +110,6 @@ func (s *server) next(t *testing.T) string {
 	return ""
 }
 
-// skipTo reads lines up to one that equals want.
-func (s *server) skipTo(t *testing.T, want string) {
-	t.Helper()
-	for {
-		if line := s.next(t); line == want {
-			return
-		}
-	}
-}
-
 // stop sends SIGTERM and waits for serve to exit 0.
 func (s *server) stop(t *testing.T) {
 	t.Helper()
@@ -146,7 +137,7 @@ func (s *server) send(t *testing.T, ctx context.Context, method, path, body stri
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +216,7 @@ tools:
 `)
 
 	s := startServe(t, bin, b, "--shutdown-grace", "90s")
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	s.request(t, http.MethodPost, "/v1/turns", `{"agent": "support", "input": "wait"}`, &res)
 
 	opened := make(chan *os.File, 1)
@@ -290,7 +281,7 @@ tools:
 	if started != 2 {
 		t.Errorf("tool.started %d times, want 2 (the released tool must not run again); events %v", started, seen)
 	}
-	var req agentrt.RequestSummary
+	var req apitype.RequestSummary
 	s.request(t, http.MethodGet, "/v1/requests/"+res.TurnID, "", &req)
 	if req.Status != runtype.StatusCompleted || req.ResultPreview != "released" {
 		t.Errorf("request %+v, want completed with result released", req)

@@ -17,6 +17,7 @@ import (
 	"slices"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/model"
@@ -131,7 +132,7 @@ func durabilityFromFile(f *config.File, cfg *agentrt.Config) {
 	x := f.Durability
 	cfg.MaxConcurrentRuns, cfg.MaxQueued, cfg.MaxQueuedPerTenant = x.Workers, x.MaxQueued, x.MaxQueuedPerTenant
 	cfg.LeaseTTL, cfg.PollInterval = x.LeaseTTL, x.PollInterval
-	cfg.Multitask = agentrt.Multitask(x.Multitask)
+	cfg.Multitask = apitype.Multitask(x.Multitask)
 	cfg.TurnTimeout, cfg.InactivityTimeout = x.TurnTimeout, x.InactivityTimeout
 	cfg.IntegrityCheck = x.IntegrityCheck // IntegrityCheckOff is negative: no check
 	cfg.Retry = agentrt.RetryPolicy{MaxAttempts: x.Retry.MaxAttempts, Backoff: x.Retry.Backoff, MaxBackoff: x.Retry.MaxBackoff}

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/runtype"
@@ -25,7 +26,7 @@ type testBundle struct {
 }
 
 // submit submits a turn and waits for it to end.
-func (b *testBundle) submit(t *testing.T, p *agentrt.SubmitTurnParams) (*agentrt.SubmitTurnResult, *runtype.Turn) {
+func (b *testBundle) submit(t *testing.T, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, *runtype.Turn) {
 	t.Helper()
 	res, err := b.rt.SubmitTurn(context.Background(), p)
 	if err != nil {
@@ -42,7 +43,7 @@ func (b *testBundle) submit(t *testing.T, p *agentrt.SubmitTurnParams) (*agentrt
 // standard's schema and checking the sequence has no gaps.
 func (b *testBundle) sessionEvents(t *testing.T, owner runtype.Owner, sessionID string) []*event.Event {
 	t.Helper()
-	sub, err := b.rt.Subscribe(context.Background(), &agentrt.SubscribeParams{Owner: owner, SessionID: sessionID})
+	sub, err := b.rt.Subscribe(context.Background(), &apitype.SubscribeParams{Owner: owner, SessionID: sessionID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 )
 
@@ -43,7 +44,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("follow must be true or false, not %q", q.Get("follow")))
 		return
 	}
-	sub, err := s.rt.Subscribe(r.Context(), &agentrt.SubscribeParams{
+	sub, err := s.rt.Subscribe(r.Context(), &apitype.SubscribeParams{
 		Owner: owner(r), SessionID: q.Get("sessionId"), TurnID: q.Get("turnId"), AfterCursor: cursor,
 	})
 	if err != nil {
@@ -165,7 +166,7 @@ func (s *Server) writeEvent(w io.Writer, e *event.Event) bool {
 // streamFailed logs why a stream ended unless the client left or the
 // runtime stopped.
 func (s *Server) streamFailed(ctx context.Context, err error) {
-	if ctx.Err() == nil && !errors.Is(err, agentrt.ErrStopped) {
+	if ctx.Err() == nil && !errors.Is(err, apitype.ErrStopped) {
 		s.cfg.Logger.Error("streaming events", "err", err)
 	}
 }

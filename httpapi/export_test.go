@@ -35,7 +35,7 @@ func (s *Server) Routes() []RouteInfo {
 	return out
 }
 
-// RetryAfterSeconds is the Retry-After value of an *agentrt.OverloadedError's
+// RetryAfterSeconds is the Retry-After value of an *apitype.OverloadedError's
 // RetryAfter.
 func RetryAfterSeconds(d time.Duration) int { return retryAfterSeconds(d) }
 

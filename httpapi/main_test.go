@@ -16,8 +16,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/spectest"
+	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
@@ -62,7 +64,7 @@ func (b *testBundle) bearer() string {
 // as returns b with a new token for principal of tenant in role.
 func (b *testBundle) as(t *testing.T, tenant, principal string, role runtype.APIRole) *testBundle {
 	t.Helper()
-	k, err := b.rt.CreateToken(context.Background(), &agentrt.CreateTokenParams{
+	k, err := b.rt.CreateToken(context.Background(), &apitype.CreateTokenParams{
 		Owner: runtype.Owner{TenantID: tenant, PrincipalID: principal}, Role: role,
 	})
 	if err != nil {
@@ -98,6 +100,10 @@ type setupOpts struct {
 	logger *slog.Logger
 	// forbidSelfApproval is the runtime's ForbidSelfApproval.
 	forbidSelfApproval bool
+	// price, when set, is the price of the agent's model.
+	price model.Price
+	// tls serves HTTPS with HTTP/2 (the server's Client trusts it).
+	tls bool
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -117,10 +123,14 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 		names = append(names, tl.Spec().Name)
 	}
 	dataDir := t.TempDir()
+	agent := &agentrt.Agent{Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace}
+	if o.price != (model.Price{}) {
+		agent.Provider, agent.Models = nil, []*model.Candidate{{Name: "main", Provider: replay.New(s), Price: o.price}}
+	}
 	rt, err := agentrt.New(agentrt.Config{
 		DataDir: dataDir, Logger: o.logger, ForbidSelfApproval: o.forbidSelfApproval,
 		Store:   o.store,
-		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace}},
+		Agents:  map[string]*agentrt.Agent{"support": agent},
 		Tools:   o.tools,
 		Budgets: o.budgets,
 		Policy:  o.policy, Principals: o.principals,
@@ -144,7 +154,13 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewUnstartedServer(api.Handler())
+	if o.tls {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return &testBundle{rt: rt, api: api, server: srv, dataDir: dataDir}
 }
@@ -211,7 +227,7 @@ func (b *testBundle) getJSON(t *testing.T, c call, want int, v any) []byte {
 
 // wantError fails t unless the response is a JSON error with status code,
 // error code kind and a message containing every one of words.
-func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) httpapi.ErrorBody {
+func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) apitype.ErrorBody {
 	t.Helper()
 	if resp.StatusCode != code {
 		t.Errorf("status = %d, want %d (body %s)", resp.StatusCode, code, body)
@@ -219,7 +235,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind st
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type = %q, want application/json", ct)
 	}
-	var e httpapi.ErrorBody
+	var e apitype.ErrorBody
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
@@ -237,7 +253,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind st
 }
 
 // submit posts a turn for agent "support" and returns the accepted ids.
-func (b *testBundle) submit(t *testing.T, req httpapi.SubmitTurnRequest) agentrt.SubmitTurnResult {
+func (b *testBundle) submit(t *testing.T, req apitype.SubmitTurnRequest) apitype.SubmitTurnResult {
 	t.Helper()
 	if req.Agent == "" && req.SessionID == "" {
 		req.Agent = "support"
@@ -246,7 +262,7 @@ func (b *testBundle) submit(t *testing.T, req httpapi.SubmitTurnRequest) agentrt
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns", body: string(raw)}, http.StatusAccepted, &res)
 	return res
 }
@@ -480,7 +496,7 @@ func eventIDs(evs []sseEvent) []string {
 
 // logIDs reads the runtime's own log through Subscribe (not HTTP): the
 // event ids a stream must reproduce.
-func (b *testBundle) logIDs(t *testing.T, p agentrt.SubscribeParams) []string {
+func (b *testBundle) logIDs(t *testing.T, p apitype.SubscribeParams) []string {
 	t.Helper()
 	sub, err := b.rt.Subscribe(t.Context(), &p)
 	if err != nil {

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -67,7 +66,7 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 			status, statuses = statuses[0], nil
 		}
 	}
-	page, err := s.rt.ListRequestsPage(r.Context(), &agentrt.ListRequestsParams{
+	page, err := s.rt.ListRequestsPage(r.Context(), &apitype.ListRequestsParams{
 		Owner: owner(r), OnlyOwn: onlyOwn(r), SessionID: l.sessionID, ThreadID: q.Get("threadId"), Status: status, Statuses: statuses,
 		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
@@ -88,7 +87,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_parameter", "status does not apply to sessions: filter their requests or tasks")
 		return
 	}
-	page, err := s.rt.ListSessionsPage(r.Context(), &agentrt.ListSessionsParams{
+	page, err := s.rt.ListSessionsPage(r.Context(), &apitype.ListSessionsParams{
 		Owner: owner(r), OnlyOwn: onlyOwn(r), Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
 	if err != nil {
@@ -107,7 +106,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_parameter", "before does not apply to tasks: page with cursor")
 		return
 	}
-	page, err := s.rt.ListTasks(r.Context(), &agentrt.ListTasksParams{
+	page, err := s.rt.ListTasks(r.Context(), &apitype.ListTasksParams{
 		Owner: owner(r), OnlyOwn: onlyOwn(r), SessionID: l.sessionID, Status: runtype.TaskStatus(l.status), Agent: l.agent,
 		Since: l.since, Until: l.until, Cursor: l.cursor, Limit: l.limit,
 	})
@@ -124,7 +123,7 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, err := s.rt.ListActionsPage(r.Context(), &agentrt.ListActionsParams{
+	page, err := s.rt.ListActionsPage(r.Context(), &apitype.ListActionsParams{
 		Owner: owner(r), SessionID: l.sessionID, TurnID: q.Get("turnId"), Status: runtype.ActionStatus(l.status),
 		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
@@ -160,7 +159,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		}
 		agent = names[0]
 	}
-	inv, err := s.rt.ToolInventory(r.Context(), &agentrt.ToolInventoryParams{Owner: owner(r), Agent: agent, Mode: policy.Mode(q.Get("mode"))})
+	inv, err := s.rt.ToolInventory(r.Context(), &apitype.ToolInventoryParams{Owner: owner(r), Agent: agent, Mode: q.Get("mode")})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

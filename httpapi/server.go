@@ -8,6 +8,10 @@
 // a principal and a role; the route table (routes) says which roles may
 // call each route, and the OpenAPI document states the same in
 // x-agentrt-roles.
+//
+// Every request is logged once it is answered, in the server's slog
+// format: its method, route pattern, status, duration, caller and id
+// (accesslog.go; docs/telemetry.md).
 package httpapi
 
 import (
@@ -25,8 +29,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -49,6 +55,10 @@ type Server struct {
 	rt      *agentrt.Runtime
 	cfg     Config
 	handler http.Handler
+	// process holds the Go runtime's and the process's collectors, which
+	// an admin's scrape of /metrics adds.
+	process *prometheus.Registry
+	ids     *runtype.IDGen // of the requests' ids (the access log's)
 }
 
 // New returns a Server for rt. Requests authenticate with the tokens in
@@ -60,7 +70,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	s := &Server{rt: rt, cfg: cfg}
+	s := &Server{rt: rt, cfg: cfg, process: newProcessRegistry(), ids: runtype.NewIDGen(nil)}
 	mux := http.NewServeMux()
 	var paths []string
 	allowed := make(map[string][]string) // path → its methods
@@ -93,7 +103,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
-	s.handler = mux
+	s.handler = s.accessLog(mux)
 	return s, nil
 }
 
@@ -179,7 +189,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		h = s.rt.TenantHealth(r.Context(), c.TenantID)
 	}
 	code := http.StatusOK
-	if h.Status == agentrt.HealthUnhealthy || h.Status == agentrt.HealthStopped {
+	if h.Status == apitype.HealthUnhealthy || h.Status == apitype.HealthStopped {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, h)
@@ -190,20 +200,8 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 	w.Write(openapiJSON)
 }
 
-// SubmitTurnRequest is the body of POST /v1/turns.
-type SubmitTurnRequest struct {
-	Agent          string `json:"agent"`
-	Input          string `json:"input"`
-	SessionID      string `json:"sessionId,omitempty"`
-	ThreadID       string `json:"threadId,omitempty"`
-	IdempotencyKey string `json:"idempotencyKey,omitempty"`
-	// Multitask is how the turn is handled when its thread is busy:
-	// enqueue, reject, interrupt or rollback; empty uses the runtime's.
-	Multitask string `json:"multitask,omitempty"`
-}
-
 func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
-	var req SubmitTurnRequest
+	var req apitype.SubmitTurnRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
@@ -214,10 +212,10 @@ func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
 		}
 		req.IdempotencyKey = h
 	}
-	res, err := s.rt.SubmitTurn(r.Context(), &agentrt.SubmitTurnParams{
+	res, err := s.rt.SubmitTurn(r.Context(), &apitype.SubmitTurnParams{
 		Owner: owner(r), Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
 		ThreadID: req.ThreadID, IdempotencyKey: req.IdempotencyKey, Source: "api",
-		Multitask: agentrt.Multitask(req.Multitask), OnlyOwn: onlyOwn(r),
+		Multitask: apitype.Multitask(req.Multitask), OnlyOwn: onlyOwn(r),
 	})
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -240,20 +238,12 @@ func (s *Server) interruptTurn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"turnId": r.PathValue("turnId"), "status": status})
 }
 
-// SetLimitRequest is the body of PUT /v1/limits.
-type SetLimitRequest struct {
-	Scope      string  `json:"scope"`
-	SessionID  string  `json:"sessionId,omitempty"`
-	MaxTokens  int64   `json:"maxTokens,omitempty"`
-	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
-}
-
 func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
-	var req SetLimitRequest
+	var req apitype.SetLimitRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	res, err := s.rt.SetLimit(r.Context(), &agentrt.SetLimitParams{
+	res, err := s.rt.SetLimit(r.Context(), &apitype.SetLimitParams{
 		Owner: owner(r), Scope: runtype.LimitScope(req.Scope), SessionID: req.SessionID,
 		MaxTokens: req.MaxTokens, MaxCostUSD: req.MaxCostUSD,
 	})
@@ -273,19 +263,12 @@ func (s *Server) getAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a)
 }
 
-// RespondActionRequest is the body of POST /v1/actions/{actionId}.
-type RespondActionRequest struct {
-	Decision     string          `json:"decision"`
-	Message      string          `json:"message,omitempty"`
-	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
-}
-
 func (s *Server) respondAction(w http.ResponseWriter, r *http.Request) {
-	var req RespondActionRequest
+	var req apitype.RespondActionRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	res, err := s.rt.RespondAction(r.Context(), &agentrt.RespondActionParams{
+	res, err := s.rt.RespondAction(r.Context(), &apitype.RespondActionParams{
 		Owner: owner(r), Role: caller(r).Role, ActionID: r.PathValue("actionId"), Decision: req.Decision,
 		Message: req.Message, UpdatedInput: req.UpdatedInput,
 	})
@@ -296,42 +279,19 @@ func (s *Server) respondAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// SetPolicyModeRequest is the body of PUT /v1/sessions/{sessionId}/policy.
-type SetPolicyModeRequest struct {
-	Mode string `json:"mode"`
-}
-
 func (s *Server) setPolicyMode(w http.ResponseWriter, r *http.Request) {
-	var req SetPolicyModeRequest
+	var req apitype.SetPolicyModeRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	sid := r.PathValue("sessionId")
-	if err := s.rt.SetPolicyMode(r.Context(), &agentrt.SetPolicyModeParams{
-		Owner: owner(r), Role: caller(r).Role, SessionID: sid, Mode: policy.Mode(req.Mode),
+	if err := s.rt.SetPolicyMode(r.Context(), &apitype.SetPolicyModeParams{
+		Owner: owner(r), Role: caller(r).Role, SessionID: sid, Mode: req.Mode,
 	}); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"sessionId": sid, "mode": req.Mode})
-}
-
-// ProcessStdinRequest is the body of POST
-// /v1/sessions/{sessionId}/processes/{processId}/stdin.
-type ProcessStdinRequest struct {
-	Data  string `json:"data"`
-	Close bool   `json:"close,omitempty"`
-}
-
-// ProcessInfo describes a live process in GET
-// /v1/sessions/{sessionId}/processes.
-type ProcessInfo struct {
-	ProcessID  string    `json:"processId"`
-	RunID      string    `json:"runId"`
-	Command    string    `json:"command"`
-	Pid        int       `json:"pid"`
-	StartedAt  time.Time `json:"startedAt"`
-	Background bool      `json:"background"`
 }
 
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
@@ -340,15 +300,11 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := make([]ProcessInfo, len(procs))
-	for i, p := range procs {
-		out[i] = ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"processes": out})
+	writeJSON(w, http.StatusOK, map[string]any{"processes": procs})
 }
 
 func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
-	var req ProcessStdinRequest
+	var req apitype.ProcessStdinRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
@@ -462,25 +418,25 @@ func intParam(w http.ResponseWriter, v, name string) (int, bool) {
 
 // writeErr maps runtime errors to statuses.
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
-	var inv *agentrt.InvalidError
-	var over *agentrt.OverloadedError
+	var inv *apitype.InvalidError
+	var over *apitype.OverloadedError
 	switch {
 	case errors.As(err, &inv):
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 	case errors.As(err, &over):
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(over.RetryAfter)))
 		writeError(w, http.StatusTooManyRequests, "overloaded", err.Error())
-	case errors.Is(err, agentrt.ErrNotFound):
+	case errors.Is(err, apitype.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found", notFound(r, err))
-	case errors.Is(err, agentrt.ErrForbidden):
+	case errors.Is(err, apitype.ErrForbidden):
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
-	case errors.Is(err, agentrt.ErrNoPolicy):
-		writeError(w, http.StatusConflict, CodeNoPolicy, err.Error())
-	case errors.Is(err, agentrt.ErrBusy):
+	case errors.Is(err, apitype.ErrNoPolicy):
+		writeError(w, http.StatusConflict, apitype.CodeNoPolicy, err.Error())
+	case errors.Is(err, apitype.ErrBusy):
 		writeError(w, http.StatusConflict, "busy", err.Error())
-	case errors.Is(err, agentrt.ErrConflict):
+	case errors.Is(err, apitype.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict", err.Error())
-	case errors.Is(err, agentrt.ErrStopped):
+	case errors.Is(err, apitype.ErrStopped):
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
@@ -497,21 +453,8 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(int(secs), 1)
 }
 
-// CodeNoPolicy is the error code of a 409 to a request that needs a
-// policy when the runtime has none (switching a session's permission
-// mode): agentrt.ErrNoPolicy.
-const CodeNoPolicy = "no_policy"
-
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 func writeError(w http.ResponseWriter, code int, kind, msg string) {
-	var b ErrorBody
+	var b apitype.ErrorBody
 	b.Error.Code, b.Error.Message = kind, msg
 	writeJSON(w, code, b)
 }
@@ -526,13 +469,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // RegisterFileToken makes the token of the api-token file (see
 // LoadOrCreateToken) an admin token of the default tenant, principal
-// agentrt.APIPrincipal, unless rt's store knows it already: a data
+// apitype.APIPrincipal, unless rt's store knows it already: a data
 // directory made before tokens were kept in the store keeps its token,
 // and one revoked since stays revoked. agentrt serve calls it on every
 // start.
 func RegisterFileToken(ctx context.Context, rt *agentrt.Runtime, token string) error {
-	_, _, err := rt.ImportToken(ctx, token, &agentrt.CreateTokenParams{
-		Owner: runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.APIPrincipal},
+	_, _, err := rt.ImportToken(ctx, token, &apitype.CreateTokenParams{
+		Owner: runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: apitype.APIPrincipal},
 		Role:  runtype.APIRoleAdmin, Name: TokenFile + " file",
 	})
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package telemetry is agentrt's observability: OpenTelemetry traces with
-// the GenAI semantic conventions' attribute names, Prometheus-format
-// metrics, and the correlation ids its slog logs carry.
+// the GenAI semantic conventions' attribute names, the counters behind
+// the Prometheus metrics, and the correlation ids its slog logs carry.
 //
 // # Traces
 //
@@ -27,8 +27,10 @@
 // # Metrics
 //
 // Metrics counts what this process did (runs, step latencies, tokens and
-// cost by model); WriteText writes it with gauges the caller reads at
-// scrape time, in the Prometheus text exposition format 0.0.4.
+// cost by model), by tenant; Counts reads every tenant's sum or one
+// tenant's. It depends on no metrics library: httpapi serves the counts,
+// with gauges it reads from the store at scrape time, through the
+// Prometheus client library.
 //
 // # Logs
 //

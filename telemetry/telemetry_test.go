@@ -62,22 +62,25 @@ func TestSpansWithoutProvider(t *testing.T) {
 	tool.EndTool("", now.Add(time.Millisecond))
 	run.EndRun("completed", "", now.Add(3*time.Second))
 	run.EndRun("completed", "", now.Add(3*time.Second)) // ending twice counts once
-	var buf bytes.Buffer
-	if err := telemetry.WriteText(&buf, m.Families("")); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		`agentrt_runs_total{status="completed"} 1` + "\n",
-		`agentrt_tokens_total{model="gpt",direction="input"} 7` + "\n",
-		`agentrt_cost_usd_total{model="gpt"} 0.5` + "\n",
-		`agentrt_step_duration_seconds_bucket{kind="model",le="1"} 0` + "\n",
-		`agentrt_step_duration_seconds_bucket{kind="model",le="2.5"} 1` + "\n",
-		`agentrt_step_duration_seconds_bucket{kind="tool",le="0.005"} 1` + "\n",
-		`agentrt_step_duration_seconds_sum{kind="model"} 2` + "\n",
-	} {
-		if !bytes.Contains(buf.Bytes(), []byte(want)) {
-			t.Errorf("metrics lack %q:\n%s", want, buf.String())
+	got := m.Counts("")
+	model1 := telemetry.Histogram{Buckets: make([]uint64, len(telemetry.StepBuckets)), Count: 1, Sum: 2}
+	for i, le := range telemetry.StepBuckets {
+		if le >= 2.5 {
+			model1.Buckets[i] = 1
 		}
+	}
+	tool1 := telemetry.Histogram{Buckets: make([]uint64, len(telemetry.StepBuckets)), Count: 1, Sum: 0.001}
+	for i := range tool1.Buckets {
+		tool1.Buckets[i] = 1
+	}
+	want := telemetry.Counts{
+		Runs:    map[string]float64{"completed": 1},
+		Steps:   map[string]telemetry.Histogram{"model": model1, "tool": tool1},
+		Tokens:  map[telemetry.TokenKey]float64{{Model: "gpt", Direction: "input"}: 7, {Model: "gpt", Direction: "output"}: 3},
+		CostUSD: map[string]float64{"gpt": 0.5},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 }
 
@@ -131,7 +134,7 @@ func TestSpansInMemory(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range got["chat claude"].Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range map[string]string{"gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude", "gen_ai.operation.name": "chat",
 		"agentrt.session.id": "ses_1", "agentrt.turn.id": "turn_1", "error.type": "rate_limit"} {
@@ -141,37 +144,21 @@ func TestSpansInMemory(t *testing.T) {
 	}
 }
 
-// TestWriteText: the exposition format's escaping and histogram lines.
-func TestWriteText(t *testing.T) {
+// TestCountsHistogram: an observation above the last bound counts in
+// Count and Sum only; a nil Metrics reads as empty, with both kinds.
+func TestCountsHistogram(t *testing.T) {
 	t.Parallel()
-	var buf bytes.Buffer
-	err := telemetry.WriteText(&buf, []telemetry.Family{
-		{Name: "x_total", Type: "counter", Help: "a \\ b\nc", Samples: []telemetry.Sample{
-			{Labels: []telemetry.Label{{Name: "model", Value: "a\"b\\c\nd"}}, Value: 1.5},
-		}},
-		{Name: "g", Type: "gauge", Help: "g", Samples: []telemetry.Sample{{Value: 3}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "# HELP x_total a \\\\ b\\nc\n# TYPE x_total counter\nx_total{model=\"a\\\"b\\\\c\\nd\"} 1.5\n# HELP g g\n# TYPE g gauge\ng 3\n"
-	if diff := cmp.Diff(want, buf.String()); diff != "" {
-		t.Errorf("WriteText (-want +got):\n%s", diff)
-	}
-	buf.Reset()
 	m := telemetry.NewMetrics()
 	m.StepObserved("t", "tool", 20*time.Minute)
-	telemetry.WriteText(&buf, m.Families(""))
-	for _, line := range []string{
-		`agentrt_step_duration_seconds_bucket{kind="tool",le="300"} 0`,
-		`agentrt_step_duration_seconds_bucket{kind="tool",le="+Inf"} 1`,
-		`agentrt_step_duration_seconds_sum{kind="tool"} 1200`,
-		`agentrt_step_duration_seconds_count{kind="tool"} 1`,
-		`# TYPE agentrt_step_duration_seconds histogram`,
-	} {
-		if !bytes.Contains(buf.Bytes(), []byte(line+"\n")) {
-			t.Errorf("histogram lacks %q:\n%s", line, buf.String())
-		}
+	empty := telemetry.Histogram{Buckets: make([]uint64, len(telemetry.StepBuckets))}
+	over := empty
+	over.Count, over.Sum = 1, 1200
+	if diff := cmp.Diff(map[string]telemetry.Histogram{"model": empty, "tool": over}, m.Counts("").Steps); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	var none *telemetry.Metrics
+	if diff := cmp.Diff(map[string]telemetry.Histogram{"model": empty, "tool": empty}, none.Counts("").Steps); diff != "" {
+		t.Errorf("steps of nil Metrics (-want +got):\n%s", diff)
 	}
 }
 
@@ -192,31 +179,26 @@ func TestMetricsByTenant(t *testing.T) {
 		tool.EndTool("", now.Add(time.Millisecond))
 		run.EndRun("completed", "", now)
 	}
-	text := func(tenant string) string {
-		var buf bytes.Buffer
-		if err := telemetry.WriteText(&buf, m.Families(tenant)); err != nil {
-			t.Fatal(err)
-		}
-		return buf.String()
-	}
 	for tenant, n := range map[string]int{"": 3, "acme": 1, "globex": 2, "initech": 0} {
-		got := text(tenant)
-		for _, want := range []string{
-			fmt.Sprintf(`agentrt_step_duration_seconds_count{kind="model"} %d`, n),
-			fmt.Sprintf(`agentrt_step_duration_seconds_count{kind="tool"} %d`, n),
-		} {
-			if !strings.Contains(got, want+"\n") {
-				t.Errorf("metrics of %q lack %q:\n%s", tenant, want, got)
+		got := m.Counts(tenant)
+		if len(got.Steps) != 2 {
+			t.Errorf("steps of %q: %v, want kinds model and tool", tenant, got.Steps)
+		}
+		for kind, h := range got.Steps {
+			if h.Count != uint64(n) {
+				t.Errorf("steps of kind %s of %q: %d, want %d", kind, tenant, h.Count, n)
 			}
 		}
-		for _, want := range []string{
-			fmt.Sprintf(`agentrt_runs_total{status="completed"} %d`, n),
-			fmt.Sprintf(`agentrt_tokens_total{model="gpt",direction="input"} %d`, 10*n),
-			fmt.Sprintf(`agentrt_cost_usd_total{model="gpt"} %d`, n),
-		} {
-			if has := strings.Contains(got, want+"\n"); has != (n > 0) {
-				t.Errorf("metrics of %q: has %q = %v, want %v:\n%s", tenant, want, has, n > 0, got)
-			}
+		want := telemetry.Counts{Runs: map[string]float64{}, Tokens: map[telemetry.TokenKey]float64{}, CostUSD: map[string]float64{}}
+		if n > 0 {
+			want.Runs["completed"] = float64(n)
+			want.Tokens[telemetry.TokenKey{Model: "gpt", Direction: "input"}] = float64(10 * n)
+			want.Tokens[telemetry.TokenKey{Model: "gpt", Direction: "output"}] = 0
+			want.CostUSD["gpt"] = float64(n)
+		}
+		got.Steps = nil
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("counts of %q (-want +got):\n%s", tenant, diff)
 		}
 	}
 }
