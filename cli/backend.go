@@ -69,6 +69,9 @@ type backend interface {
 	PromoteQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
 
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*agentrt.VerifyResult, error)
+	// OpenOutput opens stored content (a tool's whole output, a raw model
+	// response) by its ref; the caller closes it.
+	OpenOutput(ctx context.Context, owner runtype.Owner, ref string) (*agentrt.Output, error)
 	// ExportBundle writes a request's evidence bundle to w.
 	ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error
 
@@ -499,6 +502,10 @@ func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *agentr
 
 func (b *remoteBackend) VerifySession(ctx context.Context, _ runtype.Owner, sessionID string) (*agentrt.VerifyResult, error) {
 	return b.c.VerifySession(ctx, sessionID)
+}
+
+func (b *remoteBackend) OpenOutput(ctx context.Context, _ runtype.Owner, ref string) (*agentrt.Output, error) {
+	return b.c.OpenOutput(ctx, ref)
 }
 
 func (b *remoteBackend) ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([]agentrt.TokenRead, error) {
