@@ -60,6 +60,7 @@ type backend interface {
 	RespondAction(ctx context.Context, p *agentrt.RespondActionParams) (*agentrt.RespondActionResult, error)
 
 	GetTask(ctx context.Context, owner runtype.Owner, taskID string) (*agentrt.TaskRead, error)
+	ListTasks(ctx context.Context, p *agentrt.ListTasksParams) (*agentrt.TaskPage, error)
 	CancelTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
 	PauseTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
 	ResumeTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
@@ -463,6 +464,10 @@ func (b *remoteBackend) RespondAction(ctx context.Context, p *agentrt.RespondAct
 
 func (b *remoteBackend) GetTask(ctx context.Context, _ runtype.Owner, taskID string) (*agentrt.TaskRead, error) {
 	return b.c.GetTask(ctx, taskID)
+}
+
+func (b *remoteBackend) ListTasks(ctx context.Context, p *agentrt.ListTasksParams) (*agentrt.TaskPage, error) {
+	return b.c.ListTasks(ctx, p)
 }
 
 func (b *remoteBackend) CancelTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
