@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -83,6 +85,9 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what agentrt version does.
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -105,11 +110,44 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the agentrt version",
-		Args:  cobra.NoArgs,
+		Short: "Print the agentrt version (as agentrt --version does)",
+		Long: `Print the module version agentrt was built from ("devel" for a build from a checkout),
+the version control revision and time of that checkout when the build recorded them (with
+"modified" when it had uncommitted changes), the Go version, and the platform.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "agentrt %s\n", agentrt.Version())
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is what agentrt version and agentrt --version print:
+// "agentrt v0.5.0 (rev 3083c69a1b2c, 2026-11-20T10:00:00Z, modified) go1.26.0 linux/amd64".
+func versionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(agentrt.Version(), bi)
+}
+
+// versionOf is the version line of module version v, with the version
+// control facts the build bi (nil: none) recorded, if any.
+func versionOf(v string, bi *debug.BuildInfo) string {
+	line := "agentrt " + v
+	var vcs []string
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision":
+				vcs = append(vcs, "rev "+s.Value[:min(len(s.Value), 12)])
+			case s.Key == "vcs.time":
+				vcs = append(vcs, s.Value)
+			case s.Key == "vcs.modified" && s.Value == "true":
+				vcs = append(vcs, "modified")
+			}
+		}
+	}
+	if len(vcs) > 0 {
+		line += " (" + strings.Join(vcs, ", ") + ")"
+	}
+	return line + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
