@@ -60,7 +60,7 @@ func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	// sandboxed command, so a failure here leaves those alone).
 	_ = proc.CloseInheritedOnExec()
 	root := newRoot(stdin, stdout, stderr)
-	root.SetArgs(args)
+	root.SetArgs(singleDashArgs(root, args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
