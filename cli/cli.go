@@ -1,14 +1,16 @@
 // Package cli implements the agentrt command line: run (an agent turn
 // in-process, with a readable timeline or JSON Lines), serve (the HTTP
 // daemon), approvals (list, watch and answer the tool calls the policy
-// asks about), tasks (show a task with its attempts; cancel, pause,
-// resume, retry it), queue (list a thread's queued turns, remove or
-// promote one), policy (explain a decision, lint rule files), verify (a
-// session's evidence receipts), replay (re-run a recorded request under
-// today's policy and tools and show what decides differently), doctor
-// (configuration, providers and keys), health (a data directory's store,
-// queue, approvals and stuck runs), bench (the agent-loop benchmark) and
-// version. cmd/agentrt only calls Main.
+// asks about), tasks (list tasks; show one with its attempts; cancel,
+// pause, resume, retry it), queue (list a thread's queued turns, remove
+// or promote one), requests (list, tail), sessions (list), outputs (fetch
+// a stored output by its ref; alias blobs), policy (explain a decision,
+// lint rule files), verify (a session's evidence receipts), replay (re-run
+// a recorded request under today's policy and tools and show what decides
+// differently), doctor (configuration, providers and keys; --probe calls
+// them), health (a data directory's store, queue, approvals and stuck
+// runs), bench (the agent-loop benchmark) and version. cmd/agentrt only
+// calls Main.
 package cli
 
 import (
