@@ -87,9 +87,10 @@ one line per change of a request's state: submitted, started, completed, failed,
 for a decision (action.required), resolved, blocked, paused, resumed, retrying, cancelled,
 timed out, lost. With --once, print the recent requests and exit (for scripts).
 
-Lines have stable columns: TIME (UTC), EVENT ("listed" for the recent requests), STATUS,
-REQUEST, AGENT, SESSION, DETAIL. With --json each line is a JSON object (documented in
-docs/cli.md). --status keeps the lines whose status is one of the given ones.
+On a terminal the lines form a table: TIME (UTC), EVENT ("listed" for the recent requests),
+STATUS, REQUEST, AGENT, SESSION, DETAIL. Otherwise, or with --json, each line is a JSON
+object (documented in docs/cli.md). --status keeps the lines whose status is one of the
+given ones (all: every status).
 
 With --server the stream is the daemon's (GET /v1/events). On a data directory the command
 also reads the store every --interval for the events of other processes.
@@ -108,7 +109,7 @@ usage or configuration error.`,
 	cmd.Flags().StringVar(&f.statuses, "status", "", "only lines with one of these statuses (comma-separated; all: every status)")
 	cmd.Flags().IntVar(&f.limit, "limit", 20, "list at most this many recent requests first (0: none)")
 	cmd.Flags().BoolVar(&f.once, "once", false, "print the recent requests and exit")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON Lines")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON Lines even on a terminal")
 	cmd.Flags().DurationVar(&f.poll, "interval", time.Second, "on a data directory, how often to read the store for other processes' events")
 	return cmd
 }
