@@ -528,6 +528,26 @@ func (c *Client) ExportEvidence(ctx context.Context, w io.Writer, p *apitype.Exp
 	return nil
 }
 
+// OpenOutput opens stored content by its ref (GET /v1/outputs/{ref}):
+// the whole output of a tool call whose event carried an outputRef, or a
+// raw model response. The caller reads and closes it. A ref the token's
+// tenant does not hold is apitype.ErrNotFound; a malformed one an *Error
+// whose Invalid is true.
+func (c *Client) OpenOutput(ctx context.Context, ref string) (*apitype.Output, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, "/v1/outputs/"+seg(ref), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	return &apitype.Output{
+		Ref: ref, MediaType: resp.Header.Get("Content-Type"), Size: resp.ContentLength,
+		Source: resp.Header.Get("Output-Source"), ReadCloser: resp.Body,
+	}, nil
+}
+
 // ListTokens lists the API tokens (GET /v1/tokens; an admin's token): one
 // tenant's, or every tenant's when p.TenantID is empty.
 func (c *Client) ListTokens(ctx context.Context, p *apitype.ListTokensParams) ([]apitype.TokenRead, error) {

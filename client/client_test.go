@@ -494,3 +494,60 @@ func TestClientTokens(t *testing.T) {
 		t.Errorf("RevokeToken(missing) = %v, want ErrNotFound", err)
 	}
 }
+
+// TestClientOpenOutput: the client reads stored content as the runtime
+// does, with its media type, size and source; a ref of nothing is
+// apitype.ErrNotFound and a malformed one an invalid request.
+func TestClientOpenOutput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := t.Context()
+	res := b.park(t)
+	sub, err := b.rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var ref string
+	for {
+		e, err := sub.TryNext(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Type == event.ModelCompleted && e.Refs["rawResponse"] != "" {
+			ref = e.Refs["rawResponse"]
+		}
+	}
+	if ref == "" {
+		t.Fatal("no raw model response stored")
+	}
+	read := func(o *apitype.Output, err error) (*apitype.Output, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("OpenOutput(%s): %v", ref, err)
+		}
+		defer o.Close()
+		body, err := io.ReadAll(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, string(body)
+	}
+	want, wantBody := read(b.rt.OpenOutput(ctx, runtype.Owner{}, ref))
+	got, gotBody := read(b.c.OpenOutput(ctx, ref))
+	got.ReadCloser, want.ReadCloser = nil, nil
+	if d := cmp.Diff(want, got); d != "" || gotBody != wantBody || wantBody == "" {
+		t.Errorf("OpenOutput over HTTP differs from the runtime's (-runtime +client):\n%s\nbody %q vs %q", d, wantBody, gotBody)
+	}
+	if _, err := b.c.OpenOutput(ctx, "sha256:"+strings.Repeat("0", 64)); !errors.Is(err, apitype.ErrNotFound) {
+		t.Errorf("OpenOutput(a ref of nothing) = %v, want ErrNotFound", err)
+	}
+	_, err = b.c.OpenOutput(ctx, "../api-token")
+	var ce *client.Error
+	if !errors.As(err, &ce) || !ce.Invalid() || !strings.Contains(ce.Message, "invalid ref") {
+		t.Errorf("OpenOutput(../api-token) = %v, want an invalid request", err)
+	}
+}

@@ -293,6 +293,9 @@ type envelope struct {
 	TurnID       string `json:"turnId"`
 	Status       string `json:"status"`
 	StatusReason string `json:"statusReason"`
+	// OutputRef and Refs name stored content (GET /v1/outputs/{ref}).
+	OutputRef string            `json:"outputRef"`
+	Refs      map[string]string `json:"refs"`
 }
 
 // sseEvent is a data frame, checked and decoded.

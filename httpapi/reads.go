@@ -16,6 +16,11 @@ import (
 // "..."}; pass nextCursor back as cursor for the next page ("" means the
 // list is done).
 
+// StatusAll is the status filter of a list route that keeps every
+// status, as no status does: status=all means what agentrt's --status
+// all does.
+const StatusAll = "all"
+
 // listQuery is what every list route reads from its query string.
 type listQuery struct {
 	status, agent, sessionID, cursor, before string
@@ -27,6 +32,9 @@ type listQuery struct {
 // parameter) when one is malformed.
 func parseList(w http.ResponseWriter, q url.Values) (listQuery, bool) {
 	l := listQuery{status: q.Get("status"), agent: q.Get("agent"), sessionID: q.Get("sessionId"), cursor: q.Get("cursor"), before: q.Get("before")}
+	if l.status == StatusAll {
+		l.status = "" // as agentrt --status all: no filter
+	}
 	var ok bool
 	if l.limit, ok = intParam(w, q.Get("limit"), "limit"); !ok {
 		return l, false

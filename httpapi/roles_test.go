@@ -107,13 +107,23 @@ func TestRoleRouteMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The model's raw response is stored content of the tenant's.
+	var rawRef string
+	for _, e := range b.readAll(t, "sessionId="+res.SessionID, nil) {
+		if e.Type == "model.completed" && e.Refs["rawResponse"] != "" {
+			rawRef = e.Refs["rawResponse"]
+		}
+	}
+	if rawRef == "" {
+		t.Fatal("sam's turn stored no raw model response")
+	}
 	ids := map[string]string{
 		"sessionId": res.SessionID, "threadId": res.ThreadID, "turnId": res.TurnID, "taskId": res.TaskID,
-		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID,
+		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID, "ref": rawRef,
 	}
 	missing := map[string]string{
 		"sessionId": "ses_missing", "threadId": "thr_missing", "turnId": "turn_missing", "taskId": "task_missing",
-		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing",
+		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing", "ref": "sha256:" + strings.Repeat("0", 64),
 	}
 	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID}
 

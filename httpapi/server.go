@@ -152,6 +152,7 @@ func (s *Server) routes() []route {
 		{"PUT /v1/sessions/{sessionId}/policy", operators, s.setPolicyMode},
 		{"GET /v1/sessions/{sessionId}/receipts/verify", ownSession(allReaders), s.verifySession},
 		{"POST /v1/sessions/{sessionId}/requests/{turnId}/export", operators, s.exportEvidence},
+		{"GET /v1/outputs/{ref}", readers, s.getOutput},
 		{"GET /v1/sessions/{sessionId}/processes", ownSession(allReaders), s.listProcesses},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/stdin", operators, s.writeProcessStdin},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/terminate", operators, s.terminateProcess},
