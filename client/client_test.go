@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,8 +247,14 @@ func TestClientErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = b.c.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: "deny"})
-	if !errors.Is(err, agentrt.ErrConflict) || errors.Is(err, agentrt.ErrNotFound) {
+	if !errors.Is(err, agentrt.ErrConflict) || errors.Is(err, agentrt.ErrNotFound) || errors.Is(err, agentrt.ErrBusy) {
 		t.Errorf("second answer: %v, want a conflict", err)
+	}
+	busy := b.park(t)
+	_, err = b.c.SubmitTurn(ctx, &httpapi.SubmitTurnRequest{SessionID: busy.SessionID, Input: "again", Multitask: "reject"})
+	if !errors.Is(err, agentrt.ErrBusy) || !errors.Is(err, agentrt.ErrConflict) || !errors.As(err, &ce) ||
+		ce.Code != "busy" || ce.Type != "urn:agentrt:problem:busy" || !strings.Contains(ce.Message, "the thread is busy") {
+		t.Errorf("a submission to a busy thread: %v (%#v), want ErrBusy", err, ce)
 	}
 
 	wrong, err := client.New(b.server.URL, "wrong-token-0123456789", client.WithHTTPClient(b.server.Client()))
@@ -491,5 +498,77 @@ func TestClientTokens(t *testing.T) {
 	}
 	if _, err := b.c.RevokeToken(ctx, "tok_nope"); !errors.Is(err, agentrt.ErrNotFound) {
 		t.Errorf("RevokeToken(missing) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestErrorKinds: every kind of problem the server answers matches the
+// runtime's sentinel for it with errors.Is, and the body of servers
+// before problem details still does.
+func TestErrorKinds(t *testing.T) {
+	t.Parallel()
+	// The sentinels each kind matches; the 4xx of bad input match none,
+	// and are Invalid.
+	want := map[string][]error{
+		"invalid_json":           {},
+		"invalid_request":        {},
+		"invalid_parameter":      {},
+		"unauthorized":           {client.ErrUnauthorized, agentrt.ErrUnauthorized},
+		"forbidden":              {agentrt.ErrForbidden},
+		"self_approval":          {agentrt.ErrForbidden},
+		"not_found":              {agentrt.ErrNotFound},
+		"method_not_allowed":     {},
+		"conflict":               {agentrt.ErrConflict},
+		"busy":                   {agentrt.ErrBusy, agentrt.ErrConflict},
+		"no_policy":              {agentrt.ErrNoPolicy, agentrt.ErrConflict},
+		"body_too_large":         {},
+		"unsupported_media_type": {},
+		"overloaded":             {agentrt.ErrOverloaded},
+		"internal":               {},
+		"unavailable":            {agentrt.ErrStopped},
+	}
+	sentinels := []error{client.ErrUnauthorized, agentrt.ErrUnauthorized, agentrt.ErrForbidden, agentrt.ErrNotFound,
+		agentrt.ErrConflict, agentrt.ErrBusy, agentrt.ErrNoPolicy, agentrt.ErrOverloaded, agentrt.ErrStopped}
+	for _, k := range httpapi.ProblemKinds {
+		matches, ok := want[k.Code]
+		if !ok {
+			t.Errorf("problem kind %s: the test does not say which sentinels it matches", k.Code)
+			continue
+		}
+		for _, legacy := range []bool{false, true} {
+			name := k.Code
+			body, _ := json.Marshal(httpapi.Problem{Type: k.Type(), Title: k.Title, Status: k.Status, Detail: "what happened", Code: k.Code})
+			ct := httpapi.ProblemContentType
+			if legacy {
+				name += "/legacy"
+				body = []byte(`{"error":{"code":"` + k.Code + `","message":"what happened"}}`)
+				ct = "application/json"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", ct)
+					w.WriteHeader(k.Status)
+					w.Write(body)
+				}))
+				defer srv.Close()
+				c, err := client.New(srv.URL, testToken, client.WithHTTPClient(srv.Client()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.GetTask(t.Context(), "task_x")
+				var ce *client.Error
+				if !errors.As(err, &ce) || ce.StatusCode != k.Status || ce.Code != k.Code || ce.Type != k.Type() || ce.Message != "what happened" {
+					t.Fatalf("GetTask = %v (%#v), want a *client.Error of %s", err, ce, k.Code)
+				}
+				for _, s := range sentinels {
+					if got, want := errors.Is(err, s), slices.Contains(matches, s); got != want {
+						t.Errorf("errors.Is(%s, %q) = %v, want %v", k.Code, s, got, want)
+					}
+				}
+				if got, want := ce.Invalid(), k.Status == http.StatusBadRequest || k.Status == http.StatusRequestEntityTooLarge || k.Status == http.StatusUnsupportedMediaType; got != want {
+					t.Errorf("%s: Invalid() = %v, want %v", k.Code, got, want)
+				}
+			})
+		}
 	}
 }

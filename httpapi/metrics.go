@@ -23,7 +23,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := write(r.Context(), &buf); err != nil {
 		s.cfg.Logger.ErrorContext(r.Context(), "writing metrics", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "internal error; see the server log")
+		writeError(w, ProblemInternal, "internal error; see the server log")
 		return
 	}
 	w.Header().Set("Content-Type", telemetry.ContentType)

@@ -42,7 +42,7 @@ func parseList(w http.ResponseWriter, q url.Values) (listQuery, bool) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", p.name, v))
+			writeError(w, ProblemInvalidParameter, fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", p.name, v))
 			return l, false
 		}
 		*p.dst = t
@@ -85,7 +85,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if l.status != "" {
-		writeError(w, http.StatusBadRequest, "invalid_parameter", "status does not apply to sessions: filter their requests or tasks")
+		writeError(w, ProblemInvalidParameter, "status does not apply to sessions: filter their requests or tasks")
 		return
 	}
 	page, err := s.rt.ListSessionsPage(r.Context(), &agentrt.ListSessionsParams{
@@ -104,7 +104,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if l.before != "" {
-		writeError(w, http.StatusBadRequest, "invalid_parameter", "before does not apply to tasks: page with cursor")
+		writeError(w, ProblemInvalidParameter, "before does not apply to tasks: page with cursor")
 		return
 	}
 	page, err := s.rt.ListTasks(r.Context(), &agentrt.ListTasksParams{
@@ -155,7 +155,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	if agent == "" {
 		names := s.rt.AgentNames()
 		if len(names) != 1 {
-			writeError(w, http.StatusBadRequest, "invalid_parameter", "agent is required: this runtime runs more than one agent")
+			writeError(w, ProblemInvalidParameter, "agent is required: this runtime runs more than one agent")
 			return
 		}
 		agent = names[0]
