@@ -172,7 +172,7 @@ func generateOpenAPI(doc []byte) ([]byte, error) {
 	}
 	components := object(d, "components")
 	g := &schemaGen{components: map[string]*jsonschema.Schema{}, names: map[string]reflect.Type{}}
-	problem, err := g.ref(typeOf[httpapi.Problem]())
+	problem, err := g.schema(typeOf[httpapi.Problem]())
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +190,13 @@ func generateOpenAPI(doc []byte) ([]byte, error) {
 	paths := object(d, "paths")
 	for pattern, b := range routeBodies {
 		method, path, _ := strings.Cut(pattern, " ")
-		op, ok := object(object(paths, path), strings.ToLower(method))["responses"].(map[string]any)
+		ops, _ := paths[path].(map[string]any)
+		op, _ := ops[strings.ToLower(method)].(map[string]any)
+		responses, ok := op["responses"].(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("the document has no responses for %s", pattern)
 		}
-		if err := g.operation(object(object(paths, path), strings.ToLower(method)), op, b, problem); err != nil {
+		if err := g.operation(op, responses, b, problem); err != nil {
 			return nil, fmt.Errorf("%s: %w", pattern, err)
 		}
 	}
@@ -251,7 +253,7 @@ func marshalIndented(v any) ([]byte, error) {
 // its errors.
 func (g *schemaGen) operation(op, responses map[string]any, b bodies, problem *jsonschema.Schema) error {
 	if b.request != nil {
-		ref, err := g.ref(b.request)
+		ref, err := g.schema(b.request)
 		if err != nil {
 			return err
 		}
@@ -266,7 +268,7 @@ func (g *schemaGen) operation(op, responses map[string]any, b bodies, problem *j
 	var resp *jsonschema.Schema
 	if b.response != nil {
 		var err error
-		if resp, err = g.ref(b.response); err != nil {
+		if resp, err = g.schema(b.response); err != nil {
 			return err
 		}
 	}
@@ -338,12 +340,6 @@ type schemaGen struct {
 // componentRef is the $ref of component name.
 func componentRef(name string) string { return "#/components/schemas/" + name }
 
-// ref returns a schema of t that refers to t's component, made when
-// t is first met.
-func (g *schemaGen) ref(t reflect.Type) (*jsonschema.Schema, error) {
-	return g.schema(t)
-}
-
 var (
 	timeType      = typeOf[time.Time]()
 	rawType       = typeOf[json.RawMessage]()
@@ -351,7 +347,8 @@ var (
 	textType      = typeOf[encoding.TextMarshaler]()
 )
 
-// schema is the schema of a value of type t.
+// schema is the schema of a value of type t; a named struct's refers
+// to its component, made when the type is first met.
 func (g *schemaGen) schema(t reflect.Type) (*jsonschema.Schema, error) {
 	switch {
 	case t == timeType:
