@@ -5,19 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
-)
-
-// Record kinds a principal owns: the sessions it created, the turns and
-// tasks it submitted. A submitter reads and interrupts only its own.
-type OwnKind string
-
-// The kinds CheckOwn knows.
-const (
-	OwnSession OwnKind = "session"
-	OwnTurn    OwnKind = "turn"
-	OwnTask    OwnKind = "task"
 )
 
 // CheckOwn returns nil when owner.PrincipalID created the record of kind
@@ -25,24 +15,24 @@ const (
 // ErrNotFound, the same whether the record is missing, another tenant's
 // or another principal's: a caller that may see only its own learns
 // nothing of the others.
-func (rt *Runtime) CheckOwn(ctx context.Context, owner runtype.Owner, kind OwnKind, id string) error {
+func (rt *Runtime) CheckOwn(ctx context.Context, owner runtype.Owner, kind apitype.OwnKind, id string) error {
 	owner = ownerOrDefault(owner)
 	var (
 		principal string
 		err       error
 	)
 	switch kind {
-	case OwnSession:
+	case apitype.OwnSession:
 		var s *runtype.Session
 		if s, err = rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: id}); err == nil {
 			principal = s.PrincipalID
 		}
-	case OwnTurn:
+	case apitype.OwnTurn:
 		var t *runtype.Turn
 		if t, err = rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: id}); err == nil {
 			principal = t.PrincipalID
 		}
-	case OwnTask:
+	case apitype.OwnTask:
 		var t *runtype.Task
 		if t, err = rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: owner.TenantID, ID: id}); err == nil {
 			principal = t.PrincipalID
@@ -51,9 +41,9 @@ func (rt *Runtime) CheckOwn(ctx context.Context, owner runtype.Owner, kind OwnKi
 		return fmt.Errorf("checking ownership: unknown kind %q", kind)
 	}
 	switch {
-	case errors.Is(err, ErrNotFound) || (err == nil && principal != owner.PrincipalID):
+	case errors.Is(err, apitype.ErrNotFound) || (err == nil && principal != owner.PrincipalID):
 		// One message for the three cases, naming only what was asked.
-		return fmt.Errorf("%s %s: %w", kind, id, ErrNotFound)
+		return fmt.Errorf("%s %s: %w", kind, id, apitype.ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("reading %s %s: %w", kind, id, err)
 	}

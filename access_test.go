@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
@@ -24,23 +25,23 @@ func TestSelfApprovalForbidden(t *testing.T) {
 		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c2", "a.md")}}, &model.Response{Text: "second done"})
 	alice := runtype.Owner{PrincipalID: "alice"}
 	ctx := context.Background()
-	res, turn := g.tb.submit(t, &agentrt.SubmitTurnParams{Owner: alice, Agent: "a", Input: "read", SessionID: "s1"})
+	res, turn := g.tb.submit(t, &apitype.SubmitTurnParams{Owner: alice, Agent: "a", Input: "read", SessionID: "s1"})
 	if turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s, want waiting_permission", turn.Status)
 	}
 	act := g.pending(t, res.TurnID)[0]
 	for _, d := range []string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionEdit} {
-		_, err := g.rt.RespondAction(ctx, &agentrt.RespondActionParams{Owner: alice, Role: runtype.APIRoleAdmin, ActionID: act.ActionID,
+		_, err := g.rt.RespondAction(ctx, &apitype.RespondActionParams{Owner: alice, Role: runtype.APIRoleAdmin, ActionID: act.ActionID,
 			Decision: d, UpdatedInput: json.RawMessage(map[bool]string{true: `{"path":"b.md"}`}[d == runtype.DecisionEdit])})
-		var self *agentrt.SelfApprovalError
-		if !errors.As(err, &self) || !errors.Is(err, agentrt.ErrForbidden) || self.Principal != "alice" || self.TurnID != res.TurnID {
+		var self *apitype.SelfApprovalError
+		if !errors.As(err, &self) || !errors.Is(err, apitype.ErrForbidden) || self.Principal != "alice" || self.TurnID != res.TurnID {
 			t.Errorf("alice answering %s to her own action = %v, want a SelfApprovalError", d, err)
 		}
 	}
 	if got := g.pending(t, res.TurnID); len(got) != 1 {
 		t.Fatalf("after the refusals %d actions pending, want 1", len(got))
 	}
-	out := g.respond(t, &agentrt.RespondActionParams{Owner: runtype.Owner{PrincipalID: "bob"}, Role: runtype.APIRoleOperator,
+	out := g.respond(t, &apitype.RespondActionParams{Owner: runtype.Owner{PrincipalID: "bob"}, Role: runtype.APIRoleOperator,
 		ActionID: act.ActionID, Decision: runtype.DecisionApprove})
 	if out.Action.ResolvedBy != "bob" {
 		t.Errorf("resolved by %q, want bob", out.Action.ResolvedBy)
@@ -61,9 +62,9 @@ func TestSelfApprovalForbidden(t *testing.T) {
 	}
 
 	// Her own denial stands.
-	res2, _ := g.tb.submit(t, &agentrt.SubmitTurnParams{Owner: alice, Agent: "a", Input: "read", SessionID: "s2"})
+	res2, _ := g.tb.submit(t, &apitype.SubmitTurnParams{Owner: alice, Agent: "a", Input: "read", SessionID: "s2"})
 	act2 := g.pending(t, res2.TurnID)[0]
-	out = g.respond(t, &agentrt.RespondActionParams{Owner: alice, Role: runtype.APIRoleOperator, ActionID: act2.ActionID,
+	out = g.respond(t, &apitype.RespondActionParams{Owner: alice, Role: runtype.APIRoleOperator, ActionID: act2.ActionID,
 		Decision: runtype.DecisionDeny, Message: "no"})
 	if out.Action.ResolvedBy != "alice" || out.Action.Status != runtype.ActionDenied {
 		t.Errorf("alice's denial = %+v", out.Action)
@@ -76,9 +77,9 @@ func TestSelfApprovalAllowedByDefault(t *testing.T) {
 	t.Parallel()
 	g := startGov(t, agentrt.Config{Policy: kernel(t, askRules)},
 		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}}, &model.Response{Text: "done"})
-	res, _ := g.tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "read"})
+	res, _ := g.tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "read"})
 	act := g.pending(t, res.TurnID)[0]
-	if out := g.respond(t, &agentrt.RespondActionParams{ActionID: act.ActionID, Decision: runtype.DecisionApprove}); out.Action.ResolvedBy != agentrt.DefaultPrincipal {
+	if out := g.respond(t, &apitype.RespondActionParams{ActionID: act.ActionID, Decision: runtype.DecisionApprove}); out.Action.ResolvedBy != apitype.DefaultPrincipal {
 		t.Errorf("resolved by %q", out.Action.ResolvedBy)
 	}
 }
@@ -89,25 +90,25 @@ func TestSelfApprovalAllowedByDefault(t *testing.T) {
 // does not though the configuration makes it an operator.
 func TestAPIRoleDecidesWhoAnswers(t *testing.T) {
 	t.Parallel()
-	g := startGov(t, agentrt.Config{Policy: kernel(t, askRules), Principals: map[string]agentrt.Principal{"vera": {Roles: []string{agentrt.RoleOperator}}}},
+	g := startGov(t, agentrt.Config{Policy: kernel(t, askRules), Principals: map[string]agentrt.Principal{"vera": {Roles: []string{apitype.RoleOperator}}}},
 		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}}, &model.Response{Text: "done"})
 	res, _ := g.submit(t, "s")
 	act := g.pending(t, res.TurnID)[0]
 	ctx := context.Background()
-	for _, p := range []*agentrt.RespondActionParams{
+	for _, p := range []*apitype.RespondActionParams{
 		{Owner: runtype.Owner{PrincipalID: "vera"}, Role: runtype.APIRoleViewer},
 		{Owner: runtype.Owner{PrincipalID: "sam"}, Role: runtype.APIRoleSubmitter},
 		{Owner: runtype.Owner{PrincipalID: "otto"}}, // no role: the configuration decides, and does not know otto
 	} {
 		p.ActionID, p.Decision = act.ActionID, runtype.DecisionApprove
-		if _, err := g.rt.RespondAction(ctx, p); !errors.Is(err, agentrt.ErrForbidden) {
+		if _, err := g.rt.RespondAction(ctx, p); !errors.Is(err, apitype.ErrForbidden) {
 			t.Errorf("RespondAction by %s as %q = %v, want ErrForbidden", p.PrincipalID, p.Role, err)
 		}
-		if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{Owner: p.Owner, Role: p.Role, SessionID: res.SessionID, Mode: "read_only"}); !errors.Is(err, agentrt.ErrForbidden) {
+		if err := g.rt.SetPolicyMode(ctx, &apitype.SetPolicyModeParams{Owner: p.Owner, Role: p.Role, SessionID: res.SessionID, Mode: "read_only"}); !errors.Is(err, apitype.ErrForbidden) {
 			t.Errorf("SetPolicyMode by %s as %q = %v, want ErrForbidden", p.PrincipalID, p.Role, err)
 		}
 	}
-	g.respond(t, &agentrt.RespondActionParams{Owner: runtype.Owner{PrincipalID: "otto"}, Role: runtype.APIRoleOperator, ActionID: act.ActionID, Decision: runtype.DecisionApprove})
+	g.respond(t, &apitype.RespondActionParams{Owner: runtype.Owner{PrincipalID: "otto"}, Role: runtype.APIRoleOperator, ActionID: act.ActionID, Decision: runtype.DecisionApprove})
 }
 
 // TestOwnRecords: CheckOwn and the lists' OnlyOwn keep a principal to
@@ -120,19 +121,19 @@ func TestOwnRecords(t *testing.T) {
 	ctx := context.Background()
 	alice, bob := runtype.Owner{PrincipalID: "alice"}, runtype.Owner{PrincipalID: "bob"}
 	other := runtype.Owner{TenantID: "other", PrincipalID: "alice"}
-	mine := submitTo(t, rt, agentrt.SubmitTurnParams{Owner: alice, Input: "mine", SessionID: "s-alice"})
-	theirs := submitTo(t, rt, agentrt.SubmitTurnParams{Owner: bob, Input: "theirs", SessionID: "s-bob"})
+	mine := submitTo(t, rt, apitype.SubmitTurnParams{Owner: alice, Input: "mine", SessionID: "s-alice"})
+	theirs := submitTo(t, rt, apitype.SubmitTurnParams{Owner: bob, Input: "theirs", SessionID: "s-bob"})
 	awaitTurn(t, rt, alice, mine.TurnID)
 	awaitTurn(t, rt, bob, theirs.TurnID)
 
 	for _, c := range []struct {
-		kind agentrt.OwnKind
+		kind apitype.OwnKind
 		own  string
 		not  string
 	}{
-		{agentrt.OwnSession, mine.SessionID, theirs.SessionID},
-		{agentrt.OwnTurn, mine.TurnID, theirs.TurnID},
-		{agentrt.OwnTask, mine.TaskID, theirs.TaskID},
+		{apitype.OwnSession, mine.SessionID, theirs.SessionID},
+		{apitype.OwnTurn, mine.TurnID, theirs.TurnID},
+		{apitype.OwnTask, mine.TaskID, theirs.TaskID},
 	} {
 		if err := rt.CheckOwn(ctx, alice, c.kind, c.own); err != nil {
 			t.Errorf("CheckOwn(alice, %s %s) = %v", c.kind, c.own, err)
@@ -143,7 +144,7 @@ func TestOwnRecords(t *testing.T) {
 			"another tenant's":    rt.CheckOwn(ctx, other, c.kind, c.own),
 			"missing":             missing,
 		} {
-			if !errors.Is(err, agentrt.ErrNotFound) {
+			if !errors.Is(err, apitype.ErrNotFound) {
 				t.Errorf("CheckOwn(%s %s) = %v, want ErrNotFound", name, c.kind, err)
 			}
 		}
@@ -152,47 +153,47 @@ func TestOwnRecords(t *testing.T) {
 		}
 	}
 
-	reqs, err := rt.ListRequests(ctx, &agentrt.ListRequestsParams{Owner: alice, OnlyOwn: true})
+	reqs, err := rt.ListRequests(ctx, &apitype.ListRequestsParams{Owner: alice, OnlyOwn: true})
 	if err != nil || len(reqs) != 1 || reqs[0].TurnID != mine.TurnID {
 		t.Errorf("alice's own requests = %+v, %v", reqs, err)
 	}
-	sess, err := rt.ListSessions(ctx, &agentrt.ListSessionsParams{Owner: alice, OnlyOwn: true})
+	sess, err := rt.ListSessions(ctx, &apitype.ListSessionsParams{Owner: alice, OnlyOwn: true})
 	if err != nil || len(sess) != 1 || sess[0].SessionID != mine.SessionID {
 		t.Errorf("alice's own sessions = %+v, %v", sess, err)
 	}
-	tasks, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: alice, OnlyOwn: true})
+	tasks, err := rt.ListTasks(ctx, &apitype.ListTasksParams{Owner: alice, OnlyOwn: true})
 	if err != nil || len(tasks.Tasks) != 1 || tasks.Tasks[0].TaskID != mine.TaskID {
 		t.Errorf("alice's own tasks = %+v, %v", tasks, err)
 	}
-	if all, err := rt.ListRequests(ctx, &agentrt.ListRequestsParams{Owner: alice}); err != nil || len(all) != 2 {
+	if all, err := rt.ListRequests(ctx, &apitype.ListRequestsParams{Owner: alice}); err != nil || len(all) != 2 {
 		t.Errorf("the tenant's requests = %d, %v; want 2", len(all), err)
 	}
 
 	// Continuing: her own session yes, bob's no (and nothing recorded);
 	// a new one of her own choosing yes.
-	if _, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: alice, OnlyOwn: true, Input: "more", SessionID: mine.SessionID}); err != nil {
+	if _, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: alice, OnlyOwn: true, Input: "more", SessionID: mine.SessionID}); err != nil {
 		t.Errorf("continuing her own session: %v", err)
 	}
-	_, err = rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: alice, OnlyOwn: true, Input: "intrude", SessionID: theirs.SessionID})
-	if !errors.Is(err, agentrt.ErrForbidden) {
+	_, err = rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: alice, OnlyOwn: true, Input: "intrude", SessionID: theirs.SessionID})
+	if !errors.Is(err, apitype.ErrForbidden) {
 		t.Errorf("continuing bob's session = %v, want ErrForbidden", err)
 	}
-	if _, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: alice, OnlyOwn: true, Agent: "a", Input: "new", SessionID: "s-alice-2"}); err != nil {
+	if _, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: alice, OnlyOwn: true, Agent: "a", Input: "new", SessionID: "s-alice-2"}); err != nil {
 		t.Errorf("a new session: %v", err)
 	}
-	if n, err := rt.ListRequests(ctx, &agentrt.ListRequestsParams{Owner: bob, SessionID: theirs.SessionID}); err != nil || len(n) != 1 {
+	if n, err := rt.ListRequests(ctx, &apitype.ListRequestsParams{Owner: bob, SessionID: theirs.SessionID}); err != nil || len(n) != 1 {
 		t.Errorf("bob's session holds %d turns, %v; want his one", len(n), err)
 	}
 	// An idempotency key another principal of the tenant used is a
 	// conflict that names no turn.
 	key := func(o runtype.Owner, only bool) error {
-		_, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: o, OnlyOwn: only, Agent: "a", Input: "k", IdempotencyKey: "shared-key"})
+		_, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: o, OnlyOwn: only, Agent: "a", Input: "k", IdempotencyKey: "shared-key"})
 		return err
 	}
 	if err := key(bob, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := key(alice, true); !errors.Is(err, agentrt.ErrConflict) || strings.Contains(err.Error(), "turn_") {
+	if err := key(alice, true); !errors.Is(err, apitype.ErrConflict) || strings.Contains(err.Error(), "turn_") {
 		t.Errorf("alice reusing bob's key = %v, want a conflict naming no turn", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -27,7 +28,7 @@ func admissionConfig(t *testing.T, dir string) agentrt.Config {
 // submitOutcome is how one submission of a burst ended.
 type submitOutcome struct {
 	key string // its idempotency key; empty for none
-	res *agentrt.SubmitTurnResult
+	res *apitype.SubmitTurnResult
 	err error
 }
 
@@ -57,7 +58,7 @@ func TestAdmissionIsExactUnderConcurrency(t *testing.T) {
 					out[i].key = fmt.Sprintf("key-%d", i/2)
 				}
 				wg.Go(func() {
-					out[i].res, out[i].err = rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{
+					out[i].res, out[i].err = rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{
 						Agent: "a", Input: fmt.Sprintf("turn %s", out[i].key), IdempotencyKey: out[i].key,
 					})
 				})
@@ -68,7 +69,7 @@ func TestAdmissionIsExactUnderConcurrency(t *testing.T) {
 			byKey := map[string][]submitOutcome{}
 			refused := 0
 			for _, o := range out {
-				var over *agentrt.OverloadedError
+				var over *apitype.OverloadedError
 				switch {
 				case o.err == nil:
 					admitted[o.res.TurnID] = true
@@ -98,7 +99,7 @@ func TestAdmissionIsExactUnderConcurrency(t *testing.T) {
 			}
 
 			// The store holds exactly the admitted turns; none is lost.
-			reqs, err := rt.ListRequests(context.Background(), &agentrt.ListRequestsParams{Limit: 1000})
+			reqs, err := rt.ListRequests(context.Background(), &apitype.ListRequestsParams{Limit: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}

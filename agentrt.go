@@ -19,6 +19,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/execution"
 	"github.com/agentrt/agentrt/hook"
@@ -36,15 +37,8 @@ import (
 	"github.com/agentrt/agentrt/tool/process"
 )
 
-// Errors callers branch on.
+// Errors of the runtime's lifecycle and storage.
 var (
-	// ErrNotFound: no session, thread or turn with that id for the tenant.
-	ErrNotFound = store.ErrNotFound
-	// ErrConflict: an idempotency key was reused for a different request,
-	// or an id belongs to something else.
-	ErrConflict = store.ErrConflict
-	// ErrStopped: the runtime is stopping or was not started.
-	ErrStopped = errors.New("runtime is not running")
 	// ErrNoStore: Config.ExistingStore was set and the data directory
 	// holds no store (New's error says "no agentrt store at DIR").
 	ErrNoStore = errors.New("no agentrt store")
@@ -59,28 +53,9 @@ var (
 	ErrCorrupt = store.ErrCorrupt
 )
 
-// InvalidError reports a request that cannot be accepted as given. The API
-// maps it to 400.
-type InvalidError struct {
-	Field  string
-	Reason string
-}
-
-func (e *InvalidError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Field, e.Reason) }
-
 func invalid(field, format string, args ...any) error {
-	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return &apitype.InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
-
-// Default owner of work submitted without one (the embedded, single-user
-// case).
-const (
-	DefaultTenant    = "default"
-	DefaultPrincipal = "local"
-)
-
-// MaxInputBytes bounds a turn's input text.
-const MaxInputBytes = 1 << 20
 
 // Agent configures one agent.
 type Agent struct {
@@ -179,7 +154,7 @@ type Config struct {
 	MaxQueuedPerTenant int
 	// Multitask is how a submission to a busy thread is handled when it
 	// does not say; default MultitaskEnqueue.
-	Multitask Multitask
+	Multitask apitype.Multitask
 	// LeaseTTL is how long a worker's claim on a task lasts unrenewed;
 	// workers renew it every third of that. Work a dead worker held is
 	// taken up again within LeaseTTL and PollInterval. Default 10s.
@@ -282,7 +257,7 @@ func (c Config) WithDefaults() Config {
 		c.MaxQueuedPerTenant = 1000
 	}
 	if c.Multitask == "" {
-		c.Multitask = MultitaskEnqueue
+		c.Multitask = apitype.MultitaskEnqueue
 	}
 	if c.LeaseTTL <= 0 {
 		c.LeaseTTL = 10 * time.Second

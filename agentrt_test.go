@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model"
@@ -81,7 +82,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 }
 
 // submit submits a turn and waits for it to end.
-func (b *testBundle) submit(t *testing.T, p *agentrt.SubmitTurnParams) (*agentrt.SubmitTurnResult, *runtype.Turn) {
+func (b *testBundle) submit(t *testing.T, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, *runtype.Turn) {
 	t.Helper()
 	if p.Agent == "" && p.SessionID == "" {
 		p.Agent = "support"
@@ -101,7 +102,7 @@ func (b *testBundle) submit(t *testing.T, p *agentrt.SubmitTurnParams) (*agentrt
 // standard's schema and checking the sequence has no gaps.
 func (b *testBundle) sessionEvents(t *testing.T, owner runtype.Owner, sessionID string) []*event.Event {
 	t.Helper()
-	sub, err := b.rt.Subscribe(context.Background(), &agentrt.SubscribeParams{Owner: owner, SessionID: sessionID})
+	sub, err := b.rt.Subscribe(context.Background(), &apitype.SubscribeParams{Owner: owner, SessionID: sessionID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestScenarios(t *testing.T) {
 			t.Run(store+"/"+sc.name, func(t *testing.T) {
 				t.Parallel()
 				b := setup(t, setupOpts{script: sc.script, sqlite: store == "sqlite", require: sc.require})
-				res, turn := b.submit(t, &agentrt.SubmitTurnParams{Input: "hello"})
+				res, turn := b.submit(t, &apitype.SubmitTurnParams{Input: "hello"})
 				if turn.Status != sc.wantStatus || turn.StatusReason != sc.wantReason {
 					t.Errorf("turn = %s (%s), want %s (%s)", turn.Status, turn.StatusReason, sc.wantStatus, sc.wantReason)
 				}
@@ -200,13 +201,13 @@ func TestSubmitIsIdempotent(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: "responses: [{text: hi}]"})
 	ctx := context.Background()
-	p := &agentrt.SubmitTurnParams{Agent: "support", Input: "hello", IdempotencyKey: "req-1"}
+	p := &apitype.SubmitTurnParams{Agent: "support", Input: "hello", IdempotencyKey: "req-1"}
 	first, err := b.rt.SubmitTurn(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	results := make([]*agentrt.SubmitTurnResult, 8)
+	results := make([]*apitype.SubmitTurnResult, 8)
 	for i := range results {
 		wg.Go(func() {
 			r, err := b.rt.SubmitTurn(ctx, p)
@@ -223,15 +224,15 @@ func TestSubmitIsIdempotent(t *testing.T) {
 			t.Errorf("replayed submission = %+v, want turn %s not created", r, first.TurnID)
 		}
 	}
-	reqs, err := b.rt.ListRequests(ctx, &agentrt.ListRequestsParams{})
+	reqs, err := b.rt.ListRequests(ctx, &apitype.ListRequestsParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(reqs) != 1 {
 		t.Errorf("requests = %d, want 1", len(reqs))
 	}
-	_, err = b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "something else", IdempotencyKey: "req-1"})
-	if !errors.Is(err, agentrt.ErrConflict) {
+	_, err = b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "support", Input: "something else", IdempotencyKey: "req-1"})
+	if !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("reusing a key for a different input: err = %v, want ErrConflict", err)
 	}
 }
@@ -241,29 +242,29 @@ func TestSubmitRejectsBadInput(t *testing.T) {
 	b := setup(t, setupOpts{script: "responses: [{text: hi}]"})
 	tests := []struct {
 		name  string
-		p     agentrt.SubmitTurnParams
+		p     apitype.SubmitTurnParams
 		field string
 	}{
-		{"empty input", agentrt.SubmitTurnParams{Agent: "support", Input: "  "}, "input"},
-		{"huge input", agentrt.SubmitTurnParams{Agent: "support", Input: strings.Repeat("x", agentrt.MaxInputBytes+1)}, "input"},
-		{"bad utf-8", agentrt.SubmitTurnParams{Agent: "support", Input: "\xff\xfe"}, "input"},
-		{"unknown agent", agentrt.SubmitTurnParams{Agent: "nobody", Input: "hi"}, "agent"},
-		{"no agent for a new session", agentrt.SubmitTurnParams{Input: "hi"}, "agent"},
-		{"bad session id", agentrt.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "has space"}, "sessionId"},
-		{"bad idempotency key", agentrt.SubmitTurnParams{Agent: "support", Input: "hi", IdempotencyKey: strings.Repeat("k", 200)}, "idempotencyKey"},
-		{"thread of a new session", agentrt.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "new-one", ThreadID: "thr_x"}, "threadId"},
+		{"empty input", apitype.SubmitTurnParams{Agent: "support", Input: "  "}, "input"},
+		{"huge input", apitype.SubmitTurnParams{Agent: "support", Input: strings.Repeat("x", apitype.MaxInputBytes+1)}, "input"},
+		{"bad utf-8", apitype.SubmitTurnParams{Agent: "support", Input: "\xff\xfe"}, "input"},
+		{"unknown agent", apitype.SubmitTurnParams{Agent: "nobody", Input: "hi"}, "agent"},
+		{"no agent for a new session", apitype.SubmitTurnParams{Input: "hi"}, "agent"},
+		{"bad session id", apitype.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "has space"}, "sessionId"},
+		{"bad idempotency key", apitype.SubmitTurnParams{Agent: "support", Input: "hi", IdempotencyKey: strings.Repeat("k", 200)}, "idempotencyKey"},
+		{"thread of a new session", apitype.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "new-one", ThreadID: "thr_x"}, "threadId"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := b.rt.SubmitTurn(context.Background(), &tt.p)
-			var inv *agentrt.InvalidError
+			var inv *apitype.InvalidError
 			if !errors.As(err, &inv) || inv.Field != tt.field {
 				t.Errorf("err = %v, want InvalidError for %s", err, tt.field)
 			}
 		})
 	}
-	reqs, err := b.rt.ListRequests(context.Background(), &agentrt.ListRequestsParams{})
+	reqs, err := b.rt.ListRequests(context.Background(), &apitype.ListRequestsParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestThreadRunsTurnsInOrder(t *testing.T) {
 	defer rt.Stop(ctx)
 	var turns []string
 	for i := range 3 {
-		res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", SessionID: "ses-order", Input: fmt.Sprintf("msg %d", i)})
+		res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", SessionID: "ses-order", Input: fmt.Sprintf("msg %d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,12 +346,12 @@ func TestTenantsAreIsolated(t *testing.T) {
 	b := setup(t, setupOpts{script: "responses: [{text: hi}]"})
 	acme := runtype.Owner{TenantID: "acme", PrincipalID: "alice"}
 	other := runtype.Owner{TenantID: "globex", PrincipalID: "bob"}
-	res, _ := b.submit(t, &agentrt.SubmitTurnParams{Owner: acme, Agent: "support", Input: "secret plan"})
+	res, _ := b.submit(t, &apitype.SubmitTurnParams{Owner: acme, Agent: "support", Input: "secret plan"})
 	ctx := context.Background()
-	if _, err := b.rt.GetSession(ctx, other, res.SessionID); !errors.Is(err, agentrt.ErrNotFound) {
+	if _, err := b.rt.GetSession(ctx, other, res.SessionID); !errors.Is(err, apitype.ErrNotFound) {
 		t.Errorf("other tenant reading the session: err = %v, want ErrNotFound", err)
 	}
-	reqs, err := b.rt.ListRequests(ctx, &agentrt.ListRequestsParams{Owner: other})
+	reqs, err := b.rt.ListRequests(ctx, &apitype.ListRequestsParams{Owner: other})
 	if err != nil || len(reqs) != 0 {
 		t.Errorf("other tenant lists %d requests (err %v), want 0", len(reqs), err)
 	}
@@ -360,7 +361,7 @@ func TestTenantsAreIsolated(t *testing.T) {
 	if evs := b.sessionEvents(t, acme, res.SessionID); len(evs) == 0 {
 		t.Error("the owning tenant sees no events")
 	}
-	if _, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: other, Agent: "support", Input: "hi", SessionID: res.SessionID}); !errors.Is(err, agentrt.ErrConflict) {
+	if _, err := b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: other, Agent: "support", Input: "hi", SessionID: res.SessionID}); !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("other tenant submitting into the session: err = %v, want ErrConflict", err)
 	}
 }
@@ -376,7 +377,7 @@ func TestInterrupt(t *testing.T) {
 	})
 	b := setup(t, setupOpts{script: "responses: [{tool_calls: [{name: block}]}]", tools: []tool.Tool{block}, names: []string{"block"}})
 	ctx := context.Background()
-	res, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "go"})
+	res, err := b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "support", Input: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func TestInterrupt(t *testing.T) {
 	if status, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, res.TurnID); err != nil || status != runtype.StatusCancelled {
 		t.Errorf("second InterruptTurn = %s, %v", status, err)
 	}
-	if _, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, "turn_nope"); !errors.Is(err, agentrt.ErrNotFound) {
+	if _, err := b.rt.InterruptTurn(ctx, runtype.Owner{}, "turn_nope"); !errors.Is(err, apitype.ErrNotFound) {
 		t.Errorf("interrupting an unknown turn: %v, want ErrNotFound", err)
 	}
 	b.sessionEvents(t, runtype.Owner{}, res.SessionID)
@@ -428,7 +429,7 @@ func TestStopAndCancel(t *testing.T) {
 	if err := rt.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "go"})
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +437,7 @@ func TestStopAndCancel(t *testing.T) {
 	if err := rt.StopAndCancel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "late"}); !errors.Is(err, agentrt.ErrStopped) {
+	if _, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "late"}); !errors.Is(err, apitype.ErrStopped) {
 		t.Errorf("submitting after stop: %v, want ErrStopped", err)
 	}
 	// Reopen the data dir: the cancellation is durable.
@@ -464,17 +465,17 @@ func TestSubscribeResumes(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: "responses: [{text: hi}, {text: again}]", sqlite: true})
 	ctx := context.Background()
-	res, _ := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "one"})
+	res, _ := b.submit(t, &apitype.SubmitTurnParams{Agent: "support", Input: "one"})
 	all := b.sessionEvents(t, runtype.Owner{}, res.SessionID)
 	mid := all[len(all)/2]
-	sub, err := b.rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID, AfterCursor: mid.Cursor})
+	sub, err := b.rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID, AfterCursor: mid.Cursor})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
 	// A second turn commits while the subscription is live: Next returns the
 	// rest of the first turn, then the new turn's events as they commit.
-	res2, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: res.SessionID, Input: "two"})
+	res2, err := b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{SessionID: res.SessionID, Input: "two"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,12 +573,12 @@ func TestInterruptQueuedTurn(t *testing.T) {
 		tools:  []tool.Tool{block}, names: []string{"block"}, sqlite: true,
 	})
 	ctx := context.Background()
-	first, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "one", SessionID: "q-1"})
+	first, err := b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "support", Input: "one", SessionID: "q-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	second, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Input: "two", SessionID: "q-1"})
+	second, err := b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Input: "two", SessionID: "q-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +597,7 @@ func TestInterruptQueuedTurn(t *testing.T) {
 			t.Errorf("turn %s = %s (%s), want %s", id, turn.Status, turn.StatusReason, want)
 		}
 	}
-	_, third := b.submit(t, &agentrt.SubmitTurnParams{Input: "three", SessionID: "q-1"})
+	_, third := b.submit(t, &apitype.SubmitTurnParams{Input: "three", SessionID: "q-1"})
 	if third.Status != runtype.StatusCompleted || third.Result != "third done" {
 		t.Errorf("a turn after the cancelled one = %s %q, want completed", third.Status, third.Result)
 	}
@@ -622,7 +623,7 @@ func TestInterruptParkedTurn(t *testing.T) {
 		policy: asker{"read_file": true}, sqlite: true,
 	})
 	ctx := context.Background()
-	res, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "read", SessionID: "park-1"})
+	res, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "support", Input: "read", SessionID: "park-1"})
 	if turn.Status != runtype.StatusWaitingPermission || !turn.EndedAt.IsZero() {
 		t.Fatalf("turn = %s ended %v, want waiting_permission and not ended", turn.Status, turn.EndedAt)
 	}
@@ -645,7 +646,7 @@ func TestInterruptParkedTurn(t *testing.T) {
 		t.Errorf("not-executed results = %d, want 2 (both unanswered calls)", notExecuted)
 	}
 	// The thread continues with a valid conversation.
-	_, next := b.submit(t, &agentrt.SubmitTurnParams{Input: "again", SessionID: "park-1"})
+	_, next := b.submit(t, &apitype.SubmitTurnParams{Input: "again", SessionID: "park-1"})
 	if next.Status != runtype.StatusCompleted {
 		t.Errorf("next turn = %s (%s), want completed", next.Status, next.StatusReason)
 	}
@@ -702,14 +703,14 @@ func TestParkedTurnHoldsItsThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Stop(ctx)
-	first, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "one", SessionID: "hold-1"})
+	first, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "one", SessionID: "hold-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if turn, err := rt.WaitTurn(ctx, runtype.Owner{}, first.TurnID); err != nil || turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("first turn = %v, %v; want parked", turn, err)
 	}
-	second, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Input: "two", SessionID: "hold-1"})
+	second, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Input: "two", SessionID: "hold-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -737,11 +738,11 @@ func TestInterruptTurnQueuedBehindParked(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: `responses: [{tool_calls: [{name: read_file, input: {path: a}}]}]`, policy: asker{"read_file": true}, sqlite: true})
 	ctx := context.Background()
-	_, first := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "one", SessionID: "behind-1"})
+	_, first := b.submit(t, &apitype.SubmitTurnParams{Agent: "support", Input: "one", SessionID: "behind-1"})
 	if first.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("first turn = %s, want parked", first.Status)
 	}
-	second, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Input: "two", SessionID: "behind-1"})
+	second, err := b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Input: "two", SessionID: "behind-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -774,7 +775,7 @@ func TestConcurrentFirstSubmissionsShareTheSession(t *testing.T) {
 	ids := make([]string, 4)
 	for i := range ids {
 		wg.Go(func() {
-			res, err := b.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "race-1"})
+			res, err := b.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "support", Input: "hi", SessionID: "race-1"})
 			if err != nil {
 				t.Errorf("submission %d: %v", i, err)
 				return
@@ -791,7 +792,7 @@ func TestConcurrentFirstSubmissionsShareTheSession(t *testing.T) {
 			t.Errorf("turn %s: %v %v", id, turn, err)
 		}
 	}
-	sessions, err := b.rt.ListSessions(ctx, &agentrt.ListSessionsParams{})
+	sessions, err := b.rt.ListSessions(ctx, &apitype.ListSessionsParams{})
 	if err != nil || len(sessions) != 1 {
 		t.Errorf("sessions = %d (%v), want 1", len(sessions), err)
 	}

@@ -2,7 +2,6 @@ package agentrt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/policy"
@@ -19,45 +19,11 @@ import (
 	"github.com/agentrt/agentrt/tool"
 )
 
-// RoleOperator is the role a principal needs to respond to actions and
-// switch permission modes.
-const RoleOperator = "operator"
-
-// APIPrincipal is the principal the HTTP API's bearer token acts as.
-const APIPrincipal = "operator"
-
-// ErrForbidden: the principal lacks the role the request needs. The API
-// maps it to 403.
-var ErrForbidden = errors.New("forbidden")
-
-// SelfApprovalError refuses an answer to an action by the principal who
-// submitted the action's turn, when Config.ForbidSelfApproval is set. It
-// is ErrForbidden to errors.Is.
-type SelfApprovalError struct {
-	ActionID  string
-	TurnID    string
-	Principal string
-	Decision  string
-}
-
-func (e *SelfApprovalError) Error() string {
-	return fmt.Sprintf("%v: %s submitted turn %s, so it may not %s action %s: the policy forbids self-approval (policy.self_approval: forbid); another principal must answer, or deny it",
-		ErrForbidden, e.Principal, e.TurnID, e.Decision, e.ActionID)
-}
-
-func (e *SelfApprovalError) Unwrap() error { return ErrForbidden }
-
 // refusal reports whether a decision lets nothing run (deny, fail): the
 // only answers self-approval leaves to the submitter.
 func refusal(decision string) bool {
 	return decision == runtype.DecisionDeny || decision == runtype.DecisionFail
 }
-
-// ErrNoPolicy: the runtime has no policy (Config.Policy is unset, or
-// agentrt.yaml has no policy section), so there is no permission mode to
-// switch. It is an ErrConflict, with the runtime's configuration; the API
-// maps it to 409 with the code no_policy.
-var ErrNoPolicy = fmt.Errorf("%w: no policy is configured, so sessions have no permission mode (add a policy section to the configuration)", store.ErrConflict)
 
 // maxActionMessage bounds a responder's message.
 const maxActionMessage = 4 << 10
@@ -66,37 +32,8 @@ const maxActionMessage = 4 << 10
 // Restricted, the scopes it grants.
 type Principal = policy.Principal
 
-// ActionRead is an action as the API and CLI show it.
-type ActionRead struct {
-	ActionID        string               `json:"actionId"`
-	Type            string               `json:"actionType"`
-	Status          runtype.ActionStatus `json:"status"`
-	SessionID       string               `json:"sessionId"`
-	ThreadID        string               `json:"threadId"`
-	TurnID          string               `json:"turnId"`
-	TaskID          string               `json:"taskId"`
-	RunID           string               `json:"runId"`
-	ToolCallID      string               `json:"toolCallId"`
-	ToolName        string               `json:"toolName"`
-	InputPreview    string               `json:"inputPreview"`
-	ArgumentsSHA256 string               `json:"argumentsSha256,omitempty"`
-	Prompt          string               `json:"prompt"`
-	Decisions       []string             `json:"decisions"`
-	ReasonCode      string               `json:"reasonCode,omitempty"`
-	RuleIDs         []string             `json:"ruleIds,omitempty"`
-	// Escalation names the sandbox profile a sandbox_escalation action
-	// offers to rerun the call under.
-	Escalation string     `json:"escalation,omitempty"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
-	Decision   string     `json:"decision,omitempty"`
-	Message    string     `json:"message,omitempty"`
-	ResolvedBy string     `json:"resolvedBy,omitempty"`
-	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
-}
-
-func actionRead(a *runtype.Action) ActionRead {
-	r := ActionRead{
+func actionRead(a *runtype.Action) apitype.ActionRead {
+	r := apitype.ActionRead{
 		ActionID: a.ID, Type: a.Type, Status: a.Status, SessionID: a.SessionID, ThreadID: a.ThreadID, TurnID: a.TurnID,
 		TaskID: a.TaskID, RunID: a.RunID, ToolCallID: a.ToolCallID, ToolName: a.ToolName, InputPreview: a.InputPreview,
 		ArgumentsSHA256: a.ArgumentsSHA256, Prompt: a.Prompt, Decisions: a.Decisions, ReasonCode: a.ReasonCode,
@@ -111,26 +48,9 @@ func actionRead(a *runtype.Action) ActionRead {
 	return r
 }
 
-// ListActionsParams filters ListActions and ListActionsPage; empty
-// fields match all. Agent keeps the actions of turns of that agent; Since
-// and Until those created at or after Since and before Until. Cursor (a
-// page's NextCursor) or BeforeID pages.
-type ListActionsParams struct {
-	runtype.Owner
-	SessionID string
-	TurnID    string
-	Status    runtype.ActionStatus
-	Agent     string
-	Since     time.Time
-	Until     time.Time
-	Cursor    string
-	BeforeID  string
-	Limit     int
-}
-
 // ListActions returns the tenant's actions, newest first:
 // ListActionsPage without the cursor.
-func (rt *Runtime) ListActions(ctx context.Context, p *ListActionsParams) ([]ActionRead, error) {
+func (rt *Runtime) ListActions(ctx context.Context, p *apitype.ListActionsParams) ([]apitype.ActionRead, error) {
 	page, err := rt.ListActionsPage(ctx, p)
 	if err != nil {
 		return nil, err
@@ -139,7 +59,7 @@ func (rt *Runtime) ListActions(ctx context.Context, p *ListActionsParams) ([]Act
 }
 
 // GetAction returns one action.
-func (rt *Runtime) GetAction(ctx context.Context, owner runtype.Owner, id string) (*ActionRead, error) {
+func (rt *Runtime) GetAction(ctx context.Context, owner runtype.Owner, id string) (*apitype.ActionRead, error) {
 	owner = ownerOrDefault(owner)
 	a, err := rt.store.ActionGet(ctx, &store.ActionGetParams{TenantID: owner.TenantID, ID: id})
 	if err != nil {
@@ -147,36 +67,6 @@ func (rt *Runtime) GetAction(ctx context.Context, owner runtype.Owner, id string
 	}
 	r := actionRead(a)
 	return &r, nil
-}
-
-// RespondActionParams is the input of RespondAction (respond_action).
-type RespondActionParams struct {
-	// Owner.TenantID is the action's tenant; Owner.PrincipalID is who
-	// responds, and needs the operator role (see Role).
-	runtype.Owner
-	// Role, when set, is the API role of the responder's token (package
-	// httpapi sets it): an admin or operator may respond whatever
-	// Config.Principals says, and other roles may not. Empty, the
-	// principal's roles in Config.Principals decide.
-	Role     runtype.APIRole
-	ActionID string
-	// Decision is approve, approve_for_session, approve_always, deny or
-	// edit.
-	Decision string
-	// Message is shown to the model with a denial (and kept with any
-	// decision). At most 4 KiB.
-	Message string
-	// UpdatedInput replaces the call's input (edit only); it must validate
-	// against the tool's input schema.
-	UpdatedInput json.RawMessage
-}
-
-// RespondActionResult is the action after RespondAction.
-type RespondActionResult struct {
-	Action ActionRead `json:"action"`
-	// Resumed: this was the turn's last pending action, and the turn
-	// resumed.
-	Resumed bool `json:"resumed"`
 }
 
 // RespondAction resolves a pending action: approve (once),
@@ -189,13 +79,13 @@ type RespondActionResult struct {
 // responder without the operator role is ErrForbidden, and so, with
 // Config.ForbidSelfApproval, is the turn's submitter answering anything
 // but deny or fail (a *SelfApprovalError).
-func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*RespondActionResult, error) {
+func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionParams) (*apitype.RespondActionResult, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	owner := ownerOrDefault(p.Owner)
 	if !rt.operates(owner.PrincipalID, p.Role) {
-		return nil, fmt.Errorf("%w: principal %q does not have the %s role needed to respond to actions", ErrForbidden, owner.PrincipalID, RoleOperator)
+		return nil, fmt.Errorf("%w: principal %q does not have the %s role needed to respond to actions", apitype.ErrForbidden, owner.PrincipalID, apitype.RoleOperator)
 	}
 	a, err := rt.store.ActionGet(ctx, &store.ActionGetParams{TenantID: owner.TenantID, ID: p.ActionID})
 	if err != nil {
@@ -233,14 +123,14 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*
 		return nil, fmt.Errorf("reading the action's turn: %w", err)
 	}
 	if rt.cfg.ForbidSelfApproval && turn.PrincipalID == owner.PrincipalID && !refusal(p.Decision) {
-		return nil, &SelfApprovalError{ActionID: a.ID, TurnID: turn.ID, Principal: owner.PrincipalID, Decision: p.Decision}
+		return nil, &apitype.SelfApprovalError{ActionID: a.ID, TurnID: turn.ID, Principal: owner.PrincipalID, Decision: p.Decision}
 	}
 	now := rt.cfg.Now().UTC()
 	if !a.ExpiresAt.IsZero() && !now.Before(a.ExpiresAt) {
 		if err := rt.expire(ctx, a); err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: action %s expired at %s; the call was denied", ErrConflict, a.ID, a.ExpiresAt.Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: action %s expired at %s; the call was denied", apitype.ErrConflict, a.ID, a.ExpiresAt.Format(time.RFC3339))
 	}
 
 	// The action is stored: the rest must happen even if the caller goes.
@@ -275,7 +165,7 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *RespondActionParams) (*
 	if len(b.Grants) > 0 {
 		rt.gov.forget(owner.TenantID)
 	}
-	res := &RespondActionResult{Action: actionRead(resolved)}
+	res := &apitype.RespondActionResult{Action: actionRead(resolved)}
 	if last {
 		rt.kick()
 		res.Resumed = true
@@ -290,7 +180,7 @@ func alreadyResolved(a *runtype.Action) error {
 	if res := a.Resolution; res != nil {
 		how = fmt.Sprintf("%s (%s by %s at %s)", a.Status, res.Decision, res.By, res.At.Format(time.RFC3339))
 	}
-	return fmt.Errorf("%w: action %s is no longer pending: %s", ErrConflict, a.ID, how)
+	return fmt.Errorf("%w: action %s is no longer pending: %s", apitype.ErrConflict, a.ID, how)
 }
 
 // expire resolves a pending action expired, and resumes its turn when it
@@ -387,7 +277,7 @@ func (rt *Runtime) operates(principal string, role runtype.APIRole) bool {
 	if role != "" {
 		return role.Operates()
 	}
-	return rt.hasRole(principal, RoleOperator)
+	return rt.hasRole(principal, apitype.RoleOperator)
 }
 
 // hasRole reports whether a principal has a role. A principal the
@@ -396,41 +286,30 @@ func (rt *Runtime) operates(principal string, role runtype.APIRole) bool {
 func (rt *Runtime) hasRole(principal, role string) bool {
 	p, ok := rt.cfg.Principals[principal]
 	if !ok {
-		return role == RoleOperator && (principal == DefaultPrincipal || principal == APIPrincipal)
+		return role == apitype.RoleOperator && (principal == apitype.DefaultPrincipal || principal == apitype.APIPrincipal)
 	}
 	return slices.Contains(p.Roles, role)
-}
-
-// SetPolicyModeParams is the input of SetPolicyMode.
-type SetPolicyModeParams struct {
-	// Owner.PrincipalID needs the operator role; Role is as in
-	// RespondActionParams.
-	runtype.Owner
-	Role      runtype.APIRole
-	SessionID string
-	// Mode is default, read_only, accept_edits, auto or bypass; empty
-	// goes back to the agent's mode.
-	Mode policy.Mode
 }
 
 // SetPolicyMode switches a session's permission mode from its next tool
 // call on, and records policy.changed. Without a policy it records nothing
 // and returns ErrNoPolicy.
-func (rt *Runtime) SetPolicyMode(ctx context.Context, p *SetPolicyModeParams) error {
+func (rt *Runtime) SetPolicyMode(ctx context.Context, p *apitype.SetPolicyModeParams) error {
 	if !rt.running() {
-		return ErrStopped
+		return apitype.ErrStopped
 	}
 	owner := ownerOrDefault(p.Owner)
 	if !rt.operates(owner.PrincipalID, p.Role) {
-		return fmt.Errorf("%w: principal %q does not have the %s role needed to switch permission modes", ErrForbidden, owner.PrincipalID, RoleOperator)
+		return fmt.Errorf("%w: principal %q does not have the %s role needed to switch permission modes", apitype.ErrForbidden, owner.PrincipalID, apitype.RoleOperator)
 	}
-	switch p.Mode {
+	mode := policy.Mode(p.Mode)
+	switch mode {
 	case "", policy.ModeDefault, policy.ModeReadOnly, policy.ModeAcceptEdits, policy.ModeAuto, policy.ModeBypass:
 	default:
 		return invalid("mode", "must be default, read_only, accept_edits, auto or bypass, got %q", p.Mode)
 	}
 	if rt.gov == nil {
-		return ErrNoPolicy
+		return apitype.ErrNoPolicy
 	}
 	sess, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: p.SessionID})
 	if err != nil {
@@ -448,7 +327,7 @@ func (rt *Runtime) SetPolicyMode(ctx context.Context, p *SetPolicyModeParams) er
 	if err := rt.writer.Write(ctx, b); err != nil {
 		return fmt.Errorf("recording the mode: %w", err)
 	}
-	rt.gov.setMode(owner.TenantID, sess.ID, p.Mode)
+	rt.gov.setMode(owner.TenantID, sess.ID, mode)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/output"
@@ -125,21 +126,21 @@ func startGov(t *testing.T, cfg agentrt.Config, resps ...*model.Response) *govBu
 	return &govBundle{rt: rt, m: m, dir: cfg.DataDir, tb: &testBundle{rt: rt}}
 }
 
-func (g *govBundle) submit(t *testing.T, session string) (*agentrt.SubmitTurnResult, *runtype.Turn) {
+func (g *govBundle) submit(t *testing.T, session string) (*apitype.SubmitTurnResult, *runtype.Turn) {
 	t.Helper()
-	return g.tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "read", SessionID: session})
+	return g.tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "read", SessionID: session})
 }
 
-func (g *govBundle) pending(t *testing.T, turnID string) []agentrt.ActionRead {
+func (g *govBundle) pending(t *testing.T, turnID string) []apitype.ActionRead {
 	t.Helper()
-	acts, err := g.rt.ListActions(context.Background(), &agentrt.ListActionsParams{TurnID: turnID, Status: runtype.ActionPending})
+	acts, err := g.rt.ListActions(context.Background(), &apitype.ListActionsParams{TurnID: turnID, Status: runtype.ActionPending})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return acts
 }
 
-func (g *govBundle) respond(t *testing.T, p *agentrt.RespondActionParams) *agentrt.RespondActionResult {
+func (g *govBundle) respond(t *testing.T, p *apitype.RespondActionParams) *apitype.RespondActionResult {
 	t.Helper()
 	res, err := g.rt.RespondAction(context.Background(), p)
 	if err != nil {
@@ -186,10 +187,10 @@ func TestRespondAction(t *testing.T) {
 			if len(acts) != 1 || acts[0].ToolName != "read_file" || acts[0].ReasonCode != "reads_need_review" {
 				t.Fatalf("pending actions = %+v, want one for read_file", acts)
 			}
-			out := g.respond(t, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: tt.decision,
+			out := g.respond(t, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: tt.decision,
 				Message: tt.message, UpdatedInput: json.RawMessage(tt.edit)})
-			if !out.Resumed || out.Action.ResolvedBy != agentrt.DefaultPrincipal {
-				t.Errorf("response = %+v, want resumed, resolved by %s", out, agentrt.DefaultPrincipal)
+			if !out.Resumed || out.Action.ResolvedBy != apitype.DefaultPrincipal {
+				t.Errorf("response = %+v, want resumed, resolved by %s", out, apitype.DefaultPrincipal)
 			}
 			if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 				t.Fatalf("turn after %s = %s (%s)", tt.decision, turn.Status, turn.StatusReason)
@@ -248,7 +249,7 @@ func TestGrantScopes(t *testing.T) {
 				&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}}, &model.Response{Text: "ok"},
 				&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c2", "a.md")}}, &model.Response{Text: "ok"})
 			res, _ := g.submit(t, "one")
-			g.respond(t, &agentrt.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: tt.decision})
+			g.respond(t, &apitype.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: tt.decision})
 			g.wait(t, res.TurnID)
 			if _, turn := g.submit(t, "two"); turn.Status != tt.other {
 				t.Errorf("another session after %s: %s, want %s", tt.decision, turn.Status, tt.other)
@@ -281,14 +282,14 @@ func TestParallelAsks(t *testing.T) {
 	if got := g.m.seen("c3"); got != "" {
 		t.Errorf("the model saw list_dir's result before the turn resumed: %q", got)
 	}
-	first := g.respond(t, &agentrt.RespondActionParams{ActionID: byCall["c2"], Decision: runtype.DecisionDeny, Message: "no"})
+	first := g.respond(t, &apitype.RespondActionParams{ActionID: byCall["c2"], Decision: runtype.DecisionDeny, Message: "no"})
 	if first.Resumed {
 		t.Error("the turn resumed with an action still pending")
 	}
 	if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn after the first answer = %s, want still waiting", turn.Status)
 	}
-	if !g.respond(t, &agentrt.RespondActionParams{ActionID: byCall["c1"], Decision: runtype.DecisionApprove}).Resumed {
+	if !g.respond(t, &apitype.RespondActionParams{ActionID: byCall["c1"], Decision: runtype.DecisionApprove}).Resumed {
 		t.Error("the last answer did not resume the turn")
 	}
 	if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
@@ -312,20 +313,20 @@ func TestRespondActionRejects(t *testing.T) {
 		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}})
 	res, _ := g.submit(t, "rej")
 	id := g.pending(t, res.TurnID)[0].ActionID
-	var inv *agentrt.InvalidError
+	var inv *apitype.InvalidError
 	for _, tt := range []struct {
 		name string
-		p    agentrt.RespondActionParams
+		p    apitype.RespondActionParams
 		is   func(error) bool
 	}{
-		{"unknown id", agentrt.RespondActionParams{ActionID: "act_nope", Decision: "approve"}, func(err error) bool { return errors.Is(err, agentrt.ErrNotFound) }},
-		{"no operator role", agentrt.RespondActionParams{Owner: runtype.Owner{PrincipalID: "viewer"}, ActionID: id, Decision: "approve"}, func(err error) bool { return errors.Is(err, agentrt.ErrForbidden) }},
-		{"unknown principal", agentrt.RespondActionParams{Owner: runtype.Owner{PrincipalID: "mallory"}, ActionID: id, Decision: "approve"}, func(err error) bool { return errors.Is(err, agentrt.ErrForbidden) }},
-		{"other tenant", agentrt.RespondActionParams{Owner: runtype.Owner{TenantID: "other"}, ActionID: id, Decision: "approve"}, func(err error) bool { return errors.Is(err, agentrt.ErrNotFound) }},
-		{"unknown decision", agentrt.RespondActionParams{ActionID: id, Decision: "maybe"}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "decision" }},
-		{"edit without input", agentrt.RespondActionParams{ActionID: id, Decision: "edit"}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "updatedInput" }},
-		{"edit against the schema", agentrt.RespondActionParams{ActionID: id, Decision: "edit", UpdatedInput: json.RawMessage(`{"path":7}`)}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "updatedInput" }},
-		{"input without edit", agentrt.RespondActionParams{ActionID: id, Decision: "approve", UpdatedInput: json.RawMessage(`{}`)}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "updatedInput" }},
+		{"unknown id", apitype.RespondActionParams{ActionID: "act_nope", Decision: "approve"}, func(err error) bool { return errors.Is(err, apitype.ErrNotFound) }},
+		{"no operator role", apitype.RespondActionParams{Owner: runtype.Owner{PrincipalID: "viewer"}, ActionID: id, Decision: "approve"}, func(err error) bool { return errors.Is(err, apitype.ErrForbidden) }},
+		{"unknown principal", apitype.RespondActionParams{Owner: runtype.Owner{PrincipalID: "mallory"}, ActionID: id, Decision: "approve"}, func(err error) bool { return errors.Is(err, apitype.ErrForbidden) }},
+		{"other tenant", apitype.RespondActionParams{Owner: runtype.Owner{TenantID: "other"}, ActionID: id, Decision: "approve"}, func(err error) bool { return errors.Is(err, apitype.ErrNotFound) }},
+		{"unknown decision", apitype.RespondActionParams{ActionID: id, Decision: "maybe"}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "decision" }},
+		{"edit without input", apitype.RespondActionParams{ActionID: id, Decision: "edit"}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "updatedInput" }},
+		{"edit against the schema", apitype.RespondActionParams{ActionID: id, Decision: "edit", UpdatedInput: json.RawMessage(`{"path":7}`)}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "updatedInput" }},
+		{"input without edit", apitype.RespondActionParams{ActionID: id, Decision: "approve", UpdatedInput: json.RawMessage(`{}`)}, func(err error) bool { return errors.As(err, &inv) && inv.Field == "updatedInput" }},
 	} {
 		_, err := g.rt.RespondAction(context.Background(), &tt.p)
 		if err == nil || !tt.is(err) {
@@ -335,9 +336,9 @@ func TestRespondActionRejects(t *testing.T) {
 	if len(g.pending(t, res.TurnID)) != 1 {
 		t.Fatal("a rejected response resolved the action")
 	}
-	g.respond(t, &agentrt.RespondActionParams{ActionID: id, Decision: "approve"})
-	_, err := g.rt.RespondAction(context.Background(), &agentrt.RespondActionParams{ActionID: id, Decision: "deny"})
-	if !errors.Is(err, agentrt.ErrConflict) || !strings.Contains(err.Error(), "approve by local") {
+	g.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: "approve"})
+	_, err := g.rt.RespondAction(context.Background(), &apitype.RespondActionParams{ActionID: id, Decision: "deny"})
+	if !errors.Is(err, apitype.ErrConflict) || !strings.Contains(err.Error(), "approve by local") {
 		t.Errorf("responding twice = %v, want a conflict naming the first answer", err)
 	}
 	g.wait(t, res.TurnID)
@@ -356,7 +357,7 @@ func TestRespondTwiceAtOnce(t *testing.T) {
 		var wg sync.WaitGroup
 		for i, d := range []string{"approve", "deny"} {
 			wg.Go(func() {
-				_, errs[i] = g.rt.RespondAction(context.Background(), &agentrt.RespondActionParams{ActionID: id, Decision: d})
+				_, errs[i] = g.rt.RespondAction(context.Background(), &apitype.RespondActionParams{ActionID: id, Decision: d})
 			})
 		}
 		wg.Wait()
@@ -364,7 +365,7 @@ func TestRespondTwiceAtOnce(t *testing.T) {
 			t.Fatalf("two answers: %v and %v, want exactly one to win", errs[0], errs[1])
 		}
 		for _, err := range errs {
-			if err != nil && !errors.Is(err, agentrt.ErrConflict) {
+			if err != nil && !errors.Is(err, apitype.ErrConflict) {
 				t.Errorf("the losing answer = %v, want a conflict", err)
 			}
 		}
@@ -402,8 +403,8 @@ func TestActionExpiry(t *testing.T) {
 	if got := g.m.seen("c1"); !strings.Contains(got, "nobody answered") {
 		t.Errorf("the model saw %q, want the expiry", got)
 	}
-	_, err := g.rt.RespondAction(context.Background(), &agentrt.RespondActionParams{ActionID: act.ActionID, Decision: "approve"})
-	if !errors.Is(err, agentrt.ErrConflict) {
+	_, err := g.rt.RespondAction(context.Background(), &apitype.RespondActionParams{ActionID: act.ActionID, Decision: "approve"})
+	if !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("answering an expired action = %v, want a conflict", err)
 	}
 }
@@ -439,7 +440,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	g2 := startGov(t, agentrt.Config{DataDir: dir, Policy: kernel(t, askRules)}, &model.Response{Text: "after restart"})
-	if !g2.respond(t, &agentrt.RespondActionParams{ActionID: id, Decision: "approve"}).Resumed {
+	if !g2.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: "approve"}).Resumed {
 		t.Fatal("the answer did not resume the turn")
 	}
 	turn := g2.wait(t, res.TurnID)
@@ -464,7 +465,7 @@ func TestInterruptCancelsActions(t *testing.T) {
 	if _, err := g.rt.InterruptTurn(context.Background(), runtype.Owner{}, res.TurnID); err != nil {
 		t.Fatal(err)
 	}
-	acts, err := g.rt.ListActions(context.Background(), &agentrt.ListActionsParams{TurnID: res.TurnID})
+	acts, err := g.rt.ListActions(context.Background(), &apitype.ListActionsParams{TurnID: res.TurnID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,13 +493,13 @@ func TestPolicyModeSwitch(t *testing.T) {
 		t.Fatalf("the write was denied before the switch: %q", got)
 	}
 	ctx := context.Background()
-	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: "sideways"}); err == nil {
+	if err := g.rt.SetPolicyMode(ctx, &apitype.SetPolicyModeParams{SessionID: res.SessionID, Mode: "sideways"}); err == nil {
 		t.Error("an unknown mode was accepted")
 	}
-	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{Owner: runtype.Owner{PrincipalID: "mallory"}, SessionID: res.SessionID, Mode: policy.ModeReadOnly}); !errors.Is(err, agentrt.ErrForbidden) {
+	if err := g.rt.SetPolicyMode(ctx, &apitype.SetPolicyModeParams{Owner: runtype.Owner{PrincipalID: "mallory"}, SessionID: res.SessionID, Mode: string(policy.ModeReadOnly)}); !errors.Is(err, apitype.ErrForbidden) {
 		t.Errorf("a non-operator switched the mode: %v", err)
 	}
-	if err := g.rt.SetPolicyMode(ctx, &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: policy.ModeReadOnly}); err != nil {
+	if err := g.rt.SetPolicyMode(ctx, &apitype.SetPolicyModeParams{SessionID: res.SessionID, Mode: string(policy.ModeReadOnly)}); err != nil {
 		t.Fatal(err)
 	}
 	g.submit(t, "mode")
@@ -510,7 +511,7 @@ func TestPolicyModeSwitch(t *testing.T) {
 	}
 	evs := g.tb.sessionEvents(t, runtype.Owner{}, res.SessionID)
 	changed := eventsOf(evs, event.PolicyChanged)
-	if len(changed) != 1 || changed[0].Payload.(*event.PolicyChangedPayload).Mode != "read_only" || changed[0].Payload.(*event.PolicyChangedPayload).ChangedBy != agentrt.DefaultPrincipal {
+	if len(changed) != 1 || changed[0].Payload.(*event.PolicyChangedPayload).Mode != "read_only" || changed[0].Payload.(*event.PolicyChangedPayload).ChangedBy != apitype.DefaultPrincipal {
 		t.Fatalf("policy.changed = %+v", changed)
 	}
 	// The switch is sealed in the session's evidence chain.
@@ -526,8 +527,8 @@ func TestPolicyModeWithoutPolicy(t *testing.T) {
 	t.Parallel()
 	g := startGov(t, agentrt.Config{}, &model.Response{Text: "done"})
 	res, _ := g.submit(t, "no-policy")
-	err := g.rt.SetPolicyMode(context.Background(), &agentrt.SetPolicyModeParams{SessionID: res.SessionID, Mode: policy.ModeReadOnly})
-	if !errors.Is(err, agentrt.ErrNoPolicy) || !errors.Is(err, agentrt.ErrConflict) {
+	err := g.rt.SetPolicyMode(context.Background(), &apitype.SetPolicyModeParams{SessionID: res.SessionID, Mode: string(policy.ModeReadOnly)})
+	if !errors.Is(err, apitype.ErrNoPolicy) || !errors.Is(err, apitype.ErrConflict) {
 		t.Fatalf("SetPolicyMode without a policy = %v, want ErrNoPolicy, an ErrConflict", err)
 	}
 	if changed := eventsOf(g.tb.sessionEvents(t, runtype.Owner{}, res.SessionID), event.PolicyChanged); len(changed) != 0 {
@@ -547,7 +548,7 @@ func TestSecretsStayOutOfPreviews(t *testing.T) {
 	if len(acts) != 1 || strings.Contains(acts[0].InputPreview, key) || !strings.Contains(acts[0].InputPreview, "REDACTED") {
 		t.Fatalf("action preview %+v, want the key redacted", acts)
 	}
-	g.respond(t, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: "approve"})
+	g.respond(t, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: "approve"})
 	g.wait(t, res.TurnID)
 	for _, e := range g.tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
 		raw, err := e.JSON()
@@ -593,7 +594,7 @@ func TestPromptInjectionGate(t *testing.T) {
 			}
 			defer rt.Stop(context.Background())
 			tb := &testBundle{rt: rt}
-			res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "where is 1042?"})
+			res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "where is 1042?"})
 			if turn.Status != runtype.StatusCompleted {
 				t.Fatalf("turn %s", turn.Status)
 			}
@@ -647,7 +648,7 @@ func TestVerifyNamesTheTamperedReceipt(t *testing.T) {
 		g := startGov(t, agentrt.Config{DataDir: dir, Policy: kernel(t, askRules)},
 			&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}})
 		res, _ := g.submit(t, "tamper")
-		g.respond(t, &agentrt.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: "approve"})
+		g.respond(t, &apitype.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: "approve"})
 		g.wait(t, res.TurnID)
 		ctx := context.Background()
 		v, err := g.rt.VerifySession(ctx, runtype.Owner{}, res.SessionID)
@@ -699,7 +700,7 @@ func TestEditIsEvaluatedAgain(t *testing.T) {
     message: b.md is private
 `)}, &model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}})
 	res, _ := g.submit(t, "edit")
-	g.respond(t, &agentrt.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: "edit", UpdatedInput: json.RawMessage(`{"path":"b.md"}`)})
+	g.respond(t, &apitype.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: "edit", UpdatedInput: json.RawMessage(`{"path":"b.md"}`)})
 	if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s", turn.Status)
 	}
@@ -721,17 +722,17 @@ func TestAnotherProcessTakesTheWork(t *testing.T) {
 	res, _ := g1.submit(t, "freed")
 	id := g1.pending(t, res.TurnID)[0].ActionID
 	g2 := startGov(t, agentrt.Config{Store: ms, Policy: kernel(t, askRules)}, done, done)
-	g2.respond(t, &agentrt.RespondActionParams{ActionID: id, Decision: "approve"})
+	g2.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: "approve"})
 	if turn := g2.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 		t.Fatalf("the resumed turn: %s", turn.Status)
 	}
 	// The first runtime's writer learns of the other's events when its
 	// first append conflicts (one store, two writers); it then succeeds.
 	ctx := context.Background()
-	var next *agentrt.SubmitTurnResult
+	var next *apitype.SubmitTurnResult
 	var err error
 	for range 2 {
-		if next, err = g1.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", Input: "again", SessionID: "freed"}); err == nil {
+		if next, err = g1.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "again", SessionID: "freed"}); err == nil {
 			break
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/model"
@@ -120,7 +121,7 @@ func durabilityFromFile(f *config.File, cfg *Config) {
 	x := f.Durability
 	cfg.MaxConcurrentRuns, cfg.MaxQueued, cfg.MaxQueuedPerTenant = x.Workers, x.MaxQueued, x.MaxQueuedPerTenant
 	cfg.LeaseTTL, cfg.PollInterval = x.LeaseTTL, x.PollInterval
-	cfg.Multitask = Multitask(x.Multitask)
+	cfg.Multitask = apitype.Multitask(x.Multitask)
 	cfg.TurnTimeout, cfg.InactivityTimeout = x.TurnTimeout, x.InactivityTimeout
 	cfg.IntegrityCheck = x.IntegrityCheck // IntegrityCheckOff is negative: no check
 	cfg.Retry = RetryPolicy{MaxAttempts: x.Retry.MaxAttempts, Backoff: x.Retry.Backoff, MaxBackoff: x.Retry.MaxBackoff}

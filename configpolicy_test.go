@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
@@ -80,7 +81,7 @@ responses:
 	}
 	defer rt.Stop(context.Background())
 	b := &testBundle{rt: rt}
-	res, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "go"})
+	res, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "go"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s (%s)", turn.Status, turn.StatusReason)
 	}

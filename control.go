@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -18,54 +19,6 @@ import (
 // admission (queue limits and Retry-After) and a thread's queue of turns
 // (multitask policies, remove, promote). Every control records its intent
 // in the store first; the worker holding the task acts on it.
-
-// Multitask says how a submission to a busy thread — one whose earlier
-// turn is still open (queued, running, parked or paused) — is handled.
-type Multitask string
-
-// Multitask policies.
-const (
-	// MultitaskEnqueue queues the turn behind the open ones (the default).
-	MultitaskEnqueue Multitask = "enqueue"
-	// MultitaskReject refuses the turn with ErrBusy.
-	MultitaskReject Multitask = "reject"
-	// MultitaskInterrupt cancels the open turns (they keep what they did)
-	// and runs the new one next.
-	MultitaskInterrupt Multitask = "interrupt"
-	// MultitaskRollback cancels the open turns and removes what they added
-	// from the conversation the model sees.
-	MultitaskRollback Multitask = "rollback"
-)
-
-// Valid reports whether m is a known policy ("" is the configured default).
-func (m Multitask) Valid() bool {
-	switch m {
-	case "", MultitaskEnqueue, MultitaskReject, MultitaskInterrupt, MultitaskRollback:
-		return true
-	}
-	return false
-}
-
-// ErrBusy: the thread has an open turn and the submission's multitask
-// policy is reject. It is a conflict.
-var ErrBusy = fmt.Errorf("%w: the thread is busy", store.ErrConflict)
-
-// ErrOverloaded is what an OverloadedError matches with errors.Is.
-var ErrOverloaded = errors.New("overloaded")
-
-// OverloadedError refuses a submission above an admission limit. Nothing
-// was recorded; submit again after RetryAfter.
-type OverloadedError struct {
-	Reason     string
-	RetryAfter time.Duration
-}
-
-func (e *OverloadedError) Error() string {
-	return fmt.Sprintf("overloaded: %s; retry after %s", e.Reason, e.RetryAfter)
-}
-
-// Is makes errors.Is(err, ErrOverloaded) match.
-func (e *OverloadedError) Is(target error) bool { return target == ErrOverloaded }
 
 // Reasons of turns and tasks the control plane ends or holds.
 const (
@@ -82,12 +35,12 @@ func (rt *Runtime) admission(owner runtype.Owner) *store.Admission {
 }
 
 // overloaded is the error of a submission the store's admission refused.
-func (rt *Runtime) overloaded(full *store.QueueFullError) *OverloadedError {
+func (rt *Runtime) overloaded(full *store.QueueFullError) *apitype.OverloadedError {
 	reason := fmt.Sprintf("the runtime has %d queued turns, the limit", full.Queued)
 	if full.TenantID != "" {
 		reason = fmt.Sprintf("tenant %s has %d queued turns, the limit", full.TenantID, full.Queued)
 	}
-	return &OverloadedError{Reason: reason, RetryAfter: rt.retryAfter(full.Queued)}
+	return &apitype.OverloadedError{Reason: reason, RetryAfter: rt.retryAfter(full.Queued)}
 }
 
 // retryAfter estimates when a queue of n turns has room again: the time
@@ -176,17 +129,10 @@ func (rt *Runtime) turnTask(ctx context.Context, owner runtype.Owner, turnID str
 	return turn, task, nil
 }
 
-// TaskControlParams addresses a task by id, or by its turn's id.
-type TaskControlParams struct {
-	runtype.Owner
-	TaskID string
-	TurnID string
-}
-
-func (rt *Runtime) controlled(ctx context.Context, p *TaskControlParams) (runtype.Owner, *runtype.Turn, *runtype.Task, error) {
+func (rt *Runtime) controlled(ctx context.Context, p *apitype.TaskControlParams) (runtype.Owner, *runtype.Turn, *runtype.Task, error) {
 	owner := ownerOrDefault(p.Owner)
 	if !rt.running() {
-		return owner, nil, nil, ErrStopped
+		return owner, nil, nil, apitype.ErrStopped
 	}
 	if p.TaskID == "" {
 		turn, task, err := rt.turnTask(ctx, owner, p.TurnID)
@@ -209,7 +155,7 @@ func (rt *Runtime) controlled(ctx context.Context, p *TaskControlParams) (runtyp
 // a queued, parked or paused one is ended by a worker at once. It returns
 // the status it leaves the task in: cancelling, or the terminal status of
 // a task that had already ended (a no-op).
-func (rt *Runtime) CancelTask(ctx context.Context, p *TaskControlParams) (runtype.TaskStatus, error) {
+func (rt *Runtime) CancelTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	owner, turn, task, err := rt.controlled(ctx, p)
 	if err != nil {
 		return "", err
@@ -220,7 +166,7 @@ func (rt *Runtime) CancelTask(ctx context.Context, p *TaskControlParams) (runtyp
 // InterruptTurn cancels a turn's task, like CancelTask; the turn ends
 // cancelled with reason interrupted (WaitTurn observes it).
 func (rt *Runtime) InterruptTurn(ctx context.Context, owner runtype.Owner, turnID string) (runtype.TaskStatus, error) {
-	return rt.CancelTask(ctx, &TaskControlParams{Owner: owner, TurnID: turnID})
+	return rt.CancelTask(ctx, &apitype.TaskControlParams{Owner: owner, TurnID: turnID})
 }
 
 // cancel records the cancel intent (control is cancel or rollback) and
@@ -342,13 +288,13 @@ func (rt *Runtime) wakeTask(ctx context.Context, tenant, taskID string) error {
 // paused at once without starting, and a parked one pauses when it would
 // go on. ResumeTask undoes it. It returns the task's status: paused for
 // one that was queued, the current one otherwise.
-func (rt *Runtime) PauseTask(ctx context.Context, p *TaskControlParams) (runtype.TaskStatus, error) {
+func (rt *Runtime) PauseTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	owner, turn, task, err := rt.controlled(ctx, p)
 	if err != nil {
 		return "", err
 	}
 	if task.Status.Terminal() {
-		return task.Status, fmt.Errorf("%w: task %s has ended %s", ErrConflict, task.ID, task.Status)
+		return task.Status, fmt.Errorf("%w: task %s has ended %s", apitype.ErrConflict, task.ID, task.Status)
 	}
 	pause := runtype.ControlPause
 	u := &store.TaskUpdate{TenantID: task.TenantID, TaskID: task.ID, Control: &pause}
@@ -373,13 +319,13 @@ func (rt *Runtime) PauseTask(ctx context.Context, p *TaskControlParams) (runtype
 // ResumeTask lifts a pause: a paused task goes on from its last recorded
 // step (task.resumed); one that had not paused yet runs on. It returns the
 // task's status.
-func (rt *Runtime) ResumeTask(ctx context.Context, p *TaskControlParams) (runtype.TaskStatus, error) {
+func (rt *Runtime) ResumeTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	owner, turn, task, err := rt.controlled(ctx, p)
 	if err != nil {
 		return "", err
 	}
 	if task.Control != runtype.ControlPause && task.Status != runtype.StatusPaused {
-		return task.Status, fmt.Errorf("%w: task %s is not paused", ErrConflict, task.ID)
+		return task.Status, fmt.Errorf("%w: task %s is not paused", apitype.ErrConflict, task.ID)
 	}
 	none := runtype.ControlNone
 	u := rt.wakeUpdate(task, &none)
@@ -402,7 +348,7 @@ func (rt *Runtime) ResumeTask(ctx context.Context, p *TaskControlParams) (runtyp
 // timed out or lost, or is blocked or waiting to be retried: it goes on
 // from the turn's last recorded step (task.retrying, then
 // task.attempt.started). It returns retrying.
-func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype.TaskStatus, error) {
+func (rt *Runtime) RetryTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	owner, turn, task, err := rt.controlled(ctx, p)
 	if err != nil {
 		return "", err
@@ -412,7 +358,7 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 		runtype.StatusBlocked, runtype.StatusRetrying:
 	default:
 		return task.Status, fmt.Errorf("%w: task %s is %s; only a failed, cancelled, timed out, lost, blocked or retrying task can be retried",
-			ErrConflict, task.ID, task.Status)
+			apitype.ErrConflict, task.ID, task.Status)
 	}
 	// Its thread's conversation has moved on if another turn is open: a
 	// retry now would run two turns of one thread at once.
@@ -422,7 +368,7 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *TaskControlParams) (runtype
 	}
 	for _, o := range open {
 		if o.ID != task.ID {
-			return task.Status, fmt.Errorf("%w: turn %s of the thread is %s; retry after it ends", ErrBusy, o.TurnID, o.Status)
+			return task.Status, fmt.Errorf("%w: turn %s of the thread is %s; retry after it ends", apitype.ErrBusy, o.TurnID, o.Status)
 		}
 	}
 	retry := runtype.ControlRetry
@@ -451,15 +397,8 @@ func (rt *Runtime) control(ctx context.Context, owner runtype.Owner, turn *runty
 	return nil
 }
 
-// QueueParams addresses a thread's queue.
-type QueueParams struct {
-	runtype.Owner
-	SessionID string
-	ThreadID  string
-}
-
 // ListQueue returns a thread's queued turns in the order they will run.
-func (rt *Runtime) ListQueue(ctx context.Context, p *QueueParams) ([]event.QueuedTurn, error) {
+func (rt *Runtime) ListQueue(ctx context.Context, p *apitype.QueueParams) ([]event.QueuedTurn, error) {
 	owner := ownerOrDefault(p.Owner)
 	th, err := rt.store.ThreadGet(ctx, &store.ThreadGetParams{TenantID: owner.TenantID, ID: p.ThreadID})
 	if err != nil || (p.SessionID != "" && th.SessionID != p.SessionID) {
@@ -479,7 +418,7 @@ func (rt *Runtime) queuedTurn(ctx context.Context, owner runtype.Owner, turnID s
 		return nil, nil, err
 	}
 	if task.Status != runtype.StatusQueued || task.CurrentRunID != "" || task.Control == runtype.ControlCancel {
-		return nil, nil, fmt.Errorf("%w: turn %s is not queued (it is %s)", ErrConflict, turnID, task.Status)
+		return nil, nil, fmt.Errorf("%w: turn %s is not queued (it is %s)", apitype.ErrConflict, turnID, task.Status)
 	}
 	return turn, task, nil
 }
@@ -543,7 +482,7 @@ func (rt *Runtime) PromoteQueuedTurn(ctx context.Context, owner runtype.Owner, t
 }
 
 // GetTask returns a task's read model with its attempts.
-func (rt *Runtime) GetTask(ctx context.Context, owner runtype.Owner, taskID string) (*TaskRead, error) {
+func (rt *Runtime) GetTask(ctx context.Context, owner runtype.Owner, taskID string) (*apitype.TaskRead, error) {
 	owner = ownerOrDefault(owner)
 	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: owner.TenantID, ID: taskID})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
@@ -60,7 +61,7 @@ func TestCrashChild(t *testing.T) {
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{Agent: "a", Input: "go", SessionID: "crash-1"}); err != nil {
+	if _, err := rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "a", Input: "go", SessionID: "crash-1"}); err != nil {
 		t.Fatal(err)
 	}
 	select {}
@@ -139,14 +140,14 @@ func TestCrashRecovery(t *testing.T) {
 	if turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("recovered turn = %s (%s), want waiting_permission", turn.Status, turn.StatusReason)
 	}
-	acts, err := rt.ListActions(ctx, &agentrt.ListActionsParams{SessionID: "crash-1", Status: runtype.ActionPending})
+	acts, err := rt.ListActions(ctx, &apitype.ListActionsParams{SessionID: "crash-1", Status: runtype.ActionPending})
 	if err != nil || len(acts) != 1 || acts[0].Type != "side_effect_unknown" || acts[0].ToolName != "hang" {
 		t.Fatalf("pending actions = %+v, %v; want one side_effect_unknown for hang", acts, err)
 	}
 	if want := []string{runtype.DecisionRetry, runtype.DecisionMarkDone, runtype.DecisionFail}; !slices.Equal(acts[0].Decisions, want) {
 		t.Errorf("decisions = %v, want %v", acts[0].Decisions, want)
 	}
-	res, err := rt.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionMarkDone, Message: "the job did run"})
+	res, err := rt.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionMarkDone, Message: "the job did run"})
 	if err != nil || !res.Resumed {
 		t.Fatalf("RespondAction(mark_done) = %+v, %v", res, err)
 	}

@@ -27,7 +27,7 @@ const root = "agentrt"
 func TestDependencyRules(t *testing.T) {
 	t.Parallel()
 	g := moduleGraph(t)
-	for _, p := range []string{root, "runtype", "event", "store", "store/memstore", "store/sqlitestore",
+	for _, p := range []string{root, "apitype", "runtype", "event", "store", "store/memstore", "store/sqlitestore",
 		"policy", "loop", "cli", "httpapi", "cmd/agentrt", "replaycase", "client", "telemetry", "evidence"} {
 		if _, ok := g[p]; !ok {
 			t.Errorf("package %s is gone: update the dependency rules", p)
@@ -44,9 +44,11 @@ func TestDependencyRules(t *testing.T) {
 		{"store", []string{"runtype", "event"}},
 		{"model", []string{"runtype"}},
 		{"replaycase", []string{"runtype"}},
-		// The client speaks the API's JSON: the root package's read types,
-		// events, and httpapi's request bodies, nothing more.
-		{"client", []string{root, "runtype", "event", "httpapi"}},
+		// The contract is plain values over ids, statuses and events.
+		{"apitype", []string{"runtype", "event"}},
+		// The client speaks the API's JSON: the contract and events,
+		// never the runtime (see TestClientWeight).
+		{"client", []string{"apitype", "runtype", "event"}},
 		{"telemetry", []string{"runtype"}},
 		// The bundle format knows events and receipts, never the runtime.
 		{"evidence", []string{"runtype", "event", "store"}},
@@ -130,6 +132,48 @@ func TestDependencyRules(t *testing.T) {
 		if within(imp, "store") {
 			t.Errorf("cli imports %s: cli reaches the store only through the runtime", imp)
 		}
+	}
+}
+
+// maxClientDeps bounds the packages outside the standard library that
+// importing client links, client itself included: today client,
+// apitype, event and runtype. Before the contract had a package of its
+// own, client linked the runtime and 348 packages with it (SQLite, CEL,
+// gRPC, the model SDKs).
+const maxClientDeps = 10
+
+// TestClientWeight keeps the Go client light: everything it links
+// beyond the standard library is the module's own contract packages, no
+// third-party module and never the runtime, whatever path it would come
+// by.
+func TestClientWeight(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(testenv.GoTool(t), "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", modulePath+"/client")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	deps := strings.Fields(string(out))
+	var foreign []string
+	for _, d := range deps {
+		pkg, ok := rel(d)
+		switch {
+		case !ok:
+			foreign = append(foreign, d)
+		case pkg == root:
+			t.Errorf("client links the runtime (package %s): it speaks the API through apitype", modulePath)
+		}
+	}
+	if len(foreign) > 0 {
+		t.Errorf("client links %d packages outside the module and the standard library, want none: %s, …", len(foreign), strings.Join(foreign[:min(len(foreign), 5)], ", "))
+	}
+	if len(deps) > maxClientDeps {
+		t.Errorf("client links %d packages beyond the standard library, want at most %d", len(deps), maxClientDeps)
+	}
+	if !slices.Contains(deps, modulePath+"/apitype") {
+		t.Errorf("client does not link apitype: %v; is the list wrong?", deps)
 	}
 }
 

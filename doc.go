@@ -10,6 +10,8 @@
 //
 // # Where things live
 //
+//   - apitype: the API contract — the parameters, results, read models
+//     and errors this package's methods take and return.
 //   - runtype: ids, statuses and durable records; event: the envelope,
 //     payloads and the notification bus.
 //   - store: the Store interface and the group-commit Writer;

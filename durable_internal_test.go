@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
@@ -73,7 +74,7 @@ func TestFencedWorkerCannotWrite(t *testing.T) {
 			t.Errorf("stopping: %v", err)
 		}
 	})
-	res, err := rt.SubmitTurn(ctx, &SubmitTurnParams{Agent: "a", Input: "go", SessionID: "fence-1"})
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "go", SessionID: "fence-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestFencedWorkerCannotWrite(t *testing.T) {
 	}
 	w := store.NewWriter(other, store.WriterConfig{})
 	err = w.Write(ctx, &store.Batch{Leases: []*store.LeaseChange{{
-		TenantID: DefaultTenant, TaskID: res.TaskID, Epoch: c.epoch, Claim: true, Owner: "thief", ExpiresAt: time.Now().Add(time.Hour),
+		TenantID: apitype.DefaultTenant, TaskID: res.TaskID, Epoch: c.epoch, Claim: true, Owner: "thief", ExpiresAt: time.Now().Add(time.Hour),
 	}}})
 	if err := w.Stop(ctx); err != nil {
 		t.Error(err)
@@ -119,21 +120,21 @@ func TestFencedWorkerCannotWrite(t *testing.T) {
 	if n := p.calls.Load(); n != 1 {
 		t.Errorf("the fenced worker asked the model %d times, want once (before the steal)", n)
 	}
-	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: DefaultTenant, ID: res.TaskID})
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: apitype.DefaultTenant, ID: res.TaskID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if task.LeaseOwner != "thief" || task.LeaseEpoch != c.epoch+1 {
 		t.Errorf("lease = %q at epoch %d, want the thief's at %d", task.LeaseOwner, task.LeaseEpoch, c.epoch+1)
 	}
-	turn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: DefaultTenant, ID: res.TurnID})
+	turn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: apitype.DefaultTenant, ID: res.TurnID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if turn.Status != runtype.StatusRunning {
 		t.Errorf("the fenced worker recorded the turn %s", turn.Status)
 	}
-	calls, err := rt.store.ToolCallList(ctx, &store.ToolCallListParams{TenantID: DefaultTenant, SessionID: res.SessionID})
+	calls, err := rt.store.ToolCallList(ctx, &store.ToolCallListParams{TenantID: apitype.DefaultTenant, SessionID: res.SessionID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestFencedWorkerCannotWrite(t *testing.T) {
 func sessionEventTypes(t *testing.T, s store.Reader, sessionID string) []event.Type {
 	t.Helper()
 	evs, err := s.EventListAfter(context.Background(), &store.EventListAfterParams{
-		Filter: event.Filter{TenantID: DefaultTenant, SessionID: sessionID}, Limit: store.MaxListLimit,
+		Filter: event.Filter{TenantID: apitype.DefaultTenant, SessionID: sessionID}, Limit: store.MaxListLimit,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
 )
@@ -25,18 +25,18 @@ func TestRetryKeepsOneTurnPerThread(t *testing.T) {
 	rt := startDurable(t, cfg)
 	ctx := context.Background()
 
-	first := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "rk-1", Input: "one"})
+	first := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "rk-1", Input: "one"})
 	g.wait(t)
-	second := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "rk-1", Input: "two", Multitask: agentrt.MultitaskRollback})
+	second := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "rk-1", Input: "two", Multitask: apitype.MultitaskRollback})
 	wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, first.TurnID), runtype.StatusCancelled, "rolled_back")
 	wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, second.TurnID), runtype.StatusCompleted, "")
 
-	third := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "rk-1", Input: "three"})
+	third := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "rk-1", Input: "three"})
 	wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, third.TurnID), runtype.StatusCompleted, "")
 
 	// Retrying the rolled-back turn: the thread is idle, so it runs, and
 	// its own messages are part of its conversation again.
-	status, err := rt.RetryTask(ctx, &agentrt.TaskControlParams{TaskID: first.TaskID})
+	status, err := rt.RetryTask(ctx, &apitype.TaskControlParams{TaskID: first.TaskID})
 	if err != nil || status != runtype.StatusRetrying {
 		t.Fatalf("RetryTask = %s, %v", status, err)
 	}
@@ -52,20 +52,20 @@ func TestRetryKeepsOneTurnPerThread(t *testing.T) {
 	cfg2 := durableConfig(&brain{answer: callsOn("block", "four")}, g3.tool("block", tool.Annotations{}))
 	cfg2.DataDir = t.TempDir()
 	rt2 := startDurable(t, cfg2)
-	failed := submitTo(t, rt2, agentrt.SubmitTurnParams{SessionID: "rk-2", Input: "four"})
+	failed := submitTo(t, rt2, apitype.SubmitTurnParams{SessionID: "rk-2", Input: "four"})
 	g3.wait(t)
-	queued := submitTo(t, rt2, agentrt.SubmitTurnParams{SessionID: "rk-2", Input: "five"})
-	if status, err := rt2.CancelTask(ctx, &agentrt.TaskControlParams{TaskID: queued.TaskID}); err != nil || status != runtype.StatusCancelled {
+	queued := submitTo(t, rt2, apitype.SubmitTurnParams{SessionID: "rk-2", Input: "five"})
+	if status, err := rt2.CancelTask(ctx, &apitype.TaskControlParams{TaskID: queued.TaskID}); err != nil || status != runtype.StatusCancelled {
 		t.Fatalf("CancelTask(queued) = %s, %v", status, err)
 	}
-	if _, err := rt2.RetryTask(ctx, &agentrt.TaskControlParams{TaskID: queued.TaskID}); !errors.Is(err, agentrt.ErrBusy) {
+	if _, err := rt2.RetryTask(ctx, &apitype.TaskControlParams{TaskID: queued.TaskID}); !errors.Is(err, apitype.ErrBusy) {
 		t.Errorf("RetryTask while another turn of the thread runs: err = %v, want ErrBusy", err)
 	}
 	g3.open()
 	wantTurn(t, awaitTurn(t, rt2, runtype.Owner{}, failed.TurnID), runtype.StatusCompleted, "")
 	// Now it may: the turn that never ran gets its input into the
 	// conversation.
-	if _, err := rt2.RetryTask(ctx, &agentrt.TaskControlParams{TaskID: queued.TaskID}); err != nil {
+	if _, err := rt2.RetryTask(ctx, &apitype.TaskControlParams{TaskID: queued.TaskID}); err != nil {
 		t.Fatal(err)
 	}
 	turn := awaitTurn(t, rt2, runtype.Owner{}, queued.TurnID)

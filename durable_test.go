@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
@@ -185,7 +186,7 @@ func startDurable(t *testing.T, cfg agentrt.Config) *agentrt.Runtime {
 }
 
 // submitTo submits a turn of agent "a".
-func submitTo(t *testing.T, rt *agentrt.Runtime, p agentrt.SubmitTurnParams) *agentrt.SubmitTurnResult {
+func submitTo(t *testing.T, rt *agentrt.Runtime, p apitype.SubmitTurnParams) *apitype.SubmitTurnResult {
 	t.Helper()
 	p.Agent = "a"
 	res, err := rt.SubmitTurn(context.Background(), &p)
@@ -269,7 +270,7 @@ func attemptStatuses(t *testing.T, rt *agentrt.Runtime, owner runtype.Owner, tas
 // queueIDs lists a thread's queue as turn ids.
 func queueIDs(t *testing.T, rt *agentrt.Runtime, sessionID, threadID string) []string {
 	t.Helper()
-	q, err := rt.ListQueue(context.Background(), &agentrt.QueueParams{SessionID: sessionID, ThreadID: threadID})
+	q, err := rt.ListQueue(context.Background(), &apitype.QueueParams{SessionID: sessionID, ThreadID: threadID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func waitStopping(t *testing.T, rt *agentrt.Runtime) {
 		// The running check comes before validation: an empty submission
 		// is refused with ErrStopped once the runtime stops, and as
 		// invalid before.
-		if _, err := rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{}); errors.Is(err, agentrt.ErrStopped) {
+		if _, err := rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{}); errors.Is(err, apitype.ErrStopped) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -331,13 +332,13 @@ func TestOneWorkerPerTask(t *testing.T) {
 
 	const sessions, perSession = 10, 3
 	ctx := context.Background()
-	results := make([][]*agentrt.SubmitTurnResult, sessions)
+	results := make([][]*apitype.SubmitTurnResult, sessions)
 	var wg sync.WaitGroup
 	for s := range sessions {
 		wg.Go(func() {
 			sid := fmt.Sprintf("owpt-%d", s)
 			for i := range perSession {
-				res, err := rts[(s+i)%2].SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", SessionID: sid, Input: fmt.Sprintf("turn %d", i)})
+				res, err := rts[(s+i)%2].SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", SessionID: sid, Input: fmt.Sprintf("turn %d", i)})
 				if err != nil {
 					t.Errorf("submitting turn %d of %s through runtime %d: %v", i, sid, (s+i)%2, err)
 					continue
@@ -399,12 +400,12 @@ func TestOneWorkerSharedSession(t *testing.T) {
 	cfg.LeaseTTL, cfg.PollInterval = 2*time.Second, 20*time.Millisecond
 	a, b := startDurable(t, cfg), startDurable(t, cfg)
 	ctx := context.Background()
-	first := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "shared-1", Input: "one"})
+	first := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "shared-1", Input: "one"})
 	wantTurn(t, awaitTurn(t, a, runtype.Owner{}, first.TurnID), runtype.StatusCompleted, "")
-	if _, err := b.SetLimit(ctx, &agentrt.SetLimitParams{Scope: runtype.LimitSession, SessionID: "shared-1", MaxTokens: 1 << 20}); err != nil {
+	if _, err := b.SetLimit(ctx, &apitype.SetLimitParams{Scope: runtype.LimitSession, SessionID: "shared-1", MaxTokens: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	second, err := a.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "a", SessionID: "shared-1", Input: "two"})
+	second, err := a.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", SessionID: "shared-1", Input: "two"})
 	if err != nil {
 		t.Fatalf("submitting to a session the other runtime wrote to last: %v", err)
 	}
@@ -446,7 +447,7 @@ func TestLostLeaseIsRecovered(t *testing.T) {
 			ctx := context.Background()
 
 			a := startDurable(t, cfg)
-			res := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "lost-1", Input: "charge it"})
+			res := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "lost-1", Input: "charge it"})
 			first := g.wait(t)
 			gone, cancel := context.WithCancel(ctx)
 			cancel()
@@ -461,7 +462,7 @@ func TestLostLeaseIsRecovered(t *testing.T) {
 			turn := awaitTurn(t, b, runtype.Owner{}, res.TurnID)
 			if !tt.idempotent {
 				wantTurn(t, turn, runtype.StatusWaitingPermission, "*")
-				acts, err := b.ListActions(ctx, &agentrt.ListActionsParams{SessionID: "lost-1", Status: runtype.ActionPending})
+				acts, err := b.ListActions(ctx, &apitype.ListActionsParams{SessionID: "lost-1", Status: runtype.ActionPending})
 				if err != nil || len(acts) != 1 || acts[0].Type != "side_effect_unknown" || acts[0].ToolName != "charge" || acts[0].ToolCallID != first.ID {
 					t.Fatalf("pending actions = %+v, %v; want one side_effect_unknown for the charge call", acts, err)
 				}
@@ -471,7 +472,7 @@ func TestLostLeaseIsRecovered(t *testing.T) {
 				if calls, _ := g.record(); len(calls) != 1 {
 					t.Fatalf("the call that may have taken effect ran again before anyone decided: %d calls", len(calls))
 				}
-				r, err := b.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: tt.decision, Message: tt.message})
+				r, err := b.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: tt.decision, Message: tt.message})
 				if err != nil || !r.Resumed {
 					t.Fatalf("RespondAction(%s) = %+v, %v", tt.decision, r, err)
 				}
@@ -557,7 +558,7 @@ func TestParkedHoldsNothing(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				res, err := rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{Agent: "a", Input: "charge", SessionID: fmt.Sprintf("parked-%d", i)})
+				res, err := rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "a", Input: "charge", SessionID: fmt.Sprintf("parked-%d", i)})
 				if err != nil {
 					t.Error(err)
 					return
@@ -630,23 +631,23 @@ func TestAdmission(t *testing.T) {
 	ctx := context.Background()
 
 	// fill starts a blocking turn of acme and queues two behind it.
-	fill := func(t *testing.T, cfg agentrt.Config) (*agentrt.Runtime, *gate, []*agentrt.SubmitTurnResult) {
+	fill := func(t *testing.T, cfg agentrt.Config) (*agentrt.Runtime, *gate, []*apitype.SubmitTurnResult) {
 		g := newGate(t, 1)
 		cfg2 := durableConfig(&brain{answer: callsOn("block", "one")}, g.tool("block", tool.Annotations{}))
 		cfg2.DataDir, cfg2.MaxQueued, cfg2.MaxQueuedPerTenant = t.TempDir(), cfg.MaxQueued, cfg.MaxQueuedPerTenant
 		rt := startDurable(t, cfg2)
-		var rs []*agentrt.SubmitTurnResult
-		rs = append(rs, submitTo(t, rt, agentrt.SubmitTurnParams{Owner: acme, SessionID: "adm-1", Input: "one"}))
+		var rs []*apitype.SubmitTurnResult
+		rs = append(rs, submitTo(t, rt, apitype.SubmitTurnParams{Owner: acme, SessionID: "adm-1", Input: "one"}))
 		g.wait(t)
 		for _, in := range []string{"two", "three"} {
-			rs = append(rs, submitTo(t, rt, agentrt.SubmitTurnParams{Owner: acme, SessionID: "adm-1", Input: in}))
+			rs = append(rs, submitTo(t, rt, apitype.SubmitTurnParams{Owner: acme, SessionID: "adm-1", Input: in}))
 		}
 		return rt, g, rs
 	}
 	overloaded := func(t *testing.T, err error, reason string) {
 		t.Helper()
-		var oe *agentrt.OverloadedError
-		if !errors.As(err, &oe) || !errors.Is(err, agentrt.ErrOverloaded) {
+		var oe *apitype.OverloadedError
+		if !errors.As(err, &oe) || !errors.Is(err, apitype.ErrOverloaded) {
 			t.Fatalf("err = %v, want an *OverloadedError matching ErrOverloaded", err)
 		}
 		if oe.RetryAfter < time.Second || !strings.Contains(oe.Reason, reason) {
@@ -658,47 +659,47 @@ func TestAdmission(t *testing.T) {
 		t.Parallel()
 		rt, g, rs := fill(t, agentrt.Config{MaxQueuedPerTenant: 2})
 		before := len(logOf(t, rt, acme, "adm-1"))
-		_, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: acme, Agent: "a", SessionID: "adm-1", Input: "four"})
+		_, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: acme, Agent: "a", SessionID: "adm-1", Input: "four"})
 		overloaded(t, err, "acme")
-		_, err = rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: acme, Agent: "a", SessionID: "adm-new", Input: "five"})
+		_, err = rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: acme, Agent: "a", SessionID: "adm-new", Input: "five"})
 		overloaded(t, err, "acme")
 		if after := logOf(t, rt, acme, "adm-1"); len(after) != before {
 			t.Errorf("a refused submission left %d events behind:%s", len(after)-before, trail(after[before:]))
 		}
-		if _, err := rt.GetSession(ctx, acme, "adm-new"); !errors.Is(err, agentrt.ErrNotFound) {
+		if _, err := rt.GetSession(ctx, acme, "adm-new"); !errors.Is(err, apitype.ErrNotFound) {
 			t.Errorf("a refused submission created its session: %v", err)
 		}
-		if reqs, err := rt.ListRequests(ctx, &agentrt.ListRequestsParams{Owner: acme}); err != nil || len(reqs) != 3 {
+		if reqs, err := rt.ListRequests(ctx, &apitype.ListRequestsParams{Owner: acme}); err != nil || len(reqs) != 3 {
 			t.Errorf("acme has %d requests (%v), want the 3 admitted", len(reqs), err)
 		}
 		// Another tenant is not held up by acme's queue.
-		other := submitTo(t, rt, agentrt.SubmitTurnParams{Owner: globex, SessionID: "adm-2", Input: "hello"})
+		other := submitTo(t, rt, apitype.SubmitTurnParams{Owner: globex, SessionID: "adm-2", Input: "hello"})
 		wantTurn(t, awaitTurn(t, rt, globex, other.TurnID), runtype.StatusCompleted, "")
 		g.open()
 		for _, r := range rs {
 			wantTurn(t, awaitTurn(t, rt, acme, r.TurnID), runtype.StatusCompleted, "")
 		}
 		// The queue drained: acme is admitted again.
-		next := submitTo(t, rt, agentrt.SubmitTurnParams{Owner: acme, SessionID: "adm-1", Input: "four"})
+		next := submitTo(t, rt, apitype.SubmitTurnParams{Owner: acme, SessionID: "adm-1", Input: "four"})
 		wantTurn(t, awaitTurn(t, rt, acme, next.TurnID), runtype.StatusCompleted, "")
 	})
 
 	t.Run("runtime", func(t *testing.T) {
 		t.Parallel()
 		rt, g, rs := fill(t, agentrt.Config{MaxQueued: 2})
-		_, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: globex, Agent: "a", SessionID: "adm-3", Input: "hello"})
+		_, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: globex, Agent: "a", SessionID: "adm-3", Input: "hello"})
 		overloaded(t, err, "runtime")
-		if reqs, err := rt.ListRequests(ctx, &agentrt.ListRequestsParams{Owner: globex}); err != nil || len(reqs) != 0 {
+		if reqs, err := rt.ListRequests(ctx, &apitype.ListRequestsParams{Owner: globex}); err != nil || len(reqs) != 0 {
 			t.Errorf("globex has %d requests (%v), want none", len(reqs), err)
 		}
-		if _, err := rt.GetSession(ctx, globex, "adm-3"); !errors.Is(err, agentrt.ErrNotFound) {
+		if _, err := rt.GetSession(ctx, globex, "adm-3"); !errors.Is(err, apitype.ErrNotFound) {
 			t.Errorf("a refused submission created its session: %v", err)
 		}
 		g.open()
 		for _, r := range rs {
 			wantTurn(t, awaitTurn(t, rt, acme, r.TurnID), runtype.StatusCompleted, "")
 		}
-		next := submitTo(t, rt, agentrt.SubmitTurnParams{Owner: globex, SessionID: "adm-3", Input: "hello"})
+		next := submitTo(t, rt, apitype.SubmitTurnParams{Owner: globex, SessionID: "adm-3", Input: "hello"})
 		wantTurn(t, awaitTurn(t, rt, globex, next.TurnID), runtype.StatusCompleted, "")
 	})
 }
@@ -709,14 +710,14 @@ func TestAdmission(t *testing.T) {
 func TestMultitaskPolicies(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		policy     agentrt.Multitask
+		policy     apitype.Multitask
 		wantFirst  runtype.TaskStatus
 		wantReason string
 	}{
-		{agentrt.MultitaskEnqueue, runtype.StatusCompleted, ""},
-		{agentrt.MultitaskReject, runtype.StatusCompleted, ""},
-		{agentrt.MultitaskInterrupt, runtype.StatusCancelled, "interrupted"},
-		{agentrt.MultitaskRollback, runtype.StatusCancelled, "rolled_back"},
+		{apitype.MultitaskEnqueue, runtype.StatusCompleted, ""},
+		{apitype.MultitaskReject, runtype.StatusCompleted, ""},
+		{apitype.MultitaskInterrupt, runtype.StatusCancelled, "interrupted"},
+		{apitype.MultitaskRollback, runtype.StatusCancelled, "rolled_back"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.policy), func(t *testing.T) {
@@ -727,19 +728,19 @@ func TestMultitaskPolicies(t *testing.T) {
 			cfg.DataDir = t.TempDir()
 			rt := startDurable(t, cfg)
 			ctx := context.Background()
-			first := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "mt-1", Input: "one"})
+			first := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "mt-1", Input: "one"})
 			g.wait(t)
 			before := logOf(t, rt, runtype.Owner{}, "mt-1")
-			second, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: "mt-1", Input: "two", Multitask: tt.policy})
+			second, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{SessionID: "mt-1", Input: "two", Multitask: tt.policy})
 
-			if tt.policy == agentrt.MultitaskReject {
-				if !errors.Is(err, agentrt.ErrBusy) || !errors.Is(err, agentrt.ErrConflict) {
+			if tt.policy == apitype.MultitaskReject {
+				if !errors.Is(err, apitype.ErrBusy) || !errors.Is(err, apitype.ErrConflict) {
 					t.Fatalf("err = %v, want ErrBusy (a conflict)", err)
 				}
 				if after := logOf(t, rt, runtype.Owner{}, "mt-1"); len(after) != len(before) {
 					t.Errorf("the refused turn left events behind:%s", trail(after[len(before):]))
 				}
-				if reqs, err := rt.ListRequests(ctx, &agentrt.ListRequestsParams{SessionID: "mt-1"}); err != nil || len(reqs) != 1 {
+				if reqs, err := rt.ListRequests(ctx, &apitype.ListRequestsParams{SessionID: "mt-1"}); err != nil || len(reqs) != 1 {
 					t.Errorf("%d requests (%v), want only the first", len(reqs), err)
 				}
 				g.open()
@@ -749,7 +750,7 @@ func TestMultitaskPolicies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.policy == agentrt.MultitaskEnqueue {
+			if tt.policy == apitype.MultitaskEnqueue {
 				g.open()
 			}
 			wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, first.TurnID), tt.wantFirst, tt.wantReason)
@@ -771,7 +772,7 @@ func TestMultitaskPolicies(t *testing.T) {
 			}
 			conv := asked[0]
 			switch tt.policy {
-			case agentrt.MultitaskEnqueue:
+			case apitype.MultitaskEnqueue:
 				want := []string{"user:one", "assistant: call:block", "tool:released", "assistant:reply to released", "user:two"}
 				if diff := cmp.Diff(want, conv); diff != "" {
 					t.Errorf("the second turn's conversation (-want +got):\n%s", diff)
@@ -779,11 +780,11 @@ func TestMultitaskPolicies(t *testing.T) {
 				if got, want := queueChanges(evs), []string{"enqueued:" + second.TurnID, "dequeued:" + second.TurnID}; !slices.Equal(got, want) {
 					t.Errorf("queue changes = %v, want %v", got, want)
 				}
-			case agentrt.MultitaskInterrupt:
+			case apitype.MultitaskInterrupt:
 				if len(conv) < 4 || conv[0] != "user:one" || conv[1] != "assistant: call:block" || !strings.HasPrefix(conv[2], "tool:") {
 					t.Errorf("the second turn's conversation = %q, want the interrupted turn's messages (with the call's result) first", conv)
 				}
-			case agentrt.MultitaskRollback:
+			case apitype.MultitaskRollback:
 				if want := []string{"user:two"}; !slices.Equal(conv, want) {
 					t.Errorf("the second turn's conversation = %q, want %q: the rolled-back turn's messages are gone", conv, want)
 				}
@@ -793,8 +794,8 @@ func TestMultitaskPolicies(t *testing.T) {
 	t.Run("invalid", func(t *testing.T) {
 		t.Parallel()
 		rt := startDurable(t, durableConfig(&brain{answer: callsOn("none", "never")}))
-		_, err := rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{Agent: "a", Input: "hi", Multitask: "sometimes"})
-		var inv *agentrt.InvalidError
+		_, err := rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "a", Input: "hi", Multitask: "sometimes"})
+		var inv *apitype.InvalidError
 		if !errors.As(err, &inv) || inv.Field != "multitask" {
 			t.Errorf("err = %v, want an InvalidError for multitask", err)
 		}
@@ -820,11 +821,11 @@ func TestQueueRemoveAndPromote(t *testing.T) {
 		cfg.DataDir = t.TempDir()
 		rt := startDurable(t, cfg)
 		ctx := context.Background()
-		t0 := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "q-1", Input: "zero"})
+		t0 := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "q-1", Input: "zero"})
 		g.wait(t)
-		t1 := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "q-1", Input: "one"})
-		t2 := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "q-1", Input: "two"})
-		t3 := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "q-1", Input: "three"})
+		t1 := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "q-1", Input: "one"})
+		t2 := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "q-1", Input: "two"})
+		t3 := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "q-1", Input: "three"})
 		if got, want := queueIDs(t, rt, "q-1", t0.ThreadID), []string{t1.TurnID, t2.TurnID, t3.TurnID}; !slices.Equal(got, want) {
 			t.Fatalf("queue = %v, want %v", got, want)
 		}
@@ -842,10 +843,10 @@ func TestQueueRemoveAndPromote(t *testing.T) {
 			t.Errorf("queue after removing one = %v, want %v", got, want)
 		}
 		for _, id := range []string{t0.TurnID, t1.TurnID} {
-			if err := rt.PromoteQueuedTurn(ctx, runtype.Owner{}, id); !errors.Is(err, agentrt.ErrConflict) {
+			if err := rt.PromoteQueuedTurn(ctx, runtype.Owner{}, id); !errors.Is(err, apitype.ErrConflict) {
 				t.Errorf("promoting turn %s, which is not queued: %v, want ErrConflict", id, err)
 			}
-			if err := rt.RemoveQueuedTurn(ctx, runtype.Owner{}, id); !errors.Is(err, agentrt.ErrConflict) {
+			if err := rt.RemoveQueuedTurn(ctx, runtype.Owner{}, id); !errors.Is(err, apitype.ErrConflict) {
 				t.Errorf("removing turn %s, which is not queued: %v, want ErrConflict", id, err)
 			}
 		}
@@ -883,10 +884,10 @@ func TestQueueRemoveAndPromote(t *testing.T) {
 		cfg.DataDir, cfg.Policy = t.TempDir(), asker{"charge": true}
 		ctx := context.Background()
 		a := startDurable(t, cfg)
-		t0 := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "q-2", Input: "zero"})
+		t0 := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "q-2", Input: "zero"})
 		wantTurn(t, awaitTurn(t, a, runtype.Owner{}, t0.TurnID), runtype.StatusWaitingPermission, "*")
-		t1 := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "q-2", Input: "one"})
-		t2 := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "q-2", Input: "two"})
+		t1 := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "q-2", Input: "one"})
+		t2 := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "q-2", Input: "two"})
 		if err := a.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -895,14 +896,14 @@ func TestQueueRemoveAndPromote(t *testing.T) {
 		if got, want := queueIDs(t, b, "q-2", t0.ThreadID), []string{t1.TurnID, t2.TurnID}; !slices.Equal(got, want) {
 			t.Fatalf("queue after a restart = %v, want %v", got, want)
 		}
-		acts, err := b.ListActions(ctx, &agentrt.ListActionsParams{SessionID: "q-2", Status: runtype.ActionPending})
+		acts, err := b.ListActions(ctx, &apitype.ListActionsParams{SessionID: "q-2", Status: runtype.ActionPending})
 		if err != nil || len(acts) != 1 {
 			t.Fatalf("pending actions = %v, %v", acts, err)
 		}
-		if _, err := b.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: "approve"}); err != nil {
+		if _, err := b.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: "approve"}); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range []*agentrt.SubmitTurnResult{t0, t1, t2} {
+		for _, r := range []*apitype.SubmitTurnResult{t0, t1, t2} {
 			wantTurn(t, awaitTurn(t, b, runtype.Owner{}, r.TurnID), runtype.StatusCompleted, "")
 		}
 		if asked := br.askedAbout("two"); len(asked) != 1 || !slices.Contains(asked[0], "user:one") {
@@ -924,10 +925,10 @@ func TestCancelTask(t *testing.T) {
 		cfg := durableConfig(&brain{answer: callsOn("block")}, g.tool("block", tool.Annotations{}))
 		cfg.DataDir = t.TempDir()
 		rt := startDurable(t, cfg)
-		res := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "cx-1", Input: "go"})
+		res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "cx-1", Input: "go"})
 		g.wait(t)
 		// The worker may end the turn before CancelTask returns.
-		status, err := rt.CancelTask(ctx, &agentrt.TaskControlParams{TaskID: res.TaskID})
+		status, err := rt.CancelTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID})
 		if err != nil || (status != runtype.StatusCancelling && status != runtype.StatusCancelled) {
 			t.Fatalf("CancelTask(running) = %s, %v; want cancelling or cancelled", status, err)
 		}
@@ -939,11 +940,11 @@ func TestCancelTask(t *testing.T) {
 		req, end := index(evs, res.TurnID, event.TaskCancelRequested), index(evs, res.TurnID, event.TaskCancelled)
 		if req < 0 || end < req {
 			t.Errorf("want task.cancel_requested, then task.cancelled; events:%s", trail(evs))
-		} else if p := evs[req].Payload.(*event.TaskPayload); p.RequestedBy != agentrt.DefaultPrincipal {
-			t.Errorf("cancel requested by %q, want %q", p.RequestedBy, agentrt.DefaultPrincipal)
+		} else if p := evs[req].Payload.(*event.TaskPayload); p.RequestedBy != apitype.DefaultPrincipal {
+			t.Errorf("cancel requested by %q, want %q", p.RequestedBy, apitype.DefaultPrincipal)
 		}
 		// Cancelling an ended task is a no-op that reports its status.
-		status, err = rt.CancelTask(ctx, &agentrt.TaskControlParams{TurnID: res.TurnID})
+		status, err = rt.CancelTask(ctx, &apitype.TaskControlParams{TurnID: res.TurnID})
 		if err != nil || status != runtype.StatusCancelled {
 			t.Errorf("CancelTask(cancelled) = %s, %v; want cancelled", status, err)
 		}
@@ -959,10 +960,10 @@ func TestCancelTask(t *testing.T) {
 		cfg := durableConfig(br, g.tool("block", tool.Annotations{}))
 		cfg.DataDir = t.TempDir()
 		rt := startDurable(t, cfg)
-		first := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "cx-2", Input: "one"})
+		first := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "cx-2", Input: "one"})
 		g.wait(t)
-		queued := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "cx-2", Input: "two"})
-		status, err := rt.CancelTask(ctx, &agentrt.TaskControlParams{TaskID: queued.TaskID})
+		queued := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "cx-2", Input: "two"})
+		status, err := rt.CancelTask(ctx, &apitype.TaskControlParams{TaskID: queued.TaskID})
 		if err != nil || status != runtype.StatusCancelled {
 			t.Fatalf("CancelTask(queued) = %s, %v; want cancelled at once", status, err)
 		}
@@ -973,7 +974,7 @@ func TestCancelTask(t *testing.T) {
 			t.Error("the cancelled queued turn reached the model")
 		}
 		// An ended, completed task: a no-op.
-		if status, err := rt.CancelTask(ctx, &agentrt.TaskControlParams{TurnID: first.TurnID}); err != nil || status != runtype.StatusCompleted {
+		if status, err := rt.CancelTask(ctx, &apitype.TaskControlParams{TurnID: first.TurnID}); err != nil || status != runtype.StatusCompleted {
 			t.Errorf("CancelTask(completed) = %s, %v; want completed", status, err)
 		}
 		logOf(t, rt, runtype.Owner{}, "cx-2")
@@ -985,9 +986,9 @@ func TestCancelTask(t *testing.T) {
 		cfg := durableConfig(&brain{answer: callsOn("charge")}, g.tool("charge", tool.Annotations{}))
 		cfg.DataDir, cfg.Policy = t.TempDir(), asker{"charge": true}
 		rt := startDurable(t, cfg)
-		res := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "cx-3", Input: "go"})
+		res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "cx-3", Input: "go"})
 		wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusWaitingPermission, "*")
-		status, err := rt.CancelTask(ctx, &agentrt.TaskControlParams{TaskID: res.TaskID})
+		status, err := rt.CancelTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -995,7 +996,7 @@ func TestCancelTask(t *testing.T) {
 			t.Errorf("CancelTask(parked) = %s; want cancelled at once (no worker holds a parked task)", status)
 		}
 		wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusCancelled, "interrupted")
-		if acts, err := rt.ListActions(ctx, &agentrt.ListActionsParams{SessionID: "cx-3", Status: runtype.ActionPending}); err != nil || len(acts) != 0 {
+		if acts, err := rt.ListActions(ctx, &apitype.ListActionsParams{SessionID: "cx-3", Status: runtype.ActionPending}); err != nil || len(acts) != 0 {
 			t.Errorf("pending actions after cancelling = %d, %v; want none", len(acts), err)
 		}
 		if calls, _ := g.record(); len(calls) != 0 {
@@ -1019,9 +1020,9 @@ func TestPauseResume(t *testing.T) {
 		cfg := durableConfig(br, g.tool("block", tool.Annotations{}))
 		cfg.DataDir = t.TempDir()
 		rt := startDurable(t, cfg)
-		res := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "pz-1", Input: "go"})
+		res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "pz-1", Input: "go"})
 		g.wait(t)
-		if status, err := rt.PauseTask(ctx, &agentrt.TaskControlParams{TurnID: res.TurnID}); err != nil || status != runtype.StatusRunning {
+		if status, err := rt.PauseTask(ctx, &apitype.TaskControlParams{TurnID: res.TurnID}); err != nil || status != runtype.StatusRunning {
 			t.Fatalf("PauseTask(running) = %s, %v; want running", status, err)
 		}
 		g.open()
@@ -1033,7 +1034,7 @@ func TestPauseResume(t *testing.T) {
 		if len(turnLog(evs, res.TurnID, event.TaskPaused)) != 1 {
 			t.Errorf("want one task.paused; events:%s", trail(evs))
 		}
-		if status, err := rt.ResumeTask(ctx, &agentrt.TaskControlParams{TaskID: res.TaskID}); err != nil || status != runtype.StatusPaused {
+		if status, err := rt.ResumeTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID}); err != nil || status != runtype.StatusPaused {
 			t.Fatalf("ResumeTask = %s, %v; want paused", status, err)
 		}
 		wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusCompleted, "")
@@ -1044,10 +1045,10 @@ func TestPauseResume(t *testing.T) {
 		if p, r := index(evs, res.TurnID, event.TaskPaused), index(evs, res.TurnID, event.TaskResumed); r < p || evs[r].Payload.(*event.TaskPayload).Reason != "resumed" {
 			t.Errorf("want task.paused, then task.resumed (resumed); events:%s", trail(evs))
 		}
-		if _, err := rt.ResumeTask(ctx, &agentrt.TaskControlParams{TaskID: res.TaskID}); !errors.Is(err, agentrt.ErrConflict) {
+		if _, err := rt.ResumeTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID}); !errors.Is(err, apitype.ErrConflict) {
 			t.Errorf("ResumeTask(completed) = %v, want ErrConflict", err)
 		}
-		if _, err := rt.PauseTask(ctx, &agentrt.TaskControlParams{TaskID: res.TaskID}); !errors.Is(err, agentrt.ErrConflict) {
+		if _, err := rt.PauseTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID}); !errors.Is(err, apitype.ErrConflict) {
 			t.Errorf("PauseTask(completed) = %v, want ErrConflict", err)
 		}
 	})
@@ -1059,13 +1060,13 @@ func TestPauseResume(t *testing.T) {
 		cfg := durableConfig(br, g.tool("block", tool.Annotations{}))
 		cfg.DataDir = t.TempDir()
 		rt := startDurable(t, cfg)
-		first := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "pz-2", Input: "one"})
+		first := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "pz-2", Input: "one"})
 		g.wait(t)
-		queued := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "pz-2", Input: "two"})
-		if _, err := rt.ResumeTask(ctx, &agentrt.TaskControlParams{TaskID: queued.TaskID}); !errors.Is(err, agentrt.ErrConflict) {
+		queued := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "pz-2", Input: "two"})
+		if _, err := rt.ResumeTask(ctx, &apitype.TaskControlParams{TaskID: queued.TaskID}); !errors.Is(err, apitype.ErrConflict) {
 			t.Errorf("ResumeTask(queued, not paused) = %v, want ErrConflict", err)
 		}
-		status, err := rt.PauseTask(ctx, &agentrt.TaskControlParams{TaskID: queued.TaskID})
+		status, err := rt.PauseTask(ctx, &apitype.TaskControlParams{TaskID: queued.TaskID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1083,7 +1084,7 @@ func TestPauseResume(t *testing.T) {
 		if len(turnLog(evs, queued.TurnID, event.TaskPaused)) != 1 || len(turnLog(evs, queued.TurnID, event.TurnStarted)) != 0 {
 			t.Errorf("want the queued turn paused without starting; events:%s", trail(evs))
 		}
-		if _, err := rt.ResumeTask(ctx, &agentrt.TaskControlParams{TurnID: queued.TurnID}); err != nil {
+		if _, err := rt.ResumeTask(ctx, &apitype.TaskControlParams{TurnID: queued.TurnID}); err != nil {
 			t.Fatal(err)
 		}
 		wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, queued.TurnID), runtype.StatusCompleted, "")
@@ -1115,9 +1116,9 @@ func TestRetryTask(t *testing.T) {
 	cfg.DataDir = t.TempDir()
 	rt := startDurable(t, cfg)
 	ctx := context.Background()
-	res := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "rt-1", Input: "go"})
+	res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "rt-1", Input: "go"})
 	wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusFailed, "*")
-	status, err := rt.RetryTask(ctx, &agentrt.TaskControlParams{TaskID: res.TaskID})
+	status, err := rt.RetryTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID})
 	if err != nil || status != runtype.StatusRetrying {
 		t.Fatalf("RetryTask(failed) = %s, %v; want retrying", status, err)
 	}
@@ -1144,7 +1145,7 @@ func TestRetryTask(t *testing.T) {
 	if convs := br.requests(); len(convs) != 2 || !slices.Equal(convs[1], []string{"user:go"}) {
 		t.Errorf("requests = %q, want the retry to ask about the same input once more", convs)
 	}
-	if _, err := rt.RetryTask(ctx, &agentrt.TaskControlParams{TurnID: res.TurnID}); !errors.Is(err, agentrt.ErrConflict) {
+	if _, err := rt.RetryTask(ctx, &apitype.TaskControlParams{TurnID: res.TurnID}); !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("RetryTask(completed) = %v, want ErrConflict", err)
 	}
 }
@@ -1176,7 +1177,7 @@ func TestRetryPolicy(t *testing.T) {
 			cfg := durableConfig(br)
 			cfg.DataDir, cfg.Retry, cfg.ModelRetries = t.TempDir(), tt.policy, -1
 			rt := startDurable(t, cfg)
-			res := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "rp-1", Input: "go"})
+			res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "rp-1", Input: "go"})
 			wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), tt.wantStatus, "*")
 			if got := attemptStatuses(t, rt, runtype.Owner{}, res.TaskID); !slices.Equal(got, tt.wantAttempts) {
 				t.Errorf("attempts = %v, want %v", got, tt.wantAttempts)
@@ -1224,7 +1225,7 @@ func TestTimeouts(t *testing.T) {
 			cfg.DataDir = t.TempDir()
 			tt.set(&cfg)
 			rt := startDurable(t, cfg)
-			res := submitTo(t, rt, agentrt.SubmitTurnParams{SessionID: "to-1", Input: "go"})
+			res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "to-1", Input: "go"})
 			wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusTimedOut, tt.reason)
 			if _, cancelled := g.record(); cancelled != 1 {
 				t.Error("the running tool's context was not cancelled")
@@ -1252,9 +1253,9 @@ func TestStopLeavesWorkResumable(t *testing.T) {
 		cfg := durableConfig(br, g.tool("step", tool.Annotations{}))
 		cfg.DataDir, cfg.LeaseTTL = t.TempDir(), 200*time.Millisecond
 		a := startDurable(t, cfg)
-		first := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "st-1", Input: "one"})
+		first := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "st-1", Input: "one"})
 		g.wait(t)
-		queued := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "st-1", Input: "two"})
+		queued := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "st-1", Input: "two"})
 		stopped := make(chan error, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -1310,7 +1311,7 @@ func TestStopLeavesWorkResumable(t *testing.T) {
 		cfg := durableConfig(br, g.tool("step", tool.Annotations{Idempotent: true}))
 		cfg.DataDir, cfg.LeaseTTL = t.TempDir(), 200*time.Millisecond
 		a := startDurable(t, cfg)
-		res := submitTo(t, a, agentrt.SubmitTurnParams{SessionID: "st-2", Input: "go"})
+		res := submitTo(t, a, apitype.SubmitTurnParams{SessionID: "st-2", Input: "go"})
 		first := g.wait(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()

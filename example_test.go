@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
@@ -54,7 +55,7 @@ responses:
 	}
 	defer rt.Stop(ctx)
 
-	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "forecaster", Input: "Weather in Lyon?"})
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "forecaster", Input: "Weather in Lyon?"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -65,7 +66,7 @@ responses:
 	fmt.Println(turn.Status, "-", turn.Result)
 
 	// Every step is a durable event in the Agent Runtime envelope.
-	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID})
+	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID})
 	if err != nil {
 		log.Fatal(err)
 	}

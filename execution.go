@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/output"
@@ -114,19 +115,18 @@ func (rt *Runtime) runEnded(status runtype.TaskStatus, runID string) {
 	}
 }
 
-// ErrUnknownProcess: no live process has that id in the session.
-var ErrUnknownProcess = process.ErrUnknownProcess
-
-// ProcessInfo describes a live process a tool started.
-type ProcessInfo = process.Info
-
 // ListProcesses returns the live processes of a session.
-func (rt *Runtime) ListProcesses(ctx context.Context, owner runtype.Owner, sessionID string) ([]ProcessInfo, error) {
+func (rt *Runtime) ListProcesses(ctx context.Context, owner runtype.Owner, sessionID string) ([]apitype.ProcessInfo, error) {
 	owner = ownerOrDefault(owner)
 	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", sessionID, err)
 	}
-	return rt.procs.List(sessionID), nil
+	procs := rt.procs.List(sessionID)
+	out := make([]apitype.ProcessInfo, len(procs))
+	for i, p := range procs {
+		out[i] = apitype.ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
+	}
+	return out, nil
 }
 
 // WriteProcessStdin writes data to the stdin of a live process of the
@@ -172,9 +172,9 @@ func (rt *Runtime) ownProcess(ctx context.Context, owner runtype.Owner, sessionI
 		return err
 	}
 	for _, p := range procs {
-		if p.ID == processID {
+		if p.ProcessID == processID {
 			return nil
 		}
 	}
-	return fmt.Errorf("process %s of session %s: %w", processID, sessionID, errors.Join(ErrUnknownProcess, store.ErrNotFound))
+	return fmt.Errorf("process %s of session %s: %w", processID, sessionID, errors.Join(apitype.ErrUnknownProcess, store.ErrNotFound))
 }

@@ -3,6 +3,7 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/internal/testenv"
@@ -76,7 +78,7 @@ func TestShellRunsSandboxed(t *testing.T) {
 		shellCall("call_1", "echo hello > note.txt && cat note.txt && echo oops > /etc/agentrt-escape"),
 	)
 	tb := &testBundle{rt: rt}
-	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "write a note"})
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "write a note"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("status = %s (%s)", turn.Status, turn.StatusReason)
 	}
@@ -126,11 +128,11 @@ func TestEscalation(t *testing.T) {
 		shellCall("call_1", "echo built > out.txt"),
 	)
 	tb := &testBundle{rt: rt}
-	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "build"})
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "build"})
 	if turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("status = %s (%s), want waiting_permission", turn.Status, turn.StatusReason)
 	}
-	acts, err := rt.ListActions(context.Background(), &agentrt.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
+	acts, err := rt.ListActions(context.Background(), &apitype.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
 	if err != nil || len(acts) != 1 {
 		t.Fatalf("pending actions = %v, %v; want one", acts, err)
 	}
@@ -140,7 +142,7 @@ func TestEscalation(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err == nil {
 		t.Fatal("the read_only sandbox let the write through")
 	}
-	if _, err := rt.RespondAction(context.Background(), &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionApprove}); err != nil {
+	if _, err := rt.RespondAction(context.Background(), &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionApprove}); err != nil {
 		t.Fatal(err)
 	}
 	turn, err = rt.WaitTurn(context.Background(), runtype.Owner{}, res.TurnID)
@@ -193,7 +195,7 @@ func TestRulesCanForbidEscalation(t *testing.T) {
 		shellCall("call_1", "echo built > out.txt"),
 	)
 	tb := &testBundle{rt: rt}
-	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "build"})
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "build"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("status = %s (%s), want completed without an action", turn.Status, turn.StatusReason)
 	}
@@ -240,7 +242,7 @@ func TestBypassDoesNotEscalate(t *testing.T) {
 			}
 			rt, _, ws := shellRuntime(t, profile(t, "read_only"), k, agentrt.Config{}, shellCall("call_1", "echo built > out.txt"))
 			tb := &testBundle{rt: rt}
-			res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "build"})
+			res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "build"})
 			if turn.Status != tt.want {
 				t.Fatalf("status = %s (%s), want %s", turn.Status, turn.StatusReason, tt.want)
 			}
@@ -263,7 +265,7 @@ func TestBypassDoesNotEscalate(t *testing.T) {
 				t.Errorf("escalation decision = %+v, want ask (%s) in bypass mode", escalation, policy.ReasonEscalationNeedsApproval)
 			}
 			if tt.want != runtype.StatusCompleted {
-				acts, err := rt.ListActions(context.Background(), &agentrt.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
+				acts, err := rt.ListActions(context.Background(), &apitype.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
 				if err != nil || len(acts) != 1 || acts[0].Type != "sandbox_escalation" {
 					t.Errorf("pending actions = %+v, %v; want one sandbox_escalation", acts, err)
 				}
@@ -290,7 +292,7 @@ func TestSecretsAreRedactedFromToolOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := &testBundle{rt: rt}
-	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "print"})
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "print"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("status = %s", turn.Status)
 	}
@@ -332,14 +334,14 @@ func TestEndedRunEndsItsProcesses(t *testing.T) {
 		Arguments: `{"command":"sleep 1000","background":true,"yield_ms":10}`}}}
 	rt, m, _ := shellRuntime(t, profile(t, "workspace_write"), nil, agentrt.Config{}, bg)
 	tb := &testBundle{rt: rt}
-	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "start a server"})
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "start a server"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("status = %s", turn.Status)
 	}
 	if seen := m.seen("call_1"); !strings.Contains(seen, `"status":"running"`) {
 		t.Fatalf("the model saw %q, want a running process", seen)
 	}
-	sub, err := rt.Subscribe(context.Background(), &agentrt.SubscribeParams{SessionID: res.SessionID})
+	sub, err := rt.Subscribe(context.Background(), &apitype.SubscribeParams{SessionID: res.SessionID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,6 +363,12 @@ func TestEndedRunEndsItsProcesses(t *testing.T) {
 	procs, err := rt.ListProcesses(context.Background(), runtype.Owner{}, res.SessionID)
 	if err != nil || len(procs) != 0 {
 		t.Errorf("processes after the turn: %+v, %v", procs, err)
+	}
+	// A process that is gone is the contract's unknown process, a not
+	// found.
+	err = rt.TerminateProcess(context.Background(), runtype.Owner{}, res.SessionID, "proc_gone")
+	if !errors.Is(err, apitype.ErrUnknownProcess) || !errors.Is(err, apitype.ErrNotFound) {
+		t.Errorf("TerminateProcess of a gone process = %v, want apitype.ErrUnknownProcess and ErrNotFound", err)
 	}
 }
 
@@ -443,7 +451,7 @@ func TestStdinToShellIsDecidedAsShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := &testBundle{rt: rt}
-	res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "drive a shell"})
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "drive a shell"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("status = %s (%s)", turn.Status, turn.StatusReason)
 	}
@@ -505,7 +513,7 @@ func TestGrantsDoNotAnswerOpaqueAsks(t *testing.T) {
 	if turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("first turn %s, want waiting_permission", turn.Status)
 	}
-	g.respond(t, &agentrt.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: runtype.DecisionApproveForSession})
+	g.respond(t, &apitype.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: runtype.DecisionApproveForSession})
 	if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 		t.Fatalf("first turn after the grant %s", turn.Status)
 	}

@@ -12,29 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
 )
-
-// ExportEvidenceParams selects the request (turn) whose evidence bundle
-// to export, and what to include beyond the defaults.
-type ExportEvidenceParams struct {
-	// Owner scopes the read; Owner.PrincipalID is recorded as who
-	// exported the bundle.
-	runtype.Owner
-	SessionID string
-	TurnID    string
-	// ArtifactContents adds the contents of the tool calls' inputs and
-	// outputs and of the provider raw responses under artifacts/.
-	ArtifactContents bool
-	// Health adds the runtime's health as health.json, as the owner's
-	// tenant sees it (Health.TenantID): its approvals and stuck runs, not
-	// other tenants'.
-	Health bool
-}
 
 // EvidenceExport is a prepared evidence bundle: its manifest is final
 // and evidence.changed is recorded; WriteTo writes the archive.
@@ -57,7 +41,7 @@ func (x *EvidenceExport) WriteTo(w io.Writer) (int64, error) { return x.b.WriteT
 
 // ExportEvidence writes the evidence bundle of one request to w and
 // records evidence.changed in its session. See PrepareEvidence.
-func (rt *Runtime) ExportEvidence(ctx context.Context, w io.Writer, p *ExportEvidenceParams) (*evidence.Manifest, error) {
+func (rt *Runtime) ExportEvidence(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) (*evidence.Manifest, error) {
 	x, err := rt.PrepareEvidence(ctx, p)
 	if err != nil {
 		return nil, err
@@ -77,9 +61,9 @@ func (rt *Runtime) ExportEvidence(ctx context.Context, w io.Writer, p *ExportEvi
 //
 // An unknown session or request, or a request of another session, is
 // ErrNotFound.
-func (rt *Runtime) PrepareEvidence(ctx context.Context, p *ExportEvidenceParams) (*EvidenceExport, error) {
+func (rt *Runtime) PrepareEvidence(ctx context.Context, p *apitype.ExportEvidenceParams) (*EvidenceExport, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	owner := ownerOrDefault(p.Owner)
 	switch {
@@ -133,7 +117,7 @@ func (rt *Runtime) recordEvidence(ctx context.Context, owner runtype.Owner, turn
 type exporter struct {
 	rt    *Runtime
 	owner runtype.Owner
-	p     *ExportEvidenceParams
+	p     *apitype.ExportEvidenceParams
 	turn  *runtype.Turn
 	b     *evidence.Builder
 	m     evidence.Manifest
@@ -318,7 +302,7 @@ func (x *exporter) approvals(ctx context.Context) error {
 		before = page[len(page)-1].ID
 	}
 	slices.SortFunc(acts, func(a, b *runtype.Action) int { return strings.Compare(a.ID, b.ID) })
-	reads := make([]ActionRead, len(acts))
+	reads := make([]apitype.ActionRead, len(acts))
 	for i, a := range acts {
 		reads[i] = actionRead(a)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/internal/spectest"
@@ -65,12 +66,12 @@ func TestExportEvidence(t *testing.T) {
 		&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}, Raw: raw},
 		&model.Response{Text: "alpha it is"})
 	res, _ := g.submit(t, "evidence")
-	g.respond(t, &agentrt.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: runtype.DecisionApprove})
+	g.respond(t, &apitype.RespondActionParams{ActionID: g.pending(t, res.TurnID)[0].ActionID, Decision: runtype.DecisionApprove})
 	if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s (%s), want completed", turn.Status, turn.StatusReason)
 	}
 	ctx := context.Background()
-	params := &agentrt.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID, ArtifactContents: true, Health: true}
+	params := &apitype.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID, ArtifactContents: true, Health: true}
 	var buf bytes.Buffer
 	m, err := g.rt.ExportEvidence(ctx, &buf, params)
 	if err != nil {
@@ -141,7 +142,7 @@ func TestExportEvidence(t *testing.T) {
 		!strings.Contains(string(data[call.OutputMember]), "alpha") || call.ArgumentsSHA256 == "" {
 		t.Errorf("tool call %+v: input %q, output %q", call, data[call.InputMember], data[call.OutputMember])
 	}
-	var approval agentrt.ActionRead
+	var approval apitype.ActionRead
 	if err := json.Unmarshal(data[evidence.ApprovalsName], &approval); err != nil || approval.Decision != runtype.DecisionApprove || approval.Status != runtype.ActionApproved {
 		t.Errorf("approvals.jsonl = %s (%v), want the approved action", data[evidence.ApprovalsName], err)
 	}
@@ -169,7 +170,7 @@ func TestExportEvidence(t *testing.T) {
 	p, ok := e.Payload.(*event.EvidencePayload)
 	manifestSum := hex.EncodeToString(sha256Sum(data[evidence.ManifestName]))
 	if !ok || e.EvidenceID != m.BundleID || e.TurnID != res.TurnID || p.ManifestSHA256 != manifestSum ||
-		p.ExportedBy != agentrt.DefaultPrincipal || p.Counts.Events != want.Events || !p.ArtifactContents || !p.Health {
+		p.ExportedBy != apitype.DefaultPrincipal || p.Counts.Events != want.Events || !p.ArtifactContents || !p.Health {
 		t.Errorf("evidence.changed = %s; want evidenceId %s, manifest %s", doc, m.BundleID, manifestSum)
 	}
 	// Outside a run, it belongs to the turn's span, as the other events
@@ -200,7 +201,7 @@ func TestExportEvidence(t *testing.T) {
 
 	// Without artifact contents: refs, but no artifacts.
 	var c bytes.Buffer
-	m2, err := g.rt.ExportEvidence(ctx, &c, &agentrt.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID})
+	m2, err := g.rt.ExportEvidence(ctx, &c, &apitype.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestExportEvidenceHealthOfItsTenant(t *testing.T) {
 	cfg := durableConfig(&brain{answer: callsOn("none")})
 	cfg.Store, cfg.NoWorkers, cfg.Now = st, true, clock.Now
 	rt := startDurable(t, cfg)
-	res := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "mine"}) // queued: no workers
+	res := submitTo(t, rt, apitype.SubmitTurnParams{Input: "mine"}) // queued: no workers
 
 	ctx := context.Background()
 	secrets := []string{"acme", "mallory", leased.ID, leased.TurnID, leased.SessionID, unleased.ID, unleased.TurnID, unleased.SessionID, act.ID}
@@ -255,7 +256,7 @@ func TestExportEvidenceHealthOfItsTenant(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	if _, err := rt.ExportEvidence(ctx, &buf, &agentrt.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID, Health: true}); err != nil {
+	if _, err := rt.ExportEvidence(ctx, &buf, &apitype.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID, Health: true}); err != nil {
 		t.Fatal(err)
 	}
 	_, data := members(t, buf.Bytes())
@@ -265,7 +266,7 @@ func TestExportEvidenceHealthOfItsTenant(t *testing.T) {
 			t.Errorf("health.json names %q of the other tenant: %s", s, doc)
 		}
 	}
-	var h agentrt.Health
+	var h apitype.Health
 	if err := json.Unmarshal(doc, &h); err != nil {
 		t.Fatal(err)
 	}
@@ -273,8 +274,8 @@ func TestExportEvidenceHealthOfItsTenant(t *testing.T) {
 	// queue counts its own waiting task alone (the other tenant's two
 	// are due too), and the writer's counters, every tenant's, are left
 	// out.
-	if h.TenantID != agentrt.DefaultTenant || h.StuckTotal != 0 || len(h.StuckRuns) != 0 || h.Approvals.Pending != 0 ||
-		h.Queue.Depth != 1 || h.Queue.OldestTaskID != res.TaskID || h.Store.Writer != (store.WriterStats{}) {
+	if h.TenantID != apitype.DefaultTenant || h.StuckTotal != 0 || len(h.StuckRuns) != 0 || h.Approvals.Pending != 0 ||
+		h.Queue.Depth != 1 || h.Queue.OldestTaskID != res.TaskID || h.Store.Writer != (apitype.WriterStats{}) {
 		t.Errorf("health.json = %s, want the default tenant's view", doc)
 	}
 }
@@ -290,21 +291,21 @@ func TestExportEvidenceNotFound(t *testing.T) {
 	res, _ := g.submit(t, "one")
 	other, _ := g.submit(t, "two")
 	ctx := context.Background()
-	for _, p := range []*agentrt.ExportEvidenceParams{
+	for _, p := range []*apitype.ExportEvidenceParams{
 		{SessionID: res.SessionID, TurnID: "turn_nope"},
 		{SessionID: other.SessionID, TurnID: res.TurnID}, // a request of another session
 		{SessionID: res.SessionID, TurnID: res.TurnID, Owner: runtype.Owner{TenantID: "other"}},
 	} {
-		if _, err := g.rt.ExportEvidence(ctx, io.Discard, p); !errors.Is(err, agentrt.ErrNotFound) {
+		if _, err := g.rt.ExportEvidence(ctx, io.Discard, p); !errors.Is(err, apitype.ErrNotFound) {
 			t.Errorf("ExportEvidence(%+v) = %v, want ErrNotFound", p, err)
 		}
 	}
-	var inv *agentrt.InvalidError
-	if _, err := g.rt.ExportEvidence(ctx, io.Discard, &agentrt.ExportEvidenceParams{SessionID: res.SessionID}); !errors.As(err, &inv) {
+	var inv *apitype.InvalidError
+	if _, err := g.rt.ExportEvidence(ctx, io.Discard, &apitype.ExportEvidenceParams{SessionID: res.SessionID}); !errors.As(err, &inv) {
 		t.Errorf("no request id: %v, want an InvalidError", err)
 	}
 	// A turn without tool calls: the signals say what does not apply.
-	m, err := g.rt.ExportEvidence(ctx, io.Discard, &agentrt.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID})
+	m, err := g.rt.ExportEvidence(ctx, io.Discard, &apitype.ExportEvidenceParams{SessionID: res.SessionID, TurnID: res.TurnID})
 	if err != nil {
 		t.Fatal(err)
 	}

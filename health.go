@@ -7,177 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
-
-// Health is the runtime's health projection (GET /v1/health, agentrt
-// health): whether its store answers and how fast, the schema, this
-// process's workers, the queue, the approvals waiting for a person, the
-// runs that stopped making progress, and the checks these add up to.
-//
-// The queue, approvals and stuck runs are the store's, across tenants and
-// processes: a process without workers (agentrt health) sees what a
-// daemon on the same data directory does. Workers are this process's
-// only.
-//
-// One tenant's view (TenantHealth; an evidence bundle's health.json; GET
-// /v1/health for any role but admin) has TenantID set and shows that
-// tenant's work only: its queue, approvals, stuck runs and active turns.
-// The worker pool and the writer serve every tenant, so their load is
-// left out of it (zero).
-type Health struct {
-	// Status is ok, degraded (a check warns), unhealthy (a check fails)
-	// or stopped (the runtime is not running).
-	Status    string `json:"status"`
-	RuntimeID string `json:"runtimeId"`
-	Version   string `json:"version"`
-	// TenantID is set when the view is one tenant's (see above); empty,
-	// it is every tenant's.
-	TenantID string `json:"tenantId,omitempty"`
-	// CheckedAt is when the checks ran, by the runtime's clock; ages are
-	// measured from it.
-	CheckedAt time.Time `json:"checkedAt"`
-	Store     StoreInfo `json:"store"`
-	// ActiveTurns counts the runs this process's workers hold (in one
-	// tenant's view, that tenant's).
-	ActiveTurns int           `json:"activeTurns"`
-	StartedAt   *time.Time    `json:"startedAt,omitempty"`
-	Workers     WorkersInfo   `json:"workers"`
-	Queue       QueueInfo     `json:"queue"`
-	Approvals   ApprovalsInfo `json:"approvals"`
-	// StuckRuns are up to MaxStuckRuns tasks in flight that made no
-	// recorded progress for Config.Health.StuckAfter, or whose worker's
-	// lease ran out long ago; StuckTotal counts them all. Those whose
-	// worker still renews its lease (LeaseHeld) make the check warn; the
-	// others make it fail.
-	StuckRuns  []StuckRun `json:"stuckRuns"`
-	StuckTotal int        `json:"stuckTotal"`
-	// Thresholds are the limits the checks applied.
-	Thresholds ThresholdsInfo `json:"thresholds"`
-	// Checks are the verdicts, in a fixed order: store, schema, workers,
-	// queue, approvals, stuck_runs (runtime alone, when stopped).
-	Checks []HealthCheck `json:"checks"`
-	// Problems are the reasons of the checks that are not ok, each
-	// prefixed with its check's name.
-	Problems []string `json:"problems"`
-}
-
-// StoreInfo describes the store in Health.
-type StoreInfo struct {
-	Driver  string `json:"driver"`
-	Durable bool   `json:"durable"`
-	// Reachable reports whether the store answered a read; LatencyMs is
-	// how long that read took (a round trip for the SQL drivers).
-	Reachable bool    `json:"reachable"`
-	LatencyMs float64 `json:"latencyMs"`
-	// Error is why the store did not answer.
-	Error string `json:"error,omitempty"`
-	// WriteError is why this runtime's writes fail: the error of its last
-	// write transaction when that failed for the storage's sake (a full
-	// disk, an I/O error, a damaged page) and none has committed since;
-	// WriteFailingSince is when the failures began. The store check then
-	// fails and /readyz answers 503, until a write commits.
-	WriteError        string     `json:"writeError,omitempty"`
-	WriteFailingSince *time.Time `json:"writeFailingSince,omitempty"`
-	// SchemaVersion is the migration the database is at; SchemaLatest the
-	// one this agentrt migrates to (both 0 for a store without a schema).
-	SchemaVersion int   `json:"schemaVersion"`
-	SchemaLatest  int   `json:"schemaLatest"`
-	LastCursor    int64 `json:"lastCursor"`
-	// Writer counts batches and commits; their ratio is the group-commit
-	// factor.
-	Writer store.WriterStats `json:"writer"`
-}
-
-// WorkersInfo is this process's worker pool. In one tenant's view only
-// State and Busy (that tenant's runs here) are set.
-type WorkersInfo struct {
-	// State is running, none (the process runs no workers: it only reads
-	// or answers, as agentrt health does; another process may run them)
-	// or stopped.
-	State    string `json:"state"`
-	Capacity int    `json:"capacity"`
-	Busy     int    `json:"busy"`
-	Idle     int    `json:"idle"`
-}
-
-// QueueInfo is the work waiting for a worker: store.TaskQueueStats.
-type QueueInfo struct {
-	// Depth counts the waiting tasks: every tenant's, or in one tenant's
-	// view that tenant's.
-	Depth int `json:"depth"`
-	// The task that has waited longest: since OldestQueuedAt, when it
-	// became due (for a new turn, its submission).
-	OldestTaskID      string     `json:"oldestTaskId,omitempty"`
-	OldestTurnID      string     `json:"oldestTurnId,omitempty"`
-	OldestQueuedAt    *time.Time `json:"oldestQueuedAt,omitempty"`
-	OldestQueuedAgeMs int64      `json:"oldestQueuedAgeMs"`
-}
-
-// ApprovalsInfo is the approvals waiting for a person, in every tenant
-// (in one tenant's view, in that tenant).
-type ApprovalsInfo struct {
-	Pending         int        `json:"pending"`
-	OldestActionID  string     `json:"oldestActionId,omitempty"`
-	OldestTurnID    string     `json:"oldestTurnId,omitempty"`
-	OldestCreatedAt *time.Time `json:"oldestCreatedAt,omitempty"`
-	OldestAgeMs     int64      `json:"oldestAgeMs"`
-}
-
-// ThresholdsInfo are Config.Health's thresholds, in milliseconds.
-type ThresholdsInfo struct {
-	StuckAfterMs      int64 `json:"stuckAfterMs"`
-	QueueAgeWarnMs    int64 `json:"queueAgeWarnMs"`
-	ApprovalAgeWarnMs int64 `json:"approvalAgeWarnMs"`
-}
-
-// StuckRun is a task in flight that stopped making progress.
-type StuckRun struct {
-	TaskID    string             `json:"taskId"`
-	TurnID    string             `json:"turnId"`
-	SessionID string             `json:"sessionId"`
-	TenantID  string             `json:"tenantId"`
-	Status    runtype.TaskStatus `json:"status"`
-	// LastProgressAt is the task's last recorded write: the latest of its
-	// own update and its session's last event (and, for a task this
-	// process runs, its last step). IdleMs is the time since.
-	LastProgressAt *time.Time `json:"lastProgressAt,omitempty"`
-	IdleMs         int64      `json:"idleMs"`
-	LeaseOwner     string     `json:"leaseOwner,omitempty"`
-	LeaseExpiresAt *time.Time `json:"leaseExpiresAt,omitempty"`
-	// LeaseHeld reports that its worker still holds an unexpired lease:
-	// the worker is alive and renews it, and the run may be in a long
-	// model call or tool. Such a run only warns; one whose lease lapsed,
-	// or that has none, fails the check.
-	LeaseHeld bool   `json:"leaseHeld"`
-	Reason    string `json:"reason"`
-}
-
-// HealthCheck is one check's verdict.
-type HealthCheck struct {
-	// Name is store, schema, workers, queue, approvals or stuck_runs
-	// (runtime, when the runtime is stopped).
-	Name string `json:"name"`
-	// Status is ok, warn or fail.
-	Status string `json:"status"`
-	Reason string `json:"reason"`
-}
-
-// Health statuses and check statuses.
-const (
-	HealthOK        = "ok"
-	HealthDegraded  = "degraded"
-	HealthUnhealthy = "unhealthy"
-	HealthStopped   = "stopped"
-
-	CheckOK   = "ok"
-	CheckWarn = "warn"
-	CheckFail = "fail"
-)
-
-// MaxStuckRuns bounds Health.StuckRuns.
-const MaxStuckRuns = 20
 
 // slowStore is the store latency above which the store check warns.
 const slowStore = time.Second
@@ -211,16 +44,6 @@ func (h HealthThresholds) withDefaults() HealthThresholds {
 	return h
 }
 
-// Readiness statuses: what Runtime.Ready answers (GET /readyz).
-const (
-	ReadyOK          = "ready"
-	ReadyStopped     = "stopped"
-	ReadyStoreFailed = "store_unavailable"
-	// ReadyWritesFail: the store answers reads, but this runtime's
-	// writes fail (Health.Store.WriteError says why).
-	ReadyWritesFail = "store_writes_failing"
-)
-
 // Ready reports whether the runtime can serve (GET /readyz): it runs, its
 // store answers one cheap read, and its writes do not fail. status is
 // ReadyOK, ReadyStopped, ReadyStoreFailed or ReadyWritesFail. It says
@@ -229,15 +52,15 @@ const (
 // answered without a token.
 func (rt *Runtime) Ready(ctx context.Context) (status string, ready bool) {
 	if !rt.running() {
-		return ReadyStopped, false
+		return apitype.ReadyStopped, false
 	}
 	if _, err := rt.store.EventLastCursor(ctx); err != nil {
-		return ReadyStoreFailed, false
+		return apitype.ReadyStoreFailed, false
 	}
 	if rt.writeFault(ctx) != nil {
-		return ReadyWritesFail, false
+		return apitype.ReadyWritesFail, false
 	}
-	return ReadyOK, true
+	return apitype.ReadyOK, true
 }
 
 // probeAfter is how long after its last failed write a runtime whose
@@ -263,19 +86,19 @@ func (rt *Runtime) writeFault(ctx context.Context) *store.Fault {
 // Health checks the runtime and its store, for every tenant. The store
 // reads are a few indexed aggregates, cheap however many tasks are
 // parked.
-func (rt *Runtime) Health(ctx context.Context) *Health {
+func (rt *Runtime) Health(ctx context.Context) *apitype.Health {
 	return rt.health(ctx, "")
 }
 
 // TenantHealth is Health as one tenant may see it: its queue, approvals,
 // stuck runs and active turns, and nothing of other tenants' work.
-func (rt *Runtime) TenantHealth(ctx context.Context, tenant string) *Health {
+func (rt *Runtime) TenantHealth(ctx context.Context, tenant string) *apitype.Health {
 	return rt.health(ctx, tenantOf(runtype.Owner{TenantID: tenant}))
 }
 
 // health checks the runtime for every tenant (tenant "") or as one
 // tenant may see it.
-func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
+func (rt *Runtime) health(ctx context.Context, tenant string) *apitype.Health {
 	now := rt.cfg.Now().UTC()
 	rt.mu.Lock()
 	state, active, busy := rt.state, 0, len(rt.claims)
@@ -288,22 +111,23 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 	}
 	rt.mu.Unlock()
 	info, th := rt.store.Info(), rt.cfg.Health
-	h := &Health{
-		Status: HealthOK, RuntimeID: rt.runtimeID, Version: Version(), TenantID: tenant, CheckedAt: now, ActiveTurns: active,
-		StartedAt: ts(rt.startedAt), StuckRuns: []StuckRun{}, Checks: []HealthCheck{}, Problems: []string{},
-		Store: StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
+	h := healthReport{&apitype.Health{
+		Status: apitype.HealthOK, RuntimeID: rt.runtimeID, Version: Version(), TenantID: tenant, CheckedAt: now, ActiveTurns: active,
+		StartedAt: ts(rt.startedAt), StuckRuns: []apitype.StuckRun{}, Checks: []apitype.HealthCheck{}, Problems: []string{},
+		Store: apitype.StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
 			SchemaLatest: info.SchemaLatest},
-		Workers: WorkersInfo{State: "stopped"},
-		Thresholds: ThresholdsInfo{StuckAfterMs: th.StuckAfter.Milliseconds(), QueueAgeWarnMs: th.QueueAgeWarn.Milliseconds(),
+		Workers: apitype.WorkersInfo{State: "stopped"},
+		Thresholds: apitype.ThresholdsInfo{StuckAfterMs: th.StuckAfter.Milliseconds(), QueueAgeWarnMs: th.QueueAgeWarn.Milliseconds(),
 			ApprovalAgeWarnMs: th.ApprovalAgeWarn.Milliseconds()},
-	}
+	}}
 	if tenant == "" {
-		h.Store.Writer = rt.writer.Stats() // every tenant's writes
+		st := rt.writer.Stats() // every tenant's writes
+		h.Store.Writer = apitype.WriterStats{Writes: st.Writes, Commits: st.Commits}
 	}
 	if state != stateRunning {
-		h.Status = HealthStopped
-		h.add(CheckFail, "runtime", "the runtime is not running")
-		return h
+		h.Status = apitype.HealthStopped
+		h.add(apitype.CheckFail, "runtime", "the runtime is not running")
+		return h.Health
 	}
 
 	start := time.Now() // latency is real time, whatever the runtime's clock
@@ -316,134 +140,137 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *Health {
 	switch {
 	case err != nil:
 		h.Store.Error = err.Error()
-		h.add(CheckFail, "store", fmt.Sprintf("the store did not answer: %v", err))
+		h.add(apitype.CheckFail, "store", fmt.Sprintf("the store did not answer: %v", err))
 	case fault != nil:
 		h.Store.Reachable, h.Store.LastCursor = true, cur
-		h.add(CheckFail, "store", fmt.Sprintf("writes have failed for %s: %v", roundDuration(now.Sub(fault.Since)), fault.Err))
+		h.add(apitype.CheckFail, "store", fmt.Sprintf("writes have failed for %s: %v", roundDuration(now.Sub(fault.Since)), fault.Err))
 	case time.Since(start) > slowStore:
 		h.Store.Reachable, h.Store.LastCursor = true, cur
-		h.add(CheckWarn, "store", fmt.Sprintf("the store answered in %s, more than %s", roundDuration(time.Since(start)), slowStore))
+		h.add(apitype.CheckWarn, "store", fmt.Sprintf("the store answered in %s, more than %s", roundDuration(time.Since(start)), slowStore))
 	default:
 		h.Store.Reachable, h.Store.LastCursor = true, cur
-		h.add(CheckOK, "store", fmt.Sprintf("%s answered in %.2fms", info.Driver, h.Store.LatencyMs))
+		h.add(apitype.CheckOK, "store", fmt.Sprintf("%s answered in %.2fms", info.Driver, h.Store.LatencyMs))
 	}
 	h.schemaCheck()
 	h.workersCheck(rt, busy)
 	if !h.Store.Reachable {
 		for _, name := range []string{"queue", "approvals", "stuck_runs"} {
-			h.add(CheckWarn, name, "not checked: the store did not answer")
+			h.add(apitype.CheckWarn, name, "not checked: the store did not answer")
 		}
 		h.settle()
-		return h
+		return h.Health
 	}
 	h.queueCheck(ctx, rt, now)
 	h.approvalsCheck(ctx, rt, now)
 	h.stuckCheck(ctx, rt, now, progress)
 	h.settle()
-	return h
+	return h.Health
 }
 
+// healthReport is a Health being checked: its checks add verdicts to it.
+type healthReport struct{ *apitype.Health }
+
 // add records a check's verdict.
-func (h *Health) add(status, name, reason string) {
-	h.Checks = append(h.Checks, HealthCheck{Name: name, Status: status, Reason: reason})
-	if status != CheckOK {
+func (h healthReport) add(status, name, reason string) {
+	h.Checks = append(h.Checks, apitype.HealthCheck{Name: name, Status: status, Reason: reason})
+	if status != apitype.CheckOK {
 		h.Problems = append(h.Problems, name+": "+reason)
 	}
 }
 
 // settle sets Status from the checks.
-func (h *Health) settle() {
+func (h healthReport) settle() {
 	for _, c := range h.Checks {
 		switch {
-		case c.Status == CheckFail:
-			h.Status = HealthUnhealthy
-		case c.Status == CheckWarn && h.Status == HealthOK:
-			h.Status = HealthDegraded
+		case c.Status == apitype.CheckFail:
+			h.Status = apitype.HealthUnhealthy
+		case c.Status == apitype.CheckWarn && h.Status == apitype.HealthOK:
+			h.Status = apitype.HealthDegraded
 		}
 	}
 }
 
-func (h *Health) schemaCheck() {
+func (h healthReport) schemaCheck() {
 	s := &h.Store
 	switch {
 	case s.SchemaLatest == 0:
-		h.add(CheckOK, "schema", fmt.Sprintf("the %s store has no schema", s.Driver))
+		h.add(apitype.CheckOK, "schema", fmt.Sprintf("the %s store has no schema", s.Driver))
 	case s.SchemaVersion > s.SchemaLatest:
-		h.add(CheckFail, "schema", fmt.Sprintf("the database is at schema version %d, newer than this agentrt's %d", s.SchemaVersion, s.SchemaLatest))
+		h.add(apitype.CheckFail, "schema", fmt.Sprintf("the database is at schema version %d, newer than this agentrt's %d", s.SchemaVersion, s.SchemaLatest))
 	case s.SchemaVersion < s.SchemaLatest:
-		h.add(CheckFail, "schema", fmt.Sprintf("the database is at schema version %d, this agentrt needs %d", s.SchemaVersion, s.SchemaLatest))
+		h.add(apitype.CheckFail, "schema", fmt.Sprintf("the database is at schema version %d, this agentrt needs %d", s.SchemaVersion, s.SchemaLatest))
 	default:
-		h.add(CheckOK, "schema", fmt.Sprintf("at version %d", s.SchemaVersion))
+		h.add(apitype.CheckOK, "schema", fmt.Sprintf("at version %d", s.SchemaVersion))
 	}
 }
 
-func (h *Health) workersCheck(rt *Runtime, busy int) {
+func (h healthReport) workersCheck(rt *Runtime, busy int) {
 	if rt.cfg.NoWorkers {
-		h.Workers = WorkersInfo{State: "none"}
-		h.add(CheckOK, "workers", "none in this process (it only reads); the queue shows whether another process works")
+		h.Workers = apitype.WorkersInfo{State: "none"}
+		h.add(apitype.CheckOK, "workers", "none in this process (it only reads); the queue shows whether another process works")
 		return
 	}
 	if h.TenantID != "" {
 		// The pool serves every tenant: its load is theirs too.
-		h.Workers = WorkersInfo{State: "running", Busy: h.ActiveTurns}
-		h.add(CheckOK, "workers", fmt.Sprintf("%d of this tenant's turns running here; the pool is shared by every tenant", h.ActiveTurns))
+		h.Workers = apitype.WorkersInfo{State: "running", Busy: h.ActiveTurns}
+		h.add(apitype.CheckOK, "workers", fmt.Sprintf("%d of this tenant's turns running here; the pool is shared by every tenant", h.ActiveTurns))
 		return
 	}
 	capacity := rt.cfg.MaxConcurrentRuns
-	h.Workers = WorkersInfo{State: "running", Capacity: capacity, Busy: busy, Idle: max(capacity-busy, 0)}
+	h.Workers = apitype.WorkersInfo{State: "running", Capacity: capacity, Busy: busy, Idle: max(capacity-busy, 0)}
 	if busy >= capacity {
-		h.add(CheckWarn, "workers", fmt.Sprintf("all %d workers are busy", capacity))
+		h.add(apitype.CheckWarn, "workers", fmt.Sprintf("all %d workers are busy", capacity))
 		return
 	}
-	h.add(CheckOK, "workers", fmt.Sprintf("%d of %d busy", busy, capacity))
+	h.add(apitype.CheckOK, "workers", fmt.Sprintf("%d of %d busy", busy, capacity))
 }
 
-func (h *Health) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
+func (h healthReport) queueCheck(ctx context.Context, rt *Runtime, now time.Time) {
 	st, err := rt.store.TaskQueueStats(ctx, &store.TaskQueueStatsParams{Now: now, TenantID: h.TenantID})
 	if err != nil {
-		h.add(CheckWarn, "queue", fmt.Sprintf("reading the queue: %v", err))
+		h.add(apitype.CheckWarn, "queue", fmt.Sprintf("reading the queue: %v", err))
 		return
 	}
 	q := &h.Queue
 	q.Depth = st.Depth
 	if st.Oldest == nil {
-		h.add(CheckOK, "queue", "nothing waits for a worker")
+		h.add(apitype.CheckOK, "queue", "nothing waits for a worker")
 		return
 	}
 	age := now.Sub(st.Oldest.DueAt)
 	q.OldestTaskID, q.OldestTurnID, q.OldestQueuedAt, q.OldestQueuedAgeMs = st.Oldest.ID, st.Oldest.TurnID, ts(st.Oldest.DueAt), age.Milliseconds()
 	reason := fmt.Sprintf("%d waiting, the oldest (task %s) for %s", st.Depth, st.Oldest.ID, roundDuration(age))
 	if age > rt.cfg.Health.QueueAgeWarn {
-		h.add(CheckWarn, "queue", reason+", more than "+roundDuration(rt.cfg.Health.QueueAgeWarn))
+		h.add(apitype.CheckWarn, "queue", reason+", more than "+roundDuration(rt.cfg.Health.QueueAgeWarn))
 		return
 	}
-	h.add(CheckOK, "queue", reason)
+	h.add(apitype.CheckOK, "queue", reason)
 }
 
-func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time) {
+func (h healthReport) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time) {
 	p := &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending}
 	if h.TenantID != "" {
 		p = &store.ActionStatsParams{TenantID: h.TenantID, Status: runtype.ActionPending}
 	}
 	st, err := rt.store.ActionStats(ctx, p)
 	if err != nil {
-		h.add(CheckWarn, "approvals", fmt.Sprintf("reading the pending approvals: %v", err))
+		h.add(apitype.CheckWarn, "approvals", fmt.Sprintf("reading the pending approvals: %v", err))
 		return
 	}
 	a := &h.Approvals
 	a.Pending = st.Count
 	if st.Oldest == nil {
-		h.add(CheckOK, "approvals", "none pending")
+		h.add(apitype.CheckOK, "approvals", "none pending")
 		return
 	}
 	age := now.Sub(st.Oldest.CreatedAt)
 	a.OldestActionID, a.OldestTurnID, a.OldestCreatedAt, a.OldestAgeMs = st.Oldest.ID, st.Oldest.TurnID, ts(st.Oldest.CreatedAt), age.Milliseconds()
 	reason := fmt.Sprintf("%d pending, the oldest (%s) for %s", st.Count, st.Oldest.ID, roundDuration(age))
 	if age > rt.cfg.Health.ApprovalAgeWarn {
-		h.add(CheckWarn, "approvals", reason+", more than "+roundDuration(rt.cfg.Health.ApprovalAgeWarn))
+		h.add(apitype.CheckWarn, "approvals", reason+", more than "+roundDuration(rt.cfg.Health.ApprovalAgeWarn))
 		return
 	}
-	h.add(CheckOK, "approvals", reason)
+	h.add(apitype.CheckOK, "approvals", reason)
 }
 
 // stuckCheck looks at every task in flight. A task is stuck when it made
@@ -454,10 +281,10 @@ func (h *Health) approvalsCheck(ctx context.Context, rt *Runtime, now time.Time)
 // stuck: a model call may take ModelStepTimeout and a tool longer, and
 // lease renewals are not recorded as progress. Quiet runs warn; stuck
 // ones fail.
-func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, progress map[string]time.Time) {
+func (h healthReport) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, progress map[string]time.Time) {
 	tasks, err := rt.store.TaskListInFlight(ctx, &store.TaskListInFlightParams{Limit: store.MaxListLimit})
 	if err != nil {
-		h.add(CheckWarn, "stuck_runs", fmt.Sprintf("reading the tasks in flight: %v", err))
+		h.add(apitype.CheckWarn, "stuck_runs", fmt.Sprintf("reading the tasks in flight: %v", err))
 		return
 	}
 	listed := len(tasks)
@@ -478,7 +305,7 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 			case err == nil:
 				last = later(last, e.Timestamp)
 			case !errors.Is(err, store.ErrNotFound):
-				h.add(CheckWarn, "stuck_runs", fmt.Sprintf("reading the progress of task %s: %v", k.ID, err))
+				h.add(apitype.CheckWarn, "stuck_runs", fmt.Sprintf("reading the progress of task %s: %v", k.ID, err))
 				return
 			}
 		}
@@ -501,8 +328,8 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 		if !live {
 			dead++
 		}
-		if len(h.StuckRuns) < MaxStuckRuns {
-			h.StuckRuns = append(h.StuckRuns, StuckRun{
+		if len(h.StuckRuns) < apitype.MaxStuckRuns {
+			h.StuckRuns = append(h.StuckRuns, apitype.StuckRun{
 				TaskID: k.ID, TurnID: k.TurnID, SessionID: k.SessionID, TenantID: k.TenantID, Status: k.Status,
 				LastProgressAt: ts(last), IdleMs: idle.Milliseconds(), LeaseOwner: k.LeaseOwner,
 				LeaseExpiresAt: ts(k.LeaseExpiresAt), LeaseHeld: live, Reason: reason,
@@ -515,13 +342,13 @@ func (h *Health) stuckCheck(ctx context.Context, rt *Runtime, now time.Time, pro
 	}
 	// The verdict fails for a run no live worker holds, and only warns
 	// when every quiet run's worker still renews its lease.
-	verdict, what := CheckFail, "stuck"
+	verdict, what := apitype.CheckFail, "stuck"
 	if dead == 0 {
-		verdict, what = CheckWarn, "quiet"
+		verdict, what = apitype.CheckWarn, "quiet"
 	}
 	switch h.StuckTotal {
 	case 0:
-		h.add(CheckOK, "stuck_runs", fmt.Sprintf("%d in flight, none stuck%s", len(tasks), more))
+		h.add(apitype.CheckOK, "stuck_runs", fmt.Sprintf("%d in flight, none stuck%s", len(tasks), more))
 	case 1:
 		h.add(verdict, "stuck_runs", fmt.Sprintf("task %s: %s%s", h.StuckRuns[0].TaskID, h.StuckRuns[0].Reason, more))
 	default:

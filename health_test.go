@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model"
@@ -25,7 +26,7 @@ import (
 // going from ok to warn or fail as time passes on a fake clock.
 
 // checkStatuses returns name → status of h's checks.
-func checkStatuses(h *agentrt.Health) map[string]string {
+func checkStatuses(h *apitype.Health) map[string]string {
 	out := make(map[string]string, len(h.Checks))
 	for _, c := range h.Checks {
 		out[c.Name] = c.Status
@@ -35,7 +36,7 @@ func checkStatuses(h *agentrt.Health) map[string]string {
 
 // wantChecks fails unless h has the status and its checks the statuses
 // in want (checks not named must be ok).
-func wantChecks(t *testing.T, h *agentrt.Health, status string, want map[string]string) {
+func wantChecks(t *testing.T, h *apitype.Health, status string, want map[string]string) {
 	t.Helper()
 	got := checkStatuses(h)
 	full := map[string]string{"store": "ok", "schema": "ok", "workers": "ok", "queue": "ok", "approvals": "ok", "stuck_runs": "ok"}
@@ -51,7 +52,7 @@ func wantChecks(t *testing.T, h *agentrt.Health, status string, want map[string]
 }
 
 // reasonOf returns the reason of h's check name.
-func reasonOf(h *agentrt.Health, name string) string {
+func reasonOf(h *apitype.Health, name string) string {
 	for _, c := range h.Checks {
 		if c.Name == name {
 			return c.Reason
@@ -67,7 +68,7 @@ func TestHealthOK(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: "responses: [{text: hi}]", sqlite: true})
 	h := b.rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthOK, nil)
+	wantChecks(t, h, apitype.HealthOK, nil)
 	var names []string
 	for _, c := range h.Checks {
 		names = append(names, c.Name)
@@ -78,10 +79,10 @@ func TestHealthOK(t *testing.T) {
 	if !h.Store.Reachable || h.Store.LatencyMs < 0 || h.Store.SchemaVersion == 0 || h.Store.SchemaVersion != h.Store.SchemaLatest {
 		t.Errorf("store = %+v, want reachable at the latest schema", h.Store)
 	}
-	if h.Workers != (agentrt.WorkersInfo{State: "running", Capacity: 64, Idle: 64}) {
+	if h.Workers != (apitype.WorkersInfo{State: "running", Capacity: 64, Idle: 64}) {
 		t.Errorf("workers = %+v, want 64 idle", h.Workers)
 	}
-	if st, ok := b.rt.Ready(context.Background()); !ok || st != agentrt.ReadyOK || len(h.Problems) != 0 || h.StuckTotal != 0 || h.Queue.Depth != 0 || h.Approvals.Pending != 0 {
+	if st, ok := b.rt.Ready(context.Background()); !ok || st != apitype.ReadyOK || len(h.Problems) != 0 || h.StuckTotal != 0 || h.Queue.Depth != 0 || h.Approvals.Pending != 0 {
 		t.Errorf("health = %+v", h)
 	}
 	raw, err := json.Marshal(h)
@@ -109,11 +110,11 @@ func TestHealthQueueAge(t *testing.T) {
 	cfg := durableConfig(&brain{answer: callsOn("none")})
 	cfg.NoWorkers, cfg.Now = true, clock.Now
 	rt := startDurable(t, cfg)
-	res := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "hello"})
+	res := submitTo(t, rt, apitype.SubmitTurnParams{Input: "hello"})
 
 	h := rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthOK, nil)
-	if h.Workers != (agentrt.WorkersInfo{State: "none"}) {
+	wantChecks(t, h, apitype.HealthOK, nil)
+	if h.Workers != (apitype.WorkersInfo{State: "none"}) {
 		t.Errorf("workers = %+v, want none in this process", h.Workers)
 	}
 	if h.Queue.Depth != 1 || h.Queue.OldestTaskID != res.TaskID || h.Queue.OldestTurnID != res.TurnID || h.Queue.OldestQueuedAgeMs != 0 {
@@ -121,10 +122,10 @@ func TestHealthQueueAge(t *testing.T) {
 	}
 
 	clock.Advance(time.Minute)
-	wantChecks(t, rt.Health(context.Background()), agentrt.HealthOK, nil) // not more than a minute yet
+	wantChecks(t, rt.Health(context.Background()), apitype.HealthOK, nil) // not more than a minute yet
 	clock.Advance(time.Second)
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"queue": "warn"})
+	wantChecks(t, h, apitype.HealthDegraded, map[string]string{"queue": "warn"})
 	if h.Queue.OldestQueuedAgeMs != 61000 || h.Queue.OldestQueuedAt == nil || !h.Queue.OldestQueuedAt.Equal(clock.Now().Add(-61*time.Second)) {
 		t.Errorf("queue = %+v, want the turn waiting 61s", h.Queue)
 	}
@@ -152,13 +153,13 @@ func TestHealthApprovalAge(t *testing.T) {
 	act := g.pending(t, res.TurnID)[0]
 
 	h := g.rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthOK, nil)
+	wantChecks(t, h, apitype.HealthOK, nil)
 	if h.Approvals.Pending != 1 || h.Approvals.OldestActionID != act.ActionID || h.Approvals.OldestTurnID != res.TurnID {
 		t.Errorf("approvals = %+v, want %s", h.Approvals, act.ActionID)
 	}
 	clock.Advance(10*time.Minute + time.Millisecond)
 	h = g.rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"approvals": "warn"})
+	wantChecks(t, h, apitype.HealthDegraded, map[string]string{"approvals": "warn"})
 	if h.Approvals.OldestAgeMs != (10*time.Minute).Milliseconds()+1 {
 		t.Errorf("approvals = %+v, want the oldest 10m old", h.Approvals)
 	}
@@ -186,18 +187,18 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 	// runs, so the lease lapses once the clock passes it.
 	cfg.Now, cfg.MaxConcurrentRuns, cfg.LeaseTTL = clock.Now, 1, time.Hour
 	rt := startDurable(t, cfg)
-	res := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "block"})
+	res := submitTo(t, rt, apitype.SubmitTurnParams{Input: "block"})
 	g.wait(t)
 
 	h := rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"workers": "warn"}) // its one worker is busy
-	if h.Workers != (agentrt.WorkersInfo{State: "running", Capacity: 1, Busy: 1}) || h.ActiveTurns != 1 {
+	wantChecks(t, h, apitype.HealthDegraded, map[string]string{"workers": "warn"}) // its one worker is busy
+	if h.Workers != (apitype.WorkersInfo{State: "running", Capacity: 1, Busy: 1}) || h.ActiveTurns != 1 {
 		t.Errorf("workers = %+v, active %d; want the one busy", h.Workers, h.ActiveTurns)
 	}
 
 	clock.Advance(5*time.Minute + time.Second)
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"workers": "warn", "stuck_runs": "warn"})
+	wantChecks(t, h, apitype.HealthDegraded, map[string]string{"workers": "warn", "stuck_runs": "warn"})
 	if h.StuckTotal != 1 || len(h.StuckRuns) != 1 {
 		t.Fatalf("stuck runs = %+v (total %d), want one", h.StuckRuns, h.StuckTotal)
 	}
@@ -210,7 +211,7 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 
 	clock.Advance(time.Hour) // the lease ran out 5m1s ago, unrenewed
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"workers": "warn", "queue": "warn", "stuck_runs": "fail"})
+	wantChecks(t, h, apitype.HealthUnhealthy, map[string]string{"workers": "warn", "queue": "warn", "stuck_runs": "fail"})
 	if len(h.StuckRuns) != 1 || h.StuckRuns[0].LeaseHeld || !strings.HasPrefix(h.StuckRuns[0].Reason, "no progress for 1h5m") {
 		t.Errorf("stuck runs = %+v, want the run with its lease lapsed", h.StuckRuns)
 	}
@@ -220,7 +221,7 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 
 	g.open()
 	wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusCompleted, "*")
-	wantChecks(t, rt.Health(context.Background()), agentrt.HealthOK, nil)
+	wantChecks(t, rt.Health(context.Background()), apitype.HealthOK, nil)
 }
 
 // stuckStore is a memory store holding what two dead workers left: a
@@ -228,7 +229,7 @@ func TestHealthStuckRunInProcess(t *testing.T) {
 // it ran (a store failure), whose session recorded an event 30s after t0.
 func stuckStore(t *testing.T, t0 time.Time) (st store.Store, leased, unleased *runtype.Task) {
 	t.Helper()
-	return stuckStoreOf(t, t0, runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.DefaultPrincipal})
+	return stuckStoreOf(t, t0, runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: apitype.DefaultPrincipal})
 }
 
 // stuckStoreOf is stuckStore with the tasks of owner.
@@ -288,18 +289,18 @@ func TestHealthStuckRunsLeftBehind(t *testing.T) {
 	rt := startDurable(t, cfg)
 
 	h := rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthOK, nil)
+	wantChecks(t, h, apitype.HealthOK, nil)
 	if r := reasonOf(h, "stuck_runs"); r != "2 in flight, none stuck" {
 		t.Errorf("stuck_runs reason = %q", r)
 	}
 
 	clock.Advance(55 * time.Second) // t0+1m: the lease ran out 50s ago
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "ok"})
+	wantChecks(t, h, apitype.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "ok"})
 	if h.StuckTotal != 1 || len(h.StuckRuns) != 1 {
 		t.Fatalf("stuck runs = %+v, want the leased one", h.StuckRuns)
 	}
-	want := agentrt.StuckRun{
+	want := apitype.StuckRun{
 		TaskID: leased.ID, TurnID: leased.TurnID, SessionID: leased.SessionID, TenantID: leased.TenantID,
 		Status: runtype.StatusRunning, LastProgressAt: &t0, IdleMs: time.Minute.Milliseconds(),
 		LeaseOwner: "rt_dead/42-beef", LeaseExpiresAt: ptr(t0.Add(10 * time.Second)),
@@ -315,7 +316,7 @@ func TestHealthStuckRunsLeftBehind(t *testing.T) {
 
 	clock.Advance(4*time.Minute + 31*time.Second) // t0+5m31s: 5m1s since the event
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
+	wantChecks(t, h, apitype.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
 	if h.StuckTotal != 2 || len(h.StuckRuns) != 2 {
 		t.Fatalf("stuck runs = %+v, want both", h.StuckRuns)
 	}
@@ -354,7 +355,7 @@ func TestHealthQuietRunWithRenewedLease(t *testing.T) {
 	cfg := durableConfig(&brain{answer: callsOn("none")})
 	cfg.Store, cfg.NoWorkers, cfg.Now = st, true, clock.Now
 	rt := startDurable(t, cfg)
-	find := func(h *agentrt.Health, id string) *agentrt.StuckRun {
+	find := func(h *apitype.Health, id string) *apitype.StuckRun {
 		for i := range h.StuckRuns {
 			if h.StuckRuns[i].TaskID == id {
 				return &h.StuckRuns[i]
@@ -367,8 +368,8 @@ func TestHealthQuietRunWithRenewedLease(t *testing.T) {
 	// is held: quiet, a warning. (The other, without a lease, waits in
 	// the queue and had an event 4m40s ago.)
 	h := rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthDegraded, map[string]string{"stuck_runs": "warn", "queue": "warn"})
-	want := agentrt.StuckRun{
+	wantChecks(t, h, apitype.HealthDegraded, map[string]string{"stuck_runs": "warn", "queue": "warn"})
+	want := apitype.StuckRun{
 		TaskID: leased.ID, TurnID: leased.TurnID, SessionID: leased.SessionID, TenantID: leased.TenantID,
 		Status: runtype.StatusRunning, LastProgressAt: &t0, IdleMs: (5*time.Minute + 10*time.Second).Milliseconds(),
 		LeaseOwner: "rt_dead/42-beef", LeaseExpiresAt: ptr(t0.Add(10 * time.Minute)), LeaseHeld: true,
@@ -384,7 +385,7 @@ func TestHealthQuietRunWithRenewedLease(t *testing.T) {
 	// t0+6m: the run without a lease is stuck: the check fails, naming it.
 	clock.Advance(50 * time.Second)
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
+	wantChecks(t, h, apitype.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
 	if r, wantR := reasonOf(h, "stuck_runs"), "1 of 2 in flight are stuck and 1 quiet, the first (task "+unleased.ID+"): no progress for 5m30s"; !strings.HasPrefix(r, wantR) {
 		t.Errorf("stuck_runs reason = %q, want it to start %q", r, wantR)
 	}
@@ -395,7 +396,7 @@ func TestHealthQuietRunWithRenewedLease(t *testing.T) {
 	// t0+10m1s: the renewed lease lapsed: both are stuck.
 	clock.Advance(4*time.Minute + time.Second)
 	h = rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
+	wantChecks(t, h, apitype.HealthUnhealthy, map[string]string{"stuck_runs": "fail", "queue": "warn"})
 	if q := find(h, leased.ID); q == nil || q.LeaseHeld || q.Reason != "no progress for 10m1s, more than 5m0s" {
 		t.Errorf("run with its lease lapsed = %+v, want stuck", q)
 	}
@@ -416,8 +417,8 @@ func TestHealthStoreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := rt.Health(context.Background())
-	wantChecks(t, h, agentrt.HealthUnhealthy, map[string]string{"store": "fail", "queue": "warn", "approvals": "warn", "stuck_runs": "warn"})
-	if status, ok := rt.Ready(context.Background()); h.Store.Reachable || !strings.Contains(h.Store.Error, "store closed") || ok || status != agentrt.ReadyStoreFailed {
+	wantChecks(t, h, apitype.HealthUnhealthy, map[string]string{"store": "fail", "queue": "warn", "approvals": "warn", "stuck_runs": "warn"})
+	if status, ok := rt.Ready(context.Background()); h.Store.Reachable || !strings.Contains(h.Store.Error, "store closed") || ok || status != apitype.ReadyStoreFailed {
 		t.Errorf("store = %+v, ready %s; want unreachable and not ready", h.Store, status)
 	}
 	if r := reasonOf(h, "queue"); r != "not checked: the store did not answer" {
@@ -439,8 +440,8 @@ func TestHealthStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := rt.Health(context.Background())
-	want := []agentrt.HealthCheck{{Name: "runtime", Status: "fail", Reason: "the runtime is not running"}}
-	if status, ok := rt.Ready(context.Background()); h.Status != agentrt.HealthStopped || ok || status != agentrt.ReadyStopped || !cmp.Equal(want, h.Checks) {
+	want := []apitype.HealthCheck{{Name: "runtime", Status: "fail", Reason: "the runtime is not running"}}
+	if status, ok := rt.Ready(context.Background()); h.Status != apitype.HealthStopped || ok || status != apitype.ReadyStopped || !cmp.Equal(want, h.Checks) {
 		t.Errorf("health = %+v, want stopped", h)
 	}
 }
@@ -491,18 +492,18 @@ func TestTenantHealth(t *testing.T) {
 	cfg.NoWorkers, cfg.Now = true, clock.Now
 	rt := startDurable(t, cfg)
 	acme := runtype.Owner{TenantID: "acme", PrincipalID: "alice"}
-	theirs := submitTo(t, rt, agentrt.SubmitTurnParams{Owner: acme, Input: "first"})
+	theirs := submitTo(t, rt, apitype.SubmitTurnParams{Owner: acme, Input: "first"})
 	clock.Advance(time.Second)
-	submitTo(t, rt, agentrt.SubmitTurnParams{Owner: acme, Input: "second"})
+	submitTo(t, rt, apitype.SubmitTurnParams{Owner: acme, Input: "second"})
 	clock.Advance(time.Second)
-	mine := submitTo(t, rt, agentrt.SubmitTurnParams{Input: "mine"})
+	mine := submitTo(t, rt, apitype.SubmitTurnParams{Input: "mine"})
 	ctx := context.Background()
 
 	if h := rt.Health(ctx); h.Queue.Depth != 3 || h.Queue.OldestTaskID != theirs.TaskID || h.Store.Writer.Writes == 0 {
 		t.Errorf("runtime-wide queue = %+v, writer %+v; want 3 waiting, acme's first the oldest", h.Queue, h.Store.Writer)
 	}
 	h := rt.TenantHealth(ctx, "")
-	if h.TenantID != agentrt.DefaultTenant || h.Queue.Depth != 1 || h.Queue.OldestTaskID != mine.TaskID || h.Queue.OldestTurnID != mine.TurnID {
+	if h.TenantID != apitype.DefaultTenant || h.Queue.Depth != 1 || h.Queue.OldestTaskID != mine.TaskID || h.Queue.OldestTurnID != mine.TurnID {
 		t.Errorf("the default tenant's queue = %+v, want its one turn", h.Queue)
 	}
 	raw, err := json.Marshal(h)
@@ -514,7 +515,7 @@ func TestTenantHealth(t *testing.T) {
 			t.Errorf("the default tenant's health names %q: %s", s, raw)
 		}
 	}
-	if h.Store.Writer != (store.WriterStats{}) || h.Workers.Capacity != 0 {
+	if h.Store.Writer != (apitype.WriterStats{}) || h.Workers.Capacity != 0 {
 		t.Errorf("the default tenant's health shows the shared load: writer %+v, workers %+v", h.Store.Writer, h.Workers)
 	}
 	if h := rt.TenantHealth(ctx, "acme"); h.Queue.Depth != 2 || h.Queue.OldestTaskID != theirs.TaskID {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
@@ -101,7 +102,7 @@ func TestToolsCannotReachRuntimeSecrets(t *testing.T) {
 			tb := &testBundle{rt: rt}
 			var all bytes.Buffer
 			for _, agent := range []string{"sub", "top"} {
-				res, turn := tb.submit(t, &agentrt.SubmitTurnParams{Agent: agent, Input: "look around"})
+				res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: agent, Input: "look around"})
 				if turn.Status != runtype.StatusCompleted {
 					t.Fatalf("agent %s: turn %s (%s), want completed", agent, turn.Status, turn.StatusReason)
 				}

@@ -7,43 +7,20 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
 
-// SetLimitParams is the input of SetLimit.
-type SetLimitParams struct {
-	// Owner.TenantID is the tenant whose budget changes (default
-	// DefaultTenant); Owner.PrincipalID is who changes it, recorded with
-	// the limit and in limit.changed.
-	runtype.Owner
-	// Scope is runtype.LimitSession (SessionID required) or
-	// runtype.LimitTenant.
-	Scope     runtype.LimitScope
-	SessionID string
-	// MaxTokens and MaxCostUSD are the new maxima; zero removes that
-	// kind of limit. They replace the configured default for the scope.
-	MaxTokens  int64
-	MaxCostUSD float64
-}
-
-// SetLimitResult is the budget after a SetLimit.
-type SetLimitResult struct {
-	Budget BudgetRead `json:"budget"`
-	// Resumed lists the turns that waited for this budget and were
-	// resumed (each checks its budgets again before its next model call).
-	Resumed []string `json:"resumed"`
-}
-
 // SetLimit changes the token and cost budget of a session or a tenant. The
 // limit is stored, limit.changed is recorded (in the session, or for a
 // tenant in each session with a turn waiting for the budget), and turns
 // parked waiting_resource in the scope resume.
-func (rt *Runtime) SetLimit(ctx context.Context, p *SetLimitParams) (*SetLimitResult, error) {
+func (rt *Runtime) SetLimit(ctx context.Context, p *apitype.SetLimitParams) (*apitype.SetLimitResult, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	owner := ownerOrDefault(p.Owner)
 	lim := &runtype.Limit{Owner: owner, Scope: p.Scope, MaxTokens: p.MaxTokens, MaxCostUSD: p.MaxCostUSD, UpdatedAt: rt.cfg.Now().UTC()}
@@ -118,7 +95,7 @@ func (rt *Runtime) SetLimit(ctx context.Context, p *SetLimitParams) (*SetLimitRe
 	if waiting, err = rt.waitingTurns(ctx, owner.TenantID, p.SessionID); err != nil {
 		return nil, err
 	}
-	res := &SetLimitResult{Budget: budgetRead(after), Resumed: []string{}}
+	res := &apitype.SetLimitResult{Budget: budgetRead(after), Resumed: []string{}}
 	for _, t := range waiting {
 		if err := rt.wakeTask(ctx, t.TenantID, t.TaskID); err != nil {
 			return res, err
@@ -163,8 +140,8 @@ func (rt *Runtime) waitingTurns(ctx context.Context, tenant, sessionID string) (
 }
 
 // budgetRead turns a ledger state into its read model.
-func budgetRead(q loop.QuotaState) BudgetRead {
-	b := BudgetRead{
+func budgetRead(q loop.QuotaState) apitype.BudgetRead {
+	b := apitype.BudgetRead{
 		Scope: q.Scope, ScopeID: q.ScopeID, Source: q.Source, MaxTokens: q.Limit.MaxTokens, MaxCostUSD: q.Limit.MaxCostUSD,
 		UsedTokens: q.Spent.Tokens(), UsedCostUSD: q.Spent.CostUSD, State: "ok",
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
@@ -47,9 +48,9 @@ func startRace(t *testing.T, budgets agentrt.Budgets, maxRuns int, p model.Provi
 }
 
 // park submits a turn and waits for it to park on its budget.
-func (b *raceBundle) park() *agentrt.SubmitTurnResult {
+func (b *raceBundle) park() *apitype.SubmitTurnResult {
 	b.t.Helper()
-	res, err := b.rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{Agent: "a", Input: "go"})
+	res, err := b.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "a", Input: "go"})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func (b *raceBundle) wait(id string) *runtype.Turn {
 }
 
 // endings counts how a turn ended in its session's events.
-func (b *raceBundle) endings(res *agentrt.SubmitTurnResult) (ends, attempts int, texts []string) {
+func (b *raceBundle) endings(res *apitype.SubmitTurnResult) (ends, attempts int, texts []string) {
 	b.t.Helper()
 	for _, e := range (&testBundle{rt: b.rt}).sessionEvents(b.t, runtype.Owner{}, res.SessionID) {
 		switch e.Type {
@@ -95,7 +96,7 @@ func TestParkedTurnEndsOnce(t *testing.T) {
 				b := startRace(t, agentrt.Budgets{Session: agentrt.Budget{MaxTokens: 2000}}, 0, nil)
 				res := b.park()
 				raise := func() {
-					if _, err := b.rt.SetLimit(context.Background(), &agentrt.SetLimitParams{
+					if _, err := b.rt.SetLimit(context.Background(), &apitype.SetLimitParams{
 						Scope: runtype.LimitSession, SessionID: res.SessionID, MaxTokens: 100000}); err != nil {
 						t.Error(err)
 					}
@@ -132,10 +133,10 @@ func TestRaisedLimitsWakeEveryTurn(t *testing.T) {
 	for range 20 {
 		b := startRace(t, agentrt.Budgets{Session: agentrt.Budget{MaxTokens: 2000}, Tenant: agentrt.Budget{MaxTokens: 2000}}, 0, nil)
 		res := b.park()
-		if _, err := b.rt.SetLimit(ctx, &agentrt.SetLimitParams{Scope: runtype.LimitTenant, MaxTokens: 100000}); err != nil {
+		if _, err := b.rt.SetLimit(ctx, &apitype.SetLimitParams{Scope: runtype.LimitTenant, MaxTokens: 100000}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.rt.SetLimit(ctx, &agentrt.SetLimitParams{Scope: runtype.LimitSession, SessionID: res.SessionID, MaxTokens: 100000}); err != nil {
+		if _, err := b.rt.SetLimit(ctx, &apitype.SetLimitParams{Scope: runtype.LimitSession, SessionID: res.SessionID, MaxTokens: 100000}); err != nil {
 			t.Fatal(err)
 		}
 		if turn := b.wait(res.TurnID); turn.Status != runtype.StatusCompleted {
@@ -177,18 +178,18 @@ func TestResumedTurnsRespectMaxConcurrentRuns(t *testing.T) {
 	t.Parallel()
 	g := &gated{entered: make(chan struct{}, 3), gate: make(chan struct{})}
 	b := startRace(t, agentrt.Budgets{Session: agentrt.Budget{MaxTokens: 2000}, Tenant: agentrt.Budget{MaxTokens: 2000}}, 1, g)
-	var parked []*agentrt.SubmitTurnResult
+	var parked []*apitype.SubmitTurnResult
 	for range 3 {
 		parked = append(parked, b.park())
 	}
-	res, err := b.rt.SetLimit(context.Background(), &agentrt.SetLimitParams{Scope: runtype.LimitTenant, MaxTokens: 100000})
+	res, err := b.rt.SetLimit(context.Background(), &apitype.SetLimitParams{Scope: runtype.LimitTenant, MaxTokens: 100000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The session budgets stay spent; raise them too, each resuming its
 	// turn.
 	for _, p := range parked {
-		if _, err := b.rt.SetLimit(context.Background(), &agentrt.SetLimitParams{Scope: runtype.LimitSession, SessionID: p.SessionID, MaxTokens: 100000}); err != nil {
+		if _, err := b.rt.SetLimit(context.Background(), &apitype.SetLimitParams{Scope: runtype.LimitSession, SessionID: p.SessionID, MaxTokens: 100000}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -230,7 +231,7 @@ func TestBlockedTurnInterruptedAtOnce(t *testing.T) {
 	}
 	t.Cleanup(func() { rt.Stop(context.Background()) })
 	b := &raceBundle{rt: rt, t: t}
-	res, err := rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{Agent: "a", Input: "look"})
+	res, err := rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "a", Input: "look"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestResumeWithoutAModel(t *testing.T) {
 	}
 	b = start("its API key is not set: the environment variable OPENAI_API_KEY is empty")
 	t.Cleanup(func() { b.rt.Stop(ctx) })
-	if _, err := b.rt.SetLimit(ctx, &agentrt.SetLimitParams{Scope: runtype.LimitSession, SessionID: res.SessionID, MaxTokens: 100000}); err != nil {
+	if _, err := b.rt.SetLimit(ctx, &apitype.SetLimitParams{Scope: runtype.LimitSession, SessionID: res.SessionID, MaxTokens: 100000}); err != nil {
 		t.Fatal(err)
 	}
 	turn := b.wait(res.TurnID)

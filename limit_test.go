@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model"
@@ -63,7 +64,7 @@ func TestTenantLimit(t *testing.T) {
 		}
 		return turn
 	}
-	first, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: owner, Agent: "a", Input: "one"})
+	first, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: owner, Agent: "a", Input: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestTenantLimit(t *testing.T) {
 	if turn := wait(first.TurnID); turn.Status != runtype.StatusWaitingResource {
 		t.Fatalf("first turn %s, want waiting_resource", turn.Status)
 	}
-	second, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Owner: owner, Agent: "a", Input: "two"})
+	second, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Owner: owner, Agent: "a", Input: "two"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestTenantLimit(t *testing.T) {
 	}
 	// A turn of another tenant is not limited by acme's budget... but by
 	// its own default, the same 2000 tokens, which it does not reach.
-	res, err := rt.SetLimit(ctx, &agentrt.SetLimitParams{Owner: owner, Scope: runtype.LimitTenant, MaxTokens: 100000})
+	res, err := rt.SetLimit(ctx, &apitype.SetLimitParams{Owner: owner, Scope: runtype.LimitTenant, MaxTokens: 100000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +151,12 @@ func TestBlockedTurn(t *testing.T) {
 	}
 	t.Cleanup(func() { rt.Stop(ctx) })
 	b := &testBundle{rt: rt}
-	first, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "describe this image"})
+	first, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "describe this image"})
 	if turn.Status != runtype.StatusBlocked || turn.StatusReason != "routing_not_possible" || turn.Failure == nil {
 		t.Fatalf("turn %s (%s) %+v, want blocked (routing_not_possible)", turn.Status, turn.StatusReason, turn.Failure)
 	}
 	// The next turn of the thread is not held up behind the blocked one.
-	_, next := b.submit(t, &agentrt.SubmitTurnParams{SessionID: first.SessionID, Input: "and this one"})
+	_, next := b.submit(t, &apitype.SubmitTurnParams{SessionID: first.SessionID, Input: "and this one"})
 	if next.Status != runtype.StatusBlocked {
 		t.Errorf("next turn %s, want blocked too", next.Status)
 	}

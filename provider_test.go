@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -188,7 +189,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 				models += ", " + extra
 			}
 			b := startConfig(t, providerConfig(t, models+"}", "m", ""), nil)
-			_, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "weather", Input: "What's the weather in San Francisco?"})
+			_, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "weather", Input: "What's the weather in San Francisco?"})
 			if turn.Status != runtype.StatusCompleted {
 				t.Fatalf("turn %s (%s): %+v", turn.Status, turn.StatusReason, turn.Failure)
 			}
@@ -241,7 +242,7 @@ func TestInvalidToolArgumentsFromTheWire(t *testing.T) {
 	w := newWire(t, reply{file: "openaichat/testdata/invalid_arguments.sse"}, reply{file: "openaichat/testdata/usage.sse"})
 	models := fmt.Sprintf("  m: {provider: openai_chat, model: gpt, base_url: %q, api_key: sk-e2e-test-key-123}", w.srv.URL+"/v1")
 	b := startConfig(t, providerConfig(t, models, "m", ""), nil)
-	_, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "weather", Input: "Open a ticket"})
+	_, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "weather", Input: "Open a ticket"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s: %+v", turn.Status, turn.Failure)
 	}
@@ -277,7 +278,7 @@ func TestAPIKeyNeverWritten(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	b := startConfig(t, providerConfig(t, models, "first, second", ""), lockedWriter{&mu, &logs})
-	_, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "weather", Input: "Weather in SF?"})
+	_, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "weather", Input: "Weather in SF?"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s: %+v", turn.Status, turn.Failure)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/output"
@@ -46,7 +47,7 @@ func writeBigSession(tb testing.TB, st store.Store, tenant string, n int, park b
 	tb.Helper()
 	ctx := context.Background()
 	ids := runtype.NewIDGen(nil)
-	owner := runtype.Owner{TenantID: tenant, PrincipalID: agentrt.DefaultPrincipal}
+	owner := runtype.Owner{TenantID: tenant, PrincipalID: apitype.DefaultPrincipal}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(i, k int) time.Time {
 		return start.Add(time.Duration(i)*time.Second + time.Duration(k)*time.Millisecond)
@@ -198,12 +199,12 @@ func TestSnapshotWindow(t *testing.T) {
 	t.Parallel()
 	rt, st := readRuntime(t)
 	const n = 60
-	b := writeBigSession(t, st, agentrt.DefaultTenant, n, true)
+	b := writeBigSession(t, st, apitype.DefaultTenant, n, true)
 	ctx := t.Context()
 
-	for _, read := range []func() (*agentrt.Snapshot, error){
-		func() (*agentrt.Snapshot, error) { return rt.GetSession(ctx, b.owner, b.session.ID) },
-		func() (*agentrt.Snapshot, error) { return rt.GetThreadRead(ctx, b.owner, b.session.ID, b.thread.ID) },
+	for _, read := range []func() (*apitype.Snapshot, error){
+		func() (*apitype.Snapshot, error) { return rt.GetSession(ctx, b.owner, b.session.ID) },
+		func() (*apitype.Snapshot, error) { return rt.GetThreadRead(ctx, b.owner, b.session.ID, b.thread.ID) },
 	} {
 		snap, err := read()
 		if err != nil {
@@ -220,11 +221,11 @@ func TestSnapshotWindow(t *testing.T) {
 			got = append(got, u.TurnID)
 		}
 		var want []string
-		for _, u := range b.turns[n-agentrt.TurnWindow:] {
+		for _, u := range b.turns[n-apitype.TurnWindow:] {
 			want = append(want, u.ID)
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("turns = %v,\nwant the newest %d: %v", got, agentrt.TurnWindow, want)
+			t.Errorf("turns = %v,\nwant the newest %d: %v", got, apitype.TurnWindow, want)
 		}
 		// The parked turn, 59 turns old, is still pending with its action.
 		if len(th.PendingRequests) != 1 || th.PendingRequests[0].TurnID != b.parked.ID ||
@@ -245,8 +246,8 @@ func TestSnapshotWindow(t *testing.T) {
 			t.Errorf("lastOutcome = %+v, want turn %s completed at %v", th.LastOutcome, last.ID, last.EndedAt)
 		}
 		// Tool calls only of the windowed turns.
-		if len(th.ToolCalls) != agentrt.TurnWindow {
-			t.Errorf("toolCalls = %d, want one per windowed turn (%d)", len(th.ToolCalls), agentrt.TurnWindow)
+		if len(th.ToolCalls) != apitype.TurnWindow {
+			t.Errorf("toolCalls = %d, want one per windowed turn (%d)", len(th.ToolCalls), apitype.TurnWindow)
 		}
 		for _, c := range th.ToolCalls {
 			if !slices.Contains(want, c.TurnID) {
@@ -258,8 +259,8 @@ func TestSnapshotWindow(t *testing.T) {
 			t.Errorf("costState inputTokens = %d, want %d (every turn's)", got, want)
 		}
 		// Tasks: the window's and the two that are not completed.
-		if len(snap.Tasks) != agentrt.TurnWindow+2 {
-			t.Errorf("tasks = %d, want %d", len(snap.Tasks), agentrt.TurnWindow+2)
+		if len(snap.Tasks) != apitype.TurnWindow+2 {
+			t.Errorf("tasks = %d, want %d", len(snap.Tasks), apitype.TurnWindow+2)
 		}
 		if s := snap.TaskSummary; s.Completed != n-2 || s.Waiting != 1 || s.Failed != 1 || s.Active != 0 {
 			t.Errorf("taskSummary = %+v, want %d completed, 1 waiting, 1 failed", s, n-2)
@@ -269,18 +270,18 @@ func TestSnapshotWindow(t *testing.T) {
 		if h == nil {
 			t.Fatal("history missing")
 		}
-		if h.MessageCount != 4*n || len(h.Window) != agentrt.MessageWindow {
-			t.Errorf("history: messageCount %d, window %d; want %d, %d", h.MessageCount, len(h.Window), 4*n, agentrt.MessageWindow)
+		if h.MessageCount != 4*n || len(h.Window) != apitype.MessageWindow {
+			t.Errorf("history: messageCount %d, window %d; want %d, %d", h.MessageCount, len(h.Window), 4*n, apitype.MessageWindow)
 		}
-		if first, last := h.Window[0].Seq, h.Window[len(h.Window)-1].Seq; first != 4*n-agentrt.MessageWindow+1 || last != 4*n {
-			t.Errorf("history window seqs %d..%d, want %d..%d", first, last, 4*n-agentrt.MessageWindow+1, 4*n)
+		if first, last := h.Window[0].Seq, h.Window[len(h.Window)-1].Seq; first != 4*n-apitype.MessageWindow+1 || last != 4*n {
+			t.Errorf("history window seqs %d..%d, want %d..%d", first, last, 4*n-apitype.MessageWindow+1, 4*n)
 		}
 		if h.OlderCursor == "" || h.OlderTurnsCursor == "" {
 			t.Errorf("history cursors %q, %q: want both (older messages and turns exist)", h.OlderCursor, h.OlderTurnsCursor)
 		}
 		for _, m := range h.Window {
-			if m.Role == runtype.RoleTool && (!m.Truncated || len(m.Content) > agentrt.HistoryPreviewBytes || m.ContentBytes != 3000 || m.ToolCallID == "") {
-				t.Errorf("tool message %d: truncated %v, %d bytes shown of %d, call %q; want cut to %d", m.Seq, m.Truncated, len(m.Content), m.ContentBytes, m.ToolCallID, agentrt.HistoryPreviewBytes)
+			if m.Role == runtype.RoleTool && (!m.Truncated || len(m.Content) > apitype.HistoryPreviewBytes || m.ContentBytes != 3000 || m.ToolCallID == "") {
+				t.Errorf("tool message %d: truncated %v, %d bytes shown of %d, call %q; want cut to %d", m.Seq, m.Truncated, len(m.Content), m.ContentBytes, m.ToolCallID, apitype.HistoryPreviewBytes)
 			}
 		}
 		if hs := snap.HistorySummary; hs == nil || hs.MessageCount != 4*n || !hs.Windowed {
@@ -296,7 +297,7 @@ func TestHistoryCursorsPageEverything(t *testing.T) {
 	t.Parallel()
 	rt, st := readRuntime(t)
 	const n = 45
-	b := writeBigSession(t, st, agentrt.DefaultTenant, n, false)
+	b := writeBigSession(t, st, apitype.DefaultTenant, n, false)
 	ctx := t.Context()
 	snap, err := rt.GetSession(ctx, b.owner, b.session.ID)
 	if err != nil {
@@ -330,7 +331,7 @@ func TestHistoryCursorsPageEverything(t *testing.T) {
 	if !slices.Equal(seqs, want) {
 		t.Errorf("paged seqs = %v, want 1..%d once each", seqs, 4*n)
 	}
-	if wantPages := (4*n - agentrt.MessageWindow + 36) / 37; pages != wantPages {
+	if wantPages := (4*n - apitype.MessageWindow + 36) / 37; pages != wantPages {
 		t.Errorf("pages = %d, want %d", pages, wantPages)
 	}
 
@@ -339,7 +340,7 @@ func TestHistoryCursorsPageEverything(t *testing.T) {
 		turns = append(turns, u.TurnID)
 	}
 	for cursor := snap.Threads[0].History.OlderTurnsCursor; cursor != ""; {
-		p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, SessionID: b.session.ID, ThreadID: b.thread.ID, Cursor: cursor, Limit: 7})
+		p, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: b.owner, SessionID: b.session.ID, ThreadID: b.thread.ID, Cursor: cursor, Limit: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +361,7 @@ func TestHistoryCursorsPageEverything(t *testing.T) {
 func TestListHistoryRejects(t *testing.T) {
 	t.Parallel()
 	rt, st := readRuntime(t)
-	b := writeBigSession(t, st, agentrt.DefaultTenant, 2, false)
+	b := writeBigSession(t, st, apitype.DefaultTenant, 2, false)
 	other := writeBigSession(t, st, "tenant_other", 1, false)
 	ctx := t.Context()
 	for _, tt := range []struct {
@@ -377,9 +378,9 @@ func TestListHistoryRejects(t *testing.T) {
 		{"another tenant's thread", b.owner, other.session.ID, other.thread.ID, "", 0, ""},
 	} {
 		_, err := rt.ListHistory(ctx, tt.owner, tt.session, tt.thread, tt.curor, tt.limit)
-		var inv *agentrt.InvalidError
+		var inv *apitype.InvalidError
 		switch {
-		case tt.invalid == "" && !errors.Is(err, agentrt.ErrNotFound):
+		case tt.invalid == "" && !errors.Is(err, apitype.ErrNotFound):
 			t.Errorf("%s: ListHistory error = %v, want ErrNotFound", tt.name, err)
 		case tt.invalid != "" && (!errors.As(err, &inv) || inv.Field != tt.invalid):
 			t.Errorf("%s: ListHistory error = %v, want an invalid %s", tt.name, err, tt.invalid)
@@ -393,7 +394,7 @@ func TestListHistoryRejects(t *testing.T) {
 func TestListsFilterAndPage(t *testing.T) {
 	t.Parallel()
 	rt, st := readRuntime(t)
-	b := writeBigSession(t, st, agentrt.DefaultTenant, 9, true)
+	b := writeBigSession(t, st, apitype.DefaultTenant, 9, true)
 	other := writeBigSession(t, st, "tenant_other", 5, true)
 	ctx := t.Context()
 
@@ -401,7 +402,7 @@ func TestListsFilterAndPage(t *testing.T) {
 	var got []string
 	pages := 0
 	for cursor := ""; ; pages++ {
-		p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Status: runtype.StatusCompleted, Agent: bigAgent, Cursor: cursor, Limit: 2})
+		p, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: b.owner, Status: runtype.StatusCompleted, Agent: bigAgent, Cursor: cursor, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,21 +423,21 @@ func TestListsFilterAndPage(t *testing.T) {
 		t.Errorf("completed requests = %d in %d pages, want 7 in 4", len(got), pages+1)
 	}
 	// Time range: the turns created in [turn 2, turn 5).
-	p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Since: b.turns[2].CreatedAt, Until: b.turns[5].CreatedAt})
+	p, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: b.owner, Since: b.turns[2].CreatedAt, Until: b.turns[5].CreatedAt})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := requestIDs(p.Requests); !slices.Equal(ids, []string{b.turns[4].ID, b.turns[3].ID, b.turns[2].ID}) {
 		t.Errorf("requests in [turn 2, turn 5) = %v", ids)
 	}
-	if p, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Agent: "nobody"}); err != nil || len(p.Requests) != 0 {
+	if p, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: b.owner, Agent: "nobody"}); err != nil || len(p.Requests) != 0 {
 		t.Errorf("requests of agent nobody = %d, %v; want none", len(p.Requests), err)
 	}
 
 	// Tasks across sessions: the tenant's only, newest first, paged.
 	var tasks []string
 	for cursor := ""; ; {
-		tp, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner, Cursor: cursor, Limit: 4})
+		tp, err := rt.ListTasks(ctx, &apitype.ListTasksParams{Owner: b.owner, Cursor: cursor, Limit: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -453,23 +454,23 @@ func TestListsFilterAndPage(t *testing.T) {
 	if len(tasks) != 9 || !slices.IsSortedFunc(tasks, func(a, b string) int { return strings.Compare(b, a) }) {
 		t.Errorf("tasks = %v, want the tenant's 9, newest first", tasks)
 	}
-	tp, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner, Status: runtype.StatusWaitingPermission})
+	tp, err := rt.ListTasks(ctx, &apitype.ListTasksParams{Owner: b.owner, Status: runtype.StatusWaitingPermission})
 	if err != nil || len(tp.Tasks) != 1 || tp.Tasks[0].TurnID != b.parked.ID {
 		t.Errorf("waiting tasks = %+v, %v; want the parked turn's", tp, err)
 	}
 
 	// Pending approvals across sessions: the tenant's one.
-	ap, err := rt.ListActionsPage(ctx, &agentrt.ListActionsParams{Owner: b.owner, Status: runtype.ActionPending, Agent: bigAgent})
+	ap, err := rt.ListActionsPage(ctx, &apitype.ListActionsParams{Owner: b.owner, Status: runtype.ActionPending, Agent: bigAgent})
 	if err != nil || len(ap.Actions) != 1 || ap.Actions[0].ActionID != b.action.ID || ap.NextCursor != "" {
 		t.Errorf("pending actions = %+v, %v; want only %s", ap, err, b.action.ID)
 	}
-	ap, err = rt.ListActionsPage(ctx, &agentrt.ListActionsParams{Owner: other.owner, Status: runtype.ActionPending, Since: other.action.CreatedAt.Add(time.Millisecond)})
+	ap, err = rt.ListActionsPage(ctx, &apitype.ListActionsParams{Owner: other.owner, Status: runtype.ActionPending, Since: other.action.CreatedAt.Add(time.Millisecond)})
 	if err != nil || len(ap.Actions) != 0 {
 		t.Errorf("pending actions created after the only one = %+v, %v; want none", ap, err)
 	}
 
 	// Sessions: the tenant's, by agent.
-	sp, err := rt.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Owner: other.owner, Agent: bigAgent})
+	sp, err := rt.ListSessionsPage(ctx, &apitype.ListSessionsParams{Owner: other.owner, Agent: bigAgent})
 	if err != nil || len(sp.Sessions) != 1 || sp.Sessions[0].SessionID != other.session.ID {
 		t.Errorf("other tenant's sessions = %+v, %v; want only its own", sp, err)
 	}
@@ -477,30 +478,30 @@ func TestListsFilterAndPage(t *testing.T) {
 	// Bad input is refused, naming the field.
 	for name, call := range map[string]func() error{
 		"status": func() error {
-			_, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, Status: "napping"})
+			_, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: b.owner, Status: "napping"})
 			return err
 		},
 		"cursor": func() error {
-			_, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner, Cursor: "!!"})
+			_, err := rt.ListTasks(ctx, &apitype.ListTasksParams{Owner: b.owner, Cursor: "!!"})
 			return err
 		},
 		"until": func() error {
-			_, err := rt.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Owner: b.owner, Since: time.Now(), Until: time.Now().Add(-time.Hour)})
+			_, err := rt.ListSessionsPage(ctx, &apitype.ListSessionsParams{Owner: b.owner, Since: time.Now(), Until: time.Now().Add(-time.Hour)})
 			return err
 		},
 		"threadId": func() error {
-			_, err := rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Owner: b.owner, ThreadID: b.thread.ID})
+			_, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: b.owner, ThreadID: b.thread.ID})
 			return err
 		},
 	} {
-		var inv *agentrt.InvalidError
+		var inv *apitype.InvalidError
 		if err := call(); !errors.As(err, &inv) || inv.Field != name {
 			t.Errorf("%s: error = %v, want an invalid %s", name, err, name)
 		}
 	}
 }
 
-func requestIDs(rs []agentrt.RequestSummary) []string {
+func requestIDs(rs []apitype.RequestSummary) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.TurnID
@@ -513,7 +514,7 @@ func requestIDs(rs []agentrt.RequestSummary) []string {
 func TestSnapshotJSONShape(t *testing.T) {
 	t.Parallel()
 	rt, st := readRuntime(t)
-	b := writeBigSession(t, st, agentrt.DefaultTenant, 30, true)
+	b := writeBigSession(t, st, apitype.DefaultTenant, 30, true)
 	snap, err := rt.GetSession(t.Context(), b.owner, b.session.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -564,7 +565,7 @@ func TestSnapshotJSONShape(t *testing.T) {
 // SQLite store: what a read model costs for a long session.
 func BenchmarkSessionSnapshot(b *testing.B) {
 	rt, st := readRuntime(b)
-	s := writeBigSession(b, st, agentrt.DefaultTenant, 2500, true)
+	s := writeBigSession(b, st, apitype.DefaultTenant, 2500, true)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -587,18 +588,18 @@ func TestBigSessionSnapshotIsWindowed(t *testing.T) {
 		t.Skip("writes a 10,000-message session")
 	}
 	rt, st := readRuntime(t)
-	s := writeBigSession(t, st, agentrt.DefaultTenant, 2500, true)
+	s := writeBigSession(t, st, apitype.DefaultTenant, 2500, true)
 	snap, err := rt.GetSession(t.Context(), s.owner, s.session.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	th := snap.Threads[0]
-	if len(th.Turns) != agentrt.TurnWindow || len(th.History.Window) != agentrt.MessageWindow ||
-		len(th.ToolCalls) != agentrt.TurnWindow || len(snap.Tasks) != agentrt.TurnWindow+2 ||
+	if len(th.Turns) != apitype.TurnWindow || len(th.History.Window) != apitype.MessageWindow ||
+		len(th.ToolCalls) != apitype.TurnWindow || len(snap.Tasks) != apitype.TurnWindow+2 ||
 		th.History.MessageCount != 10000 || len(th.PendingRequests) != 1 || len(th.Incidents) != 1 {
 		t.Errorf("snapshot: %d turns, %d messages of %d, %d tool calls, %d tasks, %d pending, %d incidents; want %d, %d of 10000, %d, %d, 1, 1",
 			len(th.Turns), len(th.History.Window), th.History.MessageCount, len(th.ToolCalls), len(snap.Tasks),
-			len(th.PendingRequests), len(th.Incidents), agentrt.TurnWindow, agentrt.MessageWindow, agentrt.TurnWindow, agentrt.TurnWindow+2)
+			len(th.PendingRequests), len(th.Incidents), apitype.TurnWindow, apitype.MessageWindow, apitype.TurnWindow, apitype.TurnWindow+2)
 	}
 	raw, err := json.Marshal(snap)
 	if err != nil {
@@ -627,7 +628,7 @@ func TestListTasksReadsAttemptsOnce(t *testing.T) {
 	t.Parallel()
 	counter := &runListCounter{}
 	rt, st := readRuntimeWith(t, func(st store.Store) store.Store { counter.Store = st; return counter }, nil)
-	b := writeBigSession(t, st, agentrt.DefaultTenant, 6, true)
+	b := writeBigSession(t, st, apitype.DefaultTenant, 6, true)
 	// The failed turn's task ran a second attempt.
 	failed := b.turns[1]
 	again := &runtype.Run{ID: runtype.NewIDGen(nil).New(runtype.PrefixRun), TaskID: failed.TaskID, TurnID: failed.ID,
@@ -646,7 +647,7 @@ func TestListTasksReadsAttemptsOnce(t *testing.T) {
 	}
 
 	before := counter.n.Load()
-	tp, err := rt.ListTasks(ctx, &agentrt.ListTasksParams{Owner: b.owner})
+	tp, err := rt.ListTasks(ctx, &apitype.ListTasksParams{Owner: b.owner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -680,13 +681,13 @@ func TestHistoryRedactsSecrets(t *testing.T) {
 	const secret = "hunter2-orchid-5519"
 	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36] // a GitHub token's shape
 	rt, st := readRuntimeWith(t, nil, func(c *agentrt.Config) { c.Redact = output.RedactorConfig{Secrets: []string{secret}} })
-	b := writeBigSession(t, st, agentrt.DefaultTenant, 2, false)
+	b := writeBigSession(t, st, apitype.DefaultTenant, 2, false)
 	last := b.turns[len(b.turns)-1]
 	ctx := t.Context()
 	msgs := []*runtype.Message{
 		{Role: runtype.RoleAssistant, Content: "The password is " + secret + " and the token " + token + "."},
 		// The preview's cut (HistoryPreviewBytes) falls inside the secret.
-		{Role: runtype.RoleAssistant, Content: strings.Repeat("x", agentrt.HistoryPreviewBytes-5) + secret + strings.Repeat("y", 100)},
+		{Role: runtype.RoleAssistant, Content: strings.Repeat("x", apitype.HistoryPreviewBytes-5) + secret + strings.Repeat("y", 100)},
 	}
 	for i, m := range msgs {
 		m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.Owner = b.thread.ID, int64(4*len(b.turns)+i+1), b.session.ID, last.ID, last.RunID, b.owner
@@ -711,7 +712,7 @@ func TestHistoryRedactsSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string][]agentrt.HistoryMessage{"snapshot window": snap.Threads[0].History.Window, "ListHistory": page.Messages} {
+	for name, got := range map[string][]apitype.HistoryMessage{"snapshot window": snap.Threads[0].History.Window, "ListHistory": page.Messages} {
 		if len(got) < 2 {
 			t.Fatalf("%s: %d messages, want at least 2", name, len(got))
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -22,20 +23,12 @@ import (
 // back as Cursor for the next page; "" means there is none. The legacy
 // BeforeID (the last ID of the previous page) pages the same way.
 
-// HistoryPage is a page of a thread's history, oldest first.
-type HistoryPage struct {
-	Messages []HistoryMessage `json:"messages"`
-	// NextCursor pages to the messages before these; "" when these start
-	// at the thread's first message.
-	NextCursor string `json:"nextCursor"`
-}
-
 // ListHistory returns a page of a thread's messages: the newest limit
 // (default MessageWindow, at most store.MaxListLimit) before cursor, or
 // the newest of all when cursor is empty. A cursor is a history's
 // OlderCursor or a page's NextCursor: the seq of the oldest message the
 // reader has.
-func (rt *Runtime) ListHistory(ctx context.Context, owner runtype.Owner, sessionID, threadID, cursor string, limit int) (*HistoryPage, error) {
+func (rt *Runtime) ListHistory(ctx context.Context, owner runtype.Owner, sessionID, threadID, cursor string, limit int) (*apitype.HistoryPage, error) {
 	tenant := tenantOf(owner)
 	var before int64
 	if cursor != "" {
@@ -49,7 +42,7 @@ func (rt *Runtime) ListHistory(ctx context.Context, owner runtype.Owner, session
 		return nil, invalid("limit", "must not be negative, got %d", limit)
 	}
 	if limit == 0 {
-		limit = MessageWindow
+		limit = apitype.MessageWindow
 	}
 	th, err := rt.store.ThreadGet(ctx, &store.ThreadGetParams{TenantID: tenant, ID: threadID})
 	if err == nil && th.SessionID != sessionID {
@@ -63,12 +56,12 @@ func (rt *Runtime) ListHistory(ctx context.Context, owner runtype.Owner, session
 
 // historyPage reads the newest limit messages of a thread with a seq below
 // before (all, when before is 0).
-func (rt *Runtime) historyPage(ctx context.Context, tenant, threadID string, before int64, limit int) (*HistoryPage, error) {
+func (rt *Runtime) historyPage(ctx context.Context, tenant, threadID string, before int64, limit int) (*apitype.HistoryPage, error) {
 	ms, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: tenant, ThreadID: threadID, BeforeSeq: before, Newest: true, Limit: limit + 1})
 	if err != nil {
 		return nil, fmt.Errorf("reading the thread's history: %w", err)
 	}
-	p := &HistoryPage{Messages: make([]HistoryMessage, 0, min(len(ms), limit))}
+	p := &apitype.HistoryPage{Messages: make([]apitype.HistoryMessage, 0, min(len(ms), limit))}
 	if len(ms) > limit {
 		ms = ms[:limit]
 		p.NextCursor = strconv.FormatInt(ms[limit-1].Seq, 10)
@@ -82,22 +75,22 @@ func (rt *Runtime) historyPage(ctx context.Context, tenant, threadID string, bef
 // historyMessage is a message as a read model shows it: its content cut
 // to HistoryPreviewBytes, with secrets redacted as in every preview (the
 // store keeps the message as the model saw it).
-func (rt *Runtime) historyMessage(m *runtype.Message) HistoryMessage {
+func (rt *Runtime) historyMessage(m *runtype.Message) apitype.HistoryMessage {
 	// The redaction looks a little past the cut, so that a secret the cut
 	// would halve is still recognized.
-	_, cut := event.Preview(m.Content, HistoryPreviewBytes)
-	wide, _ := event.Preview(m.Content, HistoryPreviewBytes+256)
-	content, cut2 := event.Preview(rt.safePreview(wide), HistoryPreviewBytes)
+	_, cut := event.Preview(m.Content, apitype.HistoryPreviewBytes)
+	wide, _ := event.Preview(m.Content, apitype.HistoryPreviewBytes+256)
+	content, cut2 := event.Preview(rt.safePreview(wide), apitype.HistoryPreviewBytes)
 	cut = cut || cut2
 	if !utf8.ValidString(content) {
 		content = strings.ToValidUTF8(content, "\uFFFD")
 	}
-	h := HistoryMessage{
+	h := apitype.HistoryMessage{
 		Seq: m.Seq, Role: m.Role, TurnID: m.TurnID, Content: content, ContentBytes: len(m.Content), Truncated: cut,
 		ToolCallID: m.ToolCallID, IsError: m.IsError, CreatedAt: ts(m.CreatedAt),
 	}
 	for _, c := range m.ToolCalls {
-		h.ToolCalls = append(h.ToolCalls, HistoryToolCall{ID: c.ID, Name: c.Name})
+		h.ToolCalls = append(h.ToolCalls, apitype.HistoryToolCall{ID: c.ID, Name: c.Name})
 	}
 	return h
 }
@@ -154,14 +147,8 @@ func checkStatus(s runtype.TaskStatus) error {
 	return nil
 }
 
-// RequestPage is a page of ListRequestsPage.
-type RequestPage struct {
-	Requests   []RequestSummary `json:"requests"`
-	NextCursor string           `json:"nextCursor"`
-}
-
 // ListRequestsPage lists turns (requests) newest first, a page at a time.
-func (rt *Runtime) ListRequestsPage(ctx context.Context, p *ListRequestsParams) (*RequestPage, error) {
+func (rt *Runtime) ListRequestsPage(ctx context.Context, p *apitype.ListRequestsParams) (*apitype.RequestPage, error) {
 	before, err := pageStart(p.Cursor, p.BeforeID)
 	if err != nil {
 		return nil, err
@@ -185,21 +172,15 @@ func (rt *Runtime) ListRequestsPage(ctx context.Context, p *ListRequestsParams) 
 		return nil, fmt.Errorf("listing requests: %w", err)
 	}
 	turns, next := pageOf(turns, limit, func(t *runtype.Turn) string { return t.ID })
-	out := &RequestPage{Requests: make([]RequestSummary, len(turns)), NextCursor: next}
+	out := &apitype.RequestPage{Requests: make([]apitype.RequestSummary, len(turns)), NextCursor: next}
 	for i, t := range turns {
 		out.Requests[i] = requestSummary(t)
 	}
 	return out, nil
 }
 
-// SessionPage is a page of ListSessionsPage.
-type SessionPage struct {
-	Sessions   []SessionSummary `json:"sessions"`
-	NextCursor string           `json:"nextCursor"`
-}
-
 // ListSessionsPage lists sessions newest first, a page at a time.
-func (rt *Runtime) ListSessionsPage(ctx context.Context, p *ListSessionsParams) (*SessionPage, error) {
+func (rt *Runtime) ListSessionsPage(ctx context.Context, p *apitype.ListSessionsParams) (*apitype.SessionPage, error) {
 	before, err := pageStart(p.Cursor, p.BeforeID)
 	if err != nil {
 		return nil, err
@@ -216,38 +197,16 @@ func (rt *Runtime) ListSessionsPage(ctx context.Context, p *ListSessionsParams) 
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
 	ss, next := pageOf(ss, limit, func(s *runtype.Session) string { return s.ID })
-	out := &SessionPage{Sessions: make([]SessionSummary, len(ss)), NextCursor: next}
+	out := &apitype.SessionPage{Sessions: make([]apitype.SessionSummary, len(ss)), NextCursor: next}
 	for i, s := range ss {
-		out.Sessions[i] = SessionSummary{SessionID: s.ID, Agent: s.Agent, Title: s.Title, CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
+		out.Sessions[i] = apitype.SessionSummary{SessionID: s.ID, Agent: s.Agent, Title: s.Title, CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
 	}
 	return out, nil
 }
 
-// ListTasksParams filters ListTasks. Status matches the status the store
-// holds (a task asked to cancel still reads as its status, not
-// cancelling); Agent the agent of the task's turn; Since and Until its
-// creation time. OnlyOwn keeps the tasks Owner.PrincipalID submitted.
-type ListTasksParams struct {
-	runtype.Owner
-	OnlyOwn   bool
-	SessionID string
-	Status    runtype.TaskStatus
-	Agent     string
-	Since     time.Time
-	Until     time.Time
-	Cursor    string
-	Limit     int
-}
-
-// TaskPage is a page of ListTasks.
-type TaskPage struct {
-	Tasks      []TaskRead `json:"tasks"`
-	NextCursor string     `json:"nextCursor"`
-}
-
 // ListTasks lists the tenant's tasks across sessions, newest first, with
 // their attempts.
-func (rt *Runtime) ListTasks(ctx context.Context, p *ListTasksParams) (*TaskPage, error) {
+func (rt *Runtime) ListTasks(ctx context.Context, p *apitype.ListTasksParams) (*apitype.TaskPage, error) {
 	before, err := pageStart(p.Cursor, "")
 	if err != nil {
 		return nil, err
@@ -270,7 +229,7 @@ func (rt *Runtime) ListTasks(ctx context.Context, p *ListTasksParams) (*TaskPage
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
 	tasks, next := pageOf(tasks, limit, func(t *runtype.Task) string { return t.ID })
-	out := &TaskPage{Tasks: make([]TaskRead, len(tasks)), NextCursor: next}
+	out := &apitype.TaskPage{Tasks: make([]apitype.TaskRead, len(tasks)), NextCursor: next}
 	if len(tasks) == 0 {
 		return out, nil
 	}
@@ -302,15 +261,9 @@ func onlyOwn(o runtype.Owner, only bool) string {
 	return ownerOrDefault(o).PrincipalID
 }
 
-// ActionPage is a page of ListActionsPage.
-type ActionPage struct {
-	Actions    []ActionRead `json:"actions"`
-	NextCursor string       `json:"nextCursor"`
-}
-
 // ListActionsPage lists the tenant's actions newest first, a page at a
 // time: with Status pending, the approvals waiting across sessions.
-func (rt *Runtime) ListActionsPage(ctx context.Context, p *ListActionsParams) (*ActionPage, error) {
+func (rt *Runtime) ListActionsPage(ctx context.Context, p *apitype.ListActionsParams) (*apitype.ActionPage, error) {
 	owner := ownerOrDefault(p.Owner)
 	switch p.Status {
 	case "", runtype.ActionPending, runtype.ActionApproved, runtype.ActionDenied, runtype.ActionExpired, runtype.ActionCancelled:
@@ -333,7 +286,7 @@ func (rt *Runtime) ListActionsPage(ctx context.Context, p *ListActionsParams) (*
 		return nil, fmt.Errorf("listing actions: %w", err)
 	}
 	acts, next := pageOf(acts, limit, func(a *runtype.Action) string { return a.ID })
-	out := &ActionPage{Actions: make([]ActionRead, len(acts)), NextCursor: next}
+	out := &apitype.ActionPage{Actions: make([]apitype.ActionRead, len(acts)), NextCursor: next}
 	for i, a := range acts {
 		out.Actions[i] = actionRead(a)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
@@ -36,11 +37,11 @@ func caseOf(ctx context.Context, r store.Reader, runtimeID, tenant, sessionID, t
 	turn, err := r.TurnGet(ctx, &store.TurnGetParams{TenantID: tenant, ID: turnID})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, fmt.Errorf("no request %s: %w", turnID, ErrNotFound)
+		return nil, fmt.Errorf("no request %s: %w", turnID, apitype.ErrNotFound)
 	case err != nil:
 		return nil, fmt.Errorf("reading request %s: %w", turnID, err)
 	case sessionID != "" && turn.SessionID != sessionID:
-		return nil, fmt.Errorf("session %s has no request %s: %w", sessionID, turnID, ErrNotFound)
+		return nil, fmt.Errorf("session %s has no request %s: %w", sessionID, turnID, apitype.ErrNotFound)
 	}
 	sess, err := r.SessionGet(ctx, &store.SessionGetParams{TenantID: tenant, ID: turn.SessionID})
 	if err != nil {
@@ -206,10 +207,6 @@ type ReplayResult struct {
 	Events []*event.Event
 }
 
-// ErrUnknownAgent: a replay case names an agent the configuration does not
-// have.
-var ErrUnknownAgent = errors.New("unknown agent")
-
 // replayPrincipal answers a replay's asks that have no recorded answer.
 const replayPrincipal = "agentrt-replay"
 
@@ -236,7 +233,7 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 	base, ok := cfg.Agents[c.Agent]
 	if !ok || base == nil {
 		return nil, fmt.Errorf("%w: the case's agent %q is not in the configuration (it has %s)",
-			ErrUnknownAgent, c.Agent, strings.Join(slices.Sorted(maps.Keys(cfg.Agents)), ", "))
+			apitype.ErrUnknownAgent, c.Agent, strings.Join(slices.Sorted(maps.Keys(cfg.Agents)), ", "))
 	}
 	if len(c.ModelOutputs) == 0 {
 		return nil, fmt.Errorf("%w: the case has no model outputs to replay", replaycase.ErrInvalid)
@@ -304,7 +301,7 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 	if c.PolicyMode != "" && rt.gov != nil && !o.Untrusted {
 		rt.gov.setMode(owner.TenantID, c.SessionID, policy.Mode(c.PolicyMode))
 	}
-	res, err := rt.SubmitTurn(ctx, &SubmitTurnParams{
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{
 		Owner: owner, Agent: c.Agent, Input: c.Input, SessionID: c.SessionID, Source: "replay",
 	})
 	if err != nil {
@@ -375,11 +372,11 @@ func answeringPrincipals(configured map[string]Principal, c *replaycase.Case) ma
 	}
 	add := func(name string) {
 		p, ok := out[name]
-		if !ok && (name == DefaultPrincipal || name == APIPrincipal) {
+		if !ok && (name == apitype.DefaultPrincipal || name == apitype.APIPrincipal) {
 			return // built-in operators
 		}
-		if !slices.Contains(p.Roles, RoleOperator) {
-			p.Roles = append(slices.Clone(p.Roles), RoleOperator)
+		if !slices.Contains(p.Roles, apitype.RoleOperator) {
+			p.Roles = append(slices.Clone(p.Roles), apitype.RoleOperator)
 		}
 		out[name] = p
 	}
@@ -414,7 +411,7 @@ func (rt *Runtime) driveReplay(ctx context.Context, owner runtype.Owner, turnID 
 		if round > 2*len(c.Steps)+2 {
 			return nil, fmt.Errorf("the replay kept waiting for permission after %d rounds of answers", round)
 		}
-		acts, err := rt.ListActions(ctx, &ListActionsParams{Owner: owner, TurnID: turnID, Status: runtype.ActionPending, Limit: store.MaxListLimit})
+		acts, err := rt.ListActions(ctx, &apitype.ListActionsParams{Owner: owner, TurnID: turnID, Status: runtype.ActionPending, Limit: store.MaxListLimit})
 		if err != nil {
 			return nil, err
 		}
@@ -429,7 +426,7 @@ func (rt *Runtime) driveReplay(ctx context.Context, owner runtype.Owner, turnID 
 			}
 			p.Owner.TenantID = owner.TenantID
 			notes[a.ToolCallID] = append(notes[a.ToolCallID], note)
-			if _, err := rt.RespondAction(ctx, p); err != nil && !errors.Is(err, ErrConflict) {
+			if _, err := rt.RespondAction(ctx, p); err != nil && !errors.Is(err, apitype.ErrConflict) {
 				return nil, fmt.Errorf("answering the replay's ask %s: %w", a.ActionID, err)
 			}
 		}
@@ -439,8 +436,8 @@ func (rt *Runtime) driveReplay(ctx context.Context, owner runtype.Owner, turnID 
 // replayAnswer is the answer a replay gives an ask: the recorded answer
 // to the same call, by the same responder, or a denial when there is
 // none. It returns a note saying which.
-func replayAnswer(a ActionRead, rec *replaycase.Step) (*RespondActionParams, string) {
-	p := &RespondActionParams{ActionID: a.ActionID}
+func replayAnswer(a apitype.ActionRead, rec *replaycase.Step) (*apitype.RespondActionParams, string) {
+	p := &apitype.RespondActionParams{ActionID: a.ActionID}
 	p.PrincipalID = replayPrincipal
 	var answer, by, msg, edited string
 	if rec != nil {

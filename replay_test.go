@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/replaycase"
 	"github.com/agentrt/agentrt/runtype"
@@ -91,15 +92,15 @@ func recordCase(t *testing.T) (*replaycase.Case, string) {
 	}
 	defer rt.Stop(ctx)
 	b := &testBundle{rt: rt}
-	res, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "a", Input: "where is 1042?"})
+	res, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "where is 1042?"})
 	if turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("recorded turn %s (%s), want waiting_permission", turn.Status, turn.StatusReason)
 	}
-	acts, err := rt.ListActions(ctx, &agentrt.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
+	acts, err := rt.ListActions(ctx, &apitype.ListActionsParams{TurnID: res.TurnID, Status: runtype.ActionPending})
 	if err != nil || len(acts) != 1 {
 		t.Fatalf("actions = %v, %v; want one", acts, err)
 	}
-	if _, err := rt.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionApprove}); err != nil {
+	if _, err := rt.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionApprove}); err != nil {
 		t.Fatal(err)
 	}
 	if turn, err = rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID); err != nil || turn.Status != runtype.StatusCompleted {
@@ -307,11 +308,11 @@ func TestReplayBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Stop(ctx)
-	if _, err := rt.ReplayCase(ctx, runtype.Owner{}, "", "turn_01M7Z5ME399Y0NDSXSN8VEWD18"); !errors.Is(err, agentrt.ErrNotFound) ||
+	if _, err := rt.ReplayCase(ctx, runtype.Owner{}, "", "turn_01M7Z5ME399Y0NDSXSN8VEWD18"); !errors.Is(err, apitype.ErrNotFound) ||
 		!strings.Contains(err.Error(), "no request turn_01M7Z5ME399Y0NDSXSN8VEWD18") {
 		t.Errorf("unknown request: %v", err)
 	}
-	if _, err := rt.ReplayCase(ctx, runtype.Owner{}, "ses_other", c.TurnID); !errors.Is(err, agentrt.ErrNotFound) {
+	if _, err := rt.ReplayCase(ctx, runtype.Owner{}, "ses_other", c.TurnID); !errors.Is(err, apitype.ErrNotFound) {
 		t.Errorf("request of another session: %v", err)
 	}
 	if _, err := rt.ReplayCase(ctx, runtype.Owner{}, c.SessionID, c.TurnID); err != nil {
@@ -321,7 +322,7 @@ func TestReplayBadInput(t *testing.T) {
 	gone := *c
 	gone.Agent = "retired"
 	_, err = agentrt.Replay(ctx, cfg, &gone, agentrt.ReplayOptions{})
-	if !errors.Is(err, agentrt.ErrUnknownAgent) || !strings.Contains(err.Error(), `agent "retired" is not in the configuration (it has a)`) {
+	if !errors.Is(err, apitype.ErrUnknownAgent) || !strings.Contains(err.Error(), `agent "retired" is not in the configuration (it has a)`) {
 		t.Errorf("gone agent: %v", err)
 	}
 	empty := *c

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/dbtest"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -23,7 +24,7 @@ func TestStartRefusesADamagedStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	rt := startDurable(t, admissionConfig(t, dir))
-	res, err := rt.SubmitTurn(context.Background(), &agentrt.SubmitTurnParams{Agent: "a", Input: "hello"})
+	res, err := rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "a", Input: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,53 +8,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
 )
-
-// SubmitTurnParams is the input of submit_turn.
-type SubmitTurnParams struct {
-	// Owner defaults to DefaultTenant / DefaultPrincipal.
-	runtype.Owner
-	// Agent names the agent to run. Required for a new session; for an
-	// existing session it must match the session's agent or be empty.
-	Agent string
-	// Input is the user's message. Required, valid UTF-8, at most
-	// MaxInputBytes.
-	Input string
-	// SessionID continues a session, or creates one with this id when none
-	// exists. Empty creates a session with a generated id.
-	SessionID string
-	// ThreadID picks a thread of the session; empty uses the session's
-	// latest thread (creating the first one).
-	ThreadID string
-	// IdempotencyKey makes the submission idempotent: submitting the same
-	// key again returns the first turn instead of creating another.
-	IdempotencyKey string
-	// Source says where the turn came from: api, cli, embed.
-	Source string
-	// Multitask is how the turn is handled when its thread is busy;
-	// empty uses the runtime's (Config.Multitask).
-	Multitask Multitask
-	// OnlyOwn lets the turn continue only a session Owner.PrincipalID
-	// created: another principal's session is ErrForbidden (an API
-	// submitter's turns).
-	OnlyOwn bool
-}
-
-// SubmitTurnResult identifies an accepted turn.
-type SubmitTurnResult struct {
-	SessionID string             `json:"sessionId"`
-	ThreadID  string             `json:"threadId"`
-	TurnID    string             `json:"turnId"`
-	TaskID    string             `json:"taskId"`
-	Status    runtype.TaskStatus `json:"status"`
-	// Created is false when the idempotency key matched an earlier turn.
-	Created bool `json:"created"`
-}
 
 // SubmitTurn accepts a turn and returns once its acceptance is durable; a
 // worker runs it asynchronously (follow it with WaitTurn or Subscribe). It
@@ -65,9 +25,9 @@ type SubmitTurnResult struct {
 // It refuses the turn with an *OverloadedError when the tenant's or the
 // runtime's queue is full, and with ErrBusy when the thread is busy and
 // the multitask policy is reject.
-func (rt *Runtime) SubmitTurn(ctx context.Context, p *SubmitTurnParams) (*SubmitTurnResult, error) {
+func (rt *Runtime) SubmitTurn(ctx context.Context, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	owner := ownerOrDefault(p.Owner)
 	if err := rt.validateSubmit(p); err != nil {
@@ -93,7 +53,7 @@ var errSessionRace = fmt.Errorf("%w: the session id is not available", store.Err
 
 // accept records the turn (with its session and thread when they are new)
 // and queues it on its thread.
-func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTurnParams) (*SubmitTurnResult, error) {
+func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, error) {
 	now := rt.cfg.Now().UTC()
 	turn := &runtype.Turn{
 		ID: rt.ids.New(runtype.PrefixTurn), Owner: owner, IdempotencyKey: p.IdempotencyKey, Input: p.Input,
@@ -124,9 +84,9 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 	}
 	if len(open) > 0 {
 		switch policy {
-		case MultitaskReject:
-			return nil, fmt.Errorf("%w: turn %s is %s, and the multitask policy is reject", ErrBusy, open[0].TurnID, open[0].Status)
-		case MultitaskEnqueue:
+		case apitype.MultitaskReject:
+			return nil, fmt.Errorf("%w: turn %s is %s, and the multitask policy is reject", apitype.ErrBusy, open[0].TurnID, open[0].Status)
+		case apitype.MultitaskEnqueue:
 			turn.StatusReason = reasonEnqueued
 		}
 	}
@@ -169,10 +129,10 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		}
 		return nil, fmt.Errorf("recording turn: %w", err)
 	}
-	if len(open) > 0 && (policy == MultitaskInterrupt || policy == MultitaskRollback) {
+	if len(open) > 0 && (policy == apitype.MultitaskInterrupt || policy == apitype.MultitaskRollback) {
 		// The new turn waits for the open ones, which end now.
 		control, cause := runtype.ControlCancel, ErrInterrupted
-		if policy == MultitaskRollback {
+		if policy == apitype.MultitaskRollback {
 			control, cause = runtype.ControlRollback, loop.ErrRolledBack
 		}
 		for _, o := range open {
@@ -186,18 +146,18 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *SubmitTur
 		}
 	}
 	rt.kick()
-	return &SubmitTurnResult{
+	return &apitype.SubmitTurnResult{
 		SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, TaskID: task.ID,
 		Status: runtype.StatusQueued, Created: true,
 	}, nil
 }
 
-func (rt *Runtime) validateSubmit(p *SubmitTurnParams) error {
+func (rt *Runtime) validateSubmit(p *apitype.SubmitTurnParams) error {
 	switch {
 	case strings.TrimSpace(p.Input) == "":
 		return invalid("input", "must not be empty")
-	case len(p.Input) > MaxInputBytes:
-		return invalid("input", "is %d bytes, more than the limit of %d", len(p.Input), MaxInputBytes)
+	case len(p.Input) > apitype.MaxInputBytes:
+		return invalid("input", "is %d bytes, more than the limit of %d", len(p.Input), apitype.MaxInputBytes)
 	case !utf8.ValidString(p.Input):
 		return invalid("input", "is not valid UTF-8")
 	}
@@ -216,7 +176,7 @@ func (rt *Runtime) validateSubmit(p *SubmitTurnParams) error {
 	} {
 		if f.v != "" {
 			if err := runtype.ValidateCallerID(f.name, f.v); err != nil {
-				return &InvalidError{Field: f.name, Reason: strings.TrimPrefix(err.Error(), "invalid "+f.name+" ")}
+				return &apitype.InvalidError{Field: f.name, Reason: strings.TrimPrefix(err.Error(), "invalid "+f.name+" ")}
 			}
 		}
 	}
@@ -225,7 +185,7 @@ func (rt *Runtime) validateSubmit(p *SubmitTurnParams) error {
 
 // existingTurn returns the turn an idempotency key already names, or
 // store.ErrNotFound.
-func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *SubmitTurnParams) (*SubmitTurnResult, error) {
+func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, error) {
 	t, err := rt.store.TurnGetByIdempotencyKey(ctx, &store.TurnGetByIdempotencyKeyParams{TenantID: owner.TenantID, IdempotencyKey: p.IdempotencyKey})
 	if err != nil {
 		return nil, err
@@ -236,12 +196,12 @@ func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *Sub
 	if t.Input != p.Input || (p.Agent != "" && t.Agent != p.Agent) || (p.SessionID != "" && t.SessionID != p.SessionID) {
 		return nil, fmt.Errorf("%w: idempotency key %q was used for a different request (turn %s)", store.ErrConflict, p.IdempotencyKey, t.ID)
 	}
-	return &SubmitTurnResult{SessionID: t.SessionID, ThreadID: t.ThreadID, TurnID: t.ID, TaskID: t.TaskID, Status: t.Status}, nil
+	return &apitype.SubmitTurnResult{SessionID: t.SessionID, ThreadID: t.ThreadID, TurnID: t.ID, TaskID: t.TaskID, Status: t.Status}, nil
 }
 
 // sessionAndThread finds or creates the turn's session and thread, adding
 // what it creates to b.
-func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p *SubmitTurnParams, turn *runtype.Turn, span string, b *store.Batch) (*runtype.Session, *runtype.Thread, error) {
+func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams, turn *runtype.Turn, span string, b *store.Batch) (*runtype.Session, *runtype.Thread, error) {
 	now := rt.cfg.Now().UTC()
 	var sess *runtype.Session
 	if p.SessionID != "" {
@@ -249,7 +209,7 @@ func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p 
 		switch {
 		case err == nil:
 			if p.OnlyOwn && s.PrincipalID != owner.PrincipalID {
-				return nil, nil, fmt.Errorf("%w: session %s is another principal's; %s may continue only its own sessions", ErrForbidden, s.ID, owner.PrincipalID)
+				return nil, nil, fmt.Errorf("%w: session %s is another principal's; %s may continue only its own sessions", apitype.ErrForbidden, s.ID, owner.PrincipalID)
 			}
 			if p.Agent != "" && s.Agent != p.Agent {
 				return nil, nil, invalid("agent", "session %s belongs to agent %q", s.ID, s.Agent)
@@ -327,7 +287,7 @@ func (rt *Runtime) running() bool {
 // process runs.
 func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID string) (*runtype.Turn, error) {
 	if owner.TenantID == "" {
-		owner.TenantID = DefaultTenant
+		owner.TenantID = apitype.DefaultTenant
 	}
 	t, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: turnID})
 	if err != nil {

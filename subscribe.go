@@ -4,20 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
-	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
-
-// SubscribeParams selects events for Subscribe.
-type SubscribeParams struct {
-	runtype.Owner
-	SessionID string
-	TurnID    string
-	// AfterCursor resumes after an event's Cursor (the SSE id); 0 starts
-	// from the beginning of the log.
-	AfterCursor int64
-}
 
 // Subscription reads committed events in cursor order: first those already
 // in the store after the starting cursor, then new ones as they commit. It
@@ -35,9 +25,9 @@ type Subscription struct {
 const subscribeBatch = 256
 
 // Subscribe starts a subscription. Close it when done.
-func (rt *Runtime) Subscribe(ctx context.Context, p *SubscribeParams) (*Subscription, error) {
+func (rt *Runtime) Subscribe(ctx context.Context, p *apitype.SubscribeParams) (*Subscription, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	f := event.Filter{TenantID: tenantOf(p.Owner), SessionID: p.SessionID, TurnID: p.TurnID}
 	// Register with the bus before the first read so no commit falls between.
@@ -61,7 +51,7 @@ func (s *Subscription) Next(ctx context.Context) (*event.Event, error) {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		case <-s.rt.baseCtx.Done():
-			return nil, ErrStopped
+			return nil, apitype.ErrStopped
 		}
 	}
 	e := s.buf[0]
@@ -108,7 +98,7 @@ func (s *Subscription) read(ctx context.Context) ([]*event.Event, error) {
 	case ctx.Err() != nil:
 		return nil, context.Cause(ctx)
 	case !s.rt.running():
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	return nil, fmt.Errorf("reading events: %w", err)
 }

@@ -19,6 +19,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/otlptest"
 	"github.com/agentrt/agentrt/internal/promtest"
@@ -124,7 +125,7 @@ func TestTracesOverOTLP(t *testing.T) { // not parallel: it sets the environment
 		t.Fatal(err)
 	}
 	b := &testBundle{rt: rt}
-	res, turn := b.submit(t, &agentrt.SubmitTurnParams{Agent: "support", Input: "what is the plan?"})
+	res, turn := b.submit(t, &apitype.SubmitTurnParams{Agent: "support", Input: "what is the plan?"})
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s (%v)", turn.Status, turn.Failure)
 	}
@@ -395,7 +396,7 @@ func TestResumedRunSharesTheTrace(t *testing.T) { // not parallel: it sets the e
 	}
 	tp2 := exportTo(t, recv)
 	g2 := startGov(t, agentrt.Config{DataDir: dir, Policy: kernel(t, askRules), TracerProvider: tp2}, &model.Response{Text: "read it"})
-	g2.respond(t, &agentrt.RespondActionParams{ActionID: id, Decision: "approve"})
+	g2.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: "approve"})
 	turn := g2.wait(t, res.TurnID)
 	if turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn %s after the answer", turn.Status)
@@ -479,7 +480,7 @@ func TestTurnSpansOfTurnsEndedOutsideARun(t *testing.T) { // not parallel: it se
 	if turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s, want it parked", turn.Status)
 	}
-	queued, err := g.rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: parked.SessionID, Input: "after"})
+	queued, err := g.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{SessionID: parked.SessionID, Input: "after"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
@@ -21,16 +22,6 @@ import (
 // token created, rotated or revoked by one process holds in every
 // process on the same store at once; Authenticate reads the store on
 // every request.
-
-// TokenPrefix starts every token the runtime generates: the prefix, then
-// 48 hex digits (24 random bytes).
-const TokenPrefix = "art_"
-
-// Errors of authentication. ErrTokenRevoked wraps ErrUnauthorized.
-var (
-	ErrUnauthorized = errors.New("unauthorized")
-	ErrTokenRevoked = fmt.Errorf("%w: the token was revoked", ErrUnauthorized)
-)
 
 // tokenUseGranularity is how stale a token's recorded last use may get
 // before a request that presents it records it again: a write a minute
@@ -45,7 +36,7 @@ const maxTokenName = 128
 func GenerateToken() string {
 	raw := make([]byte, 24)
 	rand.Read(raw) // never fails (crypto/rand)
-	return TokenPrefix + hex.EncodeToString(raw)
+	return apitype.TokenPrefix + hex.EncodeToString(raw)
 }
 
 // TokenHash is what the store keeps of a token: its hex SHA-256.
@@ -58,55 +49,23 @@ func TokenHash(token string) string {
 // token TokenPrefix and 8 hex digits (32 of its 192 random bits), and no
 // more than a quarter of any other.
 func tokenPrefix(token string) string {
-	return token[:min(len(TokenPrefix)+8, len(token)/4)]
+	return token[:min(len(apitype.TokenPrefix)+8, len(token)/4)]
 }
 
-// TokenRead is an API token as the API and the CLI show it: never the
-// token itself.
-type TokenRead struct {
-	TokenID     string          `json:"tokenId"`
-	TenantID    string          `json:"tenantId"`
-	PrincipalID string          `json:"principalId"`
-	Role        runtype.APIRole `json:"role"`
-	Name        string          `json:"name,omitempty"`
-	// Prefix is the token's first characters, to recognize it by.
-	Prefix     string     `json:"prefix"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
-	RevokedAt  *time.Time `json:"revokedAt,omitempty"`
-}
-
-func tokenRead(k *runtype.APIToken) TokenRead {
-	return TokenRead{
+func tokenRead(k *runtype.APIToken) apitype.TokenRead {
+	return apitype.TokenRead{
 		TokenID: k.ID, TenantID: k.TenantID, PrincipalID: k.PrincipalID, Role: k.Role, Name: k.Name, Prefix: k.Prefix,
 		CreatedAt: k.CreatedAt.UTC(), LastUsedAt: ts(k.LastUsedAt), RevokedAt: ts(k.RevokedAt),
 	}
 }
 
-// NewToken is a token just made: the one time its text is shown. Only
-// its hash is kept.
-type NewToken struct {
-	Token string `json:"token"`
-	TokenRead
-}
-
-// CreateTokenParams describes a token to create.
-type CreateTokenParams struct {
-	// Owner is the tenant whose work the token acts on (default
-	// DefaultTenant) and the principal it acts as (required: 1 to 128
-	// letters, digits, _ . : @ or -).
-	runtype.Owner
-	Role runtype.APIRole
-	// Name is a label for people, at most 128 characters.
-	Name string
-}
-
-func (p *CreateTokenParams) validate() error {
+// validateToken checks p and fills in its default tenant.
+func validateToken(p *apitype.CreateTokenParams) error {
 	if p.TenantID == "" {
-		p.TenantID = DefaultTenant
+		p.TenantID = apitype.DefaultTenant
 	}
 	if err := runtype.ValidateCallerID("tenantId", p.TenantID); err != nil {
-		return &InvalidError{Field: "tenantId", Reason: strings.TrimPrefix(err.Error(), "invalid tenantId ")}
+		return &apitype.InvalidError{Field: "tenantId", Reason: strings.TrimPrefix(err.Error(), "invalid tenantId ")}
 	}
 	if !runtype.PrincipalPattern.MatchString(p.PrincipalID) {
 		return invalid("principalId", "%q: want 1-128 characters of A-Z a-z 0-9 _ . : @ -", p.PrincipalID)
@@ -122,12 +81,12 @@ func (p *CreateTokenParams) validate() error {
 
 // CreateToken makes a token for p's tenant, principal and role and
 // returns it; its text is not kept and cannot be shown again.
-func (rt *Runtime) CreateToken(ctx context.Context, p *CreateTokenParams) (*NewToken, error) {
+func (rt *Runtime) CreateToken(ctx context.Context, p *apitype.CreateTokenParams) (*apitype.NewToken, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	q := *p
-	if err := q.validate(); err != nil {
+	if err := validateToken(&q); err != nil {
 		return nil, err
 	}
 	text := GenerateToken()
@@ -135,10 +94,10 @@ func (rt *Runtime) CreateToken(ctx context.Context, p *CreateTokenParams) (*NewT
 	if err := rt.writer.Write(ctx, &store.Batch{Tokens: []*runtype.APIToken{k}}); err != nil {
 		return nil, fmt.Errorf("recording the token: %w", err)
 	}
-	return &NewToken{Token: text, TokenRead: tokenRead(k)}, nil
+	return &apitype.NewToken{Token: text, TokenRead: tokenRead(k)}, nil
 }
 
-func (rt *Runtime) newToken(text string, p *CreateTokenParams) *runtype.APIToken {
+func (rt *Runtime) newToken(text string, p *apitype.CreateTokenParams) *runtype.APIToken {
 	return &runtype.APIToken{
 		ID: rt.ids.New(runtype.PrefixToken), Owner: p.Owner, Role: p.Role, Name: p.Name,
 		Prefix: tokenPrefix(text), Hash: TokenHash(text), CreatedAt: rt.cfg.Now().UTC(),
@@ -150,15 +109,15 @@ func (rt *Runtime) newToken(text string, p *CreateTokenParams) *runtype.APIToken
 // knows it already: then it changes nothing (a revoked token stays
 // revoked) and created is false. The token must have at least 16
 // characters.
-func (rt *Runtime) ImportToken(ctx context.Context, token string, p *CreateTokenParams) (read *TokenRead, created bool, err error) {
+func (rt *Runtime) ImportToken(ctx context.Context, token string, p *apitype.CreateTokenParams) (read *apitype.TokenRead, created bool, err error) {
 	if !rt.running() {
-		return nil, false, ErrStopped
+		return nil, false, apitype.ErrStopped
 	}
 	if len(token) < 16 {
 		return nil, false, invalid("token", "has %d characters, fewer than 16", len(token))
 	}
 	q := *p
-	if err := q.validate(); err != nil {
+	if err := validateToken(&q); err != nil {
 		return nil, false, err
 	}
 	if k, err := rt.store.TokenGetByHash(ctx, &store.TokenGetByHashParams{Hash: TokenHash(token)}); err == nil {
@@ -182,19 +141,13 @@ func (rt *Runtime) ImportToken(ctx context.Context, token string, p *CreateToken
 	return &r, true, nil
 }
 
-// ListTokensParams selects the tokens to list: one tenant's, or every
-// tenant's when TenantID is empty.
-type ListTokensParams struct {
-	TenantID string
-}
-
 // ListTokens lists tokens, revoked ones too, oldest first.
-func (rt *Runtime) ListTokens(ctx context.Context, p *ListTokensParams) ([]TokenRead, error) {
+func (rt *Runtime) ListTokens(ctx context.Context, p *apitype.ListTokensParams) ([]apitype.TokenRead, error) {
 	ks, err := rt.store.TokenList(ctx, &store.TokenListParams{TenantID: p.TenantID, AllTenants: p.TenantID == ""})
 	if err != nil {
 		return nil, fmt.Errorf("listing tokens: %w", err)
 	}
-	out := make([]TokenRead, len(ks))
+	out := make([]apitype.TokenRead, len(ks))
 	for i, k := range ks {
 		out[i] = tokenRead(k)
 	}
@@ -204,9 +157,9 @@ func (rt *Runtime) ListTokens(ctx context.Context, p *ListTokensParams) ([]Token
 // RevokeToken revokes a token (of any tenant): from now on every process
 // on the store refuses it. Revoking a revoked token changes nothing. An
 // unknown id is ErrNotFound.
-func (rt *Runtime) RevokeToken(ctx context.Context, tokenID string) (*TokenRead, error) {
+func (rt *Runtime) RevokeToken(ctx context.Context, tokenID string) (*apitype.TokenRead, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	now := rt.cfg.Now().UTC()
 	b := &store.Batch{TokenUpdates: []*store.TokenUpdate{{ID: tokenID, RevokedAt: &now}}}
@@ -225,33 +178,25 @@ func (rt *Runtime) RevokeToken(ctx context.Context, tokenID string) (*TokenRead,
 // principal, role and name: the old one is revoked and the new one made
 // in one commit. A revoked token cannot be rotated (ErrConflict); an
 // unknown id is ErrNotFound.
-func (rt *Runtime) RotateToken(ctx context.Context, tokenID string) (*NewToken, error) {
+func (rt *Runtime) RotateToken(ctx context.Context, tokenID string) (*apitype.NewToken, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	old, err := rt.store.TokenGet(ctx, &store.TokenGetParams{ID: tokenID})
 	if err != nil {
 		return nil, fmt.Errorf("reading token %s: %w", tokenID, err)
 	}
 	if old.Revoked() {
-		return nil, fmt.Errorf("%w: token %s was revoked at %s; create a new one", ErrConflict, tokenID, old.RevokedAt.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: token %s was revoked at %s; create a new one", apitype.ErrConflict, tokenID, old.RevokedAt.UTC().Format(time.RFC3339))
 	}
 	text := GenerateToken()
-	k := rt.newToken(text, &CreateTokenParams{Owner: old.Owner, Role: old.Role, Name: old.Name})
+	k := rt.newToken(text, &apitype.CreateTokenParams{Owner: old.Owner, Role: old.Role, Name: old.Name})
 	now := k.CreatedAt
 	b := &store.Batch{Tokens: []*runtype.APIToken{k}, TokenUpdates: []*store.TokenUpdate{{ID: old.ID, RevokedAt: &now}}}
 	if err := rt.writer.Write(ctx, b); err != nil {
 		return nil, fmt.Errorf("rotating token %s: %w", tokenID, err)
 	}
-	return &NewToken{Token: text, TokenRead: tokenRead(k)}, nil
-}
-
-// Credential is what a token proves: whose work a request acts on
-// (Owner.TenantID), as whom (Owner.PrincipalID), and what it may do.
-type Credential struct {
-	TokenID string
-	runtype.Owner
-	Role runtype.APIRole
+	return &apitype.NewToken{Token: text, TokenRead: tokenRead(k)}, nil
 }
 
 // Authenticate returns the credential of a token, reading the store, so
@@ -259,23 +204,23 @@ type Credential struct {
 // unknown token is ErrUnauthorized, a revoked one ErrTokenRevoked; a
 // runtime that is not running answers ErrStopped. It records the token's
 // use, at most once a minute, without waiting for it.
-func (rt *Runtime) Authenticate(ctx context.Context, token string) (*Credential, error) {
+func (rt *Runtime) Authenticate(ctx context.Context, token string) (*apitype.Credential, error) {
 	if !rt.running() {
-		return nil, ErrStopped
+		return nil, apitype.ErrStopped
 	}
 	k, err := rt.store.TokenGetByHash(ctx, &store.TokenGetByHashParams{Hash: TokenHash(token)})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrUnauthorized
+		return nil, apitype.ErrUnauthorized
 	case err != nil:
 		return nil, fmt.Errorf("looking the token up: %w", err)
 	case k.Revoked():
-		return nil, ErrTokenRevoked
+		return nil, apitype.ErrTokenRevoked
 	}
 	if now := rt.cfg.Now().UTC(); now.Sub(k.LastUsedAt) >= tokenUseGranularity {
 		rt.noteTokenUse(k.ID, now)
 	}
-	return &Credential{TokenID: k.ID, Owner: k.Owner, Role: k.Role}, nil
+	return &apitype.Credential{TokenID: k.ID, Owner: k.Owner, Role: k.Role}, nil
 }
 
 // noteTokenUse records that a token was used at now, in the background:

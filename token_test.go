@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/memstore"
@@ -31,7 +32,7 @@ func TestTokensAcrossRuntimes(t *testing.T) {
 	a, b := startDurable(t, cfg), startDurable(t, cfg)
 	ctx := context.Background()
 
-	alice, err := a.CreateToken(ctx, &agentrt.CreateTokenParams{
+	alice, err := a.CreateToken(ctx, &apitype.CreateTokenParams{
 		Owner: runtype.Owner{TenantID: "acme", PrincipalID: "alice"}, Role: runtype.APIRoleOperator, Name: "alice's laptop",
 	})
 	if err != nil {
@@ -40,12 +41,12 @@ func TestTokensAcrossRuntimes(t *testing.T) {
 	if !tokenPattern.MatchString(alice.Token) || alice.Prefix != alice.Token[:12] || alice.TokenID == "" {
 		t.Errorf("new token %q (prefix %q, id %q): want art_ and 48 hex digits, its first 12 as the prefix", alice.Token, alice.Prefix, alice.TokenID)
 	}
-	bob, err := b.CreateToken(ctx, &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "bob"}, Role: runtype.APIRoleViewer})
+	bob, err := b.CreateToken(ctx, &apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "bob"}, Role: runtype.APIRoleViewer})
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	wantCred := func(rt *agentrt.Runtime, token string, want *agentrt.Credential) {
+	wantCred := func(rt *agentrt.Runtime, token string, want *apitype.Credential) {
 		t.Helper()
 		got, err := rt.Authenticate(ctx, token)
 		if err != nil {
@@ -57,22 +58,22 @@ func TestTokensAcrossRuntimes(t *testing.T) {
 	}
 	wantRefused := func(rt *agentrt.Runtime, token string, want error) {
 		t.Helper()
-		if _, err := rt.Authenticate(ctx, token); !errors.Is(err, want) || !errors.Is(err, agentrt.ErrUnauthorized) {
+		if _, err := rt.Authenticate(ctx, token); !errors.Is(err, want) || !errors.Is(err, apitype.ErrUnauthorized) {
 			t.Errorf("Authenticate = %v, want %v", err, want)
 		}
 	}
-	aliceCred := &agentrt.Credential{TokenID: alice.TokenID, Owner: runtype.Owner{TenantID: "acme", PrincipalID: "alice"}, Role: runtype.APIRoleOperator}
+	aliceCred := &apitype.Credential{TokenID: alice.TokenID, Owner: runtype.Owner{TenantID: "acme", PrincipalID: "alice"}, Role: runtype.APIRoleOperator}
 	wantCred(b, alice.Token, aliceCred)
-	wantCred(a, bob.Token, &agentrt.Credential{TokenID: bob.TokenID, Owner: runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: "bob"}, Role: runtype.APIRoleViewer})
-	wantRefused(a, "art_"+alice.Token[4:len(alice.Token)-1]+"0", agentrt.ErrUnauthorized)
-	wantRefused(a, "", agentrt.ErrUnauthorized)
+	wantCred(a, bob.Token, &apitype.Credential{TokenID: bob.TokenID, Owner: runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: "bob"}, Role: runtype.APIRoleViewer})
+	wantRefused(a, "art_"+alice.Token[4:len(alice.Token)-1]+"0", apitype.ErrUnauthorized)
+	wantRefused(a, "", apitype.ErrUnauthorized)
 
 	if r, err := a.RevokeToken(ctx, alice.TokenID); err != nil || r.RevokedAt == nil {
 		t.Fatalf("RevokeToken = %+v, %v", r, err)
 	}
-	wantRefused(b, alice.Token, agentrt.ErrTokenRevoked)
-	wantRefused(a, alice.Token, agentrt.ErrTokenRevoked)
-	if _, err := b.RotateToken(ctx, alice.TokenID); !errors.Is(err, agentrt.ErrConflict) {
+	wantRefused(b, alice.Token, apitype.ErrTokenRevoked)
+	wantRefused(a, alice.Token, apitype.ErrTokenRevoked)
+	if _, err := b.RotateToken(ctx, alice.TokenID); !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("RotateToken of a revoked token = %v, want ErrConflict", err)
 	}
 
@@ -80,13 +81,13 @@ func TestTokensAcrossRuntimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rotated.Token == bob.Token || rotated.PrincipalID != "bob" || rotated.Role != runtype.APIRoleViewer || rotated.TenantID != agentrt.DefaultTenant {
+	if rotated.Token == bob.Token || rotated.PrincipalID != "bob" || rotated.Role != runtype.APIRoleViewer || rotated.TenantID != apitype.DefaultTenant {
 		t.Errorf("rotated = %+v, want a new token for the same principal, tenant and role", rotated)
 	}
-	wantRefused(a, bob.Token, agentrt.ErrTokenRevoked)
-	wantCred(a, rotated.Token, &agentrt.Credential{TokenID: rotated.TokenID, Owner: runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: "bob"}, Role: runtype.APIRoleViewer})
+	wantRefused(a, bob.Token, apitype.ErrTokenRevoked)
+	wantCred(a, rotated.Token, &apitype.Credential{TokenID: rotated.TokenID, Owner: runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: "bob"}, Role: runtype.APIRoleViewer})
 
-	list, err := a.ListTokens(ctx, &agentrt.ListTokensParams{})
+	list, err := a.ListTokens(ctx, &apitype.ListTokensParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +98,10 @@ func TestTokensAcrossRuntimes(t *testing.T) {
 	if d := cmp.Diff([]string{alice.TokenID, bob.TokenID, rotated.TokenID}, ids); d != "" {
 		t.Errorf("ListTokens (-want +got):\n%s", d)
 	}
-	if acme, err := b.ListTokens(ctx, &agentrt.ListTokensParams{TenantID: "acme"}); err != nil || len(acme) != 1 || acme[0].TokenID != alice.TokenID {
+	if acme, err := b.ListTokens(ctx, &apitype.ListTokensParams{TenantID: "acme"}); err != nil || len(acme) != 1 || acme[0].TokenID != alice.TokenID {
 		t.Errorf("ListTokens(acme) = %+v, %v; want alice's alone", acme, err)
 	}
-	if _, err := a.RevokeToken(ctx, "tok_missing"); !errors.Is(err, agentrt.ErrNotFound) {
+	if _, err := a.RevokeToken(ctx, "tok_missing"); !errors.Is(err, apitype.ErrNotFound) {
 		t.Errorf("RevokeToken(missing) = %v, want ErrNotFound", err)
 	}
 }
@@ -115,7 +116,7 @@ func TestTokenLastUse(t *testing.T) {
 	cfg.Store, cfg.Now = st, clock.Now
 	rt := startDurable(t, cfg)
 	ctx := context.Background()
-	k, err := rt.CreateToken(ctx, &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "ci"}, Role: runtype.APIRoleSubmitter})
+	k, err := rt.CreateToken(ctx, &apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "ci"}, Role: runtype.APIRoleSubmitter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +150,12 @@ func TestImportToken(t *testing.T) {
 	rt := startDurable(t, durableConfig(&brain{answer: callsOn("none")}))
 	ctx := context.Background()
 	text := agentrt.GenerateToken()
-	p := &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: agentrt.APIPrincipal}, Role: runtype.APIRoleAdmin, Name: "api-token file"}
+	p := &apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: apitype.APIPrincipal}, Role: runtype.APIRoleAdmin, Name: "api-token file"}
 	first, created, err := rt.ImportToken(ctx, text, p)
 	if err != nil || !created {
 		t.Fatalf("ImportToken = %+v, %v, %v", first, created, err)
 	}
-	again, created, err := rt.ImportToken(ctx, text, &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "eve"}, Role: runtype.APIRoleViewer})
+	again, created, err := rt.ImportToken(ctx, text, &apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "eve"}, Role: runtype.APIRoleViewer})
 	if err != nil || created || again.TokenID != first.TokenID || again.Role != runtype.APIRoleAdmin {
 		t.Errorf("ImportToken again = %+v, %v, %v; want the first, unchanged", again, created, err)
 	}
@@ -164,10 +165,10 @@ func TestImportToken(t *testing.T) {
 	if r, created, err := rt.ImportToken(ctx, text, p); err != nil || created || r.RevokedAt == nil {
 		t.Errorf("ImportToken of a revoked token = %+v, %v, %v; want it still revoked", r, created, err)
 	}
-	if _, err := rt.Authenticate(ctx, text); !errors.Is(err, agentrt.ErrTokenRevoked) {
+	if _, err := rt.Authenticate(ctx, text); !errors.Is(err, apitype.ErrTokenRevoked) {
 		t.Errorf("Authenticate after the import of a revoked token = %v, want ErrTokenRevoked", err)
 	}
-	var inv *agentrt.InvalidError
+	var inv *apitype.InvalidError
 	if _, _, err := rt.ImportToken(ctx, "short", p); !errors.As(err, &inv) {
 		t.Errorf("ImportToken(short) = %v, want an InvalidError", err)
 	}
@@ -180,22 +181,22 @@ func TestCreateTokenRejects(t *testing.T) {
 	rt := startDurable(t, durableConfig(&brain{answer: callsOn("none")}))
 	for _, tt := range []struct {
 		name  string
-		p     agentrt.CreateTokenParams
+		p     apitype.CreateTokenParams
 		field string
 	}{
-		{"no role", agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a"}}, "role"},
-		{"unknown role", agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a"}, Role: "root"}, "role"},
-		{"no principal", agentrt.CreateTokenParams{Role: runtype.APIRoleViewer}, "principalId"},
-		{"bad principal", agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a b"}, Role: runtype.APIRoleViewer}, "principalId"},
-		{"bad tenant", agentrt.CreateTokenParams{Owner: runtype.Owner{TenantID: "-x", PrincipalID: "a"}, Role: runtype.APIRoleViewer}, "tenantId"},
-		{"control name", agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a"}, Role: runtype.APIRoleViewer, Name: "a\nb"}, "name"},
+		{"no role", apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a"}}, "role"},
+		{"unknown role", apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a"}, Role: "root"}, "role"},
+		{"no principal", apitype.CreateTokenParams{Role: runtype.APIRoleViewer}, "principalId"},
+		{"bad principal", apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a b"}, Role: runtype.APIRoleViewer}, "principalId"},
+		{"bad tenant", apitype.CreateTokenParams{Owner: runtype.Owner{TenantID: "-x", PrincipalID: "a"}, Role: runtype.APIRoleViewer}, "tenantId"},
+		{"control name", apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "a"}, Role: runtype.APIRoleViewer, Name: "a\nb"}, "name"},
 	} {
-		var inv *agentrt.InvalidError
+		var inv *apitype.InvalidError
 		if _, err := rt.CreateToken(context.Background(), &tt.p); !errors.As(err, &inv) || inv.Field != tt.field {
 			t.Errorf("CreateToken(%s) = %v, want an InvalidError of %s", tt.name, err, tt.field)
 		}
 	}
-	if list, err := rt.ListTokens(context.Background(), &agentrt.ListTokensParams{}); err != nil || len(list) != 0 {
+	if list, err := rt.ListTokens(context.Background(), &apitype.ListTokensParams{}); err != nil || len(list) != 0 {
 		t.Errorf("after the refusals: %d tokens, %v", len(list), err)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/policy"
-	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/process"
@@ -68,77 +68,20 @@ func idleProcesses() *process.Manager {
 	return m
 }
 
-// ToolInventoryParams selects whose tool inventory ToolInventory reads:
-// the tools Agent exposes, as the policy would decide them for calls by
-// Owner's principal in Mode (empty: the agent's mode, else the policy's
-// default).
-type ToolInventoryParams struct {
-	runtype.Owner
-	Agent string
-	Mode  policy.Mode
-}
-
-// ToolInventory is an agent's tools as one caller sees them.
-type ToolInventory struct {
-	Agent     string `json:"agent"`
-	Principal string `json:"principal"`
-	// Mode is the mode asked for; "" when the agent's or the policy's
-	// default applies (each tool's policy says which it was).
-	Mode  string     `json:"mode,omitempty"`
-	Tools []ToolRead `json:"tools"`
-}
-
-// ToolRead is one tool of an inventory.
-type ToolRead struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	// Source is where the tool comes from: builtin, command, go or
-	// mcp:SERVER; MCPServer names the server of an MCP tool.
-	Source      string          `json:"source"`
-	MCPServer   string          `json:"mcpServer,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	ReadOnly    bool            `json:"readOnly"`
-	Destructive bool            `json:"destructive"`
-	Intent      string          `json:"intent"`
-	Scopes      []string        `json:"scopes,omitempty"`
-	Policy      ToolPolicy      `json:"policy"`
-}
-
-// ToolPolicy is what the policy would decide for a call of a tool.
-type ToolPolicy struct {
-	// Decision is allow, ask or deny, or conditional when the decision
-	// depends on the call's arguments (a rule with a command, when or
-	// checker matcher could change it). It does not count the input
-	// checkers every call passes, nor a session's mode or standing
-	// approvals (the inventory is not of a session).
-	Decision string `json:"decision"`
-	// EmptyArguments is the decision for a call with empty arguments
-	// ({}), with its source, reason, mode and rules.
-	EmptyArguments string   `json:"emptyArguments"`
-	Source         string   `json:"source"`
-	ReasonCode     string   `json:"reasonCode"`
-	Mode           string   `json:"mode,omitempty"`
-	RuleIDs        []string `json:"ruleIds,omitempty"`
-	// ConditionalRuleIDs are the rules that make the decision
-	// conditional.
-	ConditionalRuleIDs []string `json:"conditionalRuleIds,omitempty"`
-	// MissingScopes are the scopes the caller lacks for the tool.
-	MissingScopes []string `json:"missingScopes,omitempty"`
-}
-
 // ToolInventory lists the tools an agent exposes to the model (with
 // complete_task when the agent requires completion), each with the
 // decision the policy would make for the caller's calls of it in the
 // mode asked for. An unknown agent is ErrNotFound; an unknown mode an
 // *InvalidError.
-func (rt *Runtime) ToolInventory(ctx context.Context, p *ToolInventoryParams) (*ToolInventory, error) {
+func (rt *Runtime) ToolInventory(ctx context.Context, p *apitype.ToolInventoryParams) (*apitype.ToolInventory, error) {
 	owner := ownerOrDefault(p.Owner)
-	if p.Mode != "" && !p.Mode.Valid() {
+	mode := policy.Mode(p.Mode)
+	if mode != "" && !mode.Valid() {
 		return nil, invalid("mode", "unknown mode %q: use default, read_only, accept_edits, auto or bypass", p.Mode)
 	}
 	a, ok := rt.agents[p.Agent]
 	if !ok {
-		return nil, fmt.Errorf("agent %q (this runtime runs %s): %w", p.Agent, strings.Join(slices.Sorted(slices.Values(rt.AgentNames())), ", "), ErrNotFound)
+		return nil, fmt.Errorf("agent %q (this runtime runs %s): %w", p.Agent, strings.Join(slices.Sorted(slices.Values(rt.AgentNames())), ", "), apitype.ErrNotFound)
 	}
 	tools := a.Tools
 	if a.RequireCompletion && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == tool.CompleteTaskName }) {
@@ -146,11 +89,11 @@ func (rt *Runtime) ToolInventory(ctx context.Context, p *ToolInventoryParams) (*
 			tools = append(tools[:len(tools):len(tools)], t)
 		}
 	}
-	inv := &ToolInventory{Agent: p.Agent, Principal: owner.PrincipalID, Mode: string(p.Mode), Tools: make([]ToolRead, 0, len(tools))}
+	inv := &apitype.ToolInventory{Agent: p.Agent, Principal: owner.PrincipalID, Mode: p.Mode, Tools: make([]apitype.ToolRead, 0, len(tools))}
 	for _, t := range tools {
 		spec := t.Spec()
 		req := loop.PolicyRequest(spec, json.RawMessage(`{}`))
-		req.Owner, req.Agent, req.Mode = owner, p.Agent, p.Mode
+		req.Owner, req.Agent, req.Mode = owner, p.Agent, mode
 		if pr, ok := rt.cfg.Principals[owner.PrincipalID]; ok {
 			req.Roles = pr.Roles
 		}
@@ -158,7 +101,7 @@ func (rt *Runtime) ToolInventory(ctx context.Context, p *ToolInventoryParams) (*
 		if err != nil {
 			return nil, fmt.Errorf("deciding %s: %w", spec.Name, err)
 		}
-		tr := ToolRead{
+		tr := apitype.ToolRead{
 			Name: spec.Name, Description: spec.Description, Source: spec.Source, MCPServer: req.MCPServer,
 			InputSchema: spec.InputSchema, ReadOnly: spec.Annotations.ReadOnly, Destructive: spec.Annotations.Destructive,
 			Intent: spec.CallIntent(), Scopes: spec.Scopes, Policy: tp,
@@ -175,18 +118,18 @@ func (rt *Runtime) ToolInventory(ctx context.Context, p *ToolInventoryParams) (*
 // another input could decide it otherwise: the kernel explains its
 // decision (the same code agentrt policy explain runs); another
 // evaluator only decides, and its decision is taken as it is.
-func (rt *Runtime) toolPolicy(ctx context.Context, req *policy.Request) (ToolPolicy, error) {
+func (rt *Runtime) toolPolicy(ctx context.Context, req *policy.Request) (apitype.ToolPolicy, error) {
 	k, ok := rt.cfg.Policy.(*policy.Kernel)
 	if !ok {
 		d, err := rt.cfg.Policy.Evaluate(ctx, req)
 		if err != nil {
-			return ToolPolicy{}, err
+			return apitype.ToolPolicy{}, err
 		}
 		return toolPolicyOf(d), nil
 	}
 	ex, err := k.Explain(ctx, req)
 	if err != nil {
-		return ToolPolicy{}, err
+		return apitype.ToolPolicy{}, err
 	}
 	tp := toolPolicyOf(ex.Decision)
 	tp.ConditionalRuleIDs = conditionalRules(ex)
@@ -196,8 +139,8 @@ func (rt *Runtime) toolPolicy(ctx context.Context, req *policy.Request) (ToolPol
 	return tp, nil
 }
 
-func toolPolicyOf(d policy.Decision) ToolPolicy {
-	return ToolPolicy{
+func toolPolicyOf(d policy.Decision) apitype.ToolPolicy {
+	return apitype.ToolPolicy{
 		Decision: string(d.Outcome), EmptyArguments: string(d.Outcome), Source: string(d.Source), ReasonCode: d.ReasonCode,
 		Mode: string(d.Mode), RuleIDs: d.RuleIDs, MissingScopes: d.MissingScopes,
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
@@ -81,7 +82,7 @@ func TestToolInventory(t *testing.T) {
 			"write_file": {"deny", "deny", "mode_read_only", "ask-writes", ""},
 		}},
 	} {
-		inv, err := rt.ToolInventory(t.Context(), &agentrt.ToolInventoryParams{Owner: owner, Agent: "support", Mode: tt.mode})
+		inv, err := rt.ToolInventory(t.Context(), &apitype.ToolInventoryParams{Owner: owner, Agent: "support", Mode: string(tt.mode)})
 		if err != nil {
 			t.Fatalf("ToolInventory(%q): %v", tt.mode, err)
 		}
@@ -110,12 +111,12 @@ func TestToolInventory(t *testing.T) {
 		}
 	}
 
-	_, err := rt.ToolInventory(t.Context(), &agentrt.ToolInventoryParams{Agent: "nobody"})
-	if !errors.Is(err, agentrt.ErrNotFound) {
+	_, err := rt.ToolInventory(t.Context(), &apitype.ToolInventoryParams{Agent: "nobody"})
+	if !errors.Is(err, apitype.ErrNotFound) {
 		t.Errorf("unknown agent: error = %v, want ErrNotFound", err)
 	}
-	_, err = rt.ToolInventory(t.Context(), &agentrt.ToolInventoryParams{Agent: "support", Mode: "yolo"})
-	var inv *agentrt.InvalidError
+	_, err = rt.ToolInventory(t.Context(), &apitype.ToolInventoryParams{Agent: "support", Mode: "yolo"})
+	var inv *apitype.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "mode" {
 		t.Errorf("unknown mode: error = %v, want an invalid mode", err)
 	}

@@ -6,29 +6,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
-
-// VerifyResult is what VerifySession found.
-type VerifyResult struct {
-	SessionID string `json:"sessionId"`
-	// Receipts is how many receipts the session's chain holds; Head is
-	// the last one's hash.
-	Receipts int    `json:"receipts"`
-	Head     string `json:"head,omitempty"`
-	OK       bool   `json:"ok"`
-	// Problem says what is wrong with the first bad receipt (Seq, EventID)
-	// when OK is false.
-	Problem string `json:"problem,omitempty"`
-	Seq     int64  `json:"seq,omitempty"`
-	EventID string `json:"eventId,omitempty"`
-	// Unsealed counts events of sealed types recorded before the
-	// session's first receipt (by an agentrt from before receipts): they
-	// are not covered by the chain.
-	Unsealed int `json:"unsealed,omitempty"`
-}
 
 // VerifySession checks a session's evidence chain: every receipt's hash
 // covers its body and its predecessor's hash, the sequence has no gaps,
@@ -36,7 +18,7 @@ type VerifyResult struct {
 // recorded it (and has one, from the session's first receipt on; events
 // before it, recorded before receipts existed, are counted as Unsealed).
 // It reports the first problem it finds.
-func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*VerifyResult, error) {
+func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error) {
 	owner = ownerOrDefault(owner)
 	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", sessionID, err)
@@ -53,11 +35,11 @@ func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessi
 		}
 		after = page[len(page)-1].Seq
 	}
-	res := &VerifyResult{SessionID: sessionID, Receipts: len(receipts), OK: true}
+	res := &apitype.VerifyResult{SessionID: sessionID, Receipts: len(receipts), OK: true}
 	if n := len(receipts); n > 0 {
 		res.Head = receipts[n-1].Hash
 	}
-	fail := func(seq int64, eventID, problem string) (*VerifyResult, error) {
+	fail := func(seq int64, eventID, problem string) (*apitype.VerifyResult, error) {
 		res.OK, res.Seq, res.EventID, res.Problem = false, seq, eventID, problem
 		return res, nil
 	}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
@@ -208,7 +209,7 @@ func runSessions(ctx context.Context, rt *agentrt.Runtime, from, to, c, t int) e
 }
 
 func runSession(ctx context.Context, rt *agentrt.Runtime, i, t int) error {
-	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{
 		Agent:     "bench",
 		Input:     fmt.Sprintf("session %d: call echo %d times, then answer", i, t),
 		SessionID: "s-" + strconv.Itoa(i),

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/policy"
@@ -291,7 +292,7 @@ func park(ctx context.Context, rt *agentrt.Runtime, prefix string, n, c int) ([]
 
 func parkOne(ctx context.Context, rt *agentrt.Runtime, prefix string, i int) (string, error) {
 	session := prefix + "-" + strconv.Itoa(i)
-	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{
 		Agent: "bench", Input: fmt.Sprintf("session %d: deploy, then answer", i), SessionID: session, Source: "embed",
 	})
 	if err != nil {
@@ -344,7 +345,7 @@ func (t resumeTimes) commitOf() time.Duration   { return t.commit }
 // resume approves the parked session's pending action and times how
 // soon its turn runs again and completes.
 func resume(ctx context.Context, rt *agentrt.Runtime, session, turnID string) (*resumeTimes, error) {
-	acts, err := rt.ListActions(ctx, &agentrt.ListActionsParams{SessionID: session, Status: runtype.ActionPending})
+	acts, err := rt.ListActions(ctx, &apitype.ListActionsParams{SessionID: session, Status: runtype.ActionPending})
 	if err != nil {
 		return nil, fmt.Errorf("session %s: listing actions: %w", session, err)
 	}
@@ -355,14 +356,14 @@ func resume(ctx context.Context, rt *agentrt.Runtime, session, turnID string) (*
 	if err != nil {
 		return nil, err
 	}
-	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: session, AfterCursor: cur})
+	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: session, AfterCursor: cur})
 	if err != nil {
 		return nil, fmt.Errorf("session %s: subscribing: %w", session, err)
 	}
 	defer sub.Close()
 
 	t0 := time.Now()
-	if _, err := rt.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionApprove}); err != nil {
+	if _, err := rt.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionApprove}); err != nil {
 		return nil, fmt.Errorf("session %s: approving: %w", session, err)
 	}
 	t1 := time.Now()

@@ -11,12 +11,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
 // actionPrinter prints actions: as a table for people at a terminal,
-// otherwise as JSON Lines of agentrt.ActionRead.
+// otherwise as JSON Lines of apitype.ActionRead.
 type actionPrinter struct {
 	w      io.Writer
 	table  bool
@@ -36,7 +36,7 @@ func newActionPrinter(w io.Writer, asJSON, withStatus bool) *actionPrinter {
 	return p
 }
 
-func (p *actionPrinter) print(acts []agentrt.ActionRead, now time.Time) error {
+func (p *actionPrinter) print(acts []apitype.ActionRead, now time.Time) error {
 	if p.table {
 		p.printTable(acts, now)
 		return nil
@@ -54,7 +54,7 @@ func (p *actionPrinter) print(acts []agentrt.ActionRead, now time.Time) error {
 // printTable prints one row per action, sized to the terminal: every
 // column but INPUT at its full width (ids are meant to be copied), and
 // INPUT cut to what is left. Without actions it says so.
-func (p *actionPrinter) printTable(acts []agentrt.ActionRead, now time.Time) {
+func (p *actionPrinter) printTable(acts []apitype.ActionRead, now time.Time) {
 	if len(acts) == 0 {
 		if !p.header {
 			fmt.Fprintln(p.w, "no actions")
@@ -118,7 +118,7 @@ func (p *actionPrinter) printTable(acts []agentrt.ActionRead, now time.Time) {
 }
 
 // expires says when a pending action expires; "-" for one resolved.
-func expires(a *agentrt.ActionRead, now time.Time) string {
+func expires(a *apitype.ActionRead, now time.Time) string {
 	switch {
 	case a.Status != runtype.ActionPending:
 		return "-"

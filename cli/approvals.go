@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -65,7 +65,7 @@ Exit codes: 0 listed (even none), 1 the store could not be read, 2 usage or conf
 				return err
 			}
 			defer stop()
-			acts, err := b.ListActions(commandContext(cmd), &agentrt.ListActionsParams{SessionID: f.session, Status: status, Limit: f.limit})
+			acts, err := b.ListActions(commandContext(cmd), &apitype.ListActionsParams{SessionID: f.session, Status: status, Limit: f.limit})
 			if err != nil {
 				return runtimeErr(err)
 			}
@@ -140,10 +140,10 @@ usage or configuration error.`,
 			ctx, cancel := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer cancel()
 			w := &actionWatch{
-				list: func(ctx context.Context) ([]agentrt.ActionRead, error) {
-					return b.ListActions(ctx, &agentrt.ListActionsParams{SessionID: f.session, Status: status, Limit: maxListLimit})
+				list: func(ctx context.Context) ([]apitype.ActionRead, error) {
+					return b.ListActions(ctx, &apitype.ListActionsParams{SessionID: f.session, Status: status, Limit: maxListLimit})
 				},
-				get: func(ctx context.Context, id string) (*agentrt.ActionRead, error) {
+				get: func(ctx context.Context, id string) (*apitype.ActionRead, error) {
 					return b.GetAction(ctx, runtype.Owner{}, id)
 				},
 				printer: newActionPrinter(cmd.OutOrStdout(), f.json, true),
@@ -155,7 +155,7 @@ usage or configuration error.`,
 				}
 				return nil
 			}
-			err = followEvents(ctx, b, &agentrt.SubscribeParams{SessionID: f.session}, func(ctx context.Context, wake <-chan time.Time) error {
+			err = followEvents(ctx, b, &apitype.SubscribeParams{SessionID: f.session}, func(ctx context.Context, wake <-chan time.Time) error {
 				return w.run(ctx, wake)
 			}, func(e *event.Event) bool { return e.Type == event.ActionRequired || e.Type == event.ActionResolved })
 			if err != nil {
@@ -177,7 +177,7 @@ usage or configuration error.`,
 // watch, so that nothing committed after watch's first read is missed.
 // watch runs until its ctx ends, which the stream failing also ends. It
 // returns watch's error, or the stream's when the stream failed.
-func followEvents(ctx context.Context, b backend, p *agentrt.SubscribeParams, watch func(ctx context.Context, wake <-chan time.Time) error, match func(*event.Event) bool) error {
+func followEvents(ctx context.Context, b backend, p *apitype.SubscribeParams, watch func(ctx context.Context, wake <-chan time.Time) error, match func(*event.Event) bool) error {
 	from, err := b.LastCursor(ctx)
 	if err != nil {
 		return err
@@ -224,8 +224,8 @@ const maxListLimit = 1000
 
 // actionWatch prints actions as they appear and change.
 type actionWatch struct {
-	list    func(ctx context.Context) ([]agentrt.ActionRead, error)
-	get     func(ctx context.Context, id string) (*agentrt.ActionRead, error)
+	list    func(ctx context.Context) ([]apitype.ActionRead, error)
+	get     func(ctx context.Context, id string) (*apitype.ActionRead, error)
 	printer *actionPrinter
 	now     func() time.Time
 
@@ -240,7 +240,7 @@ type actionState struct {
 	decision string
 }
 
-func stateOf(a *agentrt.ActionRead) actionState {
+func stateOf(a *apitype.ActionRead) actionState {
 	return actionState{status: a.Status, decision: a.Decision}
 }
 
@@ -275,7 +275,7 @@ func (w *actionWatch) poll(ctx context.Context) error {
 		return err
 	}
 	listed := make(map[string]bool, len(acts))
-	var changed []agentrt.ActionRead
+	var changed []apitype.ActionRead
 	for _, a := range acts {
 		listed[a.ActionID] = true
 		if st, ok := w.seen[a.ActionID]; !ok || st != stateOf(&a) {
@@ -288,7 +288,7 @@ func (w *actionWatch) poll(ctx context.Context) error {
 		}
 		a, err := w.get(ctx, id)
 		switch {
-		case errors.Is(err, agentrt.ErrNotFound):
+		case errors.Is(err, apitype.ErrNotFound):
 			delete(w.seen, id)
 			continue
 		case err != nil:
@@ -301,7 +301,7 @@ func (w *actionWatch) poll(ctx context.Context) error {
 		delete(w.seen, id)
 	}
 	// Oldest first, so that a watch reads as a log.
-	slices.SortStableFunc(changed, func(a, b agentrt.ActionRead) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortStableFunc(changed, func(a, b apitype.ActionRead) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	for _, a := range changed {
 		if listed[a.ActionID] {
 			w.seen[a.ActionID] = stateOf(&a)
@@ -365,7 +365,7 @@ process; the command follows it like run does, and exits like run.` + exits
 		cmd.Flags().StringVar(&f.message, "message", "", "why; the model sees it")
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&f.principal, "principal", agentrt.DefaultPrincipal, "who responds; needs the operator role")
+	cmd.Flags().StringVar(&f.principal, "principal", apitype.DefaultPrincipal, "who responds; needs the operator role")
 	return cmd
 }
 
@@ -426,13 +426,13 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 	if err != nil {
 		return runtimeErr(err)
 	}
-	sub, err := b.Events(ctx, &agentrt.SubscribeParams{SessionID: act.SessionID, AfterCursor: from})
+	sub, err := b.Events(ctx, &apitype.SubscribeParams{SessionID: act.SessionID, AfterCursor: from})
 	if err != nil {
 		return runtimeErr(err)
 	}
 	defer sub.Close()
 
-	res, err := b.RespondAction(ctx, &agentrt.RespondActionParams{
+	res, err := b.RespondAction(ctx, &apitype.RespondActionParams{
 		Owner: owner, ActionID: id, Decision: decision, Message: f.message, UpdatedInput: updated,
 	})
 	if err != nil {
@@ -494,9 +494,9 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 // actionErr reports what went wrong answering action id.
 func actionErr(id string, err error) error {
 	switch {
-	case errors.Is(err, agentrt.ErrNotFound):
+	case errors.Is(err, apitype.ErrNotFound):
 		return &exitError{code: ExitFailed, err: fmt.Errorf("no action %s", id)}
-	case errors.Is(err, agentrt.ErrConflict), errors.Is(err, agentrt.ErrForbidden):
+	case errors.Is(err, apitype.ErrConflict), errors.Is(err, apitype.ErrForbidden):
 		return &exitError{code: ExitFailed, err: err}
 	}
 	return runtimeErr(err)
@@ -504,11 +504,11 @@ func actionErr(id string, err error) error {
 
 // actionLister lists actions: a backend, or the Runtime itself.
 type actionLister interface {
-	ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error)
+	ListActions(ctx context.Context, p *apitype.ListActionsParams) ([]apitype.ActionRead, error)
 }
 
 // printResolved prints how an action was resolved.
-func printResolved(w io.Writer, a *agentrt.ActionRead) {
+func printResolved(w io.Writer, a *apitype.ActionRead) {
 	line := fmt.Sprintf("action %s %s (%s by %s): %s %s", a.ActionID, a.Status, a.Decision, a.ResolvedBy, a.ToolName, oneLine(a.InputPreview, 60))
 	if a.Message != "" {
 		line += fmt.Sprintf(" · %q", oneLine(a.Message, 80))
@@ -520,7 +520,7 @@ func printResolved(w io.Writer, a *agentrt.ActionRead) {
 // that answer them, and returns the exit of a parked turn. With asJSON,
 // standard output holds only events, so they go to standard error.
 func parkedForApproval(ctx context.Context, cmd *cobra.Command, rt actionLister, turn *runtype.Turn, asJSON bool, flags string) error {
-	acts, err := rt.ListActions(ctx, &agentrt.ListActionsParams{TurnID: turn.ID, Status: runtype.ActionPending, Limit: maxListLimit})
+	acts, err := rt.ListActions(ctx, &apitype.ListActionsParams{TurnID: turn.ID, Status: runtype.ActionPending, Limit: maxListLimit})
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}

@@ -10,25 +10,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
 // fakeActions is the store a watch reads: each poll's list takes the
 // next state from states, so that the test decides what each poll sees.
 type fakeActions struct {
-	states chan map[string]agentrt.ActionRead
+	states chan map[string]apitype.ActionRead
 	status runtype.ActionStatus // the watch's filter
-	cur    map[string]agentrt.ActionRead
+	cur    map[string]apitype.ActionRead
 }
 
-func (f *fakeActions) list(ctx context.Context) ([]agentrt.ActionRead, error) {
+func (f *fakeActions) list(ctx context.Context) ([]apitype.ActionRead, error) {
 	select {
 	case f.cur = <-f.states:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	var out []agentrt.ActionRead
+	var out []apitype.ActionRead
 	for _, id := range sortedKeys(f.cur) {
 		if a := f.cur[id]; f.status == "" || a.Status == f.status {
 			out = append(out, a)
@@ -37,10 +37,10 @@ func (f *fakeActions) list(ctx context.Context) ([]agentrt.ActionRead, error) {
 	return out, nil
 }
 
-func (f *fakeActions) get(_ context.Context, id string) (*agentrt.ActionRead, error) {
+func (f *fakeActions) get(_ context.Context, id string) (*apitype.ActionRead, error) {
 	a, ok := f.cur[id]
 	if !ok {
-		return nil, agentrt.ErrNotFound
+		return nil, apitype.ErrNotFound
 	}
 	return &a, nil
 }
@@ -51,20 +51,20 @@ func (f *fakeActions) get(_ context.Context, id string) (*agentrt.ActionRead, er
 func TestActionWatch(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 21, 13, 0, 0, 0, time.UTC)
-	act := func(id string, minute int, status runtype.ActionStatus, decision string) agentrt.ActionRead {
-		return agentrt.ActionRead{ActionID: id, Status: status, Decision: decision, ToolName: "open_ticket",
+	act := func(id string, minute int, status runtype.ActionStatus, decision string) apitype.ActionRead {
+		return apitype.ActionRead{ActionID: id, Status: status, Decision: decision, ToolName: "open_ticket",
 			CreatedAt: t0.Add(time.Duration(minute) * time.Minute)}
 	}
 	a, b, c := act("act_a", 1, runtype.ActionPending, ""), act("act_b", 2, runtype.ActionPending, ""), act("act_c", 3, runtype.ActionPending, "")
 	approvedA := act("act_a", 1, runtype.ActionApproved, "approve")
-	polls := []map[string]agentrt.ActionRead{
+	polls := []map[string]apitype.ActionRead{
 		{"act_b": b, "act_a": a},             // both printed, oldest first
 		{"act_a": a, "act_b": b, "act_c": c}, // act_c is new
 		{"act_a": a, "act_b": b, "act_c": c}, // nothing changed
 		{"act_a": approvedA, "act_c": c},     // act_a left pending; act_b is gone
 		{"act_c": c},                         // act_a is no longer followed
 	}
-	store := &fakeActions{states: make(chan map[string]agentrt.ActionRead), status: runtype.ActionPending}
+	store := &fakeActions{states: make(chan map[string]apitype.ActionRead), status: runtype.ActionPending}
 	var out bytes.Buffer
 	w := &actionWatch{list: store.list, get: store.get, printer: newActionPrinter(&out, true, true), now: func() time.Time { return t0 }}
 
@@ -93,8 +93,8 @@ func TestActionWatch(t *testing.T) {
 // TestActionWatchOnce: without a ticker, the watch prints once.
 func TestActionWatchOnce(t *testing.T) {
 	t.Parallel()
-	store := &fakeActions{states: make(chan map[string]agentrt.ActionRead, 1)}
-	store.states <- map[string]agentrt.ActionRead{"act_a": {ActionID: "act_a", Status: runtype.ActionPending}}
+	store := &fakeActions{states: make(chan map[string]apitype.ActionRead, 1)}
+	store.states <- map[string]apitype.ActionRead{"act_a": {ActionID: "act_a", Status: runtype.ActionPending}}
 	var out bytes.Buffer
 	w := &actionWatch{list: store.list, get: store.get, printer: newActionPrinter(&out, true, true), now: time.Now}
 	if err := w.run(context.Background(), nil); err != nil {
@@ -111,7 +111,7 @@ func TestActionTable(t *testing.T) {
 	now := time.Date(2026, 11, 21, 13, 0, 0, 0, time.UTC)
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	in := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
-	acts := []agentrt.ActionRead{
+	acts := []apitype.ActionRead{
 		{ActionID: "act_01M7Z6E98T14HZ9P6EVS3DAV37", Status: runtype.ActionPending, ToolName: "open_ticket", SessionID: "ses-42", TurnID: "turn_1",
 			CreatedAt: ago(90 * time.Second), ExpiresAt: in(23*time.Hour + 58*time.Minute + 30*time.Second), ReasonCode: "ticket_review",
 			InputPreview: `{"order_id":"1042","priority":"high","summary":"Order 1042 is 9 days late"}`},
@@ -143,8 +143,8 @@ func TestActionTable(t *testing.T) {
 	p.print(nil, now)
 	resolved := acts[1]
 	resolved.Status = runtype.ActionDenied
-	p.print([]agentrt.ActionRead{resolved}, now)
-	p.print([]agentrt.ActionRead{acts[2]}, now)
+	p.print([]apitype.ActionRead{resolved}, now)
+	p.print([]apitype.ActionRead{acts[2]}, now)
 	want = []string{
 		"no actions",
 		"ACTION  STATUS  TOOL        SESSION  TURN    AGE   EXPIRES  REASON  INPUT",
@@ -157,11 +157,11 @@ func TestActionTable(t *testing.T) {
 }
 
 // actions decodes JSON Lines of actions.
-func actions(t *testing.T, out string) []agentrt.ActionRead {
+func actions(t *testing.T, out string) []apitype.ActionRead {
 	t.Helper()
-	var acts []agentrt.ActionRead
+	var acts []apitype.ActionRead
 	for line := range strings.Lines(out) {
-		var a agentrt.ActionRead
+		var a apitype.ActionRead
 		if err := json.Unmarshal([]byte(line), &a); err != nil {
 			t.Fatalf("decoding %q: %v", line, err)
 		}

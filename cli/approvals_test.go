@@ -11,17 +11,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/runtype"
 )
 
 // actions decodes the JSON Lines of approvals list or watch.
-func actions(t *testing.T, out string) []agentrt.ActionRead {
+func actions(t *testing.T, out string) []apitype.ActionRead {
 	t.Helper()
-	var acts []agentrt.ActionRead
+	var acts []apitype.ActionRead
 	for line := range strings.Lines(out) {
-		var a agentrt.ActionRead
+		var a apitype.ActionRead
 		if err := json.Unmarshal([]byte(line), &a); err != nil {
 			t.Fatalf("decoding %q: %v", line, err)
 		}
@@ -56,14 +56,14 @@ func TestApprovalsApprove(t *testing.T) {
 
 	list := runOK(t, "", "approvals", "list", "--config", b.config)
 	got := actions(t, list.stdout)
-	want := []agentrt.ActionRead{{
+	want := []apitype.ActionRead{{
 		ActionID: id, Type: "tool_permission", Status: runtype.ActionPending, ToolName: "open_ticket",
 		InputPreview: `{"order_id":"1042","priority":"high","summary":"Order 1042 is late"}`,
 		Prompt:       "Allow open_ticket to run? tickets are reviewed by a person",
 		Decisions:    []string{"approve", "approve_for_session", "approve_always", "deny", "edit"},
 		ReasonCode:   "ticket_review", RuleIDs: []string{"review-tickets", "allow-rest"},
 	}}
-	ignore := cmpopts.IgnoreFields(agentrt.ActionRead{}, "SessionID", "ThreadID", "TurnID", "TaskID", "RunID", "ToolCallID",
+	ignore := cmpopts.IgnoreFields(apitype.ActionRead{}, "SessionID", "ThreadID", "TurnID", "TaskID", "RunID", "ToolCallID",
 		"ArgumentsSHA256", "CreatedAt", "ExpiresAt", "ResolvedAt")
 	if diff := cmp.Diff(want, got, ignore); diff != "" {
 		t.Errorf("approvals list (-want +got):\n%s", diff)
@@ -90,8 +90,8 @@ func TestApprovalsApprove(t *testing.T) {
 	}
 
 	got = actions(t, runOK(t, "", "approvals", "list", "--config", b.config, "--status", "approved").stdout)
-	if len(got) != 1 || got[0].Decision != "approve" || got[0].ResolvedBy != agentrt.DefaultPrincipal {
-		t.Errorf("approved actions = %+v, want %s approved by %s", got, id, agentrt.DefaultPrincipal)
+	if len(got) != 1 || got[0].Decision != "approve" || got[0].ResolvedBy != apitype.DefaultPrincipal {
+		t.Errorf("approved actions = %+v, want %s approved by %s", got, id, apitype.DefaultPrincipal)
 	}
 	if r := runOK(t, "", "approvals", "list", "--config", b.config); r.stdout != "" {
 		t.Errorf("pending actions after approving:\n%s", r.stdout)

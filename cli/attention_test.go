@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -26,7 +27,7 @@ func TestAttentionPastManyRequests(t *testing.T) {
 	b.withRuntime(t, func(ctx context.Context, rt *agentrt.Runtime) {
 		ids := make([]string, manyAfter)
 		for i := range ids {
-			res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: "quick", Input: "hi"})
+			res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "quick", Input: "hi"})
 			if err != nil {
 				t.Fatal(err)
 			}

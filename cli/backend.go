@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/client"
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/event"
@@ -37,16 +38,16 @@ type backend interface {
 	// Remote reports whether the backend is a daemon over HTTP.
 	Remote() bool
 
-	Health(ctx context.Context) (*agentrt.Health, error)
+	Health(ctx context.Context) (*apitype.Health, error)
 	// LastCursor is the cursor of the newest event, to follow from.
 	LastCursor(ctx context.Context) (int64, error)
 	// Events follows the events p selects after p.AfterCursor.
-	Events(ctx context.Context, p *agentrt.SubscribeParams) (eventStream, error)
+	Events(ctx context.Context, p *apitype.SubscribeParams) (eventStream, error)
 
-	ListSessions(ctx context.Context, p *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error)
-	GetSession(ctx context.Context, owner runtype.Owner, sessionID string) (*agentrt.Snapshot, error)
-	ListRequests(ctx context.Context, p *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error)
-	GetRequest(ctx context.Context, owner runtype.Owner, turnID string) (*agentrt.RequestSummary, error)
+	ListSessions(ctx context.Context, p *apitype.ListSessionsParams) ([]apitype.SessionSummary, error)
+	GetSession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.Snapshot, error)
+	ListRequests(ctx context.Context, p *apitype.ListRequestsParams) ([]apitype.RequestSummary, error)
+	GetRequest(ctx context.Context, owner runtype.Owner, turnID string) (*apitype.RequestSummary, error)
 	InterruptTurn(ctx context.Context, owner runtype.Owner, turnID string) (runtype.TaskStatus, error)
 	// WaitTurn waits until the turn rests (ended, parked, paused) and
 	// returns it. A remote backend watches the turn's events after the
@@ -55,27 +56,27 @@ type backend interface {
 	// before; the local one asks the runtime, which knows.
 	WaitTurn(ctx context.Context, owner runtype.Owner, turnID string, after int64) (*runtype.Turn, error)
 
-	ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error)
-	GetAction(ctx context.Context, owner runtype.Owner, id string) (*agentrt.ActionRead, error)
-	RespondAction(ctx context.Context, p *agentrt.RespondActionParams) (*agentrt.RespondActionResult, error)
+	ListActions(ctx context.Context, p *apitype.ListActionsParams) ([]apitype.ActionRead, error)
+	GetAction(ctx context.Context, owner runtype.Owner, id string) (*apitype.ActionRead, error)
+	RespondAction(ctx context.Context, p *apitype.RespondActionParams) (*apitype.RespondActionResult, error)
 
-	GetTask(ctx context.Context, owner runtype.Owner, taskID string) (*agentrt.TaskRead, error)
-	CancelTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
-	PauseTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
-	ResumeTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
-	RetryTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error)
-	ListQueue(ctx context.Context, p *agentrt.QueueParams) ([]event.QueuedTurn, error)
+	GetTask(ctx context.Context, owner runtype.Owner, taskID string) (*apitype.TaskRead, error)
+	CancelTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error)
+	PauseTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error)
+	ResumeTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error)
+	RetryTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error)
+	ListQueue(ctx context.Context, p *apitype.QueueParams) ([]event.QueuedTurn, error)
 	RemoveQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
 	PromoteQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
 
-	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*agentrt.VerifyResult, error)
+	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error)
 	// ExportBundle writes a request's evidence bundle to w.
-	ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error
+	ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error
 
-	ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([]agentrt.TokenRead, error)
-	CreateToken(ctx context.Context, p *agentrt.CreateTokenParams) (*agentrt.NewToken, error)
-	RotateToken(ctx context.Context, tokenID string) (*agentrt.NewToken, error)
-	RevokeToken(ctx context.Context, tokenID string) (*agentrt.TokenRead, error)
+	ListTokens(ctx context.Context, p *apitype.ListTokensParams) ([]apitype.TokenRead, error)
+	CreateToken(ctx context.Context, p *apitype.CreateTokenParams) (*apitype.NewToken, error)
+	RotateToken(ctx context.Context, tokenID string) (*apitype.NewToken, error)
+	RevokeToken(ctx context.Context, tokenID string) (*apitype.TokenRead, error)
 }
 
 // eventStream is a stream of committed events in cursor order
@@ -224,12 +225,12 @@ type localBackend struct {
 func (b *localBackend) Where() string { return b.dir }
 func (b *localBackend) Remote() bool  { return false }
 
-func (b *localBackend) ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error {
+func (b *localBackend) ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error {
 	_, err := b.ExportEvidence(ctx, w, p)
 	return err
 }
 
-func (b *localBackend) Health(ctx context.Context) (*agentrt.Health, error) {
+func (b *localBackend) Health(ctx context.Context) (*apitype.Health, error) {
 	return b.Runtime.Health(ctx), nil
 }
 
@@ -237,7 +238,7 @@ func (b *localBackend) WaitTurn(ctx context.Context, owner runtype.Owner, turnID
 	return b.Runtime.WaitTurn(ctx, owner, turnID)
 }
 
-func (b *localBackend) Events(ctx context.Context, p *agentrt.SubscribeParams) (eventStream, error) {
+func (b *localBackend) Events(ctx context.Context, p *apitype.SubscribeParams) (eventStream, error) {
 	sub, err := b.Subscribe(ctx, p)
 	if err != nil {
 		return nil, err
@@ -277,7 +278,7 @@ type remoteBackend struct {
 func (b *remoteBackend) Where() string { return b.c.URL() }
 func (b *remoteBackend) Remote() bool  { return true }
 
-func (b *remoteBackend) Health(ctx context.Context) (*agentrt.Health, error) {
+func (b *remoteBackend) Health(ctx context.Context) (*apitype.Health, error) {
 	return b.c.Health(ctx)
 }
 
@@ -289,7 +290,7 @@ func (b *remoteBackend) LastCursor(ctx context.Context) (int64, error) {
 	switch {
 	case err != nil:
 		return 0, err
-	case h.Status == agentrt.HealthStopped:
+	case h.Status == apitype.HealthStopped:
 		return 0, fmt.Errorf("reading the last event cursor: the runtime at %s is stopped", b.c.URL())
 	case !h.Store.Reachable:
 		reason := h.Store.Error
@@ -301,7 +302,7 @@ func (b *remoteBackend) LastCursor(ctx context.Context) (int64, error) {
 	return h.Store.LastCursor, nil
 }
 
-func (b *remoteBackend) Events(ctx context.Context, p *agentrt.SubscribeParams) (eventStream, error) {
+func (b *remoteBackend) Events(ctx context.Context, p *apitype.SubscribeParams) (eventStream, error) {
 	f := client.EventFilter{SessionID: p.SessionID, TurnID: p.TurnID}
 	s, err := b.c.Events(ctx, f, p.AfterCursor)
 	if err != nil {
@@ -370,19 +371,19 @@ func (s *remoteStream) Close() {
 	}
 }
 
-func (b *remoteBackend) ListSessions(ctx context.Context, p *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error) {
+func (b *remoteBackend) ListSessions(ctx context.Context, p *apitype.ListSessionsParams) ([]apitype.SessionSummary, error) {
 	return b.c.ListSessions(ctx, p)
 }
 
-func (b *remoteBackend) GetSession(ctx context.Context, _ runtype.Owner, sessionID string) (*agentrt.Snapshot, error) {
+func (b *remoteBackend) GetSession(ctx context.Context, _ runtype.Owner, sessionID string) (*apitype.Snapshot, error) {
 	return b.c.GetSession(ctx, sessionID)
 }
 
-func (b *remoteBackend) ListRequests(ctx context.Context, p *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error) {
+func (b *remoteBackend) ListRequests(ctx context.Context, p *apitype.ListRequestsParams) ([]apitype.RequestSummary, error) {
 	return b.c.ListRequests(ctx, p)
 }
 
-func (b *remoteBackend) GetRequest(ctx context.Context, _ runtype.Owner, turnID string) (*agentrt.RequestSummary, error) {
+func (b *remoteBackend) GetRequest(ctx context.Context, _ runtype.Owner, turnID string) (*apitype.RequestSummary, error) {
 	return b.c.GetRequest(ctx, turnID)
 }
 
@@ -442,45 +443,45 @@ func (b *remoteBackend) WaitTurn(ctx context.Context, _ runtype.Owner, turnID st
 }
 
 // turnOf is the part of a turn's record a request summary carries.
-func turnOf(r *agentrt.RequestSummary) *runtype.Turn {
+func turnOf(r *apitype.RequestSummary) *runtype.Turn {
 	return &runtype.Turn{ID: r.TurnID, SessionID: r.SessionID, ThreadID: r.ThreadID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason}
 }
 
-func (b *remoteBackend) ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {
+func (b *remoteBackend) ListActions(ctx context.Context, p *apitype.ListActionsParams) ([]apitype.ActionRead, error) {
 	return b.c.ListActions(ctx, p)
 }
 
-func (b *remoteBackend) GetAction(ctx context.Context, _ runtype.Owner, id string) (*agentrt.ActionRead, error) {
+func (b *remoteBackend) GetAction(ctx context.Context, _ runtype.Owner, id string) (*apitype.ActionRead, error) {
 	return b.c.GetAction(ctx, id)
 }
 
-func (b *remoteBackend) RespondAction(ctx context.Context, p *agentrt.RespondActionParams) (*agentrt.RespondActionResult, error) {
+func (b *remoteBackend) RespondAction(ctx context.Context, p *apitype.RespondActionParams) (*apitype.RespondActionResult, error) {
 	return b.c.RespondAction(ctx, p)
 }
 
-func (b *remoteBackend) GetTask(ctx context.Context, _ runtype.Owner, taskID string) (*agentrt.TaskRead, error) {
+func (b *remoteBackend) GetTask(ctx context.Context, _ runtype.Owner, taskID string) (*apitype.TaskRead, error) {
 	return b.c.GetTask(ctx, taskID)
 }
 
-func (b *remoteBackend) CancelTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+func (b *remoteBackend) CancelTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	return b.c.ControlTask(ctx, p.TaskID, client.TaskCancel)
 }
 
-func (b *remoteBackend) PauseTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+func (b *remoteBackend) PauseTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	return b.c.ControlTask(ctx, p.TaskID, client.TaskPause)
 }
 
-func (b *remoteBackend) ResumeTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+func (b *remoteBackend) ResumeTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	return b.c.ControlTask(ctx, p.TaskID, client.TaskResume)
 }
 
-func (b *remoteBackend) RetryTask(ctx context.Context, p *agentrt.TaskControlParams) (runtype.TaskStatus, error) {
+func (b *remoteBackend) RetryTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	return b.c.ControlTask(ctx, p.TaskID, client.TaskRetry)
 }
 
-func (b *remoteBackend) ListQueue(ctx context.Context, p *agentrt.QueueParams) ([]event.QueuedTurn, error) {
+func (b *remoteBackend) ListQueue(ctx context.Context, p *apitype.QueueParams) ([]event.QueuedTurn, error) {
 	if p.SessionID == "" {
-		return nil, &agentrt.InvalidError{Field: "--session", Reason: "required with --server: the API lists a thread's queue by session and thread"}
+		return nil, &apitype.InvalidError{Field: "--session", Reason: "required with --server: the API lists a thread's queue by session and thread"}
 	}
 	return b.c.ListQueue(ctx, p.SessionID, p.ThreadID)
 }
@@ -493,27 +494,27 @@ func (b *remoteBackend) PromoteQueuedTurn(ctx context.Context, _ runtype.Owner, 
 	return b.c.PromoteQueuedTurn(ctx, turnID)
 }
 
-func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error {
+func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error {
 	return b.c.ExportEvidence(ctx, w, p)
 }
 
-func (b *remoteBackend) VerifySession(ctx context.Context, _ runtype.Owner, sessionID string) (*agentrt.VerifyResult, error) {
+func (b *remoteBackend) VerifySession(ctx context.Context, _ runtype.Owner, sessionID string) (*apitype.VerifyResult, error) {
 	return b.c.VerifySession(ctx, sessionID)
 }
 
-func (b *remoteBackend) ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([]agentrt.TokenRead, error) {
+func (b *remoteBackend) ListTokens(ctx context.Context, p *apitype.ListTokensParams) ([]apitype.TokenRead, error) {
 	return b.c.ListTokens(ctx, p)
 }
 
-func (b *remoteBackend) CreateToken(ctx context.Context, p *agentrt.CreateTokenParams) (*agentrt.NewToken, error) {
+func (b *remoteBackend) CreateToken(ctx context.Context, p *apitype.CreateTokenParams) (*apitype.NewToken, error) {
 	return b.c.CreateToken(ctx, p)
 }
 
-func (b *remoteBackend) RotateToken(ctx context.Context, tokenID string) (*agentrt.NewToken, error) {
+func (b *remoteBackend) RotateToken(ctx context.Context, tokenID string) (*apitype.NewToken, error) {
 	return b.c.RotateToken(ctx, tokenID)
 }
 
-func (b *remoteBackend) RevokeToken(ctx context.Context, tokenID string) (*agentrt.TokenRead, error) {
+func (b *remoteBackend) RevokeToken(ctx context.Context, tokenID string) (*apitype.TokenRead, error) {
 	return b.c.RevokeToken(ctx, tokenID)
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/client"
 )
 
@@ -20,15 +20,15 @@ func TestRemoteLastCursor(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		code    int
-		health  agentrt.Health
+		health  apitype.Health
 		want    int64
 		wantErr string
 	}{
-		{"ok", http.StatusOK, agentrt.Health{Status: agentrt.HealthOK, Store: agentrt.StoreInfo{Reachable: true, LastCursor: 42}}, 42, ""},
-		{"empty log", http.StatusOK, agentrt.Health{Status: agentrt.HealthOK, Store: agentrt.StoreInfo{Reachable: true}}, 0, ""},
-		{"stopped", http.StatusServiceUnavailable, agentrt.Health{Status: agentrt.HealthStopped}, 0, "is stopped"},
+		{"ok", http.StatusOK, apitype.Health{Status: apitype.HealthOK, Store: apitype.StoreInfo{Reachable: true, LastCursor: 42}}, 42, ""},
+		{"empty log", http.StatusOK, apitype.Health{Status: apitype.HealthOK, Store: apitype.StoreInfo{Reachable: true}}, 0, ""},
+		{"stopped", http.StatusServiceUnavailable, apitype.Health{Status: apitype.HealthStopped}, 0, "is stopped"},
 		{"store unreachable", http.StatusServiceUnavailable,
-			agentrt.Health{Status: agentrt.HealthUnhealthy, Store: agentrt.StoreInfo{Error: "database is locked"}}, 0, "did not answer: database is locked"},
+			apitype.Health{Status: apitype.HealthUnhealthy, Store: apitype.StoreInfo{Error: "database is locked"}}, 0, "did not answer: database is locked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/evidence"
 )
 
@@ -117,11 +117,11 @@ func (f *exportFlags) run(cmd *cobra.Command) error {
 	if fi, ok := cmd.ErrOrStderr().(*os.File); ok && isTerminal(fi) {
 		progress = fi
 	}
-	sum, err := exportRequest(commandContext(cmd), b, &agentrt.ExportEvidenceParams{
+	sum, err := exportRequest(commandContext(cmd), b, &apitype.ExportEvidenceParams{
 		SessionID: f.session, TurnID: f.request, ArtifactContents: f.artifacts, Health: f.health,
 	}, f.output, key, progress)
 	switch {
-	case errors.Is(err, agentrt.ErrNotFound):
+	case errors.Is(err, apitype.ErrNotFound):
 		return &exitError{code: ExitFailed, err: fmt.Errorf("no request %s in session %s", f.request, f.session)}
 	case err != nil:
 		return runtimeErr(err)
@@ -154,7 +154,7 @@ var errSignStopped = errors.New("signing stopped")
 // it is not nil: to a temporary file in path's directory, renamed over
 // path once complete. The written file is then verified, which also
 // reads back its manifest for the summary. Progress goes to progress.
-func exportRequest(ctx context.Context, b backend, p *agentrt.ExportEvidenceParams, path string, key ed25519.PrivateKey, progress io.Writer) (*exportSummary, error) {
+func exportRequest(ctx context.Context, b backend, p *apitype.ExportEvidenceParams, path string, key ed25519.PrivateKey, progress io.Writer) (*exportSummary, error) {
 	fmt.Fprintf(progress, "exporting request %s from %s… ", p.TurnID, b.Where())
 	n, err := writeAtomically(path, func(w io.Writer) error {
 		if key == nil {

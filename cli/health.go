@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/client"
 )
 
@@ -44,7 +45,7 @@ the data directory cannot be opened), 2 the configuration does not load.`,
 			} else {
 				printHealth(out, h)
 			}
-			if h.Status == agentrt.HealthUnhealthy || h.Status == agentrt.HealthStopped {
+			if h.Status == apitype.HealthUnhealthy || h.Status == apitype.HealthStopped {
 				return &exitError{code: ExitFailed, err: errors.New("")}
 			}
 			return nil
@@ -59,7 +60,7 @@ the data directory cannot be opened), 2 the configuration does not load.`,
 // data directory, opened read-only. A data directory that cannot be opened,
 // or a daemon that cannot be reached, is unhealthy: its store does not
 // answer.
-func (f *storeFlags) health(cmd *cobra.Command) (*agentrt.Health, error) {
+func (f *storeFlags) health(cmd *cobra.Command) (*apitype.Health, error) {
 	b, stop, err := f.backend(cmd, false)
 	if err != nil {
 		var ee *exitError
@@ -82,23 +83,23 @@ func (f *storeFlags) health(cmd *cobra.Command) (*agentrt.Health, error) {
 
 // unreachable is the health of a data directory that could not be
 // opened.
-func unreachable(err error) *agentrt.Health {
+func unreachable(err error) *apitype.Health {
 	reason := "the store did not open: " + err.Error()
-	return &agentrt.Health{
-		Status: agentrt.HealthUnhealthy, Version: agentrt.Version(), CheckedAt: time.Now().UTC(),
-		Store:     agentrt.StoreInfo{Error: err.Error()},
-		StuckRuns: []agentrt.StuckRun{},
-		Checks:    []agentrt.HealthCheck{{Name: "store", Status: agentrt.CheckFail, Reason: reason}},
+	return &apitype.Health{
+		Status: apitype.HealthUnhealthy, Version: agentrt.Version(), CheckedAt: time.Now().UTC(),
+		Store:     apitype.StoreInfo{Error: err.Error()},
+		StuckRuns: []apitype.StuckRun{},
+		Checks:    []apitype.HealthCheck{{Name: "store", Status: apitype.CheckFail, Reason: reason}},
 		Problems:  []string{"store: " + reason},
 	}
 }
 
 // printHealth prints the status, then one line per check and one per
 // stuck run.
-func printHealth(w io.Writer, h *agentrt.Health) {
+func printHealth(w io.Writer, h *apitype.Health) {
 	fmt.Fprintf(w, "%s %s\n", h.Status, healthContext(h))
 	for _, c := range h.Checks {
-		mark := map[string]string{agentrt.CheckOK: "✔", agentrt.CheckWarn: "!", agentrt.CheckFail: "✘"}[c.Status]
+		mark := map[string]string{apitype.CheckOK: "✔", apitype.CheckWarn: "!", apitype.CheckFail: "✘"}[c.Status]
 		fmt.Fprintf(w, "  %s %-10s %s\n", mark, c.Name, checkLine(h, c))
 	}
 	for _, s := range h.StuckRuns {
@@ -117,7 +118,7 @@ func printHealth(w io.Writer, h *agentrt.Health) {
 }
 
 // healthContext says which runtime and store the status is about.
-func healthContext(h *agentrt.Health) string {
+func healthContext(h *apitype.Health) string {
 	if h.RuntimeID == "" {
 		return "(agentrt " + h.Version + ")"
 	}
@@ -126,7 +127,7 @@ func healthContext(h *agentrt.Health) string {
 
 // checkLine is a check's line: for the queue and the approvals a
 // summary with relative ages, for the others the check's reason.
-func checkLine(h *agentrt.Health, c agentrt.HealthCheck) string {
+func checkLine(h *apitype.Health, c apitype.HealthCheck) string {
 	var line string
 	var limit int64
 	switch {
@@ -139,7 +140,7 @@ func checkLine(h *agentrt.Health, c agentrt.HealthCheck) string {
 	default:
 		return c.Reason
 	}
-	if c.Status != agentrt.CheckOK {
+	if c.Status != apitype.CheckOK {
 		line += ", longer than " + (time.Duration(limit) * time.Millisecond).String()
 	}
 	return line

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -39,13 +39,13 @@ func (b *testBundle) seed(t *testing.T, batch *store.Batch) {
 }
 
 // healthJSON runs `health --json` and decodes its output.
-func healthJSON(t *testing.T, wantCode int, args ...string) *agentrt.Health {
+func healthJSON(t *testing.T, wantCode int, args ...string) *apitype.Health {
 	t.Helper()
 	r := run(t, "", append([]string{"health", "--json"}, args...)...)
 	if r.code != wantCode {
 		t.Fatalf("health --json: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, wantCode, r.stdout, r.stderr)
 	}
-	var h agentrt.Health
+	var h apitype.Health
 	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
 		t.Fatalf("health --json output does not decode: %v\n%s", err, r.stdout)
 	}
@@ -71,13 +71,13 @@ func TestHealthCommand(t *testing.T) {
 		"  ✔ stuck_runs 0 in flight, none stuck",
 	})
 	h := healthJSON(t, cli.ExitOK, "--config", b.config)
-	if h.Status != agentrt.HealthOK || len(h.Checks) != 6 || h.Workers.State != "none" || h.Thresholds.StuckAfterMs != 300000 {
+	if h.Status != apitype.HealthOK || len(h.Checks) != 6 || h.Workers.State != "none" || h.Thresholds.StuckAfterMs != 300000 {
 		t.Errorf("health --json = %+v", h)
 	}
 
 	// An approval two hours old: degraded, still exit 0.
 	now := time.Now().UTC()
-	owner := runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.DefaultPrincipal}
+	owner := runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: apitype.DefaultPrincipal}
 	ids := runtype.NewIDGen(nil)
 	act := &runtype.Action{ID: ids.New(runtype.PrefixAction), Owner: owner, Type: "tool_permission",
 		Status: runtype.ActionPending, CreatedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(time.Hour)}
@@ -107,7 +107,7 @@ func TestHealthCommand(t *testing.T) {
 		}
 	}
 	h = healthJSON(t, cli.ExitFailed, "--config", b.config)
-	if h.Status != agentrt.HealthUnhealthy || h.StuckTotal != 1 || h.StuckRuns[0].TaskID != task.ID || h.Queue.Depth != 1 {
+	if h.Status != apitype.HealthUnhealthy || h.StuckTotal != 1 || h.StuckRuns[0].TaskID != task.ID || h.Queue.Depth != 1 {
 		t.Errorf("health --json with a stuck run = %+v", h)
 	}
 }
@@ -132,7 +132,7 @@ func TestHealthCommandUnopenable(t *testing.T) {
 		"  ✘ store      the store did not open: {ANY}",
 	})
 	h := healthJSON(t, cli.ExitFailed, "--config", b.config, "--data-dir", broken)
-	if h.Status != agentrt.HealthUnhealthy || h.Store.Reachable || h.Store.Error == "" {
+	if h.Status != apitype.HealthUnhealthy || h.Store.Reachable || h.Store.Error == "" {
 		t.Errorf("health --json = %+v", h)
 	}
 

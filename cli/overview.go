@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -141,7 +141,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		return nil, err
 	}
 
-	acts, err := b.ListActions(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending, Limit: maxListLimit})
+	acts, err := b.ListActions(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending, Limit: maxListLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 
 	// The store filters by status before its limit: a request parked
 	// long ago shows however many have run since.
-	attention, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{Limit: overviewRows, Statuses: attentionStatuses})
+	attention, err := b.ListRequests(ctx, &apitype.ListRequestsParams{Limit: overviewRows, Statuses: attentionStatuses})
 	if err != nil {
 		return nil, err
 	}
@@ -174,11 +174,11 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		}
 		ov.Attention = append(ov.Attention, ro)
 	}
-	open, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{Limit: overviewRequests, Statuses: openStatuses})
+	open, err := b.ListRequests(ctx, &apitype.ListRequestsParams{Limit: overviewRequests, Statuses: openStatuses})
 	if err != nil {
 		return nil, err
 	}
-	active := map[string]*agentrt.RequestSummary{} // session → the request holding it
+	active := map[string]*apitype.RequestSummary{} // session → the request holding it
 	var order []string                             // sessions, newest request first
 	for i := range open {
 		r := &open[i]
@@ -190,7 +190,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 			active[r.SessionID] = r
 		}
 	}
-	recent, err := b.ListSessions(ctx, &agentrt.ListSessionsParams{Limit: overviewSessions})
+	recent, err := b.ListSessions(ctx, &apitype.ListSessionsParams{Limit: overviewSessions})
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 // stopped, or the server predates the check), or when it counted every
 // tenant's (the whole runtime's view), not the one tenant's the overview
 // lists.
-func pendingApprovals(h *agentrt.Health) (int, bool) {
+func pendingApprovals(h *apitype.Health) (int, bool) {
 	if h.TenantID == "" {
 		return 0, false
 	}
@@ -226,7 +226,7 @@ func pendingApprovals(h *agentrt.Health) (int, bool) {
 		if c.Name == "approvals" {
 			// A check that could not read the store warns with no
 			// oldest action; one that read none is ok.
-			return h.Approvals.Pending, c.Status == agentrt.CheckOK || h.Approvals.OldestActionID != ""
+			return h.Approvals.Pending, c.Status == apitype.CheckOK || h.Approvals.OldestActionID != ""
 		}
 	}
 	return 0, false
@@ -261,7 +261,7 @@ func lastActivity(ctx context.Context, b backend) (*time.Time, error) {
 	if err != nil || last == 0 {
 		return nil, err
 	}
-	sub, err := b.Events(ctx, &agentrt.SubscribeParams{AfterCursor: last - 1})
+	sub, err := b.Events(ctx, &apitype.SubscribeParams{AfterCursor: last - 1})
 	if err != nil {
 		return nil, err
 	}

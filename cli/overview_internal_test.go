@@ -6,34 +6,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 )
 
 // countingBackend answers what the overview reads: a health, and a list
 // of pending actions capped as the store caps it.
 type countingBackend struct {
 	backend // the overview calls no other method
-	health  *agentrt.Health
+	health  *apitype.Health
 	pending int
 }
 
 func (b *countingBackend) Where() string { return "test" }
 
-func (b *countingBackend) Health(context.Context) (*agentrt.Health, error) { return b.health, nil }
+func (b *countingBackend) Health(context.Context) (*apitype.Health, error) { return b.health, nil }
 
-func (b *countingBackend) ListActions(_ context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {
-	out := make([]agentrt.ActionRead, min(b.pending, p.Limit))
+func (b *countingBackend) ListActions(_ context.Context, p *apitype.ListActionsParams) ([]apitype.ActionRead, error) {
+	out := make([]apitype.ActionRead, min(b.pending, p.Limit))
 	for i := range out {
-		out[i] = agentrt.ActionRead{ActionID: fmt.Sprintf("act_%04d", len(out)-i), Status: "pending"}
+		out[i] = apitype.ActionRead{ActionID: fmt.Sprintf("act_%04d", len(out)-i), Status: "pending"}
 	}
 	return out, nil
 }
 
-func (b *countingBackend) ListRequests(context.Context, *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error) {
+func (b *countingBackend) ListRequests(context.Context, *apitype.ListRequestsParams) ([]apitype.RequestSummary, error) {
 	return nil, nil
 }
 
-func (b *countingBackend) ListSessions(context.Context, *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error) {
+func (b *countingBackend) ListSessions(context.Context, *apitype.ListSessionsParams) ([]apitype.SessionSummary, error) {
 	return nil, nil
 }
 
@@ -46,18 +46,18 @@ func (b *countingBackend) LastCursor(context.Context) (int64, error) { return 0,
 // when there may be more.
 func TestOverviewPendingCount(t *testing.T) {
 	t.Parallel()
-	checked := &agentrt.Health{Status: agentrt.HealthOK, TenantID: agentrt.DefaultTenant,
-		Approvals: agentrt.ApprovalsInfo{Pending: 1500, OldestActionID: "act_0001"},
-		Checks:    []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
-	none := &agentrt.Health{Status: agentrt.HealthOK, TenantID: agentrt.DefaultTenant, Checks: []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
-	everyTenant := &agentrt.Health{Status: agentrt.HealthOK,
-		Approvals: agentrt.ApprovalsInfo{Pending: 1500, OldestActionID: "act_0001"},
-		Checks:    []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckOK}}}
-	unchecked := &agentrt.Health{Status: agentrt.HealthDegraded,
-		Checks: []agentrt.HealthCheck{{Name: "approvals", Status: agentrt.CheckWarn, Reason: "reading the pending approvals: boom"}}}
+	checked := &apitype.Health{Status: apitype.HealthOK, TenantID: apitype.DefaultTenant,
+		Approvals: apitype.ApprovalsInfo{Pending: 1500, OldestActionID: "act_0001"},
+		Checks:    []apitype.HealthCheck{{Name: "approvals", Status: apitype.CheckOK}}}
+	none := &apitype.Health{Status: apitype.HealthOK, TenantID: apitype.DefaultTenant, Checks: []apitype.HealthCheck{{Name: "approvals", Status: apitype.CheckOK}}}
+	everyTenant := &apitype.Health{Status: apitype.HealthOK,
+		Approvals: apitype.ApprovalsInfo{Pending: 1500, OldestActionID: "act_0001"},
+		Checks:    []apitype.HealthCheck{{Name: "approvals", Status: apitype.CheckOK}}}
+	unchecked := &apitype.Health{Status: apitype.HealthDegraded,
+		Checks: []apitype.HealthCheck{{Name: "approvals", Status: apitype.CheckWarn, Reason: "reading the pending approvals: boom"}}}
 	for _, tc := range []struct {
 		name     string
-		health   *agentrt.Health
+		health   *apitype.Health
 		listed   int
 		pending  int
 		wantMore bool
@@ -67,7 +67,7 @@ func TestOverviewPendingCount(t *testing.T) {
 		{"every tenant's health, many", everyTenant, 1500, maxListLimit, true},
 		{"none pending", none, 0, 0, false},
 		{"not checked", unchecked, 1500, maxListLimit, true},
-		{"no check (older server)", &agentrt.Health{Status: agentrt.HealthOK}, 3, 3, false},
+		{"no check (older server)", &apitype.Health{Status: apitype.HealthOK}, 3, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

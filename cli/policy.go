@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/internal/yamlpos"
 	"github.com/agentrt/agentrt/loop"
@@ -71,7 +72,7 @@ unknown tool or agent, input that is not JSON or that the tool's schema rejects)
 	fl.StringVar(&f.tool, "tool", "", "the tool called (required)")
 	fl.StringVar(&f.input, "input", "{}", "the call's input, a JSON object")
 	fl.StringVar(&f.agent, "agent", "", "the agent calling (default: the only agent in the config)")
-	fl.StringVar(&f.principal, "principal", agentrt.DefaultPrincipal, "the principal the turn runs for")
+	fl.StringVar(&f.principal, "principal", apitype.DefaultPrincipal, "the principal the turn runs for")
 	fl.StringArrayVar(&f.roles, "role", nil, "a role of the principal, instead of those the config gives it (repeatable)")
 	fl.StringVar(&f.mode, "mode", "", "the session's permission mode (default: the agent's, then the policy's)")
 	fl.StringVar(&f.session, "session", "", "the session id the call is made in")
@@ -180,7 +181,7 @@ func explain(cmd *cobra.Command, f *explainFlags) error {
 	spec := t.Spec()
 	// The request the runtime would build for this call.
 	req := loop.PolicyRequest(spec, input)
-	req.Owner = runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: f.principal}
+	req.Owner = runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: f.principal}
 	req.Roles, req.Agent, req.SessionID, req.ArgumentsSHA256, req.Mode = f.roles, agent, f.session, sum, policy.Mode(f.mode)
 	rep := ExplainReport{
 		Request: ExplainRequest{

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/client"
 	"github.com/agentrt/agentrt/httpapi"
@@ -142,7 +143,7 @@ func TestApproveOverServer(t *testing.T) {
 		t.Errorf("approve did not follow the turn to its result:\n%s", r.stdout)
 	}
 	acts := actions(t, runOK(t, "", "approvals", "list", "--status", "all", "--json", "--server", d.url, "--token", d.token).stdout)
-	if len(acts) != 1 || acts[0].Status != runtype.ActionApproved || acts[0].ResolvedBy != agentrt.APIPrincipal {
+	if len(acts) != 1 || acts[0].Status != runtype.ActionApproved || acts[0].ResolvedBy != apitype.APIPrincipal {
 		t.Errorf("actions after approving %+v, want approved by the daemon's principal", acts)
 	}
 	r = run(t, "", "approvals", "deny", id, "--server", d.url, "--token", d.token, "--principal", "viewer")
@@ -299,7 +300,7 @@ func TestFollowInBothModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := c.SubmitTurn(t.Context(), &httpapi.SubmitTurnRequest{Agent: "support", Input: question})
+			res, err := c.SubmitTurn(t.Context(), &apitype.SubmitTurnRequest{Agent: "support", Input: question})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -335,13 +336,13 @@ func TestFollowInBothModes(t *testing.T) {
 				t.Errorf("tail table line %q", text[len(text)-2])
 			}
 			wl := watch.until(t, `"status":"pending"`)
-			var a agentrt.ActionRead
+			var a apitype.ActionRead
 			if err := json.Unmarshal([]byte(wl[len(wl)-1]), &a); err != nil || a.TurnID != res.TurnID || a.ToolName != "open_ticket" {
 				t.Errorf("watch line %q (%v): want the pending open_ticket of %s", wl[len(wl)-1], err, res.TurnID)
 			}
 			// Denied elsewhere, the action is printed again with its new
 			// status.
-			if _, err := c.RespondAction(t.Context(), &agentrt.RespondActionParams{ActionID: a.ActionID, Decision: runtype.DecisionDeny}); err != nil {
+			if _, err := c.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: a.ActionID, Decision: runtype.DecisionDeny}); err != nil {
 				t.Fatal(err)
 			}
 			watch.until(t, `"actionId":"`+a.ActionID+`".*"status":"denied"`)
@@ -443,11 +444,11 @@ func TestHealthOverServer(t *testing.T) {
 	b := setupGoverned(t)
 	d := b.serve(t)
 	r := runOK(t, "", "health", "--json", "--server", d.url, "--token", d.token)
-	var h agentrt.Health
+	var h apitype.Health
 	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
 		t.Fatalf("decoding %q: %v", r.stdout, err)
 	}
-	if h.Status != agentrt.HealthOK || h.Workers.State != "running" || !h.Store.Reachable {
+	if h.Status != apitype.HealthOK || h.Workers.State != "running" || !h.Store.Reachable {
 		t.Errorf("health over --server: status %q, workers %q, store reachable %v; want ok, running, true", h.Status, h.Workers.State, h.Store.Reachable)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/replaycase"
 	"github.com/agentrt/agentrt/runtype"
@@ -89,7 +90,7 @@ bundle or case.`,
 			}
 			res, err := agentrt.Replay(commandContext(cmd), cfg, c, agentrt.ReplayOptions{NoTools: f.noTools, Workspace: f.workspace, Untrusted: f.untrusted})
 			switch {
-			case errors.Is(err, agentrt.ErrUnknownAgent), errors.Is(err, replaycase.ErrInvalid):
+			case errors.Is(err, apitype.ErrUnknownAgent), errors.Is(err, replaycase.ErrInvalid):
 				return usageErr("%v", err)
 			case err != nil:
 				return &exitError{code: ExitFailed, err: fmt.Errorf("replaying: %w", err)}
@@ -161,7 +162,7 @@ func (f *replayFlags) replayCase(cmd *cobra.Command, args []string) (*replaycase
 	defer stop()
 	c, err := rt.ReplayCase(commandContext(cmd), runtype.Owner{}, f.session, f.request)
 	switch {
-	case errors.Is(err, agentrt.ErrNotFound):
+	case errors.Is(err, apitype.ErrNotFound):
 		// An unknown request fails, as in export request and tasks.
 		return nil, &exitError{code: ExitFailed, err: err}
 	case err != nil:
@@ -190,9 +191,9 @@ func (f *replayFlags) remoteCase(cmd *cobra.Command) (*replaycase.Case, error) {
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	err = b.ExportBundle(commandContext(cmd), tmp, &agentrt.ExportEvidenceParams{SessionID: f.session, TurnID: f.request, ArtifactContents: true})
+	err = b.ExportBundle(commandContext(cmd), tmp, &apitype.ExportEvidenceParams{SessionID: f.session, TurnID: f.request, ArtifactContents: true})
 	switch {
-	case errors.Is(err, agentrt.ErrNotFound):
+	case errors.Is(err, apitype.ErrNotFound):
 		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("no request %s in session %s", f.request, f.session)}
 	case err != nil:
 		return nil, runtimeErr(err)

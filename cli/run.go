@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -124,9 +125,9 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
-	res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{Agent: agent, Input: input, SessionID: f.session, Source: "cli"})
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: agent, Input: input, SessionID: f.session, Source: "cli"})
 	if err != nil {
-		var inv *agentrt.InvalidError
+		var inv *apitype.InvalidError
 		if errors.As(err, &inv) {
 			return usageErr("%v", err)
 		}
@@ -136,7 +137,7 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	// session.created and thread.started carry no turn id, and without them
 	// the JSON Lines would not start at sequence 1 and could not rebuild
 	// the session.
-	sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID, AfterCursor: from})
+	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID, AfterCursor: from})
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
@@ -293,7 +294,7 @@ func exitFor(t *runtype.Turn) error {
 // directory.
 func checkNotParked(ctx context.Context, rt *agentrt.Runtime, session string) error {
 	snap, err := rt.GetSession(ctx, runtype.Owner{}, session)
-	if errors.Is(err, agentrt.ErrNotFound) {
+	if errors.Is(err, apitype.ErrNotFound) {
 		return nil // a new session
 	}
 	if err != nil {
@@ -316,7 +317,7 @@ func readInput(stdin io.Reader, args []string) (string, error) {
 		return "", usageErr(`missing INPUT: give the user's message as an argument, or "-" to read it from standard input`)
 	}
 	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(stdin, agentrt.MaxInputBytes+1))
+		b, err := io.ReadAll(io.LimitReader(stdin, apitype.MaxInputBytes+1))
 		if err != nil {
 			return "", usageErr("reading standard input: %v", err)
 		}

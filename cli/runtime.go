@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 )
 
 // noSweep keeps a command's runtime from expiring actions on its own. An
@@ -58,21 +59,10 @@ func (f *storeFlags) loadConfig(cmd *cobra.Command) (agentrt.Config, error) {
 	return cfg, nil
 }
 
-// openRuntime starts a runtime on the config's data directory. Its
-// workers take up whatever work of the directory is due, as any agentrt
-// process does: the turns the command submits or resumes, and turns
-// another process left queued. stop stops it gracefully: an attempt
-// still running finishes its step and stays queued for the next process
-// to go on from; after 30 seconds the rest is abandoned, to be recovered
-// from its last recorded step. Nothing the command did not start is
-// cancelled.
-func (f *storeFlags) openRuntime(cmd *cobra.Command) (rt *agentrt.Runtime, stop func(), err error) {
-	return f.open(cmd, false)
-}
-
-// openReader is openRuntime for a command that only reads, or answers
-// without waiting: its runtime has no workers, so it takes up no work of
-// the directory (a daemon's, say) and stops at once.
+// openReader starts a runtime on the config's data directory for a
+// command that only reads, or answers without waiting: its runtime has
+// no workers, so it takes up no work of the directory (a daemon's, say)
+// and stops at once.
 func (f *storeFlags) openReader(cmd *cobra.Command) (rt *agentrt.Runtime, stop func(), err error) {
 	return f.open(cmd, true)
 }
@@ -154,7 +144,7 @@ func runtimeErr(err error) error {
 	if rerr := remoteErr(err); rerr != nil {
 		return rerr
 	}
-	var inv *agentrt.InvalidError
+	var inv *apitype.InvalidError
 	if errors.As(err, &inv) {
 		return usageErr("%v", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 )
 
 // leakConfig is the configuration of TestSecretsNeverRest: a replay model
@@ -110,7 +110,7 @@ responses:
 	b := &testBundle{dir: dir, config: filepath.Join(dir, "agentrt.yaml"),
 		env: []string{"I14_ENV_KEY=" + secrets["api_key_env"], "I14_MCP_SECRET=" + secrets["MCP result"]}}
 	s := startServe(t, bin, b)
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	input, _ := json.Marshal(map[string]string{"agent": "leaky", "sessionId": "leak", "input": "My env key is " + secrets["api_key_env"] + "; take notes."})
 	s.request(t, http.MethodPost, "/v1/turns", string(input), &res)
 	stream := readStream(t, s, "leak", "turn.completed")

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -107,16 +107,6 @@ func (s *server) next(t *testing.T) string {
 		t.Fatalf("serve printed nothing for %s; stderr:\n%s", serveTimeout, s.stderr)
 	}
 	return ""
-}
-
-// skipTo reads lines up to one that equals want.
-func (s *server) skipTo(t *testing.T, want string) {
-	t.Helper()
-	for {
-		if line := s.next(t); line == want {
-			return
-		}
-	}
 }
 
 // stop sends SIGTERM and waits for serve to exit 0.
@@ -225,7 +215,7 @@ tools:
 `)
 
 	s := startServe(t, bin, b, "--shutdown-grace", "90s")
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	s.request(t, http.MethodPost, "/v1/turns", `{"agent": "support", "input": "wait"}`, &res)
 
 	opened := make(chan *os.File, 1)
@@ -290,7 +280,7 @@ tools:
 	if started != 2 {
 		t.Errorf("tool.started %d times, want 2 (the released tool must not run again); events %v", started, seen)
 	}
-	var req agentrt.RequestSummary
+	var req apitype.RequestSummary
 	s.request(t, http.MethodGet, "/v1/requests/"+res.TurnID, "", &req)
 	if req.Status != runtype.StatusCompleted || req.ResultPreview != "released" {
 		t.Errorf("request %+v, want completed with result released", req)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -173,7 +173,7 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 		// The store filters by status before its limit, so that old
 		// requests in a status asked for show however many newer ones
 		// there are.
-		reqs, err := b.ListRequests(ctx, &agentrt.ListRequestsParams{SessionID: f.session, Limit: f.limit, Statuses: slices.Collect(maps.Keys(keep))})
+		reqs, err := b.ListRequests(ctx, &apitype.ListRequestsParams{SessionID: f.session, Limit: f.limit, Statuses: slices.Collect(maps.Keys(keep))})
 		if err != nil {
 			return runtimeErr(err)
 		}
@@ -196,7 +196,7 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 	if f.once {
 		return nil
 	}
-	sub, err := b.Events(ctx, &agentrt.SubscribeParams{SessionID: f.session, AfterCursor: from})
+	sub, err := b.Events(ctx, &apitype.SubscribeParams{SessionID: f.session, AfterCursor: from})
 	if err != nil {
 		return runtimeErr(err)
 	}

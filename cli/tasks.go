@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -101,7 +101,7 @@ type taskControl struct {
 	// canWait: the control may make the task run, here or in a daemon;
 	// the command waits for it to rest unless --no-wait.
 	canWait bool
-	do      func(backend, context.Context, *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+	do      func(backend, context.Context, *apitype.TaskControlParams) (runtype.TaskStatus, error)
 }
 
 var taskControls = []taskControl{
@@ -152,7 +152,7 @@ takes it up first.`,
 type controlResult struct {
 	TaskID  string                  `json:"taskId"`
 	Status  runtype.TaskStatus      `json:"status"`
-	Request *agentrt.RequestSummary `json:"request,omitempty"`
+	Request *apitype.RequestSummary `json:"request,omitempty"`
 }
 
 type controlFlags struct {
@@ -209,7 +209,7 @@ func controlTask(cmd *cobra.Command, f *controlFlags, c taskControl, args []stri
 	if err != nil {
 		return runtimeErr(err)
 	}
-	status, err := c.do(b, ctx, &agentrt.TaskControlParams{TaskID: id})
+	status, err := c.do(b, ctx, &apitype.TaskControlParams{TaskID: id})
 	if err != nil {
 		return controlErr("task", id, err)
 	}
@@ -274,16 +274,16 @@ func oneID(cmd *cobra.Command, args []string, name string) (string, error) {
 // controlErr reports what went wrong controlling the task or turn id.
 func controlErr(kind, id string, err error) error {
 	switch {
-	case errors.Is(err, agentrt.ErrNotFound):
+	case errors.Is(err, apitype.ErrNotFound):
 		return &exitError{code: ExitFailed, err: fmt.Errorf("no %s %s", kind, id)}
-	case errors.Is(err, agentrt.ErrConflict), errors.Is(err, agentrt.ErrStopped):
+	case errors.Is(err, apitype.ErrConflict), errors.Is(err, apitype.ErrStopped):
 		return &exitError{code: ExitFailed, err: err}
 	}
 	return runtimeErr(err)
 }
 
 // printTask prints a task for people: a header, then its attempts.
-func printTask(w io.Writer, tr *agentrt.TaskRead) {
+func printTask(w io.Writer, tr *apitype.TaskRead) {
 	fmt.Fprintf(w, "task %s  turn %s  session %s  thread %s\n", tr.TaskID, tr.TurnID, tr.SessionID, tr.ThreadID)
 	status := string(tr.Status)
 	if tr.StatusReason != "" {
@@ -388,7 +388,7 @@ given) or the store could not be read, 2 usage or configuration error.`,
 				return err
 			}
 			defer stop()
-			q, err := b.ListQueue(commandContext(cmd), &agentrt.QueueParams{SessionID: f.session, ThreadID: f.thread})
+			q, err := b.ListQueue(commandContext(cmd), &apitype.QueueParams{SessionID: f.session, ThreadID: f.thread})
 			if err != nil {
 				thread := f.thread
 				if f.session != "" {
@@ -479,7 +479,7 @@ the queue ends. The change is recorded (queue.changed). With --json, print
 }
 
 // workerOf names the worker that ran an attempt, "-" when unknown.
-func workerOf(a agentrt.AttemptRead) string {
+func workerOf(a apitype.AttemptRead) string {
 	if a.Worker == nil {
 		return "-"
 	}

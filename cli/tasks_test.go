@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/runtype"
@@ -16,7 +17,7 @@ import (
 
 // parkJSON runs the governed turn with --json, which parks it waiting for
 // the open_ticket call to be decided, and returns its ids.
-func (b *testBundle) parkJSON(t *testing.T) agentrt.SubmitTurnResult {
+func (b *testBundle) parkJSON(t *testing.T) apitype.SubmitTurnResult {
 	t.Helper()
 	r := run(t, "", "run", "--config", b.config, "--json", question)
 	if r.code != cli.ExitParked {
@@ -24,7 +25,7 @@ func (b *testBundle) parkJSON(t *testing.T) agentrt.SubmitTurnResult {
 	}
 	last := jsonLines(t, r.stdout)
 	e := last[len(last)-1]
-	return agentrt.SubmitTurnResult{SessionID: e.SessionID, ThreadID: e.ThreadID, TurnID: e.TurnID, TaskID: e.TaskID}
+	return apitype.SubmitTurnResult{SessionID: e.SessionID, ThreadID: e.ThreadID, TurnID: e.TurnID, TaskID: e.TaskID}
 }
 
 // withRuntime runs f on a runtime of the bundle's data directory, as
@@ -56,7 +57,7 @@ func (b *testBundle) withRuntime(t *testing.T, f func(ctx context.Context, rt *a
 func (b *testBundle) validateLog(t *testing.T) {
 	t.Helper()
 	b.withRuntime(t, func(ctx context.Context, rt *agentrt.Runtime) {
-		sub, err := rt.Subscribe(ctx, &agentrt.SubscribeParams{})
+		sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,9 +79,9 @@ func (b *testBundle) validateLog(t *testing.T) {
 	})
 }
 
-func taskJSON(t *testing.T, out string) agentrt.TaskRead {
+func taskJSON(t *testing.T, out string) apitype.TaskRead {
 	t.Helper()
-	var tr agentrt.TaskRead
+	var tr apitype.TaskRead
 	if err := json.Unmarshal([]byte(out), &tr); err != nil {
 		t.Fatalf("decoding tasks show --json %q: %v", out, err)
 	}
@@ -167,7 +168,7 @@ func TestTasksRetryJSON(t *testing.T) {
 	var res struct {
 		TaskID  string
 		Status  runtype.TaskStatus
-		Request *agentrt.RequestSummary
+		Request *apitype.RequestSummary
 	}
 	out := runOK(t, "", "tasks", "retry", p.TaskID, "--config", b.config, "--json").stdout
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -229,10 +230,10 @@ func TestQueueCommands(t *testing.T) {
 	t.Parallel()
 	b := setupGoverned(t)
 	p := b.parkJSON(t)
-	var queued []agentrt.SubmitTurnResult
+	var queued []apitype.SubmitTurnResult
 	b.withRuntime(t, func(ctx context.Context, rt *agentrt.Runtime) {
 		for _, in := range []string{"first follow-up", "second follow-up"} {
-			res, err := rt.SubmitTurn(ctx, &agentrt.SubmitTurnParams{SessionID: p.SessionID, Input: in, Source: "cli"})
+			res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{SessionID: p.SessionID, Input: in, Source: "cli"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +286,7 @@ func TestQueueCommands(t *testing.T) {
 	}
 	// The queue of a thread with nothing queued.
 	b.withRuntime(t, func(ctx context.Context, rt *agentrt.Runtime) {
-		if _, err := rt.CancelTask(ctx, &agentrt.TaskControlParams{TaskID: second.TaskID}); err != nil {
+		if _, err := rt.CancelTask(ctx, &apitype.TaskControlParams{TaskID: second.TaskID}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -25,7 +25,7 @@ type timeline struct {
 	cost  float64 // the turn's cost so far, from cost.recorded
 }
 
-func newTimeline(w io.Writer, agent string, res *agentrt.SubmitTurnResult) *timeline {
+func newTimeline(w io.Writer, agent string, res *apitype.SubmitTurnResult) *timeline {
 	fmt.Fprintf(w, "request %s  agent %s  session %s\n", res.TurnID, agent, res.SessionID)
 	return &timeline{w: w, args: make(map[string]string)}
 }

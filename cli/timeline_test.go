@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -127,7 +127,7 @@ func TestTimeline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var buf bytes.Buffer
-			tl := newTimeline(&buf, "support", &agentrt.SubmitTurnResult{SessionID: "ses_1", TurnID: "turn_1"})
+			tl := newTimeline(&buf, "support", &apitype.SubmitTurnResult{SessionID: "ses_1", TurnID: "turn_1"})
 			for _, e := range tt.events {
 				tl.event(e)
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -62,7 +62,7 @@ Exit codes: 0 created, 1 the store could not be written, 2 usage or configuratio
 				return err
 			}
 			defer stop()
-			k, err := b.CreateToken(commandContext(cmd), &agentrt.CreateTokenParams{
+			k, err := b.CreateToken(commandContext(cmd), &apitype.CreateTokenParams{
 				Owner: runtype.Owner{TenantID: tenant, PrincipalID: principal}, Role: runtype.APIRole(role), Name: name,
 			})
 			if err != nil {
@@ -73,7 +73,7 @@ Exit codes: 0 created, 1 the store could not be written, 2 usage or configuratio
 	}
 	f.register(cmd, "print the token as JSON")
 	fl := cmd.Flags()
-	fl.StringVar(&tenant, "tenant", agentrt.DefaultTenant, "the tenant whose work the token acts on")
+	fl.StringVar(&tenant, "tenant", apitype.DefaultTenant, "the tenant whose work the token acts on")
 	fl.StringVar(&principal, "principal", "", "who the token acts as (required)")
 	fl.StringVar(&role, "role", "", "admin, operator, submitter or viewer (required)")
 	fl.StringVar(&name, "name", "", "a label for people")
@@ -98,14 +98,14 @@ Exit codes: 0 listed, 1 the store could not be read, 2 usage or configuration er
 				return err
 			}
 			defer stop()
-			list, err := b.ListTokens(commandContext(cmd), &agentrt.ListTokensParams{TenantID: tenant})
+			list, err := b.ListTokens(commandContext(cmd), &apitype.ListTokensParams{TenantID: tenant})
 			if err != nil {
 				return tokenErr("", err)
 			}
 			out := cmd.OutOrStdout()
 			if f.json {
 				if list == nil {
-					list = []agentrt.TokenRead{}
+					list = []apitype.TokenRead{}
 				}
 				return writeIndented(out, map[string]any{"tokens": list})
 			}
@@ -196,7 +196,7 @@ func onToken(cmd *cobra.Command, args []string, f *jsonStoreFlags, do func(conte
 }
 
 // printNewToken prints a token just made, the one time it is shown.
-func printNewToken(w io.Writer, k *agentrt.NewToken, asJSON bool) error {
+func printNewToken(w io.Writer, k *apitype.NewToken, asJSON bool) error {
 	if asJSON {
 		return writeIndented(w, k)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -22,12 +23,12 @@ import (
 func TestTokenCommands(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	var k agentrt.NewToken
+	var k apitype.NewToken
 	out := runOK(t, "", "token", "create", "--principal", "alice", "--role", "operator", "--name", "laptop", "--config", b.config, "--json").stdout
 	if err := json.Unmarshal([]byte(out), &k); err != nil {
 		t.Fatalf("token create --json printed %q: %v", out, err)
 	}
-	if k.TenantID != agentrt.DefaultTenant || k.PrincipalID != "alice" || k.Role != runtype.APIRoleOperator || !strings.HasPrefix(k.Token, "art_") {
+	if k.TenantID != apitype.DefaultTenant || k.PrincipalID != "alice" || k.Role != runtype.APIRoleOperator || !strings.HasPrefix(k.Token, "art_") {
 		t.Errorf("created %+v", k)
 	}
 	text := runOK(t, "", "token", "create", "--tenant", "acme", "--principal", "ci", "--role", "viewer", "--config", b.config).stdout
@@ -39,7 +40,7 @@ func TestTokenCommands(t *testing.T) {
 	if !strings.Contains(list, k.TokenID) || !strings.Contains(list, k.Prefix+"…") || strings.Contains(list, k.Token) || !strings.Contains(list, "acme") {
 		t.Errorf("token list printed:\n%s", list)
 	}
-	var acme struct{ Tokens []agentrt.TokenRead }
+	var acme struct{ Tokens []apitype.TokenRead }
 	if err := json.Unmarshal([]byte(runOK(t, "", "token", "list", "--tenant", "acme", "--config", b.config, "--json").stdout), &acme); err != nil || len(acme.Tokens) != 1 {
 		t.Errorf("acme's tokens = %+v, %v", acme.Tokens, err)
 	}
@@ -63,7 +64,7 @@ func TestTokenCommands(t *testing.T) {
 	if code, body := get(k.Token, "/v1/requests"); code != http.StatusOK {
 		t.Fatalf("alice's token at the daemon: %d %s", code, body)
 	}
-	var rotated agentrt.NewToken
+	var rotated apitype.NewToken
 	if err := json.Unmarshal([]byte(runOK(t, "", "token", "rotate", k.TokenID, "--config", b.config, "--json").stdout), &rotated); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestTokenCommands(t *testing.T) {
 	if code, _ := get(rotated.Token, "/v1/requests"); code != http.StatusUnauthorized {
 		t.Errorf("the revoked token at the daemon: %d, want 401", code)
 	}
-	var op agentrt.NewToken
+	var op apitype.NewToken
 	if err := json.Unmarshal([]byte(runOK(t, "", "token", "create", "--principal", "olga", "--role", "operator", "--server", d.url, "--token", d.token, "--json").stdout), &op); err != nil {
 		t.Fatal(err)
 	}
@@ -123,16 +124,16 @@ func TestServeTokenFileIsAdmin(t *testing.T) {
 	}
 	bin := buildAgentrt(t)
 	b := setup(t)
-	tokens := func(s *server) []agentrt.TokenRead {
+	tokens := func(s *server) []apitype.TokenRead {
 		t.Helper()
-		var list struct{ Tokens []agentrt.TokenRead }
+		var list struct{ Tokens []apitype.TokenRead }
 		s.request(t, http.MethodGet, "/v1/tokens", "", &list) // 200: an admin's
 		return list.Tokens
 	}
 	s := startServe(t, bin, b)
 	first := tokens(s)
-	if len(first) != 1 || first[0].Role != runtype.APIRoleAdmin || first[0].TenantID != agentrt.DefaultTenant ||
-		first[0].PrincipalID != agentrt.APIPrincipal || !strings.HasPrefix(s.token, first[0].Prefix) {
+	if len(first) != 1 || first[0].Role != runtype.APIRoleAdmin || first[0].TenantID != apitype.DefaultTenant ||
+		first[0].PrincipalID != apitype.APIPrincipal || !strings.HasPrefix(s.token, first[0].Prefix) {
 		t.Errorf("after a first start: %+v, want the printed token as the default tenant's admin", first)
 	}
 	s.stop(t)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/evidence"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -74,7 +74,7 @@ func (f *verifyFlags) verifySession(cmd *cobra.Command) error {
 	defer stop()
 	res, err := b.VerifySession(commandContext(cmd), runtype.Owner{}, f.session)
 	switch {
-	case errors.Is(err, agentrt.ErrNotFound):
+	case errors.Is(err, apitype.ErrNotFound):
 		return &exitError{code: ExitFailed, err: fmt.Errorf("no session %s", f.session)}
 	case err != nil:
 		return runtimeErr(err)
@@ -153,7 +153,7 @@ func bundleLine(path string, rep *evidence.Report) string {
 }
 
 // verifyLine says what VerifySession found, in one line.
-func verifyLine(res *agentrt.VerifyResult) string {
+func verifyLine(res *apitype.VerifyResult) string {
 	switch {
 	case res.OK && res.Receipts == 0:
 		return fmt.Sprintf("session %s: no receipts", res.SessionID)

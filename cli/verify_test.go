@@ -11,7 +11,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 )
 
@@ -27,7 +27,7 @@ func TestVerify(t *testing.T) {
 
 	r := runOK(t, "", "verify", "--config", b.config, "--session", session)
 	matchLines(t, r.stdout, []string{"session " + session + ": 7 receipts, chain ok (head {ANY})"})
-	var res agentrt.VerifyResult
+	var res apitype.VerifyResult
 	if err := json.Unmarshal([]byte(runOK(t, "", "verify", "--config", b.config, "--session", session, "--json").stdout), &res); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,18 @@
 // Package client is the Go client of the agentrt HTTP API (agentrt serve).
-// Its methods mirror the Runtime's read and control API and return the
-// same JSON types (agentrt.ActionRead, agentrt.TaskRead, …), so a caller
-// can work with a daemon as it would with an embedded Runtime. Events
-// follows the server's Server-Sent Events stream and reconnects with
-// Last-Event-ID, never missing or repeating an event.
+// Its methods mirror the Runtime's read and control API and take and
+// return the same contract types (apitype.ActionRead, apitype.TaskRead,
+// …), so a caller can work with a daemon as it would with an embedded
+// Runtime. Events follows the server's Server-Sent Events stream and
+// reconnects with Last-Event-ID, never missing or repeating an event.
+//
+// The client imports apitype, event and runtype and nothing else of
+// agentrt: it links neither the runtime nor a third-party module.
 //
 // The server acts as its own configured owner (tenant and principal):
-// the Owner fields of the agentrt parameter structs the methods take are
+// the Owner fields of the apitype parameter structs the methods take are
 // ignored. Errors the server answers (problem details, RFC 9457) become
 // *Error, which matches the runtime's sentinels with errors.Is
-// (agentrt.ErrNotFound for 404, agentrt.ErrConflict for 409, and so on)
+// (apitype.ErrNotFound for 404, apitype.ErrConflict for 409, and so on)
 // and ErrUnauthorized for 401; a server that cannot be reached is a
 // *ConnectError naming its URL.
 package client
@@ -29,9 +32,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
-	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -80,15 +82,15 @@ func (c *Client) URL() string { return c.base }
 
 // ErrUnauthorized matches an *Error for a 401: the server refused the
 // token (none was given, a wrong one, or a revoked one). So does
-// agentrt.ErrUnauthorized.
+// apitype.ErrUnauthorized.
 var ErrUnauthorized = errors.New("the server refused the token")
 
 // Error is an error answer of the server: its HTTP status and the
-// problem details it sent (RFC 9457, httpapi.Problem).
+// problem details it sent (RFC 9457, apitype.Problem).
 type Error struct {
 	StatusCode int
 	// Code is the problem's kind: not_found, conflict, busy,
-	// invalid_request, … (httpapi.ProblemKinds).
+	// invalid_request, … (apitype.ProblemKinds).
 	Code string
 	// Type is the problem's type URI (urn:agentrt:problem:not_found).
 	Type string
@@ -109,21 +111,21 @@ func (e *Error) Error() string {
 // server's answer as on the Runtime's own errors.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case ErrUnauthorized, agentrt.ErrUnauthorized:
+	case ErrUnauthorized, apitype.ErrUnauthorized:
 		return e.StatusCode == http.StatusUnauthorized
-	case agentrt.ErrNotFound:
+	case apitype.ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
-	case agentrt.ErrBusy:
-		return e.StatusCode == http.StatusConflict && e.Code == httpapi.ProblemBusy.Code
-	case agentrt.ErrNoPolicy:
-		return e.StatusCode == http.StatusConflict && e.Code == httpapi.ProblemNoPolicy.Code
-	case agentrt.ErrConflict:
+	case apitype.ErrBusy:
+		return e.StatusCode == http.StatusConflict && e.Code == apitype.ProblemBusy.Code
+	case apitype.ErrNoPolicy:
+		return e.StatusCode == http.StatusConflict && e.Code == apitype.ProblemNoPolicy.Code
+	case apitype.ErrConflict:
 		return e.StatusCode == http.StatusConflict
-	case agentrt.ErrForbidden:
+	case apitype.ErrForbidden:
 		return e.StatusCode == http.StatusForbidden
-	case agentrt.ErrStopped:
-		return e.StatusCode == http.StatusServiceUnavailable && e.Code == httpapi.ProblemUnavailable.Code
-	case agentrt.ErrOverloaded:
+	case apitype.ErrStopped:
+		return e.StatusCode == http.StatusServiceUnavailable && e.Code == apitype.ProblemUnavailable.Code
+	case apitype.ErrOverloaded:
 		return e.StatusCode == http.StatusTooManyRequests
 	}
 	return false
@@ -211,7 +213,7 @@ func errorOf(resp *http.Response) *Error {
 	e := &Error{StatusCode: resp.StatusCode}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var body struct {
-		httpapi.Problem
+		apitype.Problem
 		// Error is the body servers answered before problem details.
 		Error struct{ Code, Message string } `json:"error"`
 	}
@@ -220,7 +222,7 @@ func errorOf(resp *http.Response) *Error {
 		e.Code, e.Type, e.Message = body.Code, body.Type, body.Detail
 	case err == nil && body.Error.Message != "":
 		e.Code, e.Message = body.Error.Code, body.Error.Message
-		e.Type = httpapi.ProblemTypePrefix + e.Code
+		e.Type = apitype.ProblemTypePrefix + e.Code
 	default:
 		// Not agentrt's error body: a proxy's, say.
 		e.Code = "http_" + strconv.Itoa(resp.StatusCode)
@@ -278,7 +280,7 @@ func itoa(n int) string {
 // Health returns the server's health (GET /v1/health). A degraded or
 // stopped server answers 503 with its health, which is returned without
 // an error: the caller reads Status.
-func (c *Client) Health(ctx context.Context) (*agentrt.Health, error) {
+func (c *Client) Health(ctx context.Context) (*apitype.Health, error) {
 	req, err := c.newRequest(ctx, http.MethodGet, "/v1/health", nil, nil)
 	if err != nil {
 		return nil, err
@@ -293,7 +295,7 @@ func (c *Client) Health(ctx context.Context) (*agentrt.Health, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusServiceUnavailable {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var h agentrt.Health
+		var h apitype.Health
 		if json.Unmarshal(b, &h) == nil && h.Status != "" {
 			return &h, nil
 		}
@@ -302,7 +304,7 @@ func (c *Client) Health(ctx context.Context) (*agentrt.Health, error) {
 	if resp.StatusCode/100 != 2 {
 		return nil, errorOf(resp)
 	}
-	var h agentrt.Health
+	var h apitype.Health
 	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
 		return nil, fmt.Errorf("decoding the health: %w", err)
 	}
@@ -310,34 +312,34 @@ func (c *Client) Health(ctx context.Context) (*agentrt.Health, error) {
 }
 
 // SubmitTurn submits a turn (POST /v1/turns).
-func (c *Client) SubmitTurn(ctx context.Context, req *httpapi.SubmitTurnRequest) (*agentrt.SubmitTurnResult, error) {
-	var res agentrt.SubmitTurnResult
+func (c *Client) SubmitTurn(ctx context.Context, req *apitype.SubmitTurnRequest) (*apitype.SubmitTurnResult, error) {
+	var res apitype.SubmitTurnResult
 	return &res, c.do(ctx, http.MethodPost, "/v1/turns", nil, req, &res)
 }
 
 // InterruptTurn asks the server to interrupt a turn and returns its
 // status after the request.
 func (c *Client) InterruptTurn(ctx context.Context, turnID string) (runtype.TaskStatus, error) {
-	var res httpapi.InterruptResult
+	var res apitype.InterruptResult
 	err := c.do(ctx, http.MethodPost, "/v1/turns/"+seg(turnID)+"/interrupt", nil, struct{}{}, &res)
 	return res.Status, err
 }
 
 // GetSession returns a session's snapshot.
-func (c *Client) GetSession(ctx context.Context, sessionID string) (*agentrt.Snapshot, error) {
-	var s agentrt.Snapshot
+func (c *Client) GetSession(ctx context.Context, sessionID string) (*apitype.Snapshot, error) {
+	var s apitype.Snapshot
 	return &s, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID), nil, nil, &s)
 }
 
 // GetThreadRead returns a session's snapshot with one thread.
-func (c *Client) GetThreadRead(ctx context.Context, sessionID, threadID string) (*agentrt.Snapshot, error) {
-	var s agentrt.Snapshot
+func (c *Client) GetThreadRead(ctx context.Context, sessionID, threadID string) (*apitype.Snapshot, error) {
+	var s apitype.Snapshot
 	return &s, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/threads/"+seg(threadID), nil, nil, &s)
 }
 
 // ListSessions lists sessions, newest first: ListSessionsPage without
 // the cursor.
-func (c *Client) ListSessions(ctx context.Context, p *agentrt.ListSessionsParams) ([]agentrt.SessionSummary, error) {
+func (c *Client) ListSessions(ctx context.Context, p *apitype.ListSessionsParams) ([]apitype.SessionSummary, error) {
 	page, err := c.ListSessionsPage(ctx, p)
 	if err != nil {
 		return nil, err
@@ -347,16 +349,16 @@ func (c *Client) ListSessions(ctx context.Context, p *agentrt.ListSessionsParams
 
 // ListSessionsPage lists sessions newest first, a page at a time
 // (GET /v1/sessions).
-func (c *Client) ListSessionsPage(ctx context.Context, p *agentrt.ListSessionsParams) (*agentrt.SessionPage, error) {
+func (c *Client) ListSessionsPage(ctx context.Context, p *apitype.ListSessionsParams) (*apitype.SessionPage, error) {
 	q := query("agent", p.Agent, "since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor,
 		"before", p.BeforeID, "limit", itoa(p.Limit))
-	var page agentrt.SessionPage
+	var page apitype.SessionPage
 	return &page, c.do(ctx, http.MethodGet, "/v1/sessions", q, nil, &page)
 }
 
 // ListRequests lists requests (turns), newest first: ListRequestsPage
 // without the cursor.
-func (c *Client) ListRequests(ctx context.Context, p *agentrt.ListRequestsParams) ([]agentrt.RequestSummary, error) {
+func (c *Client) ListRequests(ctx context.Context, p *apitype.ListRequestsParams) ([]apitype.RequestSummary, error) {
 	page, err := c.ListRequestsPage(ctx, p)
 	if err != nil {
 		return nil, err
@@ -366,13 +368,13 @@ func (c *Client) ListRequests(ctx context.Context, p *agentrt.ListRequestsParams
 
 // ListRequestsPage lists requests newest first, a page at a time
 // (GET /v1/requests).
-func (c *Client) ListRequestsPage(ctx context.Context, p *agentrt.ListRequestsParams) (*agentrt.RequestPage, error) {
+func (c *Client) ListRequestsPage(ctx context.Context, p *apitype.ListRequestsParams) (*apitype.RequestPage, error) {
 	status := string(p.Status)
 	if len(p.Statuses) > 0 {
 		if status != "" {
 			// Both filters apply: a request must be in Status and in one of Statuses.
 			if !slices.Contains(p.Statuses, p.Status) {
-				return &agentrt.RequestPage{Requests: []agentrt.RequestSummary{}}, nil
+				return &apitype.RequestPage{Requests: []apitype.RequestSummary{}}, nil
 			}
 		} else {
 			ss := make([]string, len(p.Statuses))
@@ -384,31 +386,31 @@ func (c *Client) ListRequestsPage(ctx context.Context, p *agentrt.ListRequestsPa
 	}
 	q := query("sessionId", p.SessionID, "threadId", p.ThreadID, "status", status, "agent", p.Agent,
 		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "before", p.BeforeID, "limit", itoa(p.Limit))
-	var page agentrt.RequestPage
+	var page apitype.RequestPage
 	return &page, c.do(ctx, http.MethodGet, "/v1/requests", q, nil, &page)
 }
 
 // ListTasks lists tasks across sessions newest first, a page at a time
 // (GET /v1/tasks).
-func (c *Client) ListTasks(ctx context.Context, p *agentrt.ListTasksParams) (*agentrt.TaskPage, error) {
+func (c *Client) ListTasks(ctx context.Context, p *apitype.ListTasksParams) (*apitype.TaskPage, error) {
 	q := query("sessionId", p.SessionID, "status", string(p.Status), "agent", p.Agent,
 		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "limit", itoa(p.Limit))
-	var page agentrt.TaskPage
+	var page apitype.TaskPage
 	return &page, c.do(ctx, http.MethodGet, "/v1/tasks", q, nil, &page)
 }
 
 // ListHistory pages a thread's messages back from cursor ("" for the
 // newest) (GET /v1/sessions/{s}/threads/{t}/history).
-func (c *Client) ListHistory(ctx context.Context, sessionID, threadID, cursor string, limit int) (*agentrt.HistoryPage, error) {
-	var page agentrt.HistoryPage
+func (c *Client) ListHistory(ctx context.Context, sessionID, threadID, cursor string, limit int) (*apitype.HistoryPage, error) {
+	var page apitype.HistoryPage
 	path := "/v1/sessions/" + seg(sessionID) + "/threads/" + seg(threadID) + "/history"
 	return &page, c.do(ctx, http.MethodGet, path, query("cursor", cursor, "limit", itoa(limit)), nil, &page)
 }
 
 // ToolInventory lists an agent's tools with the policy's decision for the
 // caller in a mode (GET /v1/tools).
-func (c *Client) ToolInventory(ctx context.Context, p *agentrt.ToolInventoryParams) (*agentrt.ToolInventory, error) {
-	var inv agentrt.ToolInventory
+func (c *Client) ToolInventory(ctx context.Context, p *apitype.ToolInventoryParams) (*apitype.ToolInventory, error) {
+	var inv apitype.ToolInventory
 	return &inv, c.do(ctx, http.MethodGet, "/v1/tools", query("agent", p.Agent, "mode", string(p.Mode)), nil, &inv)
 }
 
@@ -421,14 +423,14 @@ func timeParam(t time.Time) string {
 }
 
 // GetRequest returns one request (turn).
-func (c *Client) GetRequest(ctx context.Context, turnID string) (*agentrt.RequestSummary, error) {
-	var r agentrt.RequestSummary
+func (c *Client) GetRequest(ctx context.Context, turnID string) (*apitype.RequestSummary, error) {
+	var r apitype.RequestSummary
 	return &r, c.do(ctx, http.MethodGet, "/v1/requests/"+seg(turnID), nil, nil, &r)
 }
 
 // ListActions lists actions, newest first: ListActionsPage without the
 // cursor.
-func (c *Client) ListActions(ctx context.Context, p *agentrt.ListActionsParams) ([]agentrt.ActionRead, error) {
+func (c *Client) ListActions(ctx context.Context, p *apitype.ListActionsParams) ([]apitype.ActionRead, error) {
 	page, err := c.ListActionsPage(ctx, p)
 	if err != nil {
 		return nil, err
@@ -439,29 +441,29 @@ func (c *Client) ListActions(ctx context.Context, p *agentrt.ListActionsParams) 
 // ListActionsPage lists actions newest first, a page at a time
 // (GET /v1/actions): with status pending, the approvals waiting across
 // sessions.
-func (c *Client) ListActionsPage(ctx context.Context, p *agentrt.ListActionsParams) (*agentrt.ActionPage, error) {
+func (c *Client) ListActionsPage(ctx context.Context, p *apitype.ListActionsParams) (*apitype.ActionPage, error) {
 	q := query("sessionId", p.SessionID, "turnId", p.TurnID, "status", string(p.Status), "agent", p.Agent,
 		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "before", p.BeforeID, "limit", itoa(p.Limit))
-	var page agentrt.ActionPage
+	var page apitype.ActionPage
 	return &page, c.do(ctx, http.MethodGet, "/v1/actions", q, nil, &page)
 }
 
 // GetAction returns one action.
-func (c *Client) GetAction(ctx context.Context, actionID string) (*agentrt.ActionRead, error) {
-	var a agentrt.ActionRead
+func (c *Client) GetAction(ctx context.Context, actionID string) (*apitype.ActionRead, error) {
+	var a apitype.ActionRead
 	return &a, c.do(ctx, http.MethodGet, "/v1/actions/"+seg(actionID), nil, nil, &a)
 }
 
 // RespondAction answers a pending action as the server's principal.
-func (c *Client) RespondAction(ctx context.Context, p *agentrt.RespondActionParams) (*agentrt.RespondActionResult, error) {
-	var res agentrt.RespondActionResult
-	body := httpapi.RespondActionRequest{Decision: p.Decision, Message: p.Message, UpdatedInput: p.UpdatedInput}
+func (c *Client) RespondAction(ctx context.Context, p *apitype.RespondActionParams) (*apitype.RespondActionResult, error) {
+	var res apitype.RespondActionResult
+	body := apitype.RespondActionRequest{Decision: p.Decision, Message: p.Message, UpdatedInput: p.UpdatedInput}
 	return &res, c.do(ctx, http.MethodPost, "/v1/actions/"+seg(p.ActionID), nil, body, &res)
 }
 
 // GetTask returns a task with its attempts.
-func (c *Client) GetTask(ctx context.Context, taskID string) (*agentrt.TaskRead, error) {
-	var t agentrt.TaskRead
+func (c *Client) GetTask(ctx context.Context, taskID string) (*apitype.TaskRead, error) {
+	var t apitype.TaskRead
 	return &t, c.do(ctx, http.MethodGet, "/v1/tasks/"+seg(taskID), nil, nil, &t)
 }
 
@@ -484,14 +486,14 @@ func (c *Client) ControlTask(ctx context.Context, taskID string, control TaskCon
 	default:
 		return "", fmt.Errorf("unknown task control %q", control)
 	}
-	var res httpapi.TaskControlResult
+	var res apitype.TaskControlResult
 	err := c.do(ctx, http.MethodPost, "/v1/tasks/"+seg(taskID)+"/"+string(control), nil, struct{}{}, &res)
 	return res.Status, err
 }
 
 // ListQueue lists a thread's queued turns, first to run first.
 func (c *Client) ListQueue(ctx context.Context, sessionID, threadID string) ([]event.QueuedTurn, error) {
-	var res httpapi.QueueResult
+	var res apitype.QueueResult
 	err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/threads/"+seg(threadID)+"/queue", nil, nil, &res)
 	return res.Queued, err
 }
@@ -507,8 +509,8 @@ func (c *Client) PromoteQueuedTurn(ctx context.Context, turnID string) error {
 }
 
 // VerifySession checks a session's evidence receipts.
-func (c *Client) VerifySession(ctx context.Context, sessionID string) (*agentrt.VerifyResult, error) {
-	var v agentrt.VerifyResult
+func (c *Client) VerifySession(ctx context.Context, sessionID string) (*apitype.VerifyResult, error) {
+	var v apitype.VerifyResult
 	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(sessionID)+"/receipts/verify", nil, nil, &v)
 }
 
@@ -517,9 +519,9 @@ func (c *Client) VerifySession(ctx context.Context, sessionID string) (*agentrt.
 // error before the first byte (an unknown request, a refused token) is
 // an *Error; one while streaming leaves w with a partial bundle, which
 // the caller must discard.
-func (c *Client) ExportEvidence(ctx context.Context, w io.Writer, p *agentrt.ExportEvidenceParams) error {
+func (c *Client) ExportEvidence(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error {
 	path := "/v1/sessions/" + seg(p.SessionID) + "/requests/" + seg(p.TurnID) + "/export"
-	req, err := c.newRequest(ctx, http.MethodPost, path, nil, &httpapi.ExportEvidenceRequest{ArtifactContents: p.ArtifactContents, Health: p.Health})
+	req, err := c.newRequest(ctx, http.MethodPost, path, nil, &apitype.ExportEvidenceRequest{ArtifactContents: p.ArtifactContents, Health: p.Health})
 	if err != nil {
 		return err
 	}
@@ -536,8 +538,8 @@ func (c *Client) ExportEvidence(ctx context.Context, w io.Writer, p *agentrt.Exp
 
 // ListTokens lists the API tokens (GET /v1/tokens; an admin's token): one
 // tenant's, or every tenant's when p.TenantID is empty.
-func (c *Client) ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([]agentrt.TokenRead, error) {
-	var out httpapi.TokenList
+func (c *Client) ListTokens(ctx context.Context, p *apitype.ListTokensParams) ([]apitype.TokenRead, error) {
+	var out apitype.TokenList
 	if err := c.do(ctx, http.MethodGet, "/v1/tokens", query("tenantId", p.TenantID), nil, &out); err != nil {
 		return nil, err
 	}
@@ -546,22 +548,22 @@ func (c *Client) ListTokens(ctx context.Context, p *agentrt.ListTokensParams) ([
 
 // CreateToken makes an API token (POST /v1/tokens; an admin's token).
 // The answer is the only place its text is shown.
-func (c *Client) CreateToken(ctx context.Context, p *agentrt.CreateTokenParams) (*agentrt.NewToken, error) {
-	var out agentrt.NewToken
-	body := &httpapi.CreateTokenRequest{TenantID: p.TenantID, PrincipalID: p.PrincipalID, Role: p.Role, Name: p.Name}
+func (c *Client) CreateToken(ctx context.Context, p *apitype.CreateTokenParams) (*apitype.NewToken, error) {
+	var out apitype.NewToken
+	body := &apitype.CreateTokenRequest{TenantID: p.TenantID, PrincipalID: p.PrincipalID, Role: p.Role, Name: p.Name}
 	return &out, c.do(ctx, http.MethodPost, "/v1/tokens", nil, body, &out)
 }
 
 // RotateToken replaces a token with a new one (POST
 // /v1/tokens/{tokenId}/rotate; an admin's token).
-func (c *Client) RotateToken(ctx context.Context, tokenID string) (*agentrt.NewToken, error) {
-	var out agentrt.NewToken
+func (c *Client) RotateToken(ctx context.Context, tokenID string) (*apitype.NewToken, error) {
+	var out apitype.NewToken
 	return &out, c.do(ctx, http.MethodPost, "/v1/tokens/"+seg(tokenID)+"/rotate", nil, nil, &out)
 }
 
 // RevokeToken revokes a token (POST /v1/tokens/{tokenId}/revoke; an
 // admin's token).
-func (c *Client) RevokeToken(ctx context.Context, tokenID string) (*agentrt.TokenRead, error) {
-	var out agentrt.TokenRead
+func (c *Client) RevokeToken(ctx context.Context, tokenID string) (*apitype.TokenRead, error) {
+	var out apitype.TokenRead
 	return &out, c.do(ctx, http.MethodPost, "/v1/tokens/"+seg(tokenID)+"/revoke", nil, nil, &out)
 }

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/client"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/httpapi"
@@ -98,9 +99,9 @@ func setup(t *testing.T, wrap func(http.Handler) http.Handler) *testBundle {
 
 // park submits a turn that parks waiting for a decision on read_file and
 // returns its ids.
-func (b *testBundle) park(t *testing.T) *agentrt.SubmitTurnResult {
+func (b *testBundle) park(t *testing.T) *apitype.SubmitTurnResult {
 	t.Helper()
-	res, err := b.c.SubmitTurn(t.Context(), &httpapi.SubmitTurnRequest{Agent: "support", Input: "go"})
+	res, err := b.c.SubmitTurn(t.Context(), &apitype.SubmitTurnRequest{Agent: "support", Input: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +130,8 @@ func TestClientMirrorsRuntime(t *testing.T) {
 			t.Errorf("%s over HTTP differs from the runtime's (-runtime +client):\n%s", name, d)
 		}
 	}
-	wantActs, _ := b.rt.ListActions(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending})
-	acts, err := b.c.ListActions(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending})
+	wantActs, _ := b.rt.ListActions(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending})
+	acts, err := b.c.ListActions(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending})
 	same("ListActions", acts, wantActs, err)
 	if len(acts) != 1 {
 		t.Fatalf("pending actions %+v, want one", acts)
@@ -138,8 +139,8 @@ func TestClientMirrorsRuntime(t *testing.T) {
 	wantAct, _ := b.rt.GetAction(ctx, owner, acts[0].ActionID)
 	act, err := b.c.GetAction(ctx, acts[0].ActionID)
 	same("GetAction", act, wantAct, err)
-	wantReqs, _ := b.rt.ListRequests(ctx, &agentrt.ListRequestsParams{SessionID: res.SessionID})
-	reqs, err := b.c.ListRequests(ctx, &agentrt.ListRequestsParams{SessionID: res.SessionID})
+	wantReqs, _ := b.rt.ListRequests(ctx, &apitype.ListRequestsParams{SessionID: res.SessionID})
+	reqs, err := b.c.ListRequests(ctx, &apitype.ListRequestsParams{SessionID: res.SessionID})
 	same("ListRequests", reqs, wantReqs, err)
 	wantReq, _ := b.rt.GetRequest(ctx, owner, res.TurnID)
 	req, err := b.c.GetRequest(ctx, res.TurnID)
@@ -150,13 +151,13 @@ func TestClientMirrorsRuntime(t *testing.T) {
 	wantThread, _ := b.rt.GetThreadRead(ctx, owner, res.SessionID, res.ThreadID)
 	thread, err := b.c.GetThreadRead(ctx, res.SessionID, res.ThreadID)
 	same("GetThreadRead", thread, wantThread, err)
-	wantSessions, _ := b.rt.ListSessions(ctx, &agentrt.ListSessionsParams{})
-	sessions, err := b.c.ListSessions(ctx, &agentrt.ListSessionsParams{})
+	wantSessions, _ := b.rt.ListSessions(ctx, &apitype.ListSessionsParams{})
+	sessions, err := b.c.ListSessions(ctx, &apitype.ListSessionsParams{})
 	same("ListSessions", sessions, wantSessions, err)
 	wantTask, _ := b.rt.GetTask(ctx, owner, res.TaskID)
 	task, err := b.c.GetTask(ctx, res.TaskID)
 	same("GetTask", task, wantTask, err)
-	wantQueue, _ := b.rt.ListQueue(ctx, &agentrt.QueueParams{SessionID: res.SessionID, ThreadID: res.ThreadID})
+	wantQueue, _ := b.rt.ListQueue(ctx, &apitype.QueueParams{SessionID: res.SessionID, ThreadID: res.ThreadID})
 	queue, err := b.c.ListQueue(ctx, res.SessionID, res.ThreadID)
 	if wantQueue == nil {
 		wantQueue = []event.QueuedTurn{}
@@ -165,40 +166,40 @@ func TestClientMirrorsRuntime(t *testing.T) {
 	// The filtered, paged reads send every filter: each page equals the
 	// runtime's with the same parameters.
 	since := time.Now().Add(-time.Hour)
-	wantReqPage, _ := b.rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Status: runtype.StatusWaitingPermission, Agent: "support", Since: since, Limit: 1})
-	reqPage, err := b.c.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Status: runtype.StatusWaitingPermission, Agent: "support", Since: since, Limit: 1})
+	wantReqPage, _ := b.rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Status: runtype.StatusWaitingPermission, Agent: "support", Since: since, Limit: 1})
+	reqPage, err := b.c.ListRequestsPage(ctx, &apitype.ListRequestsParams{Status: runtype.StatusWaitingPermission, Agent: "support", Since: since, Limit: 1})
 	same("ListRequestsPage", reqPage, wantReqPage, err)
 	if len(reqPage.Requests) != 1 {
 		t.Errorf("filtered requests %+v, want the parked one", reqPage.Requests)
 	}
-	several := &agentrt.ListRequestsParams{Statuses: []runtype.TaskStatus{runtype.StatusWaitingPermission, runtype.StatusFailed}}
+	several := &apitype.ListRequestsParams{Statuses: []runtype.TaskStatus{runtype.StatusWaitingPermission, runtype.StatusFailed}}
 	wantSeveral, _ := b.rt.ListRequestsPage(ctx, several)
 	gotSeveral, err := b.c.ListRequestsPage(ctx, several)
 	same("ListRequestsPage statuses", gotSeveral, wantSeveral, err)
 	if len(gotSeveral.Requests) != 1 {
 		t.Errorf("requests waiting or failed %+v, want the parked one", gotSeveral.Requests)
 	}
-	wantNone, _ := b.rt.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Until: since})
-	none, err := b.c.ListRequestsPage(ctx, &agentrt.ListRequestsParams{Until: since})
+	wantNone, _ := b.rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Until: since})
+	none, err := b.c.ListRequestsPage(ctx, &apitype.ListRequestsParams{Until: since})
 	same("ListRequestsPage until", none, wantNone, err)
 	if len(none.Requests) != 0 {
 		t.Errorf("requests until an hour ago %+v, want none", none.Requests)
 	}
-	wantTasks, _ := b.rt.ListTasks(ctx, &agentrt.ListTasksParams{Status: runtype.StatusWaitingPermission})
-	tasks, err := b.c.ListTasks(ctx, &agentrt.ListTasksParams{Status: runtype.StatusWaitingPermission})
+	wantTasks, _ := b.rt.ListTasks(ctx, &apitype.ListTasksParams{Status: runtype.StatusWaitingPermission})
+	tasks, err := b.c.ListTasks(ctx, &apitype.ListTasksParams{Status: runtype.StatusWaitingPermission})
 	same("ListTasks", tasks, wantTasks, err)
-	wantActPage, _ := b.rt.ListActionsPage(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending, Agent: "support"})
-	actPage, err := b.c.ListActionsPage(ctx, &agentrt.ListActionsParams{Status: runtype.ActionPending, Agent: "support"})
+	wantActPage, _ := b.rt.ListActionsPage(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending, Agent: "support"})
+	actPage, err := b.c.ListActionsPage(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending, Agent: "support"})
 	same("ListActionsPage", actPage, wantActPage, err)
-	wantSessPage, _ := b.rt.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Agent: "support", Since: since})
-	sessPage, err := b.c.ListSessionsPage(ctx, &agentrt.ListSessionsParams{Agent: "support", Since: since})
+	wantSessPage, _ := b.rt.ListSessionsPage(ctx, &apitype.ListSessionsParams{Agent: "support", Since: since})
+	sessPage, err := b.c.ListSessionsPage(ctx, &apitype.ListSessionsParams{Agent: "support", Since: since})
 	same("ListSessionsPage", sessPage, wantSessPage, err)
 	wantHist, _ := b.rt.ListHistory(ctx, owner, res.SessionID, res.ThreadID, "", 1)
 	hist, err := b.c.ListHistory(ctx, res.SessionID, res.ThreadID, "", 1)
 	same("ListHistory", hist, wantHist, err)
 	// The daemon asks as its own principal; schemas arrive compacted.
-	wantInv, _ := b.rt.ToolInventory(ctx, &agentrt.ToolInventoryParams{Owner: runtype.Owner{PrincipalID: agentrt.APIPrincipal}, Agent: "support"})
-	inv, err := b.c.ToolInventory(ctx, &agentrt.ToolInventoryParams{Agent: "support"})
+	wantInv, _ := b.rt.ToolInventory(ctx, &apitype.ToolInventoryParams{Owner: runtype.Owner{PrincipalID: apitype.APIPrincipal}, Agent: "support"})
+	inv, err := b.c.ToolInventory(ctx, &apitype.ToolInventoryParams{Agent: "support"})
 	same("ToolInventory", inv, roundTrip(t, wantInv), err)
 	if len(inv.Tools) == 0 || inv.Tools[0].Policy.Decision == "" {
 		t.Errorf("tool inventory %+v, want tools with the policy's decision", inv)
@@ -215,8 +216,8 @@ func TestClientMirrorsRuntime(t *testing.T) {
 	if _, err := b.c.ControlTask(ctx, res.TaskID, "explode"); err == nil {
 		t.Error("an unknown control was sent")
 	}
-	resp, err := b.c.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: act.ActionID, Decision: runtype.DecisionDeny, Message: "no"})
-	if err != nil || resp.Action.Status != runtype.ActionDenied || resp.Action.ResolvedBy != agentrt.APIPrincipal {
+	resp, err := b.c.RespondAction(ctx, &apitype.RespondActionParams{ActionID: act.ActionID, Decision: runtype.DecisionDeny, Message: "no"})
+	if err != nil || resp.Action.Status != runtype.ActionDenied || resp.Action.ResolvedBy != apitype.APIPrincipal {
 		t.Errorf("RespondAction = %+v, %v", resp, err)
 	}
 	v, err := b.c.VerifySession(ctx, res.SessionID)
@@ -234,25 +235,25 @@ func TestClientErrors(t *testing.T) {
 
 	_, err := b.c.GetTask(ctx, "task_nope")
 	var ce *client.Error
-	if !errors.Is(err, agentrt.ErrNotFound) || !errors.As(err, &ce) || ce.StatusCode != 404 || ce.Code != "not_found" {
-		t.Errorf("unknown task: %v (%#v), want a 404 matching agentrt.ErrNotFound", err, ce)
+	if !errors.Is(err, apitype.ErrNotFound) || !errors.As(err, &ce) || ce.StatusCode != 404 || ce.Code != "not_found" {
+		t.Errorf("unknown task: %v (%#v), want a 404 matching apitype.ErrNotFound", err, ce)
 	}
-	_, err = b.c.ListActions(ctx, &agentrt.ListActionsParams{Status: "bogus"})
+	_, err = b.c.ListActions(ctx, &apitype.ListActionsParams{Status: "bogus"})
 	if !errors.As(err, &ce) || ce.StatusCode != 400 || !ce.Invalid() || !strings.Contains(err.Error(), "invalid status") {
 		t.Errorf("bad status: %v, want a 400 naming the status", err)
 	}
 	res := b.park(t)
-	acts, _ := b.c.ListActions(ctx, &agentrt.ListActionsParams{TurnID: res.TurnID})
-	if _, err := b.c.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: "deny"}); err != nil {
+	acts, _ := b.c.ListActions(ctx, &apitype.ListActionsParams{TurnID: res.TurnID})
+	if _, err := b.c.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: "deny"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.c.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: "deny"})
-	if !errors.Is(err, agentrt.ErrConflict) || errors.Is(err, agentrt.ErrNotFound) || errors.Is(err, agentrt.ErrBusy) {
+	_, err = b.c.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: "deny"})
+	if !errors.Is(err, apitype.ErrConflict) || errors.Is(err, apitype.ErrNotFound) || errors.Is(err, apitype.ErrBusy) {
 		t.Errorf("second answer: %v, want a conflict", err)
 	}
 	busy := b.park(t)
-	_, err = b.c.SubmitTurn(ctx, &httpapi.SubmitTurnRequest{SessionID: busy.SessionID, Input: "again", Multitask: "reject"})
-	if !errors.Is(err, agentrt.ErrBusy) || !errors.Is(err, agentrt.ErrConflict) || !errors.As(err, &ce) ||
+	_, err = b.c.SubmitTurn(ctx, &apitype.SubmitTurnRequest{SessionID: busy.SessionID, Input: "again", Multitask: "reject"})
+	if !errors.Is(err, apitype.ErrBusy) || !errors.Is(err, apitype.ErrConflict) || !errors.As(err, &ce) ||
 		ce.Code != "busy" || ce.Type != "urn:agentrt:problem:busy" || !strings.Contains(ce.Message, "the thread is busy") {
 		t.Errorf("a submission to a busy thread: %v (%#v), want ErrBusy", err, ce)
 	}
@@ -351,7 +352,7 @@ func TestEventsReconnect(t *testing.T) {
 	res := b.park(t)
 
 	// What the runtime itself has for the session.
-	sub, err := b.rt.Subscribe(ctx, &agentrt.SubscribeParams{SessionID: res.SessionID})
+	sub, err := b.rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,8 +407,8 @@ func TestEventsReconnect(t *testing.T) {
 	if _, err := s.Next(waitCtx); !errors.Is(err, stopped) {
 		t.Errorf("Next with a cancelled context = %v, want its cause", err)
 	}
-	acts, _ := b.c.ListActions(ctx, &agentrt.ListActionsParams{TurnID: res.TurnID})
-	if _, err := b.c.RespondAction(ctx, &agentrt.RespondActionParams{ActionID: acts[0].ActionID, Decision: "approve"}); err != nil {
+	acts, _ := b.c.ListActions(ctx, &apitype.ListActionsParams{TurnID: res.TurnID})
+	if _, err := b.c.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: "approve"}); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -469,11 +470,11 @@ func TestClientTokens(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	ctx := context.Background()
-	k, err := b.c.CreateToken(ctx, &agentrt.CreateTokenParams{Owner: runtype.Owner{TenantID: "acme", PrincipalID: "vera"}, Role: runtype.APIRoleViewer, Name: "dashboard"})
+	k, err := b.c.CreateToken(ctx, &apitype.CreateTokenParams{Owner: runtype.Owner{TenantID: "acme", PrincipalID: "vera"}, Role: runtype.APIRoleViewer, Name: "dashboard"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := b.c.ListTokens(ctx, &agentrt.ListTokensParams{TenantID: "acme"})
+	list, err := b.c.ListTokens(ctx, &apitype.ListTokensParams{TenantID: "acme"})
 	if err != nil || len(list) != 1 || list[0].TokenID != k.TokenID || list[0].Name != "dashboard" {
 		t.Fatalf("ListTokens(acme) = %+v, %v", list, err)
 	}
@@ -481,22 +482,22 @@ func TestClientTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := vera.ListRequests(ctx, &agentrt.ListRequestsParams{}); err != nil {
+	if _, err := vera.ListRequests(ctx, &apitype.ListRequestsParams{}); err != nil {
 		t.Errorf("the viewer's ListRequests: %v", err)
 	}
-	if _, err := vera.CreateToken(ctx, &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "x"}, Role: runtype.APIRoleAdmin}); !errors.Is(err, agentrt.ErrForbidden) {
+	if _, err := vera.CreateToken(ctx, &apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "x"}, Role: runtype.APIRoleAdmin}); !errors.Is(err, apitype.ErrForbidden) {
 		t.Errorf("a viewer's CreateToken = %v, want ErrForbidden", err)
 	}
 	if _, err := b.c.RevokeToken(ctx, k.TokenID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := vera.ListRequests(ctx, &agentrt.ListRequestsParams{}); !errors.Is(err, client.ErrUnauthorized) || !errors.Is(err, agentrt.ErrUnauthorized) {
+	if _, err := vera.ListRequests(ctx, &apitype.ListRequestsParams{}); !errors.Is(err, client.ErrUnauthorized) || !errors.Is(err, apitype.ErrUnauthorized) {
 		t.Errorf("a revoked token's ListRequests = %v, want ErrUnauthorized", err)
 	}
-	if _, err := b.c.RotateToken(ctx, k.TokenID); !errors.Is(err, agentrt.ErrConflict) {
+	if _, err := b.c.RotateToken(ctx, k.TokenID); !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("RotateToken(revoked) = %v, want ErrConflict", err)
 	}
-	if _, err := b.c.RevokeToken(ctx, "tok_nope"); !errors.Is(err, agentrt.ErrNotFound) {
+	if _, err := b.c.RevokeToken(ctx, "tok_nope"); !errors.Is(err, apitype.ErrNotFound) {
 		t.Errorf("RevokeToken(missing) = %v, want ErrNotFound", err)
 	}
 }
@@ -512,23 +513,23 @@ func TestErrorKinds(t *testing.T) {
 		"invalid_json":           {},
 		"invalid_request":        {},
 		"invalid_parameter":      {},
-		"unauthorized":           {client.ErrUnauthorized, agentrt.ErrUnauthorized},
-		"forbidden":              {agentrt.ErrForbidden},
-		"self_approval":          {agentrt.ErrForbidden},
-		"not_found":              {agentrt.ErrNotFound},
+		"unauthorized":           {client.ErrUnauthorized, apitype.ErrUnauthorized},
+		"forbidden":              {apitype.ErrForbidden},
+		"self_approval":          {apitype.ErrForbidden},
+		"not_found":              {apitype.ErrNotFound},
 		"method_not_allowed":     {},
-		"conflict":               {agentrt.ErrConflict},
-		"busy":                   {agentrt.ErrBusy, agentrt.ErrConflict},
-		"no_policy":              {agentrt.ErrNoPolicy, agentrt.ErrConflict},
+		"conflict":               {apitype.ErrConflict},
+		"busy":                   {apitype.ErrBusy, apitype.ErrConflict},
+		"no_policy":              {apitype.ErrNoPolicy, apitype.ErrConflict},
 		"body_too_large":         {},
 		"unsupported_media_type": {},
-		"overloaded":             {agentrt.ErrOverloaded},
+		"overloaded":             {apitype.ErrOverloaded},
 		"internal":               {},
-		"unavailable":            {agentrt.ErrStopped},
+		"unavailable":            {apitype.ErrStopped},
 	}
-	sentinels := []error{client.ErrUnauthorized, agentrt.ErrUnauthorized, agentrt.ErrForbidden, agentrt.ErrNotFound,
-		agentrt.ErrConflict, agentrt.ErrBusy, agentrt.ErrNoPolicy, agentrt.ErrOverloaded, agentrt.ErrStopped}
-	for _, k := range httpapi.ProblemKinds {
+	sentinels := []error{client.ErrUnauthorized, apitype.ErrUnauthorized, apitype.ErrForbidden, apitype.ErrNotFound,
+		apitype.ErrConflict, apitype.ErrBusy, apitype.ErrNoPolicy, apitype.ErrOverloaded, apitype.ErrStopped}
+	for _, k := range apitype.ProblemKinds {
 		matches, ok := want[k.Code]
 		if !ok {
 			t.Errorf("problem kind %s: the test does not say which sentinels it matches", k.Code)
@@ -536,8 +537,8 @@ func TestErrorKinds(t *testing.T) {
 		}
 		for _, legacy := range []bool{false, true} {
 			name := k.Code
-			body, _ := json.Marshal(httpapi.Problem{Type: k.Type(), Title: k.Title, Status: k.Status, Detail: "what happened", Code: k.Code})
-			ct := httpapi.ProblemContentType
+			body, _ := json.Marshal(apitype.Problem{Type: k.Type(), Title: k.Title, Status: k.Status, Detail: "what happened", Code: k.Code})
+			ct := apitype.ProblemContentType
 			if legacy {
 				name += "/legacy"
 				body = []byte(`{"error":{"code":"` + k.Code + `","message":"what happened"}}`)

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -33,7 +33,7 @@ type access struct {
 // ownParam is a request parameter naming a record of a kind.
 type ownParam struct {
 	name string
-	kind agentrt.OwnKind
+	kind apitype.OwnKind
 }
 
 func (a access) public() bool { return len(a.roles) == 0 }
@@ -59,11 +59,11 @@ var (
 // ownSession, ownTurn and ownTask let a submitter call a route of a for
 // its own session, turn or task only; ownSessionOrTurn for its own
 // session or turn, named in the query (the event stream).
-func ownSession(a access) access { return a.owning(ownParam{"sessionId", agentrt.OwnSession}) }
-func ownTurn(a access) access    { return a.owning(ownParam{"turnId", agentrt.OwnTurn}) }
-func ownTask(a access) access    { return a.owning(ownParam{"taskId", agentrt.OwnTask}) }
+func ownSession(a access) access { return a.owning(ownParam{"sessionId", apitype.OwnSession}) }
+func ownTurn(a access) access    { return a.owning(ownParam{"turnId", apitype.OwnTurn}) }
+func ownTask(a access) access    { return a.owning(ownParam{"taskId", apitype.OwnTask}) }
 func ownSessionOrTurn(a access) access {
-	return a.owning(ownParam{"sessionId", agentrt.OwnSession}, ownParam{"turnId", agentrt.OwnTurn})
+	return a.owning(ownParam{"sessionId", apitype.OwnSession}, ownParam{"turnId", apitype.OwnTurn})
 }
 
 func (a access) owning(ps ...ownParam) access {
@@ -78,8 +78,8 @@ func (a access) owning(ps ...ownParam) access {
 type credKey struct{}
 
 // caller is the credential of a request the guard let through.
-func caller(r *http.Request) *agentrt.Credential {
-	return r.Context().Value(credKey{}).(*agentrt.Credential)
+func caller(r *http.Request) *apitype.Credential {
+	return r.Context().Value(credKey{}).(*apitype.Credential)
 }
 
 // owner is whose work the request acts on, and as whom.
@@ -98,35 +98,35 @@ func (s *Server) guard(pattern string, a access, next http.HandlerFunc) http.Han
 		h := r.Header.Get("Authorization")
 		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
 		scheme, token, _ := strings.Cut(h, " ")
-		var cred *agentrt.Credential
-		err := agentrt.ErrUnauthorized
+		var cred *apitype.Credential
+		err := apitype.ErrUnauthorized
 		if strings.EqualFold(scheme, "Bearer") {
 			cred, err = s.rt.Authenticate(r.Context(), token)
 		}
 		switch {
-		case errors.Is(err, agentrt.ErrUnauthorized):
+		case errors.Is(err, apitype.ErrUnauthorized):
 			reason := "wrong bearer token"
 			switch {
 			case h == "":
 				reason = "missing bearer token"
-			case errors.Is(err, agentrt.ErrTokenRevoked):
+			case errors.Is(err, apitype.ErrTokenRevoked):
 				reason = "revoked bearer token"
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
-			writeError(w, ProblemUnauthorized, reason)
+			writeError(w, apitype.ProblemUnauthorized, reason)
 			return
-		case errors.Is(err, agentrt.ErrStopped):
+		case errors.Is(err, apitype.ErrStopped):
 			s.writeErr(w, r, err)
 			return
 		case err != nil:
 			// Without the store no token can be checked: a revocation
 			// might be missed, so nothing is served.
 			s.cfg.Logger.ErrorContext(r.Context(), "checking a bearer token", "method", r.Method, "path", r.URL.Path, "err", err)
-			writeError(w, ProblemUnavailable, "the bearer token could not be checked: the store did not answer; see the server log")
+			writeError(w, apitype.ProblemUnavailable, "the bearer token could not be checked: the store did not answer; see the server log")
 			return
 		}
 		if !slices.Contains(a.roles, cred.Role) {
-			writeError(w, ProblemForbidden, fmt.Sprintf("role %s may not call %s; it needs %s", cred.Role, pattern, roleList(a.roles)))
+			writeError(w, apitype.ProblemForbidden, fmt.Sprintf("role %s may not call %s; it needs %s", cred.Role, pattern, roleList(a.roles)))
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), credKey{}, cred))
@@ -158,7 +158,7 @@ func (s *Server) checkOwn(w http.ResponseWriter, r *http.Request, ps []ownParam)
 	for i, p := range ps {
 		names[i] = p.name
 	}
-	writeError(w, ProblemForbidden, fmt.Sprintf("a submitter must name its own %s", strings.Join(names, " or ")))
+	writeError(w, apitype.ProblemForbidden, fmt.Sprintf("a submitter must name its own %s", strings.Join(names, " or ")))
 	return false
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/model/replay"
 )
@@ -91,7 +92,7 @@ func TestSubmitTurnAdmissionIsExact(t *testing.T) {
 			if len(accepted) != limit {
 				t.Errorf("%d of %d submissions accepted, want the limit, %d", len(accepted), n, limit)
 			}
-			reqs, err := rt.ListRequests(context.Background(), &agentrt.ListRequestsParams{Limit: 1000})
+			reqs, err := rt.ListRequests(context.Background(), &apitype.ListRequestsParams{Limit: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}

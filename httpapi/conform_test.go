@@ -15,7 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/apitype"
 )
 
 // This file holds every answer the tests get to the OpenAPI document:
@@ -80,7 +80,7 @@ var loadDocChecker = sync.OnceValues(func() (*docChecker, error) {
 				content, _ := r["content"].(map[string]any)
 				for mt, mv := range content {
 					var s *jsonschema.Schema
-					if mt == "application/json" || mt == httpapi.ProblemContentType {
+					if mt == "application/json" || mt == apitype.ProblemContentType {
 						if _, ok := mv.(map[string]any)["schema"]; !ok {
 							return nil, fmt.Errorf("%s %s %s: %s has no schema", method, path, status, mt)
 						}
@@ -105,13 +105,13 @@ func escapePointer(s string) string {
 }
 
 // goText matches words of Go rather than of the API: a qualified
-// identifier (agentrt.Snapshot), a pointer type, a package path, Go's
+// identifier (apitype.Snapshot), a pointer type, a package path, Go's
 // names for its values.
 var goText = regexp.MustCompile(`\b[a-z][a-z0-9]*\.[A-Z][A-Za-z0-9]*\b|\*[A-Za-z]|\bstruct\b|github\.com/|\bGo (value|struct|type)\b|\bjson: `)
 
 // goWords returns the first words of Go in a problem body, or "".
 func goWords(mediaType string, body []byte) string {
-	if mediaType != httpapi.ProblemContentType {
+	if mediaType != apitype.ProblemContentType {
 		return ""
 	}
 	return goText.FindString(string(body))
@@ -164,8 +164,8 @@ func (dc *docChecker) check(method, path string, code int, contentType string, b
 		schema = s
 	case code >= 400:
 		// No route (404) or not this method (405): a problem too.
-		if mt != httpapi.ProblemContentType {
-			out = append(out, fmt.Sprintf("%s %s answered %s as %q, want %s", method, path, status, mt, httpapi.ProblemContentType))
+		if mt != apitype.ProblemContentType {
+			out = append(out, fmt.Sprintf("%s %s answered %s as %q, want %s", method, path, status, mt, apitype.ProblemContentType))
 		}
 		schema = dc.problem
 	default:
@@ -202,17 +202,17 @@ func TestDocumentCheckRefuses(t *testing.T) {
 		contentType, body  string
 		want               string // in the one problem reported; empty: none
 	}{
-		{"documented", "GET", "/v1/requests/turn_x", 404, httpapi.ProblemContentType, problem, ""},
+		{"documented", "GET", "/v1/requests/turn_x", 404, apitype.ProblemContentType, problem, ""},
 		{"a field not documented", "POST", "/v1/turns/turn_x/promote", 200, "application/json", `{"turnId":"turn_x","promoted":true,"extra":1}`, "additional properties 'extra' not allowed"},
 		{"a required field missing", "POST", "/v1/turns/turn_x/promote", 200, "application/json", `{"turnId":"turn_x"}`, "missing property 'promoted'"},
 		{"a status not documented", "POST", "/v1/turns/turn_x/promote", 201, "application/json", `{}`, "a status the document does not list"},
 		{"an error as plain JSON", "GET", "/v1/requests/turn_x", 404, "application/json", problem, "a media type the document does not list"},
-		{"a problem of no kind", "GET", "/v1/requests/turn_x", 404, httpapi.ProblemContentType, strings.Replace(problem, "not_found\"}", "missing\"}", 1), "value must be one of"},
-		{"a Go type in a detail", "GET", "/v1/requests/turn_x", 404, httpapi.ProblemContentType, strings.Replace(problem, "turn x", "agentrt.Turn", 1), `names Go's "agentrt.Turn"`},
-		{"a Go pointer in a detail", "GET", "/v1/requests/turn_x", 404, httpapi.ProblemContentType, strings.Replace(problem, "turn x", "a *Turn", 1), `names Go's "*T"`},
-		{"a Go struct in a detail", "GET", "/v1/requests/turn_x", 404, httpapi.ProblemContentType, strings.Replace(problem, "turn x", "into struct field", 1), `names Go's "struct"`},
-		{"a package path in a detail", "GET", "/v1/requests/turn_x", 404, httpapi.ProblemContentType, strings.Replace(problem, "turn x", "github.com/agentrt/agentrt/store", 1), `names Go's "github.com/"`},
-		{"no route, plain JSON", "GET", "/v2/nothing", 404, "application/json", problem, "want " + httpapi.ProblemContentType},
+		{"a problem of no kind", "GET", "/v1/requests/turn_x", 404, apitype.ProblemContentType, strings.Replace(problem, "not_found\"}", "missing\"}", 1), "value must be one of"},
+		{"a Go type in a detail", "GET", "/v1/requests/turn_x", 404, apitype.ProblemContentType, strings.Replace(problem, "turn x", "agentrt.Turn", 1), `names Go's "agentrt.Turn"`},
+		{"a Go pointer in a detail", "GET", "/v1/requests/turn_x", 404, apitype.ProblemContentType, strings.Replace(problem, "turn x", "a *Turn", 1), `names Go's "*T"`},
+		{"a Go struct in a detail", "GET", "/v1/requests/turn_x", 404, apitype.ProblemContentType, strings.Replace(problem, "turn x", "into struct field", 1), `names Go's "struct"`},
+		{"a package path in a detail", "GET", "/v1/requests/turn_x", 404, apitype.ProblemContentType, strings.Replace(problem, "turn x", "github.com/agentrt/agentrt/store", 1), `names Go's "github.com/"`},
+		{"no route, plain JSON", "GET", "/v2/nothing", 404, "application/json", problem, "want " + apitype.ProblemContentType},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 )
 
@@ -29,7 +30,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if after != "" {
 		n, err := strconv.ParseInt(after, 10, 64)
 		if err != nil || n < 0 {
-			writeError(w, ProblemInvalidParameter, fmt.Sprintf("the resume cursor must be a non-negative integer, not %q", after))
+			writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("the resume cursor must be a non-negative integer, not %q", after))
 			return
 		}
 		cursor = n
@@ -40,10 +41,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	case "false", "0":
 		follow = false
 	default:
-		writeError(w, ProblemInvalidParameter, fmt.Sprintf("follow must be true or false, not %q", q.Get("follow")))
+		writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("follow must be true or false, not %q", q.Get("follow")))
 		return
 	}
-	sub, err := s.rt.Subscribe(r.Context(), &agentrt.SubscribeParams{
+	sub, err := s.rt.Subscribe(r.Context(), &apitype.SubscribeParams{
 		Owner: owner(r), SessionID: q.Get("sessionId"), TurnID: q.Get("turnId"), AfterCursor: cursor,
 	})
 	if err != nil {
@@ -165,7 +166,7 @@ func (s *Server) writeEvent(w io.Writer, e *event.Event) bool {
 // streamFailed logs why a stream ended unless the client left or the
 // runtime stopped.
 func (s *Server) streamFailed(ctx context.Context, err error) {
-	if ctx.Err() == nil && !errors.Is(err, agentrt.ErrStopped) {
+	if ctx.Err() == nil && !errors.Is(err, apitype.ErrStopped) {
 		s.cfg.Logger.Error("streaming events", "err", err)
 	}
 }

@@ -13,18 +13,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
-	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/sqlitestore"
 )
 
 // twoSessions submits one turn in each of two sessions and waits for both.
-func twoSessions(t *testing.T, b *testBundle) (a, other agentrt.SubmitTurnResult) {
+func twoSessions(t *testing.T, b *testBundle) (a, other apitype.SubmitTurnResult) {
 	t.Helper()
-	a = b.submit(t, httpapi.SubmitTurnRequest{Input: "first"})
-	other = b.submit(t, httpapi.SubmitTurnRequest{Input: "second"})
+	a = b.submit(t, apitype.SubmitTurnRequest{Input: "first"})
+	other = b.submit(t, apitype.SubmitTurnRequest{Input: "second"})
 	b.wait(t, a.TurnID)
 	b.wait(t, other.TurnID)
 	return a, other
@@ -45,7 +44,7 @@ func TestEventsCatchUp(t *testing.T) {
 	b := setup(t, setupOpts{})
 	a, other := twoSessions(t, b)
 	evs := b.readAll(t, "", nil)
-	if diff := cmp.Diff(b.logIDs(t, agentrt.SubscribeParams{}), eventIDs(evs)); diff != "" {
+	if diff := cmp.Diff(b.logIDs(t, apitype.SubscribeParams{}), eventIDs(evs)); diff != "" {
 		t.Errorf("stream vs the runtime's log (-log +stream):\n%s", diff)
 	}
 	ended := map[string]string{}
@@ -136,14 +135,14 @@ func TestEventsFilters(t *testing.T) {
 	a, other := twoSessions(t, b)
 	tests := []struct {
 		query string
-		want  agentrt.SubscribeParams
+		want  apitype.SubscribeParams
 		check func(sseEvent) bool
 	}{
-		{"sessionId=" + a.SessionID, agentrt.SubscribeParams{SessionID: a.SessionID}, func(e sseEvent) bool { return e.SessionID == a.SessionID }},
-		{"sessionId=" + other.SessionID, agentrt.SubscribeParams{SessionID: other.SessionID}, func(e sseEvent) bool { return e.SessionID == other.SessionID }},
-		{"turnId=" + a.TurnID, agentrt.SubscribeParams{TurnID: a.TurnID}, func(e sseEvent) bool { return e.TurnID == a.TurnID }},
-		{"sessionId=" + a.SessionID + "&turnId=" + other.TurnID, agentrt.SubscribeParams{SessionID: a.SessionID, TurnID: other.TurnID}, nil},
-		{"sessionId=ses_nope", agentrt.SubscribeParams{SessionID: "ses_nope"}, nil},
+		{"sessionId=" + a.SessionID, apitype.SubscribeParams{SessionID: a.SessionID}, func(e sseEvent) bool { return e.SessionID == a.SessionID }},
+		{"sessionId=" + other.SessionID, apitype.SubscribeParams{SessionID: other.SessionID}, func(e sseEvent) bool { return e.SessionID == other.SessionID }},
+		{"turnId=" + a.TurnID, apitype.SubscribeParams{TurnID: a.TurnID}, func(e sseEvent) bool { return e.TurnID == a.TurnID }},
+		{"sessionId=" + a.SessionID + "&turnId=" + other.TurnID, apitype.SubscribeParams{SessionID: a.SessionID, TurnID: other.TurnID}, nil},
+		{"sessionId=ses_nope", apitype.SubscribeParams{SessionID: "ses_nope"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -177,7 +176,7 @@ func TestEventsFilters(t *testing.T) {
 func TestEventsFollowLive(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
-	first := b.submit(t, httpapi.SubmitTurnRequest{Input: "before"})
+	first := b.submit(t, apitype.SubmitTurnRequest{Input: "before"})
 	b.wait(t, first.TurnID)
 	backlog := b.readAll(t, "", nil)
 	mid := backlog[len(backlog)/2]
@@ -185,7 +184,7 @@ func TestEventsFollowLive(t *testing.T) {
 	s := b.openEvents(t, "", map[string]string{"Last-Event-ID": strconv.FormatInt(mid.Cursor, 10)})
 	defer s.close()
 	// The stream is open: the turn below commits after it subscribed.
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "live"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "live"})
 	got := s.until(turnEnded(res.TurnID))
 	s.close()
 	end := got[len(got)-1]
@@ -228,9 +227,9 @@ func TestEventsHeartbeat(t *testing.T) {
 			t.Fatalf("idle stream message (-want +got):\n%s", diff)
 		}
 	}
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "hello"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "hello"})
 	got := s.until(turnEnded(res.TurnID))
-	if diff := cmp.Diff(b.logIDs(t, agentrt.SubscribeParams{}), eventIDs(got)); diff != "" {
+	if diff := cmp.Diff(b.logIDs(t, apitype.SubscribeParams{}), eventIDs(got)); diff != "" {
 		t.Errorf("events after keep-alives (-log +stream):\n%s", diff)
 	}
 }
@@ -293,7 +292,7 @@ func TestEventsHeartbeatDoesNotCancelReads(t *testing.T) {
 	}
 	g.armed.Store(false)
 	close(g.release)
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "hello"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "hello"})
 	s.until(turnEnded(res.TurnID))
 	if n := g.cancelled.Load(); n != 0 {
 		t.Errorf("store reads were cancelled %d times while the stream was open", n)
@@ -304,7 +303,7 @@ func TestEventsHeartbeatDoesNotCancelReads(t *testing.T) {
 func TestEventsEndWhenRuntimeStops(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "hello"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "hello"})
 	b.wait(t, res.TurnID)
 	s := b.openEvents(t, "", nil)
 	defer s.close()
@@ -331,14 +330,14 @@ func TestEventsConcurrentStreams(t *testing.T) {
 		streams[i] = b.openEvents(t, "", nil)
 		defer streams[i].close()
 	}
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "hello"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "hello"})
 	// Each handler writes to its own connection, so reading the streams
 	// one after another does not hold the others up.
 	got := make([][]string, n)
 	for i, s := range streams {
 		got[i] = eventIDs(s.until(turnEnded(res.TurnID)))
 	}
-	want := b.logIDs(t, agentrt.SubscribeParams{})
+	want := b.logIDs(t, apitype.SubscribeParams{})
 	for i := range got {
 		if diff := cmp.Diff(want, got[i]); diff != "" {
 			t.Errorf("stream %d (-log +stream):\n%s", i, diff)

@@ -4,27 +4,19 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 )
-
-// ExportEvidenceRequest is the body of POST
-// /v1/sessions/{sessionId}/requests/{turnId}/export; an empty body takes
-// the defaults.
-type ExportEvidenceRequest struct {
-	ArtifactContents bool `json:"artifactContents"`
-	Health           bool `json:"health"`
-}
 
 // exportEvidence streams a request's evidence bundle (application/gzip).
 // Errors are answered before the first byte of the bundle: the bundle
 // is prepared, and evidence.changed recorded, before the status is sent.
 // Signing is the client's (agentrt export --sign-key).
 func (s *Server) exportEvidence(w http.ResponseWriter, r *http.Request) {
-	var req ExportEvidenceRequest
+	var req apitype.ExportEvidenceRequest
 	if r.ContentLength != 0 && !decodeBody(w, r, &req) {
 		return
 	}
-	x, err := s.rt.PrepareEvidence(r.Context(), &agentrt.ExportEvidenceParams{
+	x, err := s.rt.PrepareEvidence(r.Context(), &apitype.ExportEvidenceParams{
 		Owner: owner(r), SessionID: r.PathValue("sessionId"), TurnID: r.PathValue("turnId"),
 		ArtifactContents: req.ArtifactContents, Health: req.Health,
 	})

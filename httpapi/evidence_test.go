@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/evidence"
-	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestExportEvidenceOverHTTP(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	b.wait(t, res.TurnID) // parked on the ask
 	path := "/v1/sessions/" + res.SessionID + "/requests/" + res.TurnID + "/export"
 
@@ -53,7 +53,7 @@ func TestExportEvidenceOverHTTP(t *testing.T) {
 		{path, `{"artifacts":true}`, http.StatusBadRequest, "unknown field"},
 		{path, `{"health":"yes"}`, http.StatusBadRequest, "field health is a JSON string; want true or false"},
 	} {
-		var e httpapi.Problem
+		var e apitype.Problem
 		b.getJSON(t, call{method: http.MethodPost, path: tt.path, body: tt.body}, tt.want, &e)
 		if !strings.Contains(e.Detail, tt.reason) {
 			t.Errorf("POST %s %s: %+v, want %q", tt.path, tt.body, e, tt.reason)
@@ -62,6 +62,6 @@ func TestExportEvidenceOverHTTP(t *testing.T) {
 
 	// Another tenant sees no such request.
 	ob := b.as(t, "other", "eve", runtype.APIRoleOperator)
-	var e httpapi.Problem
+	var e apitype.Problem
 	ob.getJSON(t, call{method: http.MethodPost, path: path}, http.StatusNotFound, &e)
 }

@@ -7,8 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -20,19 +19,19 @@ import (
 // and of one without.
 func FuzzAPIBodies(f *testing.F) {
 	governed := setup(f, setupOpts{script: askScript, policy: askKernel(f), builtins: []string{"read_file"}})
-	parked, err := governed.rt.SubmitTurn(f.Context(), &agentrt.SubmitTurnParams{Agent: "support", Input: "go", SessionID: "fuzz-session"})
+	parked, err := governed.rt.SubmitTurn(f.Context(), &apitype.SubmitTurnParams{Agent: "support", Input: "go", SessionID: "fuzz-session"})
 	if err != nil {
 		f.Fatal(err)
 	}
 	if turn := governed.wait(f, parked.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		f.Fatalf("turn %s, want it waiting for an answer", turn.Status)
 	}
-	actions, err := governed.rt.ListActions(f.Context(), &agentrt.ListActionsParams{SessionID: "fuzz-session"})
+	actions, err := governed.rt.ListActions(f.Context(), &apitype.ListActionsParams{SessionID: "fuzz-session"})
 	if err != nil || len(actions) != 1 {
 		f.Fatalf("ListActions = %v, %v; want the parked call's action", actions, err)
 	}
 	plain := setup(f, setupOpts{})
-	if _, err := plain.rt.SubmitTurn(f.Context(), &agentrt.SubmitTurnParams{Agent: "support", Input: "go", SessionID: "fuzz-session"}); err != nil {
+	if _, err := plain.rt.SubmitTurn(f.Context(), &apitype.SubmitTurnParams{Agent: "support", Input: "go", SessionID: "fuzz-session"}); err != nil {
 		f.Fatal(err)
 	}
 	routes := []struct {
@@ -86,7 +85,7 @@ func FuzzAPIBodies(f *testing.F) {
 		case w.Code >= 500:
 			t.Fatalf("%s %s with %q: %d %s", r.method, r.path, body, w.Code, got)
 		case w.Code >= 400:
-			var e httpapi.Problem
+			var e apitype.Problem
 			dec := json.NewDecoder(bytes.NewReader(got))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&e); err != nil || e.Code == "" || e.Detail == "" {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/memstore"
@@ -23,7 +23,7 @@ func TestHealthDegradedAndUnhealthy(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
 	old := time.Now().Add(-2 * time.Hour)
-	act := &runtype.Action{ID: "act_01HEALTHTESTOLDPENDING000", Owner: runtype.Owner{TenantID: agentrt.DefaultTenant},
+	act := &runtype.Action{ID: "act_01HEALTHTESTOLDPENDING000", Owner: runtype.Owner{TenantID: apitype.DefaultTenant},
 		Type: "tool_permission", Status: runtype.ActionPending, CreatedAt: old, ExpiresAt: old.Add(100 * time.Hour)}
 	tx, err := st.Begin(context.Background())
 	if err != nil {
@@ -38,14 +38,14 @@ func TestHealthDegradedAndUnhealthy(t *testing.T) {
 	b := setup(t, setupOpts{store: st})
 	noToken := map[string]string{"Authorization": ""}
 
-	var h agentrt.Health
+	var h apitype.Health
 	b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &h)
-	if h.Status != agentrt.HealthDegraded || h.Approvals.Pending != 1 || h.Approvals.OldestActionID != act.ID || len(h.Problems) != 1 {
+	if h.Status != apitype.HealthDegraded || h.Approvals.Pending != 1 || h.Approvals.OldestActionID != act.ID || len(h.Problems) != 1 {
 		t.Errorf("/v1/health = %+v, want degraded by the old approval", h)
 	}
 	var ready map[string]any
 	b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusOK, &ready)
-	if diff := cmp.Diff(map[string]any{"status": agentrt.ReadyOK}, ready); diff != "" {
+	if diff := cmp.Diff(map[string]any{"status": apitype.ReadyOK}, ready); diff != "" {
 		t.Errorf("/readyz of a degraded runtime (-want +got):\n%s", diff)
 	}
 
@@ -58,7 +58,7 @@ func TestHealthDegradedAndUnhealthy(t *testing.T) {
 	wantError(t, resp, body, http.StatusServiceUnavailable, "unavailable", "token could not be checked")
 	ready = nil
 	b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusServiceUnavailable, &ready)
-	if diff := cmp.Diff(map[string]any{"status": agentrt.ReadyStoreFailed}, ready); diff != "" {
+	if diff := cmp.Diff(map[string]any{"status": apitype.ReadyStoreFailed}, ready); diff != "" {
 		t.Errorf("/readyz with the store closed (-want +got):\n%s", diff)
 	}
 }

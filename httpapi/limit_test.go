@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -25,7 +25,7 @@ func TestSetLimitResumesWaitingTurns(t *testing.T) {
   - {text: "done", usage: {input_tokens: 1900, output_tokens: 10}}
 `
 	b := setup(t, setupOpts{script: script, budgets: agentrt.Budgets{Session: agentrt.Budget{MaxTokens: 2000}}})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingResource || turn.StatusReason != "quota_exceeded" {
 		t.Fatalf("turn %s (%s), want waiting_resource (quota_exceeded)", turn.Status, turn.StatusReason)
 	}
@@ -33,12 +33,12 @@ func TestSetLimitResumesWaitingTurns(t *testing.T) {
 	path := "/v1/sessions/" + res.SessionID + "/threads/" + res.ThreadID
 	raw := b.getJSON(t, call{path: path}, http.StatusOK, nil)
 	spectest.Snapshot(t, raw)
-	var snap agentrt.Snapshot
+	var snap apitype.Snapshot
 	if err := json.Unmarshal(raw, &snap); err != nil {
 		t.Fatal(err)
 	}
 	th := snap.Threads[0]
-	wantLimits := agentrt.LimitState{State: "blocked", Budgets: []agentrt.BudgetRead{{
+	wantLimits := apitype.LimitState{State: "blocked", Budgets: []apitype.BudgetRead{{
 		Scope: runtype.LimitSession, ScopeID: res.SessionID, Source: "config", MaxTokens: 2000, UsedTokens: 1900, State: "low",
 	}}}
 	if diff := cmp.Diff(wantLimits, th.LimitState); diff != "" {
@@ -55,11 +55,11 @@ func TestSetLimitResumesWaitingTurns(t *testing.T) {
 		t.Errorf("cost state %+v, want 1900 tokens so far", th.CostState)
 	}
 
-	var set agentrt.SetLimitResult
+	var set apitype.SetLimitResult
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/limits",
 		body: `{"scope":"session","sessionId":"` + res.SessionID + `","maxTokens":100000}`}, http.StatusOK, &set)
-	want := agentrt.SetLimitResult{
-		Budget: agentrt.BudgetRead{Scope: runtype.LimitSession, ScopeID: res.SessionID, Source: "control_plane",
+	want := apitype.SetLimitResult{
+		Budget: apitype.BudgetRead{Scope: runtype.LimitSession, ScopeID: res.SessionID, Source: "control_plane",
 			MaxTokens: 100000, UsedTokens: 1900, State: "ok"},
 		Resumed: []string{res.TurnID},
 	}
@@ -81,7 +81,7 @@ func TestSetLimitResumesWaitingTurns(t *testing.T) {
 
 	// A tenant limit answers for the caller's tenant.
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/limits", body: `{"scope":"tenant","maxCostUsd":12.5}`}, http.StatusOK, &set)
-	if set.Budget.Scope != runtype.LimitTenant || set.Budget.ScopeID != agentrt.DefaultTenant || set.Budget.MaxCostUSD != 12.5 {
+	if set.Budget.Scope != runtype.LimitTenant || set.Budget.ScopeID != apitype.DefaultTenant || set.Budget.MaxCostUSD != 12.5 {
 		t.Errorf("tenant limit %+v", set.Budget)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 )
 
@@ -142,7 +142,7 @@ func TestSlowClientsLoseTheirConnections(t *testing.T) {
 	}
 
 	// The stream opened before the slow clients outlived their timeouts.
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "after the slow clients"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "after the slow clients"})
 	stream.until(turnEnded(res.TurnID))
 }
 
@@ -187,7 +187,7 @@ func TestConnectionsPerClientAreCapped(t *testing.T) {
 	}
 	// The stream still works. (The turn is submitted in process: the
 	// address has no connection to spare.)
-	res, err := b.rt.SubmitTurn(t.Context(), &agentrt.SubmitTurnParams{Agent: "support", Input: "still streaming"})
+	res, err := b.rt.SubmitTurn(t.Context(), &apitype.SubmitTurnParams{Agent: "support", Input: "still streaming"})
 	if err != nil {
 		t.Fatal(err)
 	}

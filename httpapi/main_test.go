@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model/replay"
@@ -62,7 +63,7 @@ func (b *testBundle) bearer() string {
 // as returns b with a new token for principal of tenant in role.
 func (b *testBundle) as(t *testing.T, tenant, principal string, role runtype.APIRole) *testBundle {
 	t.Helper()
-	k, err := b.rt.CreateToken(context.Background(), &agentrt.CreateTokenParams{
+	k, err := b.rt.CreateToken(context.Background(), &apitype.CreateTokenParams{
 		Owner: runtype.Owner{TenantID: tenant, PrincipalID: principal}, Role: role,
 	})
 	if err != nil {
@@ -214,15 +215,15 @@ func (b *testBundle) getJSON(t *testing.T, c call, want int, v any) []byte {
 
 // wantError fails t unless the response is a problem (RFC 9457) with
 // status code, code kind and a detail containing every one of words.
-func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) httpapi.Problem {
+func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) apitype.Problem {
 	t.Helper()
 	if resp.StatusCode != code {
 		t.Errorf("status = %d, want %d (body %s)", resp.StatusCode, code, body)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != httpapi.ProblemContentType {
-		t.Errorf("Content-Type = %q, want %s", ct, httpapi.ProblemContentType)
+	if ct := resp.Header.Get("Content-Type"); ct != apitype.ProblemContentType {
+		t.Errorf("Content-Type = %q, want %s", ct, apitype.ProblemContentType)
 	}
-	var e httpapi.Problem
+	var e apitype.Problem
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
@@ -231,8 +232,8 @@ func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind st
 	if e.Code != kind {
 		t.Errorf("error code = %q, want %q (message %q)", e.Code, kind, e.Detail)
 	}
-	if e.Type != httpapi.ProblemTypePrefix+kind || e.Status != resp.StatusCode || e.Title == "" {
-		t.Errorf("problem type %q, status %d, title %q: want type %s, status %d and the kind's title", e.Type, e.Status, e.Title, httpapi.ProblemTypePrefix+kind, resp.StatusCode)
+	if e.Type != apitype.ProblemTypePrefix+kind || e.Status != resp.StatusCode || e.Title == "" {
+		t.Errorf("problem type %q, status %d, title %q: want type %s, status %d and the kind's title", e.Type, e.Status, e.Title, apitype.ProblemTypePrefix+kind, resp.StatusCode)
 	}
 	for _, w := range words {
 		if !strings.Contains(e.Detail, w) {
@@ -243,7 +244,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind st
 }
 
 // submit posts a turn for agent "support" and returns the accepted ids.
-func (b *testBundle) submit(t *testing.T, req httpapi.SubmitTurnRequest) agentrt.SubmitTurnResult {
+func (b *testBundle) submit(t *testing.T, req apitype.SubmitTurnRequest) apitype.SubmitTurnResult {
 	t.Helper()
 	if req.Agent == "" && req.SessionID == "" {
 		req.Agent = "support"
@@ -252,7 +253,7 @@ func (b *testBundle) submit(t *testing.T, req httpapi.SubmitTurnRequest) agentrt
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns", body: string(raw)}, http.StatusAccepted, &res)
 	return res
 }
@@ -486,7 +487,7 @@ func eventIDs(evs []sseEvent) []string {
 
 // logIDs reads the runtime's own log through Subscribe (not HTTP): the
 // event ids a stream must reproduce.
-func (b *testBundle) logIDs(t *testing.T, p agentrt.SubscribeParams) []string {
+func (b *testBundle) logIDs(t *testing.T, p apitype.SubscribeParams) []string {
 	t.Helper()
 	sub, err := b.rt.Subscribe(t.Context(), &p)
 	if err != nil {

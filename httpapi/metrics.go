@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 
 	"github.com/agentrt/agentrt/telemetry"
@@ -23,7 +24,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := write(r.Context(), &buf); err != nil {
 		s.cfg.Logger.ErrorContext(r.Context(), "writing metrics", "err", err)
-		writeError(w, ProblemInternal, "internal error; see the server log")
+		writeError(w, apitype.ProblemInternal, "internal error; see the server log")
 		return
 	}
 	w.Header().Set("Content-Type", telemetry.ContentType)

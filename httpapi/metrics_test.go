@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/promtest"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/telemetry"
@@ -31,7 +30,7 @@ func TestMetricsOverHTTP(t *testing.T) {
 	}
 
 	// Session one: parks, is answered, completes.
-	one := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	one := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, one.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s", turn.Status)
 	}
@@ -45,11 +44,11 @@ func TestMetricsOverHTTP(t *testing.T) {
 		t.Fatalf("turn after the answer: %s", turn.Status)
 	}
 	// Session two: parks, and its next turn waits queued behind it.
-	two := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	two := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, two.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s", turn.Status)
 	}
-	b.submit(t, httpapi.SubmitTurnRequest{SessionID: two.SessionID, Input: "and then?"})
+	b.submit(t, apitype.SubmitTurnRequest{SessionID: two.SessionID, Input: "and then?"})
 
 	resp, body = b.do(t, call{method: http.MethodGet, path: "/metrics"})
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != telemetry.ContentType {
@@ -71,7 +70,7 @@ func TestMetricsOverHTTP(t *testing.T) {
 		}
 	}
 	// The gauge is the health projection's queue depth.
-	var h agentrt.Health
+	var h apitype.Health
 	b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &h)
 	if got["agentrt_queue_depth"] != float64(h.Queue.Depth) || got["agentrt_pending_approvals"] != float64(h.Approvals.Pending) {
 		t.Errorf("gauges %v queued, %v pending; /v1/health %d and %d", got["agentrt_queue_depth"], got["agentrt_pending_approvals"], h.Queue.Depth, h.Approvals.Pending)
@@ -95,14 +94,14 @@ func TestHealthAndMetricsOfATenant(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: meteredScript, policy: askKernel(t), builtins: []string{"read_file"}})
 	// The default tenant: a turn parked on an approval, one queued behind it.
-	parked := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	parked := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, parked.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s", turn.Status)
 	}
-	queued := b.submit(t, httpapi.SubmitTurnRequest{SessionID: parked.SessionID, Input: "and then?"})
+	queued := b.submit(t, apitype.SubmitTurnRequest{SessionID: parked.SessionID, Input: "and then?"})
 	other := b.as(t, "tenant_other", "vera", runtype.APIRoleViewer)
 
-	var all, mine agentrt.Health
+	var all, mine apitype.Health
 	b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &all)
 	if all.TenantID != "" || all.Queue.Depth != 1 || all.Approvals.Pending != 1 || all.Workers.Capacity == 0 {
 		t.Errorf("the admin's health = %+v, want the whole runtime's", all)
@@ -111,7 +110,7 @@ func TestHealthAndMetricsOfATenant(t *testing.T) {
 	if mine.TenantID != "tenant_other" || mine.Queue.Depth != 0 || mine.Approvals.Pending != 0 || mine.Workers.Capacity != 0 || mine.Store.Writer.Writes != 0 {
 		t.Errorf("another tenant's health = %+v, want its own, empty", mine)
 	}
-	for _, id := range []string{parked.SessionID, parked.TurnID, parked.TaskID, queued.TurnID, queued.TaskID, agentrt.DefaultTenant} {
+	for _, id := range []string{parked.SessionID, parked.TurnID, parked.TaskID, queued.TurnID, queued.TaskID, apitype.DefaultTenant} {
 		if strings.Contains(string(body), id) {
 			t.Errorf("another tenant's health names %s: %s", id, body)
 		}
@@ -130,7 +129,7 @@ func TestHealthAndMetricsOfATenant(t *testing.T) {
 			`agentrt_step_duration_seconds_count{kind="model"}`: 1},
 		other: {`agentrt_queue_depth`: 0, `agentrt_pending_approvals`: 0, `agentrt_runs_total{status="waiting_permission"}`: -1,
 			`agentrt_step_duration_seconds_count{kind="model"}`: 0},
-		b.as(t, agentrt.DefaultTenant, "vera", runtype.APIRoleViewer): {`agentrt_queue_depth`: 1, `agentrt_pending_approvals`: 1,
+		b.as(t, apitype.DefaultTenant, "vera", runtype.APIRoleViewer): {`agentrt_queue_depth`: 1, `agentrt_pending_approvals`: 1,
 			`agentrt_runs_total{status="waiting_permission"}`: 1},
 	} {
 		got := metrics(who)

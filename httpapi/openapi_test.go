@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/httpapi"
 )
@@ -54,57 +54,57 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 // routeBodies maps each route of the table to its bodies; every answer
 // with a status of 400 or more that also does not name is a Problem.
 var routeBodies = map[string]bodies{
-	"GET /healthz":         {response: typeOf[httpapi.ProbeStatus]()},
-	"GET /readyz":          {response: typeOf[httpapi.ProbeStatus](), also: []int{http.StatusServiceUnavailable}},
+	"GET /healthz":         {response: typeOf[apitype.ProbeStatus]()},
+	"GET /readyz":          {response: typeOf[apitype.ProbeStatus](), also: []int{http.StatusServiceUnavailable}},
 	"GET /metrics":         {}, // Prometheus text
-	"GET /v1/health":       {response: typeOf[agentrt.Health](), also: []int{http.StatusServiceUnavailable}},
+	"GET /v1/health":       {response: typeOf[apitype.Health](), also: []int{http.StatusServiceUnavailable}},
 	"GET /v1/openapi.json": {}, // this document
 
-	"POST /v1/turns":                    {request: typeOf[httpapi.SubmitTurnRequest](), response: typeOf[agentrt.SubmitTurnResult]()},
-	"POST /v1/turns/{turnId}/interrupt": {response: typeOf[httpapi.InterruptResult]()},
-	"POST /v1/turns/{turnId}/promote":   {response: typeOf[httpapi.PromoteResult]()},
-	"DELETE /v1/turns/{turnId}/queue":   {response: typeOf[httpapi.RemoveResult]()},
+	"POST /v1/turns":                    {request: typeOf[apitype.SubmitTurnRequest](), response: typeOf[apitype.SubmitTurnResult]()},
+	"POST /v1/turns/{turnId}/interrupt": {response: typeOf[apitype.InterruptResult]()},
+	"POST /v1/turns/{turnId}/promote":   {response: typeOf[apitype.PromoteResult]()},
+	"DELETE /v1/turns/{turnId}/queue":   {response: typeOf[apitype.RemoveResult]()},
 
-	"GET /v1/tasks":                  {response: typeOf[agentrt.TaskPage]()},
-	"GET /v1/tasks/{taskId}":         {response: typeOf[agentrt.TaskRead]()},
-	"POST /v1/tasks/{taskId}/cancel": {response: typeOf[httpapi.TaskControlResult]()},
-	"POST /v1/tasks/{taskId}/pause":  {response: typeOf[httpapi.TaskControlResult]()},
-	"POST /v1/tasks/{taskId}/resume": {response: typeOf[httpapi.TaskControlResult]()},
-	"POST /v1/tasks/{taskId}/retry":  {response: typeOf[httpapi.TaskControlResult]()},
+	"GET /v1/tasks":                  {response: typeOf[apitype.TaskPage]()},
+	"GET /v1/tasks/{taskId}":         {response: typeOf[apitype.TaskRead]()},
+	"POST /v1/tasks/{taskId}/cancel": {response: typeOf[apitype.TaskControlResult]()},
+	"POST /v1/tasks/{taskId}/pause":  {response: typeOf[apitype.TaskControlResult]()},
+	"POST /v1/tasks/{taskId}/resume": {response: typeOf[apitype.TaskControlResult]()},
+	"POST /v1/tasks/{taskId}/retry":  {response: typeOf[apitype.TaskControlResult]()},
 
-	"GET /v1/requests":          {response: typeOf[agentrt.RequestPage]()},
-	"GET /v1/requests/{turnId}": {response: typeOf[agentrt.RequestSummary]()},
+	"GET /v1/requests":          {response: typeOf[apitype.RequestPage]()},
+	"GET /v1/requests/{turnId}": {response: typeOf[apitype.RequestSummary]()},
 
-	"GET /v1/sessions":                                              {response: typeOf[agentrt.SessionPage]()},
-	"GET /v1/sessions/{sessionId}":                                  {response: typeOf[agentrt.Snapshot]()},
-	"GET /v1/sessions/{sessionId}/threads/{threadId}":               {response: typeOf[agentrt.Snapshot]()},
-	"GET /v1/sessions/{sessionId}/threads/{threadId}/queue":         {response: typeOf[httpapi.QueueResult]()},
-	"GET /v1/sessions/{sessionId}/threads/{threadId}/history":       {response: typeOf[agentrt.HistoryPage]()},
-	"PUT /v1/sessions/{sessionId}/policy":                           {request: typeOf[httpapi.SetPolicyModeRequest](), response: typeOf[httpapi.PolicyModeResult]()},
-	"GET /v1/sessions/{sessionId}/receipts/verify":                  {response: typeOf[agentrt.VerifyResult]()},
-	"POST /v1/sessions/{sessionId}/requests/{turnId}/export":        {request: typeOf[httpapi.ExportEvidenceRequest]()}, // a gzip bundle
-	"GET /v1/sessions/{sessionId}/processes":                        {response: typeOf[httpapi.ProcessList]()},
-	"POST /v1/sessions/{sessionId}/processes/{processId}/stdin":     {request: typeOf[httpapi.ProcessStdinRequest](), response: typeOf[httpapi.ProcessStdinResult]()},
-	"POST /v1/sessions/{sessionId}/processes/{processId}/terminate": {response: typeOf[httpapi.ProcessTerminateResult]()},
+	"GET /v1/sessions":                                              {response: typeOf[apitype.SessionPage]()},
+	"GET /v1/sessions/{sessionId}":                                  {response: typeOf[apitype.Snapshot]()},
+	"GET /v1/sessions/{sessionId}/threads/{threadId}":               {response: typeOf[apitype.Snapshot]()},
+	"GET /v1/sessions/{sessionId}/threads/{threadId}/queue":         {response: typeOf[apitype.QueueResult]()},
+	"GET /v1/sessions/{sessionId}/threads/{threadId}/history":       {response: typeOf[apitype.HistoryPage]()},
+	"PUT /v1/sessions/{sessionId}/policy":                           {request: typeOf[apitype.SetPolicyModeRequest](), response: typeOf[apitype.PolicyModeResult]()},
+	"GET /v1/sessions/{sessionId}/receipts/verify":                  {response: typeOf[apitype.VerifyResult]()},
+	"POST /v1/sessions/{sessionId}/requests/{turnId}/export":        {request: typeOf[apitype.ExportEvidenceRequest]()}, // a gzip bundle
+	"GET /v1/sessions/{sessionId}/processes":                        {response: typeOf[apitype.ProcessList]()},
+	"POST /v1/sessions/{sessionId}/processes/{processId}/stdin":     {request: typeOf[apitype.ProcessStdinRequest](), response: typeOf[apitype.ProcessStdinResult]()},
+	"POST /v1/sessions/{sessionId}/processes/{processId}/terminate": {response: typeOf[apitype.ProcessTerminateResult]()},
 
-	"GET /v1/tools":  {response: typeOf[agentrt.ToolInventory]()},
+	"GET /v1/tools":  {response: typeOf[apitype.ToolInventory]()},
 	"GET /v1/events": {}, // Server-Sent Events
-	"PUT /v1/limits": {request: typeOf[httpapi.SetLimitRequest](), response: typeOf[agentrt.SetLimitResult]()},
+	"PUT /v1/limits": {request: typeOf[apitype.SetLimitRequest](), response: typeOf[apitype.SetLimitResult]()},
 
-	"GET /v1/actions":             {response: typeOf[agentrt.ActionPage]()},
-	"GET /v1/actions/{actionId}":  {response: typeOf[agentrt.ActionRead]()},
-	"POST /v1/actions/{actionId}": {request: typeOf[httpapi.RespondActionRequest](), response: typeOf[agentrt.RespondActionResult]()},
+	"GET /v1/actions":             {response: typeOf[apitype.ActionPage]()},
+	"GET /v1/actions/{actionId}":  {response: typeOf[apitype.ActionRead]()},
+	"POST /v1/actions/{actionId}": {request: typeOf[apitype.RespondActionRequest](), response: typeOf[apitype.RespondActionResult]()},
 
-	"GET /v1/tokens":                   {response: typeOf[httpapi.TokenList]()},
-	"POST /v1/tokens":                  {request: typeOf[httpapi.CreateTokenRequest](), response: typeOf[agentrt.NewToken]()},
-	"POST /v1/tokens/{tokenId}/rotate": {response: typeOf[agentrt.NewToken]()},
-	"POST /v1/tokens/{tokenId}/revoke": {response: typeOf[agentrt.TokenRead]()},
+	"GET /v1/tokens":                   {response: typeOf[apitype.TokenList]()},
+	"POST /v1/tokens":                  {request: typeOf[apitype.CreateTokenRequest](), response: typeOf[apitype.NewToken]()},
+	"POST /v1/tokens/{tokenId}/rotate": {response: typeOf[apitype.NewToken]()},
+	"POST /v1/tokens/{tokenId}/revoke": {response: typeOf[apitype.TokenRead]()},
 }
 
 // componentNames names the components of types whose Go name another
 // type of the document has.
 var componentNames = map[reflect.Type]string{
-	typeOf[event.QueuedTurn](): "QueueEntry", // agentrt.QueuedTurn is the snapshot's
+	typeOf[event.QueuedTurn](): "QueueEntry", // apitype.QueuedTurn is the snapshot's
 }
 
 // sharedResponses are the error answers many operations give alike; an
@@ -172,7 +172,7 @@ func generateOpenAPI(doc []byte) ([]byte, error) {
 	}
 	components := object(d, "components")
 	g := &schemaGen{components: map[string]*jsonschema.Schema{}, names: map[string]reflect.Type{}}
-	problem, err := g.schema(typeOf[httpapi.Problem]())
+	problem, err := g.schema(typeOf[apitype.Problem]())
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func generateOpenAPI(doc []byte) ([]byte, error) {
 	for _, sr := range sharedResponses {
 		responses[sr.name] = map[string]any{
 			"description": sr.description,
-			"content":     map[string]any{httpapi.ProblemContentType: map[string]any{"schema": problem}},
+			"content":     map[string]any{apitype.ProblemContentType: map[string]any{"schema": problem}},
 		}
 	}
 	components["responses"] = responses
@@ -286,7 +286,7 @@ func (g *schemaGen) operation(op, responses map[string]any, b bodies, problem *j
 				}
 			}
 			if r["$ref"] == nil {
-				r["content"] = map[string]any{httpapi.ProblemContentType: map[string]any{"schema": problem}}
+				r["content"] = map[string]any{apitype.ProblemContentType: map[string]any{"schema": problem}}
 			}
 			responses[status] = r
 		case resp != nil && code >= 400:
@@ -294,7 +294,7 @@ func (g *schemaGen) operation(op, responses map[string]any, b bodies, problem *j
 			// every other (its token, the runtime stopping).
 			r["content"] = map[string]any{
 				"application/json":         map[string]any{"schema": resp},
-				httpapi.ProblemContentType: map[string]any{"schema": problem},
+				apitype.ProblemContentType: map[string]any{"schema": problem},
 			}
 		case resp != nil:
 			r["content"] = map[string]any{"application/json": map[string]any{"schema": resp}}
@@ -626,7 +626,7 @@ func jsonFields(t reflect.Type) ([]field, error) {
 func (g *schemaGen) problemEnums() {
 	s := g.components["Problem"]
 	var types, codes []any
-	for _, k := range httpapi.ProblemKinds {
+	for _, k := range apitype.ProblemKinds {
 		types = append(types, k.Type())
 		codes = append(codes, k.Code)
 	}

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
-	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/policy"
@@ -44,19 +43,19 @@ func TestProcessControlOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := setup(t, setupOpts{script: echoScript, policy: k, builtins: []string{"shell", "read_file"}, workspace: t.TempDir()})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s (%s)", turn.Status, turn.StatusReason)
 	}
 	base := "/v1/sessions/" + res.SessionID + "/processes"
-	var list struct{ Processes []httpapi.ProcessInfo }
+	var list struct{ Processes []apitype.ProcessInfo }
 	b.getJSON(t, call{path: base}, http.StatusOK, &list)
 	if len(list.Processes) != 1 || !list.Processes[0].Background || !strings.Contains(list.Processes[0].Command, "got:") {
 		t.Fatalf("processes %+v, want the background echo", list.Processes)
 	}
 	pid := list.Processes[0].ProcessID
 
-	var body httpapi.Problem
+	var body apitype.Problem
 	b.getJSON(t, call{method: http.MethodPost, path: base + "/" + pid + "/stdin", body: `{}`}, http.StatusBadRequest, &body)
 	if !strings.Contains(body.Detail, "nothing to do") {
 		t.Errorf("empty write: %+v", body)
@@ -75,7 +74,7 @@ func TestProcessControlOverHTTP(t *testing.T) {
 
 	// The process's end is recorded as it happens: follow the session's
 	// events until it is there.
-	sub, err := b.rt.Subscribe(context.Background(), &agentrt.SubscribeParams{SessionID: res.SessionID})
+	sub, err := b.rt.Subscribe(context.Background(), &apitype.SubscribeParams{SessionID: res.SessionID})
 	if err != nil {
 		t.Fatal(err)
 	}

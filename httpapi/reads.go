@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -42,7 +41,7 @@ func parseList(w http.ResponseWriter, q url.Values) (listQuery, bool) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			writeError(w, ProblemInvalidParameter, fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", p.name, v))
+			writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", p.name, v))
 			return l, false
 		}
 		*p.dst = t
@@ -67,7 +66,7 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 			status, statuses = statuses[0], nil
 		}
 	}
-	page, err := s.rt.ListRequestsPage(r.Context(), &agentrt.ListRequestsParams{
+	page, err := s.rt.ListRequestsPage(r.Context(), &apitype.ListRequestsParams{
 		Owner: owner(r), OnlyOwn: onlyOwn(r), SessionID: l.sessionID, ThreadID: q.Get("threadId"), Status: status, Statuses: statuses,
 		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
@@ -85,10 +84,10 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if l.status != "" {
-		writeError(w, ProblemInvalidParameter, "status does not apply to sessions: filter their requests or tasks")
+		writeError(w, apitype.ProblemInvalidParameter, "status does not apply to sessions: filter their requests or tasks")
 		return
 	}
-	page, err := s.rt.ListSessionsPage(r.Context(), &agentrt.ListSessionsParams{
+	page, err := s.rt.ListSessionsPage(r.Context(), &apitype.ListSessionsParams{
 		Owner: owner(r), OnlyOwn: onlyOwn(r), Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
 	if err != nil {
@@ -104,10 +103,10 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if l.before != "" {
-		writeError(w, ProblemInvalidParameter, "before does not apply to tasks: page with cursor")
+		writeError(w, apitype.ProblemInvalidParameter, "before does not apply to tasks: page with cursor")
 		return
 	}
-	page, err := s.rt.ListTasks(r.Context(), &agentrt.ListTasksParams{
+	page, err := s.rt.ListTasks(r.Context(), &apitype.ListTasksParams{
 		Owner: owner(r), OnlyOwn: onlyOwn(r), SessionID: l.sessionID, Status: runtype.TaskStatus(l.status), Agent: l.agent,
 		Since: l.since, Until: l.until, Cursor: l.cursor, Limit: l.limit,
 	})
@@ -124,7 +123,7 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, err := s.rt.ListActionsPage(r.Context(), &agentrt.ListActionsParams{
+	page, err := s.rt.ListActionsPage(r.Context(), &apitype.ListActionsParams{
 		Owner: owner(r), SessionID: l.sessionID, TurnID: q.Get("turnId"), Status: runtype.ActionStatus(l.status),
 		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
 	})
@@ -155,12 +154,12 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	if agent == "" {
 		names := s.rt.AgentNames()
 		if len(names) != 1 {
-			writeError(w, ProblemInvalidParameter, "agent is required: this runtime runs more than one agent")
+			writeError(w, apitype.ProblemInvalidParameter, "agent is required: this runtime runs more than one agent")
 			return
 		}
 		agent = names[0]
 	}
-	inv, err := s.rt.ToolInventory(r.Context(), &agentrt.ToolInventoryParams{Owner: owner(r), Agent: agent, Mode: policy.Mode(q.Get("mode"))})
+	inv, err := s.rt.ToolInventory(r.Context(), &apitype.ToolInventoryParams{Owner: owner(r), Agent: agent, Mode: q.Get("mode")})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -8,21 +8,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
 // readsBundle is a server with three completed turns: two in one
 // session (a), one in another (b).
-func readsBundle(t *testing.T) (*testBundle, agentrt.SubmitTurnResult, agentrt.SubmitTurnResult, []string) {
+func readsBundle(t *testing.T) (*testBundle, apitype.SubmitTurnResult, apitype.SubmitTurnResult, []string) {
 	t.Helper()
 	b := setup(t, setupOpts{script: "responses: [{text: hi}, {text: again}, {text: more}]", builtins: []string{"read_file"}})
-	a := b.submit(t, httpapi.SubmitTurnRequest{Input: "one"})
+	a := b.submit(t, apitype.SubmitTurnRequest{Input: "one"})
 	b.wait(t, a.TurnID)
-	a2 := b.submit(t, httpapi.SubmitTurnRequest{Input: "two", SessionID: a.SessionID})
+	a2 := b.submit(t, apitype.SubmitTurnRequest{Input: "two", SessionID: a.SessionID})
 	b.wait(t, a2.TurnID)
-	o := b.submit(t, httpapi.SubmitTurnRequest{Agent: "support", Input: "three", SessionID: "ses-other"})
+	o := b.submit(t, apitype.SubmitTurnRequest{Agent: "support", Input: "three", SessionID: "ses-other"})
 	b.wait(t, o.TurnID)
 	return b, a, o, []string{o.TurnID, a2.TurnID, a.TurnID} // newest first
 }
@@ -36,7 +35,7 @@ func TestListsPageByCursor(t *testing.T) {
 	var got []string
 	for cursor, pages := "", 0; ; pages++ {
 		var page struct {
-			Requests   []agentrt.RequestSummary
+			Requests   []apitype.RequestSummary
 			NextCursor *string
 		}
 		b.getJSON(t, call{path: "/v1/requests?limit=1&cursor=" + url.QueryEscape(cursor)}, http.StatusOK, &page)
@@ -54,7 +53,7 @@ func TestListsPageByCursor(t *testing.T) {
 		t.Errorf("paged requests = %v, want %v", got, turns)
 	}
 
-	var reqs struct{ Requests []agentrt.RequestSummary }
+	var reqs struct{ Requests []apitype.RequestSummary }
 	b.getJSON(t, call{path: "/v1/requests?before=" + turns[0]}, http.StatusOK, &reqs)
 	if len(reqs.Requests) != 2 || reqs.Requests[0].TurnID != turns[1] {
 		t.Errorf("GET /v1/requests?before= lists %d, want the 2 older", len(reqs.Requests))
@@ -74,7 +73,7 @@ func TestListsPageByCursor(t *testing.T) {
 	}
 
 	var tasks struct {
-		Tasks      []agentrt.TaskRead
+		Tasks      []apitype.TaskRead
 		NextCursor string
 	}
 	b.getJSON(t, call{path: "/v1/tasks?limit=2"}, http.StatusOK, &tasks)
@@ -91,7 +90,7 @@ func TestListsPageByCursor(t *testing.T) {
 	}
 
 	var sessions struct {
-		Sessions   []agentrt.SessionSummary
+		Sessions   []apitype.SessionSummary
 		NextCursor string
 	}
 	b.getJSON(t, call{path: "/v1/sessions?agent=support&limit=1"}, http.StatusOK, &sessions)
@@ -100,7 +99,7 @@ func TestListsPageByCursor(t *testing.T) {
 	}
 
 	var acts struct {
-		Actions    []agentrt.ActionRead
+		Actions    []apitype.ActionRead
 		NextCursor *string
 	}
 	b.getJSON(t, call{path: "/v1/actions?status=pending&agent=support"}, http.StatusOK, &acts)
@@ -147,12 +146,12 @@ func TestHistoryRoute(t *testing.T) {
 	t.Parallel()
 	b, a, o, _ := readsBundle(t)
 	base := "/v1/sessions/" + a.SessionID + "/threads/" + a.ThreadID + "/history"
-	var all agentrt.HistoryPage
+	var all apitype.HistoryPage
 	b.getJSON(t, call{path: base}, http.StatusOK, &all)
 	if len(all.Messages) < 4 || all.NextCursor != "" || all.Messages[0].Seq != 1 || all.Messages[0].Role != runtype.RoleUser || all.Messages[0].Content != "one" {
 		t.Fatalf("GET %s = %+v, want the thread's messages from seq 1", base, all)
 	}
-	var page agentrt.HistoryPage
+	var page apitype.HistoryPage
 	b.getJSON(t, call{path: base + "?limit=1"}, http.StatusOK, &page)
 	last := all.Messages[len(all.Messages)-1]
 	if len(page.Messages) != 1 || page.Messages[0].Seq != last.Seq || page.NextCursor == "" {
@@ -174,10 +173,10 @@ func TestHistoryRoute(t *testing.T) {
 func TestToolsRoute(t *testing.T) {
 	t.Parallel()
 	b, _, _, _ := readsBundle(t)
-	var inv agentrt.ToolInventory
+	var inv apitype.ToolInventory
 	for _, path := range []string{"/v1/tools?agent=support", "/v1/tools", "/v1/tools?agent=support&mode=read_only"} {
 		b.getJSON(t, call{path: path}, http.StatusOK, &inv)
-		if inv.Agent != "support" || inv.Principal != agentrt.APIPrincipal || len(inv.Tools) != 1 || inv.Tools[0].Name != "read_file" ||
+		if inv.Agent != "support" || inv.Principal != apitype.APIPrincipal || len(inv.Tools) != 1 || inv.Tools[0].Name != "read_file" ||
 			inv.Tools[0].Policy.Decision != "allow" || len(inv.Tools[0].InputSchema) == 0 {
 			t.Errorf("GET %s = %+v", path, inv)
 		}
@@ -232,7 +231,7 @@ func TestRequestsInSeveralStatuses(t *testing.T) {
 		{"failed,cancelled", nil},
 		{"waiting_permission, completed", turns},
 	} {
-		var page agentrt.RequestPage
+		var page apitype.RequestPage
 		b.getJSON(t, call{path: "/v1/requests?status=" + url.QueryEscape(tt.status)}, http.StatusOK, &page)
 		var got []string
 		for _, r := range page.Requests {

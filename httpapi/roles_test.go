@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -53,7 +53,7 @@ func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Val
 	resp, raw := b.do(t, call{method: method, path: path, body: body})
 	r := matrixResult{status: resp.StatusCode, body: string(raw)}
 	if resp.StatusCode >= 400 {
-		var e httpapi.Problem
+		var e apitype.Problem
 		if err := json.Unmarshal(raw, &e); err != nil {
 			t.Fatalf("%s %s = %d with a body that is no JSON error: %s", method, path, resp.StatusCode, raw)
 		}
@@ -82,7 +82,7 @@ func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Val
 func TestRoleRouteMatrix(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
-	const tenant, other = agentrt.DefaultTenant, "tenant_other"
+	const tenant, other = apitype.DefaultTenant, "tenant_other"
 	sam := b.as(t, tenant, "sam", runtype.APIRoleSubmitter)
 	callers := []matrixCaller{
 		{name: "admin", b: b, role: runtype.APIRoleAdmin},
@@ -96,16 +96,16 @@ func TestRoleRouteMatrix(t *testing.T) {
 	}
 
 	// The fixtures: sam's turn, parked on an approval, and a spare token.
-	res := sam.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := sam.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("sam's turn %s (%s), want waiting_permission", turn.Status, turn.StatusReason)
 	}
-	var acts struct{ Actions []agentrt.ActionRead }
+	var acts struct{ Actions []apitype.ActionRead }
 	b.getJSON(t, call{path: "/v1/actions?turnId=" + res.TurnID}, http.StatusOK, &acts)
 	if len(acts.Actions) != 1 {
 		t.Fatalf("actions of sam's turn: %+v", acts.Actions)
 	}
-	spare, err := b.rt.CreateToken(t.Context(), &agentrt.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "spare"}, Role: runtype.APIRoleViewer})
+	spare, err := b.rt.CreateToken(t.Context(), &apitype.CreateTokenParams{Owner: runtype.Owner{PrincipalID: "spare"}, Role: runtype.APIRoleViewer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,26 +216,26 @@ func normalize(msg string, ids map[string]string) string {
 func TestSubmitterSeesItsOwn(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
-	sam := b.as(t, agentrt.DefaultTenant, "sam", runtype.APIRoleSubmitter)
-	sue := b.as(t, agentrt.DefaultTenant, "sue", runtype.APIRoleSubmitter)
-	mine, theirs := sam.submit(t, httpapi.SubmitTurnRequest{Input: "go"}), sue.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
-	for _, res := range []agentrt.SubmitTurnResult{mine, theirs} {
+	sam := b.as(t, apitype.DefaultTenant, "sam", runtype.APIRoleSubmitter)
+	sue := b.as(t, apitype.DefaultTenant, "sue", runtype.APIRoleSubmitter)
+	mine, theirs := sam.submit(t, apitype.SubmitTurnRequest{Input: "go"}), sue.submit(t, apitype.SubmitTurnRequest{Input: "go"})
+	for _, res := range []apitype.SubmitTurnResult{mine, theirs} {
 		if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
 			t.Fatalf("turn %s", turn.Status)
 		}
 	}
 
-	var reqs struct{ Requests []agentrt.RequestSummary }
+	var reqs struct{ Requests []apitype.RequestSummary }
 	sam.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &reqs)
 	if len(reqs.Requests) != 1 || reqs.Requests[0].TurnID != mine.TurnID {
 		t.Errorf("sam's requests = %+v, want his one", reqs.Requests)
 	}
-	var sessions struct{ Sessions []agentrt.SessionSummary }
+	var sessions struct{ Sessions []apitype.SessionSummary }
 	sam.getJSON(t, call{path: "/v1/sessions"}, http.StatusOK, &sessions)
 	if len(sessions.Sessions) != 1 || sessions.Sessions[0].SessionID != mine.SessionID {
 		t.Errorf("sam's sessions = %+v, want his one", sessions.Sessions)
 	}
-	var tasks agentrt.TaskPage
+	var tasks apitype.TaskPage
 	sam.getJSON(t, call{path: "/v1/tasks"}, http.StatusOK, &tasks)
 	if len(tasks.Tasks) != 1 || tasks.Tasks[0].TaskID != mine.TaskID {
 		t.Errorf("sam's tasks = %+v, want his one", tasks.Tasks)
@@ -261,7 +261,7 @@ func TestSubmitterSeesItsOwn(t *testing.T) {
 
 	resp, body = sam.do(t, call{method: http.MethodPost, path: "/v1/turns", body: `{"sessionId":"` + theirs.SessionID + `","input":"me too"}`})
 	wantError(t, resp, body, http.StatusForbidden, "forbidden", "another principal's", "sam may continue only its own sessions")
-	var acts struct{ Actions []agentrt.ActionRead }
+	var acts struct{ Actions []apitype.ActionRead }
 	b.getJSON(t, call{path: "/v1/actions?turnId=" + mine.TurnID}, http.StatusOK, &acts)
 	resp, body = sam.do(t, call{method: http.MethodPost, path: "/v1/actions/" + acts.Actions[0].ActionID, body: `{"decision":"approve"}`})
 	wantError(t, resp, body, http.StatusForbidden, "forbidden", "role submitter")
@@ -284,19 +284,19 @@ func TestSubmitterSeesItsOwn(t *testing.T) {
 func TestSelfApprovalOverHTTP(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}, forbidSelfApproval: true})
-	olga := b.as(t, agentrt.DefaultTenant, "olga", runtype.APIRoleOperator)
-	oscar := b.as(t, agentrt.DefaultTenant, "oscar", runtype.APIRoleOperator)
-	res := olga.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	olga := b.as(t, apitype.DefaultTenant, "olga", runtype.APIRoleOperator)
+	oscar := b.as(t, apitype.DefaultTenant, "oscar", runtype.APIRoleOperator)
+	res := olga.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
 		t.Fatalf("turn %s", turn.Status)
 	}
-	var acts struct{ Actions []agentrt.ActionRead }
+	var acts struct{ Actions []apitype.ActionRead }
 	olga.getJSON(t, call{path: "/v1/actions?turnId=" + res.TurnID}, http.StatusOK, &acts)
 	path := "/v1/actions/" + acts.Actions[0].ActionID
 	resp, body := olga.do(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`})
 	wantError(t, resp, body, http.StatusForbidden, "self_approval", "olga submitted turn "+res.TurnID, "self-approval", "policy.self_approval: forbid")
 
-	var out agentrt.RespondActionResult
+	var out apitype.RespondActionResult
 	oscar.getJSON(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`}, http.StatusOK, &out)
 	if out.Action.ResolvedBy != "oscar" {
 		t.Errorf("resolved by %q, want oscar", out.Action.ResolvedBy)
@@ -311,7 +311,7 @@ func TestSelfApprovalOverHTTP(t *testing.T) {
 	if !found {
 		t.Error("no action.resolved in the session's events")
 	}
-	var v agentrt.VerifyResult
+	var v apitype.VerifyResult
 	olga.getJSON(t, call{path: "/v1/sessions/" + res.SessionID + "/receipts/verify"}, http.StatusOK, &v)
 	if !v.OK {
 		t.Errorf("receipts = %+v", v)

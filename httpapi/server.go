@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -88,11 +88,11 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 		allow := strings.Join(allowed[path], ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
-			writeError(w, ProblemMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+			writeError(w, apitype.ProblemMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, ProblemNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+		writeError(w, apitype.ProblemNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.handler = mux
 	return s, nil
@@ -154,7 +154,7 @@ func (s *Server) routes() []route {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, ProbeStatus{Status: "ok"})
+	writeJSON(w, http.StatusOK, apitype.ProbeStatus{Status: "ok"})
 }
 
 // readyz answers 200 while the runtime runs and its store answers, even
@@ -167,7 +167,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if !ready {
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, ProbeStatus{Status: status})
+	writeJSON(w, code, apitype.ProbeStatus{Status: status})
 }
 
 // health answers the health projection: 200 when ok or degraded, 503
@@ -180,7 +180,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		h = s.rt.TenantHealth(r.Context(), c.TenantID)
 	}
 	code := http.StatusOK
-	if h.Status == agentrt.HealthUnhealthy || h.Status == agentrt.HealthStopped {
+	if h.Status == apitype.HealthUnhealthy || h.Status == apitype.HealthStopped {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, h)
@@ -191,34 +191,22 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 	w.Write(openapiJSON)
 }
 
-// SubmitTurnRequest is the body of POST /v1/turns.
-type SubmitTurnRequest struct {
-	Agent          string `json:"agent"`
-	Input          string `json:"input"`
-	SessionID      string `json:"sessionId,omitempty"`
-	ThreadID       string `json:"threadId,omitempty"`
-	IdempotencyKey string `json:"idempotencyKey,omitempty"`
-	// Multitask is how the turn is handled when its thread is busy:
-	// enqueue, reject, interrupt or rollback; empty uses the runtime's.
-	Multitask string `json:"multitask,omitempty"`
-}
-
 func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
-	var req SubmitTurnRequest
+	var req apitype.SubmitTurnRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			writeError(w, ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
+			writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
 			return
 		}
 		req.IdempotencyKey = h
 	}
-	res, err := s.rt.SubmitTurn(r.Context(), &agentrt.SubmitTurnParams{
+	res, err := s.rt.SubmitTurn(r.Context(), &apitype.SubmitTurnParams{
 		Owner: owner(r), Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
 		ThreadID: req.ThreadID, IdempotencyKey: req.IdempotencyKey, Source: "api",
-		Multitask: agentrt.Multitask(req.Multitask), OnlyOwn: onlyOwn(r),
+		Multitask: apitype.Multitask(req.Multitask), OnlyOwn: onlyOwn(r),
 	})
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -238,23 +226,15 @@ func (s *Server) interruptTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, InterruptResult{TurnID: r.PathValue("turnId"), Status: status})
-}
-
-// SetLimitRequest is the body of PUT /v1/limits.
-type SetLimitRequest struct {
-	Scope      string  `json:"scope"`
-	SessionID  string  `json:"sessionId,omitempty"`
-	MaxTokens  int64   `json:"maxTokens,omitempty"`
-	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	writeJSON(w, http.StatusAccepted, apitype.InterruptResult{TurnID: r.PathValue("turnId"), Status: status})
 }
 
 func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
-	var req SetLimitRequest
+	var req apitype.SetLimitRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	res, err := s.rt.SetLimit(r.Context(), &agentrt.SetLimitParams{
+	res, err := s.rt.SetLimit(r.Context(), &apitype.SetLimitParams{
 		Owner: owner(r), Scope: runtype.LimitScope(req.Scope), SessionID: req.SessionID,
 		MaxTokens: req.MaxTokens, MaxCostUSD: req.MaxCostUSD,
 	})
@@ -274,19 +254,12 @@ func (s *Server) getAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a)
 }
 
-// RespondActionRequest is the body of POST /v1/actions/{actionId}.
-type RespondActionRequest struct {
-	Decision     string          `json:"decision"`
-	Message      string          `json:"message,omitempty"`
-	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
-}
-
 func (s *Server) respondAction(w http.ResponseWriter, r *http.Request) {
-	var req RespondActionRequest
+	var req apitype.RespondActionRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	res, err := s.rt.RespondAction(r.Context(), &agentrt.RespondActionParams{
+	res, err := s.rt.RespondAction(r.Context(), &apitype.RespondActionParams{
 		Owner: owner(r), Role: caller(r).Role, ActionID: r.PathValue("actionId"), Decision: req.Decision,
 		Message: req.Message, UpdatedInput: req.UpdatedInput,
 	})
@@ -297,42 +270,19 @@ func (s *Server) respondAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// SetPolicyModeRequest is the body of PUT /v1/sessions/{sessionId}/policy.
-type SetPolicyModeRequest struct {
-	Mode string `json:"mode"`
-}
-
 func (s *Server) setPolicyMode(w http.ResponseWriter, r *http.Request) {
-	var req SetPolicyModeRequest
+	var req apitype.SetPolicyModeRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	sid := r.PathValue("sessionId")
-	if err := s.rt.SetPolicyMode(r.Context(), &agentrt.SetPolicyModeParams{
-		Owner: owner(r), Role: caller(r).Role, SessionID: sid, Mode: policy.Mode(req.Mode),
+	if err := s.rt.SetPolicyMode(r.Context(), &apitype.SetPolicyModeParams{
+		Owner: owner(r), Role: caller(r).Role, SessionID: sid, Mode: req.Mode,
 	}); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, PolicyModeResult{SessionID: sid, Mode: req.Mode})
-}
-
-// ProcessStdinRequest is the body of POST
-// /v1/sessions/{sessionId}/processes/{processId}/stdin.
-type ProcessStdinRequest struct {
-	Data  string `json:"data"`
-	Close bool   `json:"close,omitempty"`
-}
-
-// ProcessInfo describes a live process in GET
-// /v1/sessions/{sessionId}/processes.
-type ProcessInfo struct {
-	ProcessID  string    `json:"processId"`
-	RunID      string    `json:"runId"`
-	Command    string    `json:"command"`
-	Pid        int       `json:"pid"`
-	StartedAt  time.Time `json:"startedAt"`
-	Background bool      `json:"background"`
+	writeJSON(w, http.StatusOK, apitype.PolicyModeResult{SessionID: sid, Mode: req.Mode})
 }
 
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
@@ -341,20 +291,16 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := make([]ProcessInfo, len(procs))
-	for i, p := range procs {
-		out[i] = ProcessInfo{ProcessID: p.ID, RunID: p.RunID, Command: p.Command, Pid: p.Pid, StartedAt: p.Started.UTC(), Background: p.Background}
-	}
-	writeJSON(w, http.StatusOK, ProcessList{Processes: out})
+	writeJSON(w, http.StatusOK, apitype.ProcessList{Processes: procs})
 }
 
 func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
-	var req ProcessStdinRequest
+	var req apitype.ProcessStdinRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	if req.Data == "" && !req.Close {
-		writeError(w, ProblemInvalidRequest, "data is empty and close is false: nothing to do")
+		writeError(w, apitype.ProblemInvalidRequest, "data is empty and close is false: nothing to do")
 		return
 	}
 	sid, pid := r.PathValue("sessionId"), r.PathValue("processId")
@@ -362,7 +308,7 @@ func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ProcessStdinResult{ProcessID: pid, Bytes: len(req.Data), Closed: req.Close})
+	writeJSON(w, http.StatusOK, apitype.ProcessStdinResult{ProcessID: pid, Bytes: len(req.Data), Closed: req.Close})
 }
 
 func (s *Server) terminateProcess(w http.ResponseWriter, r *http.Request) {
@@ -371,7 +317,7 @@ func (s *Server) terminateProcess(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ProcessTerminateResult{ProcessID: pid, Status: "terminated"})
+	writeJSON(w, http.StatusOK, apitype.ProcessTerminateResult{ProcessID: pid, Status: "terminated"})
 }
 
 func (s *Server) verifySession(w http.ResponseWriter, r *http.Request) {
@@ -415,7 +361,7 @@ func (s *Server) getThreadRead(w http.ResponseWriter, r *http.Request) {
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			writeError(w, ProblemUnsupportedMediaType, "the body must be application/json, not "+ct)
+			writeError(w, apitype.ProblemUnsupportedMediaType, "the body must be application/json, not "+ct)
 			return false
 		}
 	}
@@ -426,11 +372,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			writeError(w, ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+			writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
 		case errors.Is(err, io.EOF):
-			writeError(w, ProblemInvalidJSON, "the body is empty; want a JSON object")
+			writeError(w, apitype.ProblemInvalidJSON, "the body is empty; want a JSON object")
 		default:
-			writeError(w, ProblemInvalidJSON, decodeProblem(err))
+			writeError(w, apitype.ProblemInvalidJSON, decodeProblem(err))
 		}
 		return false
 	}
@@ -440,11 +386,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	case errors.Is(err, io.EOF):
 		return true
 	case err == nil:
-		writeError(w, ProblemInvalidJSON, "the body holds more than one JSON value")
+		writeError(w, apitype.ProblemInvalidJSON, "the body holds more than one JSON value")
 	case errors.As(err, new(*http.MaxBytesError)):
-		writeError(w, ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+		writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
 	default:
-		writeError(w, ProblemInvalidJSON, "the body holds data after the JSON object")
+		writeError(w, apitype.ProblemInvalidJSON, "the body holds data after the JSON object")
 	}
 	return false
 }
@@ -455,7 +401,7 @@ func intParam(w http.ResponseWriter, v, name string) (int, bool) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		writeError(w, ProblemInvalidParameter, fmt.Sprintf("%s must be a non-negative integer, not %q", name, v))
+		writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("%s must be a non-negative integer, not %q", name, v))
 		return 0, false
 	}
 	return n, true
@@ -463,33 +409,33 @@ func intParam(w http.ResponseWriter, v, name string) (int, bool) {
 
 // writeErr maps runtime errors to statuses.
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
-	var inv *agentrt.InvalidError
-	var over *agentrt.OverloadedError
+	var inv *apitype.InvalidError
+	var over *apitype.OverloadedError
 	switch {
 	case errors.As(err, &inv):
-		writeError(w, ProblemInvalidRequest, err.Error())
+		writeError(w, apitype.ProblemInvalidRequest, err.Error())
 	case errors.As(err, &over):
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(over.RetryAfter)))
-		writeError(w, ProblemOverloaded, err.Error())
-	case errors.Is(err, agentrt.ErrNotFound):
-		writeError(w, ProblemNotFound, notFound(r, err))
-	case errors.As(err, new(*agentrt.SelfApprovalError)):
-		writeError(w, ProblemSelfApproval, err.Error())
-	case errors.Is(err, agentrt.ErrForbidden):
-		writeError(w, ProblemForbidden, err.Error())
-	case errors.Is(err, agentrt.ErrNoPolicy):
-		writeError(w, ProblemNoPolicy, err.Error())
-	case errors.Is(err, agentrt.ErrBusy):
-		writeError(w, ProblemBusy, err.Error())
-	case errors.Is(err, agentrt.ErrConflict):
-		writeError(w, ProblemConflict, err.Error())
-	case errors.Is(err, agentrt.ErrStopped):
-		writeError(w, ProblemUnavailable, err.Error())
+		writeError(w, apitype.ProblemOverloaded, err.Error())
+	case errors.Is(err, apitype.ErrNotFound):
+		writeError(w, apitype.ProblemNotFound, notFound(r, err))
+	case errors.As(err, new(*apitype.SelfApprovalError)):
+		writeError(w, apitype.ProblemSelfApproval, err.Error())
+	case errors.Is(err, apitype.ErrForbidden):
+		writeError(w, apitype.ProblemForbidden, err.Error())
+	case errors.Is(err, apitype.ErrNoPolicy):
+		writeError(w, apitype.ProblemNoPolicy, err.Error())
+	case errors.Is(err, apitype.ErrBusy):
+		writeError(w, apitype.ProblemBusy, err.Error())
+	case errors.Is(err, apitype.ErrConflict):
+		writeError(w, apitype.ProblemConflict, err.Error())
+	case errors.Is(err, apitype.ErrStopped):
+		writeError(w, apitype.ProblemUnavailable, err.Error())
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
 	default:
 		s.cfg.Logger.Error("serving request", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, ProblemInternal, "internal error; see the server log")
+		writeError(w, apitype.ProblemInternal, "internal error; see the server log")
 	}
 }
 
@@ -510,13 +456,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // RegisterFileToken makes the token of the api-token file (see
 // LoadOrCreateToken) an admin token of the default tenant, principal
-// agentrt.APIPrincipal, unless rt's store knows it already: a data
+// apitype.APIPrincipal, unless rt's store knows it already: a data
 // directory made before tokens were kept in the store keeps its token,
 // and one revoked since stays revoked. agentrt serve calls it on every
 // start.
 func RegisterFileToken(ctx context.Context, rt *agentrt.Runtime, token string) error {
-	_, _, err := rt.ImportToken(ctx, token, &agentrt.CreateTokenParams{
-		Owner: runtype.Owner{TenantID: agentrt.DefaultTenant, PrincipalID: agentrt.APIPrincipal},
+	_, _, err := rt.ImportToken(ctx, token, &apitype.CreateTokenParams{
+		Owner: runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: apitype.APIPrincipal},
 		Role:  runtype.APIRoleAdmin, Name: TokenFile + " file",
 	})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/runtype"
@@ -204,7 +204,7 @@ func TestAuth(t *testing.T) {
 		}
 	})
 	// The rejected submissions created nothing.
-	var reqs struct{ Requests []agentrt.RequestSummary }
+	var reqs struct{ Requests []apitype.RequestSummary }
 	b.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &reqs)
 	if len(reqs.Requests) != 0 {
 		t.Errorf("unauthenticated submissions created %d requests", len(reqs.Requests))
@@ -262,7 +262,7 @@ func TestSubmitTurn(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST /v1/turns = %d %s, want 202", resp.StatusCode, body)
 	}
-	var res agentrt.SubmitTurnResult
+	var res apitype.SubmitTurnResult
 	if err := json.Unmarshal(body, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -284,13 +284,13 @@ func TestSubmitTurn(t *testing.T) {
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 		t.Errorf("turn ended %s (%s), want completed", turn.Status, turn.StatusReason)
 	}
-	var req agentrt.RequestSummary
+	var req apitype.RequestSummary
 	b.getJSON(t, call{path: loc}, http.StatusOK, &req)
-	want := agentrt.RequestSummary{
+	want := apitype.RequestSummary{
 		RequestID: res.TurnID, TurnID: res.TurnID, SessionID: res.SessionID, ThreadID: res.ThreadID,
 		Agent: "support", Status: runtype.StatusCompleted, InputPreview: "hello", ResultPreview: "hi",
 	}
-	ignore := cmpopts.IgnoreFields(agentrt.RequestSummary{}, "Usage", "CreatedAt", "StartedAt", "EndedAt", "DurationMs")
+	ignore := cmpopts.IgnoreFields(apitype.RequestSummary{}, "Usage", "CreatedAt", "StartedAt", "EndedAt", "DurationMs")
 	if diff := cmp.Diff(want, req, ignore); diff != "" {
 		t.Errorf("GET %s (-want +got):\n%s", loc, diff)
 	}
@@ -300,7 +300,7 @@ func TestSubmitTurn(t *testing.T) {
 	t.Run("continue the session", func(t *testing.T) {
 		t.Parallel()
 		raw := fmt.Sprintf(`{"sessionId": %q, "input": "again"}`, res.SessionID)
-		var next agentrt.SubmitTurnResult
+		var next apitype.SubmitTurnResult
 		b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns", body: raw, header: map[string]string{"Content-Type": "application/json; charset=utf-8"}}, http.StatusAccepted, &next)
 		if next.SessionID != res.SessionID || next.ThreadID != res.ThreadID || next.TurnID == res.TurnID {
 			t.Errorf("continuation = %+v, want a new turn on session %s thread %s", next, res.SessionID, res.ThreadID)
@@ -309,7 +309,7 @@ func TestSubmitTurn(t *testing.T) {
 	})
 	t.Run("no content type", func(t *testing.T) {
 		t.Parallel()
-		var other agentrt.SubmitTurnResult
+		var other apitype.SubmitTurnResult
 		b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns", body: `{"agent": "support", "input": "hi"}`, header: map[string]string{"Content-Type": ""}}, http.StatusAccepted, &other)
 		b.wait(t, other.TurnID)
 	})
@@ -336,7 +336,7 @@ func TestSubmitTurnIdempotency(t *testing.T) {
 			t.Run(first.name+" then "+again.name, func(t *testing.T) {
 				t.Parallel()
 				b := setup(t, setupOpts{})
-				var r1, r2 agentrt.SubmitTurnResult
+				var r1, r2 apitype.SubmitTurnResult
 				b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns", body: first.body, header: first.header}, http.StatusAccepted, &r1)
 				resp, body := b.do(t, call{method: http.MethodPost, path: "/v1/turns", body: again.body, header: again.header})
 				if resp.StatusCode != http.StatusOK {
@@ -351,14 +351,14 @@ func TestSubmitTurnIdempotency(t *testing.T) {
 				if !r1.Created || r2.Created {
 					t.Errorf("created = %v then %v, want true then false", r1.Created, r2.Created)
 				}
-				ids := func(r agentrt.SubmitTurnResult) []string {
+				ids := func(r apitype.SubmitTurnResult) []string {
 					return []string{r.SessionID, r.ThreadID, r.TurnID, r.TaskID}
 				}
 				if diff := cmp.Diff(ids(r1), ids(r2)); diff != "" {
 					t.Errorf("ids of the repeated submission (-first +again):\n%s", diff)
 				}
 				b.wait(t, r1.TurnID)
-				var reqs struct{ Requests []agentrt.RequestSummary }
+				var reqs struct{ Requests []apitype.RequestSummary }
 				b.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &reqs)
 				if len(reqs.Requests) != 1 {
 					t.Errorf("requests = %d, want 1", len(reqs.Requests))
@@ -371,7 +371,7 @@ func TestSubmitTurnIdempotency(t *testing.T) {
 		b := setup(t, setupOpts{})
 		hdr := map[string]string{"Idempotency-Key": "req-1"}
 		first := b.getJSON(t, call{method: http.MethodPost, path: "/v1/turns", body: input + `}`, header: hdr}, http.StatusAccepted, nil)
-		var r1 agentrt.SubmitTurnResult
+		var r1 apitype.SubmitTurnResult
 		if err := json.Unmarshal(first, &r1); err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +390,7 @@ func TestSubmitTurnIdempotency(t *testing.T) {
 		resp, got := b.do(t, call{method: http.MethodPost, path: "/v1/turns", body: input + `, "idempotencyKey": "req-1"}`,
 			header: map[string]string{"Idempotency-Key": "req-2"}})
 		wantError(t, resp, got, http.StatusBadRequest, "invalid_request", "Idempotency-Key", "idempotencyKey")
-		var reqs struct{ Requests []agentrt.RequestSummary }
+		var reqs struct{ Requests []apitype.RequestSummary }
 		b.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &reqs)
 		if len(reqs.Requests) != 0 {
 			t.Errorf("the rejected submission created %d requests", len(reqs.Requests))
@@ -449,8 +449,8 @@ func TestSubmitTurnRejects(t *testing.T) {
 			})
 		}
 	})
-	var reqs struct{ Requests []agentrt.RequestSummary }
-	var sessions struct{ Sessions []agentrt.SessionSummary }
+	var reqs struct{ Requests []apitype.RequestSummary }
+	var sessions struct{ Sessions []apitype.SessionSummary }
 	b.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &reqs)
 	b.getJSON(t, call{path: "/v1/sessions"}, http.StatusOK, &sessions)
 	if len(reqs.Requests) != 0 || len(sessions.Sessions) != 0 {
@@ -461,7 +461,7 @@ func TestSubmitTurnRejects(t *testing.T) {
 // listRequests is GET /v1/requests?query's turn ids.
 func (b *testBundle) listRequests(t *testing.T, query string) []string {
 	t.Helper()
-	var out struct{ Requests []agentrt.RequestSummary }
+	var out struct{ Requests []apitype.RequestSummary }
 	b.getJSON(t, call{path: "/v1/requests?" + query}, http.StatusOK, &out)
 	ids := []string{}
 	for _, r := range out.Requests {
@@ -475,11 +475,11 @@ func TestListAndGetRequests(t *testing.T) {
 	b := setup(t, setupOpts{})
 	// The replay script answers each session once: the second turn of
 	// session A finds the script exhausted and fails.
-	a1 := b.submit(t, httpapi.SubmitTurnRequest{Input: "first"})
+	a1 := b.submit(t, apitype.SubmitTurnRequest{Input: "first"})
 	b.wait(t, a1.TurnID)
-	a2 := b.submit(t, httpapi.SubmitTurnRequest{SessionID: a1.SessionID, Input: "second"})
+	a2 := b.submit(t, apitype.SubmitTurnRequest{SessionID: a1.SessionID, Input: "second"})
 	b.wait(t, a2.TurnID)
-	other := b.submit(t, httpapi.SubmitTurnRequest{Input: "other"})
+	other := b.submit(t, apitype.SubmitTurnRequest{Input: "other"})
 	b.wait(t, other.TurnID)
 
 	tests := []struct {
@@ -518,16 +518,16 @@ func TestListAndGetRequests(t *testing.T) {
 	}
 	t.Run("get one", func(t *testing.T) {
 		t.Parallel()
-		var list struct{ Requests []agentrt.RequestSummary }
+		var list struct{ Requests []apitype.RequestSummary }
 		b.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, &list)
 		for _, want := range list.Requests {
-			var got agentrt.RequestSummary
+			var got apitype.RequestSummary
 			b.getJSON(t, call{path: "/v1/requests/" + want.TurnID}, http.StatusOK, &got)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("GET /v1/requests/%s vs the list (-list +get):\n%s", want.TurnID, diff)
 			}
 		}
-		byID := map[string]agentrt.RequestSummary{}
+		byID := map[string]apitype.RequestSummary{}
 		for _, r := range list.Requests {
 			byID[r.TurnID] = r
 		}
@@ -548,14 +548,14 @@ func TestListAndGetRequests(t *testing.T) {
 func TestSessions(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
-	a := b.submit(t, httpapi.SubmitTurnRequest{Input: "first"})
+	a := b.submit(t, apitype.SubmitTurnRequest{Input: "first"})
 	b.wait(t, a.TurnID)
-	other := b.submit(t, httpapi.SubmitTurnRequest{Agent: "support", Input: "other", SessionID: "ses-custom"})
+	other := b.submit(t, apitype.SubmitTurnRequest{Agent: "support", Input: "other", SessionID: "ses-custom"})
 	b.wait(t, other.TurnID)
 
 	t.Run("list", func(t *testing.T) {
 		t.Parallel()
-		var out struct{ Sessions []agentrt.SessionSummary }
+		var out struct{ Sessions []apitype.SessionSummary }
 		b.getJSON(t, call{path: "/v1/sessions"}, http.StatusOK, &out)
 		var got []string
 		for _, s := range out.Sessions {
@@ -572,7 +572,7 @@ func TestSessions(t *testing.T) {
 	})
 	t.Run("snapshot", func(t *testing.T) {
 		t.Parallel()
-		var snap agentrt.Snapshot
+		var snap apitype.Snapshot
 		raw := b.getJSON(t, call{path: "/v1/sessions/" + a.SessionID}, http.StatusOK, &snap)
 		spectest.Snapshot(t, raw)
 		if snap.SessionID != a.SessionID || snap.Agent != "support" || snap.RuntimeID != b.rt.RuntimeID() {
@@ -588,7 +588,7 @@ func TestSessions(t *testing.T) {
 		if diff := cmp.Diff([]string{a.TurnID + "/completed"}, turns); diff != "" {
 			t.Errorf("snapshot turns (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(agentrt.TaskSummary{Completed: 1}, snap.TaskSummary); diff != "" {
+		if diff := cmp.Diff(apitype.TaskSummary{Completed: 1}, snap.TaskSummary); diff != "" {
 			t.Errorf("task summary (-want +got):\n%s", diff)
 		}
 		// The snapshot served is the runtime's.
@@ -602,7 +602,7 @@ func TestSessions(t *testing.T) {
 	})
 	t.Run("thread read", func(t *testing.T) {
 		t.Parallel()
-		var snap agentrt.Snapshot
+		var snap apitype.Snapshot
 		raw := b.getJSON(t, call{path: "/v1/sessions/" + a.SessionID + "/threads/" + a.ThreadID}, http.StatusOK, &snap)
 		spectest.Snapshot(t, raw)
 		if len(snap.Threads) != 1 || snap.Threads[0].ThreadID != a.ThreadID || len(snap.Tasks) != 1 || snap.Tasks[0].TurnID != a.TurnID {
@@ -635,7 +635,7 @@ func TestInterruptTurn(t *testing.T) {
 		return "", ctx.Err()
 	})
 	b := setup(t, setupOpts{script: "responses: [{tool_calls: [{name: block}]}]", tools: []tool.Tool{block}})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	s := b.openEvents(t, "turnId="+res.TurnID, nil)
 	defer s.close()
 	<-started
@@ -664,7 +664,7 @@ func TestInterruptTurn(t *testing.T) {
 		}
 	}
 
-	var req agentrt.RequestSummary
+	var req apitype.RequestSummary
 	b.getJSON(t, call{path: "/v1/requests/" + res.TurnID}, http.StatusOK, &req)
 	if req.Status != runtype.StatusCancelled || req.StatusReason != "interrupted" {
 		t.Errorf("request = %s (%s), want cancelled (interrupted)", req.Status, req.StatusReason)
@@ -695,7 +695,7 @@ func TestHealth(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"status": "ready"}, ready); diff != "" {
 		t.Errorf("/readyz (-want +got):\n%s", diff)
 	}
-	var h agentrt.Health
+	var h apitype.Health
 	b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &h)
 	if h.Status != "ok" || h.RuntimeID != b.rt.RuntimeID() || h.Store.Driver != "sqlite" || !h.Store.Durable || h.StartedAt == nil {
 		t.Errorf("/v1/health = %+v", h)

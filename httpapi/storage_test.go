@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/testenv"
 )
 
@@ -61,7 +61,7 @@ func TestHealthReportsFailingWrites(t *testing.T) {
 	}
 	b := serveWorkless(t, agentrt.Config{DataDir: dir, Now: now})
 	noToken := map[string]string{"Authorization": ""}
-	first := b.submit(t, httpapi.SubmitTurnRequest{Input: "before the disk filled up"})
+	first := b.submit(t, apitype.SubmitTurnRequest{Input: "before the disk filled up"})
 	b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusOK, nil)
 
 	for _, recovery := range []string{"a turn", "the probe"} {
@@ -85,12 +85,12 @@ func TestHealthReportsFailingWrites(t *testing.T) {
 		}
 		var ready map[string]string
 		b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusServiceUnavailable, &ready)
-		if ready["status"] != agentrt.ReadyWritesFail {
-			t.Errorf("/readyz = %v, want status %s", ready, agentrt.ReadyWritesFail)
+		if ready["status"] != apitype.ReadyWritesFail {
+			t.Errorf("/readyz = %v, want status %s", ready, apitype.ReadyWritesFail)
 		}
-		var h agentrt.Health
+		var h apitype.Health
 		b.getJSON(t, call{path: "/v1/health"}, http.StatusServiceUnavailable, &h)
-		if h.Status != agentrt.HealthUnhealthy || !strings.Contains(h.Store.WriteError, "disk is full") || h.Store.WriteFailingSince == nil || !h.Store.Reachable {
+		if h.Status != apitype.HealthUnhealthy || !strings.Contains(h.Store.WriteError, "disk is full") || h.Store.WriteFailingSince == nil || !h.Store.Reachable {
 			t.Errorf("/v1/health on a full disk = status %s, store %+v; want unhealthy, reachable, naming the full disk", h.Status, h.Store)
 		}
 		if len(h.Problems) == 0 || !strings.HasPrefix(h.Problems[0], "store: writes have failed") || !strings.Contains(h.Problems[0], "disk is full") {
@@ -104,14 +104,14 @@ func TestHealthReportsFailingWrites(t *testing.T) {
 		}
 		switch recovery {
 		case "a turn":
-			b.submit(t, httpapi.SubmitTurnRequest{Input: "after space was freed"})
+			b.submit(t, apitype.SubmitTurnRequest{Input: "after space was freed"})
 		case "the probe":
 			// Nothing writes; a while later the health check probes.
 			skipped.Add(int64(10 * time.Second))
 		}
-		h = agentrt.Health{}
+		h = apitype.Health{}
 		b.getJSON(t, call{path: "/v1/health"}, http.StatusOK, &h)
-		if h.Status != agentrt.HealthOK || h.Store.WriteError != "" || h.Store.WriteFailingSince != nil {
+		if h.Status != apitype.HealthOK || h.Store.WriteError != "" || h.Store.WriteFailingSince != nil {
 			t.Errorf("/v1/health after %s committed = status %s, store %+v, problems %q; want ok", recovery, h.Status, h.Store, h.Problems)
 		}
 		b.getJSON(t, call{path: "/readyz", header: noToken}, http.StatusOK, nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -13,20 +13,6 @@ import (
 // task read model) and a thread's queue of turns (list, promote, remove).
 // Every control records its intent in the store and answers at once; the
 // worker holding the task acts on it.
-
-// TaskControlResult is the body of the answer to POST
-// /v1/tasks/{taskId}/cancel, /pause, /resume and /retry: the status the
-// control leaves the task in.
-type TaskControlResult struct {
-	TaskID string             `json:"taskId"`
-	Status runtype.TaskStatus `json:"status"`
-}
-
-// QueueResult is the body of GET
-// /v1/sessions/{sessionId}/threads/{threadId}/queue.
-type QueueResult struct {
-	Queued []event.QueuedTurn `json:"queued"`
-}
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	t, err := s.rt.GetTask(r.Context(), owner(r), r.PathValue("taskId"))
@@ -38,18 +24,18 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 }
 
 // taskControl is a runtime method that controls a task.
-type taskControl func(context.Context, *agentrt.TaskControlParams) (runtype.TaskStatus, error)
+type taskControl func(context.Context, *apitype.TaskControlParams) (runtype.TaskStatus, error)
 
 // control answers a task control with the status it leaves the task in,
 // with code.
 func (s *Server) control(w http.ResponseWriter, r *http.Request, do taskControl, code int) {
 	id := r.PathValue("taskId")
-	status, err := do(r.Context(), &agentrt.TaskControlParams{Owner: owner(r), TaskID: id})
+	status, err := do(r.Context(), &apitype.TaskControlParams{Owner: owner(r), TaskID: id})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, code, TaskControlResult{TaskID: id, Status: status})
+	writeJSON(w, code, apitype.TaskControlResult{TaskID: id, Status: status})
 }
 
 // cancelTask answers 202 whatever the status, as interrupt does: the
@@ -72,7 +58,7 @@ func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listQueue(w http.ResponseWriter, r *http.Request) {
-	q, err := s.rt.ListQueue(r.Context(), &agentrt.QueueParams{
+	q, err := s.rt.ListQueue(r.Context(), &apitype.QueueParams{
 		Owner: owner(r), SessionID: r.PathValue("sessionId"), ThreadID: r.PathValue("threadId"),
 	})
 	if err != nil {
@@ -82,7 +68,7 @@ func (s *Server) listQueue(w http.ResponseWriter, r *http.Request) {
 	if q == nil {
 		q = []event.QueuedTurn{}
 	}
-	writeJSON(w, http.StatusOK, QueueResult{Queued: q})
+	writeJSON(w, http.StatusOK, apitype.QueueResult{Queued: q})
 }
 
 func (s *Server) promoteQueuedTurn(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +77,7 @@ func (s *Server) promoteQueuedTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, PromoteResult{TurnID: id, Promoted: true})
+	writeJSON(w, http.StatusOK, apitype.PromoteResult{TurnID: id, Promoted: true})
 }
 
 func (s *Server) removeQueuedTurn(w http.ResponseWriter, r *http.Request) {
@@ -100,5 +86,5 @@ func (s *Server) removeQueuedTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, RemoveResult{TurnID: id, Removed: true})
+	writeJSON(w, http.StatusOK, apitype.RemoveResult{TurnID: id, Removed: true})
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/httpapi"
 	"github.com/agentrt/agentrt/runtype"
@@ -66,7 +66,7 @@ func setupBlocking(t *testing.T, o setupOpts) (*testBundle, *blocker) {
 // asTenant is b with an operator's token of another tenant.
 func (b *testBundle) asTenant(t *testing.T, tenant string) *testBundle {
 	t.Helper()
-	return b.as(t, tenant, agentrt.APIPrincipal, runtype.APIRoleOperator)
+	return b.as(t, tenant, apitype.APIPrincipal, runtype.APIRoleOperator)
 }
 
 // validateLog reads the whole event log over the stream, which checks
@@ -76,24 +76,24 @@ func (b *testBundle) validateLog(t *testing.T) []sseEvent {
 	return b.readAll(t, "", nil)
 }
 
-func (b *testBundle) task(t *testing.T, taskID string) agentrt.TaskRead {
+func (b *testBundle) task(t *testing.T, taskID string) apitype.TaskRead {
 	t.Helper()
-	var tr agentrt.TaskRead
+	var tr apitype.TaskRead
 	b.getJSON(t, call{path: "/v1/tasks/" + taskID}, http.StatusOK, &tr)
 	return tr
 }
 
 // control posts a task control and returns its answer.
-func (b *testBundle) control(t *testing.T, taskID, verb string, want int) httpapi.TaskControlResult {
+func (b *testBundle) control(t *testing.T, taskID, verb string, want int) apitype.TaskControlResult {
 	t.Helper()
-	var res httpapi.TaskControlResult
+	var res apitype.TaskControlResult
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/tasks/" + taskID + "/" + verb}, want, &res)
 	return res
 }
 
-func (b *testBundle) queue(t *testing.T, res agentrt.SubmitTurnResult) []string {
+func (b *testBundle) queue(t *testing.T, res apitype.SubmitTurnResult) []string {
 	t.Helper()
-	var q httpapi.QueueResult
+	var q apitype.QueueResult
 	raw := b.getJSON(t, call{path: "/v1/sessions/" + res.SessionID + "/threads/" + res.ThreadID + "/queue"}, http.StatusOK, &q)
 	var check map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &check); err != nil || string(check["queued"]) == "null" {
@@ -114,18 +114,18 @@ func (b *testBundle) queue(t *testing.T, res agentrt.SubmitTurnResult) []string 
 func TestGetTask(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "hello"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "hello"})
 	b.wait(t, res.TurnID)
 
 	got := b.task(t, res.TaskID)
-	want := agentrt.TaskRead{
+	want := apitype.TaskRead{
 		TaskID: res.TaskID, SessionID: res.SessionID, ThreadID: res.ThreadID, TurnID: res.TurnID,
 		Objective: "hello", Status: runtype.StatusCompleted,
-		Attempts: []agentrt.AttemptRead{{AttemptCount: 1, Status: "completed", Hops: 1}},
+		Attempts: []apitype.AttemptRead{{AttemptCount: 1, Status: "completed", Hops: 1}},
 	}
 	ignore := cmp.Options{
-		cmpopts.IgnoreFields(agentrt.TaskRead{}, "StatusReason", "CurrentRunID", "CreatedAt", "UpdatedAt", "StartedAt", "EndedAt"),
-		cmpopts.IgnoreFields(agentrt.AttemptRead{}, "RunID", "AttemptID", "Usage", "StartedAt", "EndedAt", "Worker"),
+		cmpopts.IgnoreFields(apitype.TaskRead{}, "StatusReason", "CurrentRunID", "CreatedAt", "UpdatedAt", "StartedAt", "EndedAt"),
+		cmpopts.IgnoreFields(apitype.AttemptRead{}, "RunID", "AttemptID", "Usage", "StartedAt", "EndedAt", "Worker"),
 	}
 	if diff := cmp.Diff(want, got, ignore); diff != "" {
 		t.Errorf("GET /v1/tasks/%s (-want +got):\n%s", res.TaskID, diff)
@@ -157,9 +157,9 @@ func TestGetTask(t *testing.T) {
 func TestTaskControlOtherTenant(t *testing.T) {
 	t.Parallel()
 	b, bl := setupBlocking(t, setupOpts{})
-	first := b.submit(t, httpapi.SubmitTurnRequest{Input: "first"})
+	first := b.submit(t, apitype.SubmitTurnRequest{Input: "first"})
 	<-bl.started
-	queued := b.submit(t, httpapi.SubmitTurnRequest{SessionID: first.SessionID, Input: "second"})
+	queued := b.submit(t, apitype.SubmitTurnRequest{SessionID: first.SessionID, Input: "second"})
 	other := b.asTenant(t, "other")
 	for _, c := range []call{
 		{method: http.MethodPost, path: "/v1/tasks/" + first.TaskID + "/cancel"},
@@ -177,7 +177,7 @@ func TestTaskControlOtherTenant(t *testing.T) {
 		t.Errorf("queue after the other tenant's attempts (-want +got):\n%s", diff)
 	}
 	bl.unblock()
-	for _, res := range []agentrt.SubmitTurnResult{first, queued} {
+	for _, res := range []apitype.SubmitTurnResult{first, queued} {
 		if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 			t.Errorf("turn %s ended %s (%s), want completed", res.TurnID, turn.Status, turn.StatusReason)
 		}
@@ -191,10 +191,10 @@ func TestTaskControlOtherTenant(t *testing.T) {
 func TestCancelTask(t *testing.T) {
 	t.Parallel()
 	b, bl := setupBlocking(t, setupOpts{})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	<-bl.started
 	// The worker may end the turn before the answer: cancelled then.
-	want := httpapi.TaskControlResult{TaskID: res.TaskID, Status: runtype.StatusCancelling}
+	want := apitype.TaskControlResult{TaskID: res.TaskID, Status: runtype.StatusCancelling}
 	if got := b.control(t, res.TaskID, "cancel", http.StatusAccepted); got.TaskID != res.TaskID ||
 		(got.Status != runtype.StatusCancelling && got.Status != runtype.StatusCancelled) {
 		t.Errorf("cancel = %+v, want the task cancelling or cancelled", got)
@@ -229,7 +229,7 @@ func TestCancelTask(t *testing.T) {
 func TestPauseResumeTask(t *testing.T) {
 	t.Parallel()
 	b, bl := setupBlocking(t, setupOpts{})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	<-bl.started
 
 	resp, body := b.do(t, call{method: http.MethodPost, path: "/v1/tasks/" + res.TaskID + "/resume"})
@@ -273,14 +273,14 @@ func TestPauseResumeTask(t *testing.T) {
 func TestRetryTask(t *testing.T) {
 	t.Parallel()
 	b, bl := setupBlocking(t, setupOpts{})
-	res := b.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	<-bl.started
 	b.control(t, res.TaskID, "cancel", http.StatusAccepted)
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusCancelled {
 		t.Fatalf("turn %s, want cancelled", turn.Status)
 	}
 
-	want := httpapi.TaskControlResult{TaskID: res.TaskID, Status: runtype.StatusRetrying}
+	want := apitype.TaskControlResult{TaskID: res.TaskID, Status: runtype.StatusRetrying}
 	if diff := cmp.Diff(want, b.control(t, res.TaskID, "retry", http.StatusOK)); diff != "" {
 		t.Errorf("retry (-want +got):\n%s", diff)
 	}
@@ -308,10 +308,10 @@ func TestRetryTask(t *testing.T) {
 func TestQueueOverHTTP(t *testing.T) {
 	t.Parallel()
 	b, bl := setupBlocking(t, setupOpts{})
-	first := b.submit(t, httpapi.SubmitTurnRequest{Input: "first"})
+	first := b.submit(t, apitype.SubmitTurnRequest{Input: "first"})
 	<-bl.started
-	second := b.submit(t, httpapi.SubmitTurnRequest{SessionID: first.SessionID, Input: "second"})
-	third := b.submit(t, httpapi.SubmitTurnRequest{SessionID: first.SessionID, Input: "third", Multitask: "enqueue"})
+	second := b.submit(t, apitype.SubmitTurnRequest{SessionID: first.SessionID, Input: "second"})
+	third := b.submit(t, apitype.SubmitTurnRequest{SessionID: first.SessionID, Input: "third", Multitask: "enqueue"})
 	if second.Status != runtype.StatusQueued || second.ThreadID != first.ThreadID {
 		t.Fatalf("second = %+v, want queued on %s", second, first.ThreadID)
 	}
@@ -376,7 +376,7 @@ func TestQueueOverHTTP(t *testing.T) {
 func TestSubmitTurnMultitask(t *testing.T) {
 	t.Parallel()
 	b, bl := setupBlocking(t, setupOpts{})
-	first := b.submit(t, httpapi.SubmitTurnRequest{Input: "first"})
+	first := b.submit(t, apitype.SubmitTurnRequest{Input: "first"})
 	<-bl.started
 
 	resp, body := b.do(t, call{method: http.MethodPost, path: "/v1/turns",
@@ -386,7 +386,7 @@ func TestSubmitTurnMultitask(t *testing.T) {
 		t.Errorf("requests after the rejected submission = %v, want just the first", got)
 	}
 
-	next := b.submit(t, httpapi.SubmitTurnRequest{SessionID: first.SessionID, Input: "instead", Multitask: "interrupt"})
+	next := b.submit(t, apitype.SubmitTurnRequest{SessionID: first.SessionID, Input: "instead", Multitask: "interrupt"})
 	if turn := b.wait(t, first.TurnID); turn.Status != runtype.StatusCancelled {
 		t.Errorf("the interrupted turn ended %s (%s), want cancelled", turn.Status, turn.StatusReason)
 	}
@@ -402,10 +402,10 @@ func TestSubmitTurnMultitask(t *testing.T) {
 func TestSubmitTurnOverloaded(t *testing.T) {
 	t.Parallel()
 	b, bl := setupBlocking(t, setupOpts{maxQueuedPerTenant: 1})
-	first := b.submit(t, httpapi.SubmitTurnRequest{Input: "first"})
+	first := b.submit(t, apitype.SubmitTurnRequest{Input: "first"})
 	<-bl.started
 	// The running turn is not queued: the second fits, behind it.
-	second := b.submit(t, httpapi.SubmitTurnRequest{SessionID: first.SessionID, Input: "second"})
+	second := b.submit(t, apitype.SubmitTurnRequest{SessionID: first.SessionID, Input: "second"})
 
 	before, err := b.rt.LastCursor(t.Context())
 	if err != nil {
@@ -432,14 +432,14 @@ func TestSubmitTurnOverloaded(t *testing.T) {
 	if got := b.listRequests(t, ""); len(got) != 2 {
 		t.Errorf("requests = %v, want the first two only", got)
 	}
-	var sessions struct{ Sessions []agentrt.SessionSummary }
+	var sessions struct{ Sessions []apitype.SessionSummary }
 	b.getJSON(t, call{path: "/v1/sessions"}, http.StatusOK, &sessions)
 	if len(sessions.Sessions) != 1 {
 		t.Errorf("sessions = %d, want 1: a refused submission creates none", len(sessions.Sessions))
 	}
 
 	bl.unblock()
-	for _, res := range []agentrt.SubmitTurnResult{first, second} {
+	for _, res := range []apitype.SubmitTurnResult{first, second} {
 		if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 			t.Errorf("turn %s ended %s (%s), want completed", res.TurnID, turn.Status, turn.StatusReason)
 		}

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -11,38 +11,24 @@ import (
 // tokens of every tenant. A new token's text is in the answer that makes
 // it, and nowhere else: the store keeps its hash.
 
-// CreateTokenRequest is the body of POST /v1/tokens.
-type CreateTokenRequest struct {
-	// TenantID defaults to the default tenant.
-	TenantID    string          `json:"tenantId,omitempty"`
-	PrincipalID string          `json:"principalId"`
-	Role        runtype.APIRole `json:"role"`
-	Name        string          `json:"name,omitempty"`
-}
-
-// TokenList is the body of the answer to GET /v1/tokens.
-type TokenList struct {
-	Tokens []agentrt.TokenRead `json:"tokens"`
-}
-
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
-	list, err := s.rt.ListTokens(r.Context(), &agentrt.ListTokensParams{TenantID: r.URL.Query().Get("tenantId")})
+	list, err := s.rt.ListTokens(r.Context(), &apitype.ListTokensParams{TenantID: r.URL.Query().Get("tenantId")})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	if list == nil {
-		list = []agentrt.TokenRead{}
+		list = []apitype.TokenRead{}
 	}
-	writeJSON(w, http.StatusOK, TokenList{Tokens: list})
+	writeJSON(w, http.StatusOK, apitype.TokenList{Tokens: list})
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
-	var req CreateTokenRequest
+	var req apitype.CreateTokenRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	k, err := s.rt.CreateToken(r.Context(), &agentrt.CreateTokenParams{
+	k, err := s.rt.CreateToken(r.Context(), &apitype.CreateTokenParams{
 		Owner: runtype.Owner{TenantID: req.TenantID, PrincipalID: req.PrincipalID}, Role: req.Role, Name: req.Name,
 	})
 	if err != nil {

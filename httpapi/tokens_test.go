@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/httpapi"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -26,22 +26,22 @@ func TestTokenRoutes(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("POST /v1/tokens = %d (Cache-Control %q) %s", resp.StatusCode, resp.Header.Get("Cache-Control"), raw)
 	}
-	var k agentrt.NewToken
+	var k apitype.NewToken
 	if err := json.Unmarshal(raw, &k); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(k.Token, agentrt.TokenPrefix) || len(k.Token) != 52 || k.TenantID != "acme" || k.PrincipalID != "ci:deploy" ||
+	if !strings.HasPrefix(k.Token, apitype.TokenPrefix) || len(k.Token) != 52 || k.TenantID != "acme" || k.PrincipalID != "ci:deploy" ||
 		k.Role != runtype.APIRoleSubmitter || k.Name != "CI" || !strings.HasPrefix(k.Token, k.Prefix) {
 		t.Errorf("new token = %+v", k)
 	}
 	// It works, as what it was made for.
 	ci := &testBundle{rt: b.rt, api: b.api, server: b.server, token: k.Token}
-	sub := ci.submit(t, httpapi.SubmitTurnRequest{Input: "hi"})
+	sub := ci.submit(t, apitype.SubmitTurnRequest{Input: "hi"})
 	if turn, err := b.rt.WaitTurn(t.Context(), runtype.Owner{TenantID: "acme"}, sub.TurnID); err != nil || turn.PrincipalID != "ci:deploy" {
 		t.Errorf("the turn = %+v, %v; want acme's, ci:deploy's", turn, err)
 	}
 
-	var list httpapi.TokenList
+	var list apitype.TokenList
 	raw = b.getJSON(t, call{path: "/v1/tokens"}, http.StatusOK, &list)
 	if len(list.Tokens) != 2 || list.Tokens[0].Role != runtype.APIRoleAdmin || list.Tokens[1].TokenID != k.TokenID {
 		t.Errorf("tokens = %+v, want the api-token file's and the new one", list.Tokens)
@@ -54,7 +54,7 @@ func TestTokenRoutes(t *testing.T) {
 		t.Errorf("acme's tokens = %+v", list.Tokens)
 	}
 
-	var rotated agentrt.NewToken
+	var rotated apitype.NewToken
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/tokens/" + k.TokenID + "/rotate"}, http.StatusCreated, &rotated)
 	if rotated.Token == k.Token || rotated.PrincipalID != "ci:deploy" || rotated.Role != runtype.APIRoleSubmitter || rotated.Name != "CI" {
 		t.Errorf("rotated = %+v", rotated)
@@ -64,7 +64,7 @@ func TestTokenRoutes(t *testing.T) {
 	ci.token = rotated.Token
 	ci.getJSON(t, call{path: "/v1/requests"}, http.StatusOK, nil)
 
-	var revoked agentrt.TokenRead
+	var revoked apitype.TokenRead
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/tokens/" + rotated.TokenID + "/revoke"}, http.StatusOK, &revoked)
 	if revoked.RevokedAt == nil {
 		t.Errorf("revoked = %+v", revoked)
@@ -99,7 +99,7 @@ func TestRevocationReachesAnotherServer(t *testing.T) {
 	dir := t.TempDir()
 	serve := func() *testBundle { return serveConfig(t, agentrt.Config{DataDir: dir}) }
 	one, two := serve(), serve()
-	var k agentrt.NewToken
+	var k apitype.NewToken
 	one.getJSON(t, call{method: http.MethodPost, path: "/v1/tokens", body: `{"principalId":"alice","role":"operator"}`}, http.StatusCreated, &k)
 	alice := *two
 	alice.token = k.Token
@@ -109,7 +109,7 @@ func TestRevocationReachesAnotherServer(t *testing.T) {
 	resp, raw := alice.do(t, call{method: http.MethodGet, path: "/v1/requests"})
 	wantError(t, resp, raw, http.StatusUnauthorized, "unauthorized", "revoked bearer token")
 
-	var bob, rotated agentrt.NewToken
+	var bob, rotated apitype.NewToken
 	two.getJSON(t, call{method: http.MethodPost, path: "/v1/tokens", body: `{"principalId":"bob","role":"viewer"}`}, http.StatusCreated, &bob)
 	two.getJSON(t, call{method: http.MethodPost, path: "/v1/tokens/" + bob.TokenID + "/rotate"}, http.StatusCreated, &rotated)
 	onOne := *one
@@ -147,11 +147,11 @@ func TestTokensStayOutOfLogsAndStore(t *testing.T) {
 	var logs syncBuffer
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"},
 		logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	var k, rotated agentrt.NewToken
+	var k, rotated apitype.NewToken
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/tokens", body: `{"principalId":"alice","role":"operator"}`}, http.StatusCreated, &k)
 	alice := *b
 	alice.token = k.Token
-	res := alice.submit(t, httpapi.SubmitTurnRequest{Input: "go"})
+	res := alice.submit(t, apitype.SubmitTurnRequest{Input: "go"})
 	b.wait(t, res.TurnID)
 	alice.do(t, call{method: http.MethodGet, path: "/v1/requests/turn_nope"})
 	alice.do(t, call{method: http.MethodGet, path: "/v1/tokens"}) // forbidden

@@ -423,14 +423,13 @@ func TestTimeouts(t *testing.T) {
 	for cause, reason := range map[error]string{loop.ErrTimedOut: "wall_clock_timeout", loop.ErrInactive: "inactivity_timeout"} {
 		t.Run(reason, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, setupOpts{})
 			ctx, cancel := context.WithCancelCause(context.Background())
 			block := tool.Func("block", "Waits for its context.", tool.Annotations{ReadOnly: true}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
 				cancel(cause)
 				<-ctx.Done()
 				return "", ctx.Err()
 			})
-			b = setup(t, setupOpts{tools: []tool.Tool{block}})
+			b := setup(t, setupOpts{tools: []tool.Tool{block}})
 			out, turn := b.run(t, ctx, agentWith(&script{steps: []step{calls(call("block", `{}`))}}, block), "go")
 			if out.Status != runtype.StatusTimedOut || out.Reason != reason || out.Failure == nil || out.Failure.Kind != runtype.FailureTimeout {
 				t.Fatalf("outcome %+v, want timed_out (%s)", out, reason)

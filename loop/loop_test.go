@@ -82,7 +82,6 @@ type testBundle struct {
 	registry *tool.Registry
 	coord    *loop.Coordinator
 	sleeps   []time.Duration
-	policy   policy.Evaluator
 	ledger   *loop.Ledger
 }
 

@@ -44,11 +44,13 @@ import (
 // Sentinel errors. Drivers wrap native errors so that callers can branch
 // with errors.Is and never see driver error codes.
 var (
-	// ErrNotFound: no record with that key exists for that tenant.
-	ErrNotFound = errors.New("not found")
+	// ErrNotFound: no record with that key exists for that tenant. It is
+	// runtype.ErrNotFound, which the API contract names too.
+	ErrNotFound = runtype.ErrNotFound
 	// ErrConflict: a write broke a uniqueness rule (an idempotency key, a
-	// message or event sequence already taken).
-	ErrConflict = errors.New("conflict")
+	// message or event sequence already taken). It is
+	// runtype.ErrConflict.
+	ErrConflict = runtype.ErrConflict
 	// ErrSchemaTooNew: the database was migrated by a newer agentrt.
 	ErrSchemaTooNew = errors.New("database schema is newer than this agentrt")
 	// ErrClosed: the store or writer was closed.

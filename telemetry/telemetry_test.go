@@ -131,7 +131,7 @@ func TestSpansInMemory(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range got["chat claude"].Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range map[string]string{"gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude", "gen_ai.operation.name": "chat",
 		"agentrt.session.id": "ses_1", "agentrt.turn.id": "turn_1", "error.type": "rate_limit"} {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -18,7 +18,7 @@ import (
 )
 
 // tenant is the tenant of every request made with the API token.
-const tenant = agentrt.DefaultTenant
+const tenant = apitype.DefaultTenant
 
 // openStore opens the data directory's SQLite store, which no daemon is
 // writing any more; cleanup closes it.

@@ -23,11 +23,14 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// GoTool returns the go command of the toolchain running the test.
+// GoTool returns the go command: the one GOROOT names when it is set,
+// else the one on PATH.
 func GoTool(t testing.TB) string {
 	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); exists(p) {
-		return p
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); exists(p) {
+			return p
+		}
 	}
 	p, err := exec.LookPath("go")
 	if err != nil {

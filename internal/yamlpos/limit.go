@@ -340,7 +340,10 @@ func (c *tokenCounter) line(l string) bool {
 			}
 		case (ch == '|' || ch == '>') && valueStart && c.flow == 0 && blockHeader(l[i+1:]):
 			c.block = owner
-			return c.add(i) || c.add(i) // the indicator and the content
+			if c.add(i) { // the indicator
+				return true
+			}
+			return c.add(i) // and the content
 		}
 		if c.add(i) {
 			return true

@@ -76,6 +76,9 @@ func exerciseEvent(ctx context.Context, t *testing.T, newStore func(*testing.T) 
 		tb.wantConflict(t, &store.Batch{Events: []*event.Event{tb.event(s, "", 2)}})
 		tb.wantConflict(t, &store.Batch{Events: []*event.Event{tb.event(s, "", 3), tb.event(s, "", 3)}})
 		tb.wantConflict(t, &store.Batch{Events: []*event.Event{tb.event(other, "", 1), tb.event(s, "", 1)}})
+		if got, err := tb.store.EventLastCursor(ctx); err != nil || got != last {
+			t.Errorf("EventLastCursor after refused batches = %d, %v; want %d", got, err, last)
+		}
 		// A sequence below the session's last is refused even when free:
 		// within a session, sequence order is cursor order.
 		tb.apply(t, &store.Batch{Events: []*event.Event{tb.event(s, "", 5)}})

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
 )
 
 // ErrUnknownProcess is returned by Write and Terminate for a process id
-// the manager does not know or whose process has finished.
-var ErrUnknownProcess = errors.New("unknown process")
+// the manager does not know or whose process has finished. It is
+// runtype.ErrUnknownProcess, which the API contract names too.
+var ErrUnknownProcess = runtype.ErrUnknownProcess
 
 // ErrNoInput is returned by Write for a process that takes no more
 // input: a foreground process (its input was given when it started), or

@@ -400,15 +400,12 @@ func (p *process) signalGroup(sig syscall.Signal) {
 
 // supervise waits for the process, enforcing its timeouts and acting on
 // stop requests, then records its end. ctx is the foreground call's
-// context (nil for a background process).
+// context (context.Background for a background process).
 func (p *process) supervise(ctx context.Context) {
 	waitc := make(chan error, 1)
 	go func() { waitc <- p.cmd.Wait() }()
 
-	var ctxDone <-chan struct{}
-	if ctx != nil {
-		ctxDone = ctx.Done()
-	}
+	ctxDone := ctx.Done()
 	var wall, idle, grace <-chan time.Time
 	if p.timeout > 0 {
 		t := time.NewTimer(p.timeout)

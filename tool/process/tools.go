@@ -223,7 +223,7 @@ func (m *Manager) run(ctx context.Context, call *tool.Call, name string, in *run
 
 	go func() {
 		defer m.wg.Done()
-		p.supervise(nil)
+		p.supervise(context.Background())
 	}()
 	var res *tool.Result
 	if in.Stdin != "" {

@@ -1,10 +1,10 @@
-package httpapi
+package apitype
 
 import "github.com/agentrt/agentrt/runtype"
 
-// The bodies of the answers that have no type of the runtime's: each
-// route's answer has a Go type, from which the OpenAPI document's schema
-// is generated (go generate).
+// The bodies of the HTTP answers that are no read model or result of the
+// runtime's: every answer has a Go type, from which the OpenAPI
+// document's schema is generated (go generate ./httpapi).
 
 // ProbeStatus is the body of GET /healthz and GET /readyz.
 type ProbeStatus struct {
