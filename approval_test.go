@@ -222,6 +222,90 @@ func TestRespondAction(t *testing.T) {
 	}
 }
 
+// TestEventsCarryTheirCallsHop: every event that names a tool call and
+// has a hop carries the hop of that call — permission.resolved too, for a
+// call asked about in hop 3, however its action is resolved.
+func TestEventsCarryTheirCallsHop(t *testing.T) {
+	t.Parallel()
+	list := func(id string) runtype.MessageToolCall {
+		return runtype.MessageToolCall{ID: id, Name: "list_dir", Arguments: `{}`}
+	}
+	for _, tt := range []struct {
+		name    string
+		resolve func(t *testing.T, g *govBundle, clock *fakeClock, turnID, actionID string)
+	}{
+		{"approved", func(t *testing.T, g *govBundle, _ *fakeClock, _, id string) {
+			g.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: runtype.DecisionApprove})
+		}},
+		{"denied", func(t *testing.T, g *govBundle, _ *fakeClock, _, id string) {
+			g.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: runtype.DecisionDeny, Message: "no"})
+		}},
+		{"expired", func(t *testing.T, g *govBundle, clock *fakeClock, _, _ string) {
+			clock.Advance(2 * time.Hour)
+			if n, err := g.rt.ExpireActions(context.Background()); err != nil || n != 1 {
+				t.Fatalf("ExpireActions = %d, %v; want 1", n, err)
+			}
+		}},
+		{"interrupted", func(t *testing.T, g *govBundle, _ *fakeClock, turnID, _ string) {
+			if _, err := g.rt.InterruptTurn(context.Background(), runtype.Owner{}, turnID); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clock := &fakeClock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+			g := startGov(t, agentrt.Config{Policy: kernel(t, askRules), Now: clock.Now, ActionTTL: time.Hour},
+				&model.Response{ToolCalls: []runtype.MessageToolCall{list("l1")}},
+				&model.Response{ToolCalls: []runtype.MessageToolCall{list("l2")}},
+				&model.Response{ToolCalls: []runtype.MessageToolCall{list("l3"), readCall("r3", "a.md")}},
+				&model.Response{Text: "done"})
+			res, turn := g.submit(t, "hop-"+tt.name)
+			if turn.Status != runtype.StatusWaitingPermission {
+				t.Fatalf("turn %s, want waiting_permission", turn.Status)
+			}
+			tt.resolve(t, g, clock, res.TurnID, g.pending(t, res.TurnID)[0].ActionID)
+			g.wait(t, res.TurnID)
+
+			evs := g.tb.sessionEvents(t, runtype.Owner{}, res.SessionID)
+			hopOf := map[string]int{}
+			for _, e := range eventsOf(evs, event.ModelCompleted) {
+				p := e.Payload.(*event.ModelCompletedPayload)
+				for _, c := range p.RequestedTools {
+					hopOf[c.ToolCallID] = p.Hop
+				}
+			}
+			if hopOf["r3"] != 3 {
+				t.Fatalf("the call r3 was requested in hop %d, want 3", hopOf["r3"])
+			}
+			checked := map[event.Type]int{}
+			for _, e := range evs {
+				if e.ToolCallID == "" {
+					continue
+				}
+				raw, err := json.Marshal(e.Payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var p struct{ Hop *int }
+				if err := json.Unmarshal(raw, &p); err != nil {
+					t.Fatal(err)
+				}
+				if p.Hop == nil {
+					continue
+				}
+				checked[e.Type]++
+				if want, ok := hopOf[e.ToolCallID]; !ok || *p.Hop != want {
+					t.Errorf("%d %s of call %s has hop %d, want %d", e.Sequence, e.Type, e.ToolCallID, *p.Hop, want)
+				}
+			}
+			if checked[event.PermissionResolved] != 1 || checked[event.PermissionEvaluated] < 4 {
+				t.Errorf("checked %v; want one permission.resolved and every permission.evaluated", checked)
+			}
+		})
+	}
+}
+
 func eventsOf(evs []*event.Event, t event.Type) []*event.Event {
 	var out []*event.Event
 	for _, e := range evs {

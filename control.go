@@ -348,6 +348,11 @@ func (rt *Runtime) ResumeTask(ctx context.Context, p *apitype.TaskControlParams)
 // timed out or lost, or is blocked or waiting to be retried: it goes on
 // from the turn's last recorded step (task.retrying, then
 // task.attempt.started). It returns retrying.
+//
+// One retry is announced once. A task the retry policy already retries
+// (it is retrying, and its task.retrying said when) starts that retry
+// now: the request is recorded as task.updated. A request made again
+// before the retry started is the same request and records nothing.
 func (rt *Runtime) RetryTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	owner, turn, task, err := rt.controlled(ctx, p)
 	if err != nil {
@@ -371,9 +376,17 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *apitype.TaskControlParams) 
 			return task.Status, fmt.Errorf("%w: turn %s of the thread is %s; retry after it ends", apitype.ErrBusy, o.TurnID, o.Status)
 		}
 	}
+	if task.Control == runtype.ControlRetry {
+		rt.kick()
+		return runtype.StatusRetrying, nil // asked already; the retry has not started yet
+	}
 	retry := runtype.ControlRetry
 	b := &store.Batch{TaskUpdates: []*store.TaskUpdate{rt.wakeUpdate(task, &retry)}}
-	e := rt.turnEvent(event.TaskRetrying, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{
+	typ := event.TaskRetrying
+	if task.Status == runtype.StatusRetrying {
+		typ = event.TaskUpdated // the policy's task.retrying announced this retry
+	}
+	e := rt.turnEvent(typ, turn, telemetry.TurnSpanID(turn.ID), &event.TaskPayload{
 		Status: runtype.StatusRetrying, Reason: "retry_requested", Attempt: task.Attempts + 1, RequestedBy: owner.PrincipalID,
 	})
 	e.Status, e.StatusReason = string(runtype.StatusRetrying), "retry_requested"

@@ -1150,6 +1150,64 @@ func TestRetryTask(t *testing.T) {
 	}
 }
 
+// TestRetryAnnouncedOnce: one retry is one task.retrying. An operator's
+// retry of a task the retry policy already retries starts that retry now
+// and is recorded as task.updated; asking again before it started is the
+// same request.
+func TestRetryAnnouncedOnce(t *testing.T) {
+	t.Parallel()
+	br := &brain{answer: failFirst(1, &model.Error{Kind: model.ErrServer, Message: "upstream 500"})}
+	cfg := durableConfig(br)
+	cfg.DataDir, cfg.ModelRetries = t.TempDir(), -1
+	cfg.Retry = agentrt.RetryPolicy{MaxAttempts: 2, Backoff: time.Hour} // not due within the test
+	rt := startDurable(t, cfg)
+	ctx := context.Background()
+	res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "once-1", Input: "go"})
+	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		e, err := sub.Next(wctx)
+		if err != nil {
+			t.Fatalf("waiting for the policy's task.retrying: %v", err)
+		}
+		if e.Type == event.TaskRetrying {
+			break
+		}
+	}
+	status, err := rt.RetryTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID})
+	if err != nil || status != runtype.StatusRetrying {
+		t.Fatalf("RetryTask(retrying) = %s, %v; want retrying", status, err)
+	}
+	// Again: before the retry started it is the same request; after, the
+	// task is running or completed and cannot be retried.
+	if status, err := rt.RetryTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID}); err != nil && !errors.Is(err, apitype.ErrConflict) ||
+		err == nil && status != runtype.StatusRetrying {
+		t.Errorf("RetryTask again = %s, %v; want retrying or a conflict", status, err)
+	}
+	wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusCompleted, "")
+	evs := logOf(t, rt, runtype.Owner{}, res.SessionID)
+	if retrying := turnLog(evs, res.TurnID, event.TaskRetrying); len(retrying) != 1 {
+		t.Errorf("%d task.retrying for one retry, want 1; events:%s", len(retrying), trail(evs))
+	}
+	var requested []*event.Event
+	for _, e := range turnLog(evs, res.TurnID, event.TaskUpdated) {
+		if p := e.Payload.(*event.TaskPayload); p.Reason == "retry_requested" && p.RequestedBy == apitype.DefaultPrincipal {
+			requested = append(requested, e)
+		}
+	}
+	if len(requested) == 0 {
+		t.Errorf("the operator's request is not recorded (task.updated, retry_requested); events:%s", trail(evs))
+	}
+	if got := attemptStatuses(t, rt, runtype.Owner{}, res.TaskID); !slices.Equal(got, []string{"failed", "completed"}) {
+		t.Errorf("attempts = %v, want [failed completed]", got)
+	}
+}
+
 // TestRetryPolicy: Config.Retry gives an attempt that failed retryably
 // another, up to MaxAttempts, except for the kinds it names
 // non-retryable.

@@ -2,6 +2,7 @@ package agentrt_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -497,6 +498,82 @@ func TestListsFilterAndPage(t *testing.T) {
 		var inv *apitype.InvalidError
 		if err := call(); !errors.As(err, &inv) || inv.Field != name {
 			t.Errorf("%s: error = %v, want an invalid %s", name, err, name)
+		}
+	}
+}
+
+// TestSessionsNewestFirstAndActive: sessions list newest first by
+// creation, whatever their ids (caller-named ones too), page by cursor
+// in that order, and a session's updatedAt moves when a turn is
+// submitted to it or ends.
+func TestSessionsNewestFirstAndActive(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	g := startGov(t, agentrt.Config{Now: clock.Now})
+	ctx := t.Context()
+	turnIn := func(session string) *apitype.SubmitTurnResult {
+		t.Helper()
+		res, turn := g.tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "hi", SessionID: session})
+		if turn.Status != runtype.StatusCompleted {
+			t.Fatalf("turn in %q: %s", session, turn.Status)
+		}
+		clock.Advance(time.Minute)
+		return res
+	}
+	turnIn("zeta")          // created at t0
+	generated := turnIn("") // t0+1m
+	turnIn("alpha")         // t0+2m
+	turnIn("zeta")          // t0+3m: zeta's second turn
+	want := []string{"alpha", generated.SessionID, "zeta"}
+
+	all, err := g.rt.ListSessions(ctx, &apitype.ListSessionsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range all {
+		got = append(got, s.SessionID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sessions = %v, want newest first %v", got, want)
+	}
+	got = nil
+	for cursor := ""; ; {
+		p, err := g.rt.ListSessionsPage(ctx, &apitype.ListSessionsParams{Cursor: cursor, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Sessions {
+			got = append(got, s.SessionID)
+		}
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sessions in pages of 1 = %v, want %v", got, want)
+	}
+
+	wantTimes := map[string][2]time.Time{ // createdAt, updatedAt
+		"zeta":              {t0, t0.Add(3 * time.Minute)},
+		generated.SessionID: {t0.Add(time.Minute), t0.Add(time.Minute)},
+		"alpha":             {t0.Add(2 * time.Minute), t0.Add(2 * time.Minute)},
+	}
+	for _, s := range all {
+		w := wantTimes[s.SessionID]
+		if s.CreatedAt == nil || !s.CreatedAt.Equal(w[0]) || s.UpdatedAt == nil || !s.UpdatedAt.Equal(w[1]) {
+			t.Errorf("session %s created %v, updated %v; want %v, %v", s.SessionID, s.CreatedAt, s.UpdatedAt, w[0], w[1])
+		}
+	}
+
+	for field, p := range map[string]*apitype.ListSessionsParams{
+		"cursor": {Cursor: base64.RawURLEncoding.EncodeToString([]byte("ses_missing"))},
+		"before": {BeforeID: "ses_missing"},
+	} {
+		var inv *apitype.InvalidError
+		if _, err := g.rt.ListSessionsPage(ctx, p); !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("ListSessionsPage(%+v) = %v, want an invalid %s", p, err, field)
 		}
 	}
 }

@@ -193,7 +193,12 @@ func (rt *Runtime) ListSessionsPage(ctx context.Context, p *apitype.ListSessions
 		TenantID: tenantOf(p.Owner), PrincipalID: onlyOwn(p.Owner, p.OnlyOwn), Agent: p.Agent, Since: p.Since, Until: p.Until,
 		BeforeID: before, Limit: limit + 1,
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound) && p.Cursor != "":
+		return nil, invalid("cursor", "%q is not a cursor this runtime handed out", p.Cursor)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, invalid("before", "names no session %q; give the last session id of the previous page", before)
+	case err != nil:
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
 	ss, next := pageOf(ss, limit, func(s *runtype.Session) string { return s.ID })

@@ -335,8 +335,9 @@ type SessionSummary struct {
 }
 
 // ListSessionsParams filters ListSessions and ListSessionsPage. Results
-// are newest first (by ID); Cursor or BeforeID pages. Agent, Since and
-// Until filter as in ListRequestsParams; OnlyOwn keeps the sessions
+// are newest first (by creation time, then ID), whatever the IDs look
+// like; Cursor or BeforeID (a session of the previous page, the last)
+// pages. Agent, Since and Until filter as in ListRequestsParams; OnlyOwn keeps the sessions
 // Owner.PrincipalID created.
 type ListSessionsParams struct {
 	runtype.Owner

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"os"
 	"strconv"
@@ -11,7 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentrt/agentrt/apitype"
+	"golang.org/x/term"
+
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -144,11 +146,8 @@ func compactDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
 }
 
-// isTerminal reports whether f is a terminal (a character device).
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // defaultWidth is the width assumed for a terminal that does not say.
 const defaultWidth = 120

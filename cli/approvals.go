@@ -477,11 +477,15 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 	}
 	stopSignals := interruptOnSignal(cmd, b, turn.ID)
 	defer stopSignals()
-	p := resumeTimeline(out, turn)
+	p := newTimeline(out, timelineOptionsFor(out, true))
+	p.header(turn.ID, turn.Agent, turn.SessionID, " (resumed)")
 	turn, err = followTurn(ctx, b, sub, turn.ID, from, func(e *event.Event) error {
-		p.event(e)
+		if e.Type != event.ActionResolved || e.ActionID != id {
+			p.event(e) // the answer is printed above
+		}
 		return nil
 	})
+	p.close()
 	if err != nil {
 		return err
 	}

@@ -41,12 +41,12 @@ func TestApprovalsApprove(t *testing.T) {
 		"request turn_{ID}  agent support  session ses_{ID}",
 		"hop 1   model   replay/governed-v1 → tool_request: lookup_order",
 		`                "Let me look up order 1042."`,
-		"        policy  allow lookup_order (rule: allowed)",
+		"        policy  allow lookup_order (rule allow-rest: allowed)",
 		"        sandbox workspace_write, network none ({ANY})",
 		`        tool    lookup_order {"order_id":"1042"} → {ANY} · {DUR}`,
 		"hop 2   model   replay/governed-v1 → complete: open_ticket, complete_task",
 		`                "Opening a ticket."`,
-		"        policy  ask open_ticket (rule: ticket_review)",
+		"        policy  ask open_ticket (rule review-tickets: ticket_review)",
 		"        action  Allow open_ticket to run? tickets are reviewed by a person (act_{ID})",
 		"⏸ waiting_permission (permission_required): the turn is parked until someone decides",
 		`  pending act_{ID}: open_ticket {"order_id":"1042","priority":"high","summary":"Order 1042 is late"}`,
@@ -76,8 +76,8 @@ func TestApprovalsApprove(t *testing.T) {
 	matchLines(t, r.stdout, []string{
 		"action " + id + ` approved (approve by local): open_ticket {"order_id":"1042","priority":"high","summary":"Order 1042 …`,
 		"request turn_{ID}  agent support  session ses_{ID} (resumed)",
-		"        policy  allow open_ticket (human: approved_by_human)",
-		"        policy  allow complete_task (rule: allowed)",
+		"        policy  allow open_ticket (human local: approved_by_human)",
+		"        policy  allow complete_task (rule allow-rest: allowed)",
 		"        sandbox workspace_write, network none ({ANY})",
 		`        tool    open_ticket {"order_id":"1042","priority":"high","summary":"Order 1042 … → {"ticket_id":"T-{ANY} · {DUR}`,
 		`        tool    complete_task {"result":"Ticket opened for order 1042."} → task completed · {DUR}`,
@@ -116,11 +116,11 @@ func TestApprovalsDeny(t *testing.T) {
 	matchLines(t, r.stdout, []string{
 		"action " + id + ` denied (deny by local): open_ticket {"order_id":"1042","priority":"high","summary":"Order 1042 … · "no tickets today"`,
 		"request turn_{ID}  agent support  session ses_{ID} (resumed)",
-		"        policy  deny open_ticket (human: denied_by_human)",
+		"        policy  deny open_ticket (human local: denied_by_human)",
 		`        tool    open_ticket  ✗ {ANY} · {DUR}`,
 		"        tool    complete_task  ✗ error: not executed: a call it came with was refused by a person; the model decides again · {DUR}",
 		"hop 3   model   replay/governed-v1 → complete: complete_task",
-		"        policy  allow complete_task (rule: allowed)",
+		"        policy  allow complete_task (rule allow-rest: allowed)",
 		`        tool    complete_task {"result":"No ticket was opened for order 1042."} → task completed · {DUR}`,
 		"✔ completed in {DUR} · 3 hops · 3 tool calls",
 		"  result: No ticket was opened for order 1042.",
@@ -319,5 +319,61 @@ func TestApprovalsTwoPending(t *testing.T) {
 	}
 	if tickets, _ := filepath.Glob(filepath.Join(b.dir, "workspace", "tickets", "T-*.json")); len(tickets) != 1 {
 		t.Errorf("tickets = %v, want the approved one only", tickets)
+	}
+}
+
+// TestGovernedExampleTellsTheDecision runs the governed example as its
+// header says: the turn parks on the high-priority ticket, a person
+// decides, and the answer the customer gets says what happened — a
+// ticket is open only when one was opened.
+func TestGovernedExampleTellsTheDecision(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		answer   []string // the approvals command after the ID
+		decision string   // the timeline's line for the person's decision
+		tickets  int
+		want     string // in the result
+	}{
+		{"denied", []string{"deny", "--message", "not urgent"}, "policy  deny open_ticket (human local: denied_by_human)", 0,
+			"I could not open a ticket for it: the request was declined."},
+		{"approved", []string{"approve"}, "policy  allow open_ticket (human local: approved_by_human)", 1,
+			"A ticket is open and the logistics team will contact you within 24 hours."},
+		{"edited", []string{"approve", "--edit", `{"order_id":"1042","priority":"normal","summary":"Order 1042 is late."}`},
+			"policy  allow open_ticket (human local: approved_with_edit)", 1,
+			"A ticket is open and the logistics team will contact you within 24 hours."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			config := filepath.Join(b.dir, "governed.yaml")
+			r := run(t, "", "run", "--config", config, "--agent", "support", question)
+			if r.code != cli.ExitParked {
+				t.Fatalf("run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, cli.ExitParked, r.stdout, r.stderr)
+			}
+			m := regexp.MustCompile(`(?m)^  pending (act_[0-9A-Z]{26}): open_ticket `).FindStringSubmatch(r.stdout)
+			if m == nil {
+				t.Fatalf("run printed no pending open_ticket:\n%s", r.stdout)
+			}
+			args := append([]string{"approvals", tt.answer[0], m[1], "--config", config}, tt.answer[1:]...)
+			out := runOK(t, "", args...).stdout
+			if !strings.Contains(out, tt.decision) {
+				t.Errorf("the resumed turn's timeline has no %q:\n%s", tt.decision, out)
+			}
+			result := out[strings.LastIndex(out, "\n  result: ")+1:]
+			if !strings.Contains(result, tt.want) {
+				t.Errorf("result %q, want it to say %q", result, tt.want)
+			}
+			if tt.tickets == 0 && strings.Contains(result, "ticket is open") {
+				t.Errorf("result %q claims a ticket the person refused", result)
+			}
+			if tt.name == "edited" && strings.Contains(result, "high-priority") {
+				t.Errorf("result %q claims the priority the person edited away", result)
+			}
+			tickets, err := filepath.Glob(filepath.Join(b.dir, "workspace", "tickets", "T-*.json"))
+			if err != nil || len(tickets) != tt.tickets {
+				t.Errorf("tickets in the workspace = %v (%v), want %d", tickets, err, tt.tickets)
+			}
+		})
 	}
 }

@@ -35,7 +35,10 @@ func newRunCmd() *cobra.Command {
 		Use:   "run --config FILE --agent NAME [flags] INPUT",
 		Short: "Run one turn of an agent in-process and show its timeline",
 		Long: `Run one turn of an agent in this process, on the store in the config's data_dir,
-and print a readable timeline of the run (or, with --json, its events as JSON Lines).
+and print a readable timeline of the run as it happens (or, with --json, its events as
+JSON Lines). A streaming model's text is printed as it arrives. On a terminal the timeline
+is coloured (not with NO_COLOR or TERM=dumb), fitted to the terminal's width, and a spinner
+shows while a model or tool works. agentrt requests show prints a past request the same way.
 INPUT is the user's message; "-" reads it from standard input.
 
 Exit codes: 0 completed, 1 failed or cancelled, 2 usage or configuration error,
@@ -147,17 +150,20 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	defer stopSignals()
 
 	out := cmd.OutOrStdout()
+	show := func(e *event.Event) error { return writeEvent(out, e) }
 	var p *timeline
 	if !f.json {
-		p = newTimeline(out, agent, res)
-	}
-	turn, err := followTurn(ctx, &localBackend{Runtime: rt}, sub, res.TurnID, from, func(e *event.Event) error {
-		if !f.json {
+		p = newTimeline(out, timelineOptionsFor(out, true))
+		p.header(res.TurnID, agent, res.SessionID, "")
+		show = func(e *event.Event) error {
 			p.event(e)
 			return nil
 		}
-		return writeEvent(out, e)
-	})
+	}
+	turn, err := followTurn(ctx, &localBackend{Runtime: rt}, sub, res.TurnID, from, show)
+	if p != nil {
+		p.close()
+	}
 	if err != nil {
 		return err
 	}

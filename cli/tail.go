@@ -22,11 +22,11 @@ import (
 func newRequestsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "requests",
-		Short: "Follow requests (turns) as they change state",
+		Short: "Follow requests (turns) as they change state, or show one's timeline",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRequestsTailCmd())
+	cmd.AddCommand(newRequestsTailCmd(), newRequestsShowCmd())
 	return cmd
 }
 

@@ -4,66 +4,255 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
 
-// timeline prints a run's events as a readable, line-oriented story: one
+// timeline prints a turn's events as a readable, line-oriented story: one
 // block per model hop, one line per policy decision and tool call, and a
-// closing line with the outcome.
+// closing line with the outcome. It is the one renderer of run's and
+// approvals approve's live output and of requests show.
+//
+// On a terminal it colours, fits every line to the terminal's width,
+// and, live, shows a spinner with the elapsed time while a model or tool
+// works. A model's streamed text (model.delta) is printed as it arrives,
+// wrapped at the width. Elsewhere the lines are plain and not fitted.
+//
+// event and close may be called from any goroutine.
 type timeline struct {
+	// Immutable after construction.
 	w     io.Writer
-	start time.Time
-	args  map[string]string // tool call id → arguments preview
-	calls int
-	cost  float64 // the turn's cost so far, from cost.recorded
+	st    style
+	width int   // the columns each line is fitted to; 0: not fitted
+	clock clock // nil: no spinner
+	stop  chan struct{}
+	done  chan struct{} // closed when the spinner's goroutine has ended
+
+	mu sync.Mutex
+	// Guarded by mu.
+	start     time.Time
+	args      map[string]string // tool call id → arguments preview
+	running   []runningTool     // tool calls started and not ended, in order
+	calls     int
+	cost      float64                      // the turn's cost so far, from cost.recorded
+	requested *event.ModelRequestedPayload // the model call in progress
+	streamed  bool                         // it has streamed text
+	text      *textBlock                   // its text, while the line is open
+	ended     bool                         // the last line printed closes the turn
+	spin      spinner
 }
 
-func newTimeline(w io.Writer, agent string, res *apitype.SubmitTurnResult) *timeline {
-	fmt.Fprintf(w, "request %s  agent %s  session %s\n", res.TurnID, agent, res.SessionID)
-	return &timeline{w: w, args: make(map[string]string)}
+type runningTool struct{ id, name string }
+
+// timelineOptions say how a timeline prints.
+type timelineOptions struct {
+	width int
+	style style
+	clock clock // nil: no spinner
 }
 
-// resumeTimeline prints the rest of a parked turn's run once it resumes.
-// The turn's duration counts from when it first started, as
-// turn.completed reports it.
-func resumeTimeline(w io.Writer, turn *runtype.Turn) *timeline {
-	fmt.Fprintf(w, "request %s  agent %s  session %s (resumed)\n", turn.ID, turn.Agent, turn.SessionID)
-	return &timeline{w: w, args: make(map[string]string)}
+// timelineOptionsFor prints to a terminal with its width and colours
+// (unless NO_COLOR or TERM=dumb), and with a spinner when live (unless
+// TERM=dumb); elsewhere plain, unfitted and without a spinner.
+func timelineOptionsFor(w io.Writer, live bool) timelineOptions {
+	f, ok := terminal(w)
+	if !ok {
+		return timelineOptions{}
+	}
+	o := timelineOptions{width: terminalWidth(f), style: newStyle(w, false)}
+	if live && os.Getenv("TERM") != "dumb" {
+		o.clock = wallClock{}
+	}
+	return o
+}
+
+// newTimeline returns a timeline printing to w. Call close when done.
+func newTimeline(w io.Writer, o timelineOptions) *timeline {
+	t := &timeline{w: w, st: o.style, width: o.width, clock: o.clock, args: make(map[string]string)}
+	if t.clock != nil {
+		t.stop, t.done = make(chan struct{}), make(chan struct{})
+		ticks, stop := t.clock.Tick(spinnerEvery)
+		go t.spinLoop(ticks, stop)
+	}
+	return t
+}
+
+func (t *timeline) spinLoop(ticks <-chan time.Time, stop func()) {
+	defer close(t.done)
+	defer stop()
+	for {
+		select {
+		case <-ticks:
+			t.mu.Lock()
+			t.spin.frame++
+			t.drawSpinner()
+			t.mu.Unlock()
+		case <-t.stop:
+			return
+		}
+	}
+}
+
+// close ends the spinner and any text still open.
+func (t *timeline) close() {
+	if t.stop != nil {
+		close(t.stop)
+		<-t.done
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endText()
+	t.spin.erase(t.w)
+}
+
+// header prints the line that names the request; note follows it.
+// Pieces that do not fit on one line go on the next.
+func (t *timeline) header(turnID, agent, sessionID, note string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pieces := []string{
+		t.st.dim("request") + " " + t.st.bold(turnID),
+		t.st.dim("agent") + " " + agent,
+		t.st.dim("session") + " " + sessionID + note,
+	}
+	n := utf8.RuneCountInString
+	plainLen := []int{n("request " + turnID), n("agent " + agent), n("session " + sessionID + note)}
+	col := 0
+	for i, p := range pieces {
+		switch {
+		case i == 0:
+		case t.width > 0 && col+2+plainLen[i] > t.width:
+			io.WriteString(t.w, "\n")
+			col = 0
+		default:
+			io.WriteString(t.w, "  ")
+			col += 2
+		}
+		io.WriteString(t.w, p)
+		col += plainLen[i]
+	}
+	io.WriteString(t.w, "\n")
+}
+
+// prose prints a labelled text ("  result: …"), wrapped at the width.
+func (t *timeline) prose(label, text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.prep()
+	t.writeProse(label, text)
+	t.drawSpinner()
+}
+
+func (t *timeline) writeProse(label, text string) {
+	io.WriteString(t.w, "  "+t.st.dim(label))
+	n := 2 + utf8.RuneCountInString(label)
+	b := newTextBlock(t.w, strings.Repeat(" ", n), t.width, n)
+	b.write(text)
+	b.end("")
 }
 
 const (
 	indent  = "        " // as wide as "hop 12  "
+	textAt  = indent + indent
 	maxLine = 110
 )
 
+// label starts an indented line: the indent and the line's kind.
+func label(kind string) []span {
+	return []span{plain(indent), painted(ansiDim, fmt.Sprintf("%-8s", kind))}
+}
+
+// hopLabel starts a model line: the hop number and "model".
+func hopLabel(hop int) []span {
+	return []span{painted(ansiBold, fmt.Sprintf("hop %-3d ", hop)), painted(ansiDim, "model   ")}
+}
+
+// line prints a line of spans, fitted to the width.
+func (t *timeline) line(spans ...span) {
+	t.prep()
+	fit(spans, t.width)
+	fmt.Fprintln(t.w, render(spans, t.st))
+	t.ended = false
+}
+
+// prep makes the terminal ready for a new line: streamed text ends, the
+// spinner is erased.
+func (t *timeline) prep() {
+	t.endText()
+	t.spin.erase(t.w)
+}
+
+// endText ends the model's streamed text, if a line of it is open.
+func (t *timeline) endText() {
+	if t.text != nil {
+		t.text.end(`"`)
+		t.text = nil
+	}
+}
+
 func (t *timeline) event(e *event.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.render(e)
+	t.drawSpinner()
+}
+
+// drawSpinner draws the spinner when something works and the cursor is
+// at the start of a line.
+func (t *timeline) drawSpinner() {
+	if t.clock == nil || t.text != nil {
+		return
+	}
+	what := t.working()
+	if what == "" {
+		t.spin.erase(t.w)
+		t.spin.what = ""
+		return
+	}
+	if what != t.spin.what {
+		t.spin.what, t.spin.since, t.spin.frame = what, t.clock.Now(), 0
+	}
+	t.spin.draw(t.w, t.spin.text(t.clock.Now(), t.width), t.st)
+}
+
+// working says what works: the model call in progress or the running
+// tool calls; "" when nothing does.
+func (t *timeline) working() string {
+	switch {
+	case len(t.running) > 0:
+		names := make([]string, len(t.running))
+		for i, r := range t.running {
+			names[i] = r.name
+		}
+		return "running " + strings.Join(names, ", ")
+	case t.requested != nil:
+		return fmt.Sprintf("waiting for %s (hop %d)", providerName(t.requested.Provider), t.requested.Hop)
+	}
+	return ""
+}
+
+func (t *timeline) render(e *event.Event) {
 	switch p := e.Payload.(type) {
 	case *event.TurnPayload:
 		t.turn(e, p)
+	case *event.ModelRequestedPayload:
+		t.requested, t.streamed = p, false
+	case *event.DeltaPayload:
+		if e.Type == event.ModelDelta {
+			t.delta(p)
+		}
 	case *event.ModelCompletedPayload:
-		line := fmt.Sprintf("hop %-3d %-8s%s → %s", p.Hop, "model", providerName(p.Provider), p.Status)
-		if len(p.RequestedTools) > 0 {
-			names := make([]string, len(p.RequestedTools))
-			for i, rt := range p.RequestedTools {
-				names[i] = rt.Name
-			}
-			line += ": " + strings.Join(names, ", ")
-		}
-		if p.Usage.InputTokens+p.Usage.OutputTokens > 0 {
-			line += fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)
-		}
-		fmt.Fprintln(t.w, line)
-		if p.AssistantMessage != "" {
-			fmt.Fprintf(t.w, "%s%-8s\"%s\"\n", indent, "", oneLine(p.AssistantMessage, maxLine))
-		}
+		t.modelCompleted(p)
 	case *event.ModelFailedPayload:
+		t.requested = nil
 		then := "giving up"
 		switch {
 		case p.Next == "fallback":
@@ -71,76 +260,59 @@ func (t *timeline) event(e *event.Event) {
 		case p.WillRetry:
 			then = "retrying"
 		}
-		fmt.Fprintf(t.w, "hop %-3d %-8sfailed (%s): %s; %s\n", p.Hop, "model", p.Kind, oneLine(p.Message, maxLine), then)
+		t.line(append(hopLabel(p.Hop), painted(ansiRed, "failed"), plain(" ("+p.Kind+"): "),
+			flexible(1, oneLine(p.Message, maxLine)), plain("; "+then))...)
 	case *event.PermissionPayload:
 		// permission.requested repeats the ask of permission.evaluated.
 		if d := e.PermissionDecision; d != nil && e.Type != event.PermissionRequested {
-			fmt.Fprintf(t.w, "%s%-8s%s %s (%s: %s)\n", indent, "policy", d.Decision, d.ToolName, d.Source, d.ReasonCode)
+			t.line(append(label("policy"), painted(decisionColor(d.Decision), d.Decision), plain(" "+d.ToolName+" "),
+				flexible(1, "("+decidedBy(d)+": "+d.ReasonCode+")"))...)
 		}
 	case *event.ToolStartedPayload:
 		t.args[e.ToolCallID] = p.ArgumentsPreview
+		t.running = append(t.running, runningTool{id: e.ToolCallID, name: p.Name})
 	case *event.ToolResultPayload:
-		t.calls++
-		mark := "→"
-		if p.IsError {
-			mark = "✗"
-		}
-		args := oneLine(t.args[e.ToolCallID], 60)
-		delete(t.args, e.ToolCallID)
-		fmt.Fprintf(t.w, "%s%-8s%s %s %s %s · %s\n", indent, "tool", p.Name, args, mark,
-			oneLine(p.Preview, maxLine-len(args)-len(p.Name)), duration(p.DurationMs))
+		t.toolResult(e, p)
 	case *event.ActionPayload:
-		if e.Type == event.ActionRequired {
-			fmt.Fprintf(t.w, "%s%-8s%s (%s)\n", indent, "action", oneLine(p.Prompt, maxLine), e.ActionID)
-		}
+		t.action(e, p)
 	case *event.DiagnosticPayload:
-		fmt.Fprintf(t.w, "%s%-8s%s\n", indent, "runtime", oneLine(p.Message, maxLine))
+		t.line(append(label("runtime"), flexible(1, oneLine(p.Message, maxLine)))...)
 	case *event.TaskPayload:
-		switch {
-		case e.Type == event.TaskWaiting && p.Status == runtype.StatusWaitingResource:
-			fmt.Fprintf(t.w, "⏸ %s (%s): the turn is parked until its budget is raised\n", p.Status, p.Reason)
-		case e.Type == event.TaskWaiting:
-			fmt.Fprintf(t.w, "⏸ %s (%s): the turn is parked until someone decides\n", p.Status, p.Reason)
-		case e.Type == event.TaskBlocked:
-			msg := ""
-			if p.Failure != nil {
-				msg = ": " + p.Failure.Message
-			}
-			fmt.Fprintf(t.w, "✘ %s (%s)%s\n", p.Status, p.Reason, oneLine(msg, maxLine))
-		}
+		t.task(e, p)
 	case *event.RoutingPayload:
 		switch e.Type {
 		case event.RoutingDecided:
-			fmt.Fprintf(t.w, "%s%-8s%s (%s) · %s\n", indent, "route", p.SelectedCandidate, p.SelectedProvider+"/"+p.SelectedModel,
-				oneLine(p.DecisionReason, maxLine-40))
+			t.line(append(label("route"), plain(p.SelectedCandidate+" "), flexible(2, "("+p.SelectedProvider+"/"+p.SelectedModel+")"),
+				flexible(1, " · "+oneLine(p.DecisionReason, maxLine-40)))...)
 		case event.RoutingFallbackApplied:
-			fmt.Fprintf(t.w, "%s%-8s%s → %s (%s)\n", indent, "route", p.FromCandidate, p.SelectedCandidate, p.FailureKind)
+			t.line(append(label("route"), plain(p.FromCandidate+" → "+p.SelectedCandidate+" ("+p.FailureKind+")"))...)
 		}
 	case *event.RateLimitPayload:
 		wait := ""
 		if p.RetryAfterMs > 0 {
 			wait = fmt.Sprintf(", retry after %s", duration(p.RetryAfterMs))
 		}
-		fmt.Fprintf(t.w, "%s%-8srate limited by %s/%s%s; %s\n", indent, "limit", p.Provider, p.Model, wait, p.Action)
+		t.line(append(label("limit"), flexible(1, "rate limited by "+p.Provider+"/"+p.Model+wait+"; "+p.Action))...)
 	case *event.CostPayload:
 		if e.Type == event.CostRecorded {
 			t.cost = p.TurnCostUSD
-			fmt.Fprintf(t.w, "%s%-8s%s (turn %s)\n", indent, "cost", usd(p.CostUSD), usd(p.TurnCostUSD))
+			t.line(append(label("cost"), plain(usd(p.CostUSD)), painted(ansiDim, " (turn "+usd(p.TurnCostUSD)+")"))...)
 		}
 	case *event.SandboxPayload:
 		switch e.Type {
 		case event.SandboxApplied:
-			fmt.Fprintf(t.w, "%s%-8s%s, network %s (%s)\n", indent, "sandbox", p.Profile, p.Network, p.Enforcer)
+			t.line(append(label("sandbox"), plain(p.Profile+", network "+p.Network), flexible(1, " ("+p.Enforcer+")"))...)
 		case event.SandboxViolation:
-			fmt.Fprintf(t.w, "%s%-8srefused under %s: %s %s\n", indent, "sandbox", p.Profile, p.Violation, oneLine(p.Detail, 60))
+			t.line(append(label("sandbox"), painted(ansiRed, "refused"), flexible(1, " under "+p.Profile+": "+p.Violation+" "+oneLine(p.Detail, 60)))...)
 		}
 	case *event.HookPayload:
 		if e.Type != event.HookStarted {
-			what := cmp.Or(p.Decision, p.Status)
+			what, color := cmp.Or(p.Decision, p.Status), ""
 			if e.Type == event.HookFailed {
-				what = "failed (" + p.ErrorCategory + ", " + p.FailMode + ")"
+				what, color = "failed ("+p.ErrorCategory+", "+p.FailMode+")", ansiRed
 			}
-			fmt.Fprintf(t.w, "%s%-8s%s %s → %s · %s\n", indent, "hook", p.Point, p.Hook, what, duration(p.DurationMs))
+			t.line(append(label("hook"), flexible(1, p.Point+" "+p.Hook), plain(" → "), painted(color, what),
+				painted(ansiDim, " · "+duration(p.DurationMs)))...)
 		}
 	case *event.OutputPayload:
 		switch e.Type {
@@ -149,17 +321,120 @@ func (t *timeline) event(e *event.Event) {
 			for _, c := range p.Redactions {
 				n += c
 			}
-			fmt.Fprintf(t.w, "%s%-8s%d secrets redacted from the output\n", indent, "output", n)
+			t.line(append(label("output"), flexible(1, fmt.Sprintf("%d secrets redacted from the output", n)))...)
 		case event.OutputSpilled:
-			fmt.Fprintf(t.w, "%s%-8s%d bytes stored as %s; the model sees %d\n", indent, "output", p.Bytes, e.OutputRef, p.InlineBytes)
+			t.line(append(label("output"), flexible(1, fmt.Sprintf("%d bytes stored as %s; the model sees %d", p.Bytes, e.OutputRef, p.InlineBytes)))...)
 		}
 	case *event.QuotaPayload:
 		switch e.Type {
 		case event.QuotaLow:
-			fmt.Fprintf(t.w, "%s%-8s%s budget low: %s\n", indent, "budget", p.Scope, quota(p))
+			t.line(append(label("budget"), painted(ansiYellow, p.Scope+" budget low"), flexible(1, ": "+quota(p)))...)
 		case event.QuotaBlocked:
-			fmt.Fprintf(t.w, "%s%-8s%s budget would be exceeded (%s): %s; %s\n", indent, "budget", p.Scope, p.Exceeded, quota(p), p.Action)
+			t.line(append(label("budget"), painted(ansiYellow, p.Scope+" budget would be exceeded"),
+				flexible(1, " ("+p.Exceeded+"): "+quota(p)+"; "+p.Action))...)
 		}
+	}
+}
+
+// delta prints a piece of the model's streamed text: the hop's line
+// first, then the text, wrapped, as it comes.
+func (t *timeline) delta(p *event.DeltaPayload) {
+	if t.text == nil {
+		if !t.streamed {
+			t.streamed = true
+			provider := p.Candidate
+			if t.requested != nil {
+				provider = providerName(t.requested.Provider)
+			}
+			t.line(append(hopLabel(p.Hop), flexible(1, provider))...)
+		} else {
+			t.spin.erase(t.w)
+		}
+		io.WriteString(t.w, textAt+`"`)
+		t.text = newTextBlock(t.w, textAt, t.width, len(textAt)+1)
+	}
+	t.text.write(p.Text)
+}
+
+// modelCompleted prints a hop's outcome: after streamed text, on a line
+// of its own; otherwise on the hop's line, with the text below it.
+func (t *timeline) modelCompleted(p *event.ModelCompletedPayload) {
+	streamed := t.streamed
+	t.requested, t.streamed = nil, false
+	outcome := []span{plain("→ "), painted(ansiBold, p.Status)}
+	if len(p.RequestedTools) > 0 {
+		names := make([]string, len(p.RequestedTools))
+		for i, rt := range p.RequestedTools {
+			names[i] = rt.Name
+		}
+		outcome = append(outcome, flexible(3, ": "+strings.Join(names, ", ")))
+	}
+	if p.Usage.InputTokens+p.Usage.OutputTokens > 0 {
+		outcome = append(outcome, span{text: fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens),
+			color: ansiDim, give: 2, drop: true})
+	}
+	if streamed {
+		t.line(append([]span{plain(textAt)}, outcome...)...)
+		return
+	}
+	t.line(append(append(hopLabel(p.Hop), flexible(1, providerName(p.Provider)), plain(" ")), outcome...)...)
+	if p.AssistantMessage != "" {
+		t.line(plain(textAt+`"`), flexible(1, oneLine(p.AssistantMessage, maxLine)), plain(`"`))
+	}
+}
+
+func (t *timeline) toolResult(e *event.Event, p *event.ToolResultPayload) {
+	t.calls++
+	t.running = slices.DeleteFunc(t.running, func(r runningTool) bool { return r.id == e.ToolCallID })
+	mark := painted(ansiGreen, " → ")
+	if p.IsError {
+		mark = painted(ansiRed, " ✗ ")
+	}
+	args := oneLine(t.args[e.ToolCallID], 60)
+	delete(t.args, e.ToolCallID)
+	t.line(append(label("tool"), plain(p.Name+" "), flexible(1, args), mark,
+		flexible(1, oneLine(p.Preview, maxLine-len(args)-len(p.Name))), painted(ansiDim, " · "+duration(p.DurationMs)))...)
+}
+
+func (t *timeline) action(e *event.Event, p *event.ActionPayload) {
+	switch e.Type {
+	case event.ActionRequired:
+		t.running, t.requested = nil, nil
+		t.line(append(label("action"), flexible(1, oneLine(p.Prompt, maxLine)), plain(" ("+e.ActionID+")"))...)
+	case event.ActionResolved:
+		how := p.Decision
+		if p.ResolvedBy != "" {
+			how = strings.TrimSpace(how + " by " + p.ResolvedBy)
+		}
+		spans := append(label("action"), plain(e.ActionID+" "), painted(statusColor(p.Status), p.Status))
+		if how != "" {
+			spans = append(spans, plain(" ("+how+")"))
+		}
+		if p.Message != "" {
+			spans = append(spans, flexible(1, " · "+strconv.Quote(oneLine(p.Message, 80))))
+		}
+		t.line(spans...)
+	}
+}
+
+func (t *timeline) task(e *event.Event, p *event.TaskPayload) {
+	switch {
+	case e.Type == event.TaskWaiting:
+		t.running, t.requested = nil, nil
+		until := "someone decides"
+		if p.Status == runtype.StatusWaitingResource {
+			until = "its budget is raised"
+		}
+		t.line(painted(ansiYellow, "⏸ "+string(p.Status)), plain(" ("+p.Reason+")"), flexible(1, ": the turn is parked until "+until))
+		t.ended = true
+	case e.Type == event.TaskBlocked:
+		t.running, t.requested = nil, nil
+		msg := ""
+		if p.Failure != nil {
+			msg = ": " + p.Failure.Message
+		}
+		t.line(painted(ansiRed, "✘ "+string(p.Status)), plain(" ("+p.Reason+")"), flexible(1, oneLine(msg, maxLine)))
+		t.ended = true
 	}
 }
 
@@ -186,26 +461,33 @@ func quota(p *event.QuotaPayload) string {
 func (t *timeline) turn(e *event.Event, p *event.TurnPayload) {
 	switch e.Type {
 	case event.TurnStarted:
-		t.start = e.Timestamp
-	case event.TurnCompleted:
-		fmt.Fprintf(t.w, "✔ completed in %s · %d hops · %d tool calls%s%s\n", t.elapsed(e, p), p.Hops, t.calls, tokens(p), t.costText())
-		if p.ResultPreview != "" {
-			fmt.Fprintf(t.w, "  result: %s\n", p.ResultPreview)
+		if t.start.IsZero() {
+			t.start = e.Timestamp
 		}
+	case event.TurnCompleted:
+		t.running, t.requested = nil, nil
+		spans := []span{painted(ansiGreen, "✔ completed"), plain(fmt.Sprintf(" in %s · %d hops · %d tool calls", t.elapsed(e, p), p.Hops, t.calls))}
+		if s := tokens(p); s != "" {
+			spans = append(spans, span{text: s, give: 2, drop: true})
+		}
+		if t.cost != 0 {
+			spans = append(spans, span{text: " · " + usd(t.cost), give: 1, drop: true})
+		}
+		t.line(spans...)
+		if p.ResultPreview != "" {
+			t.writeProse("result: ", p.ResultPreview)
+		}
+		t.ended = true
 	case event.TurnFailed:
+		t.running, t.requested = nil, nil
 		msg := ""
 		if p.Failure != nil {
 			msg = ": " + p.Failure.Message
 		}
-		fmt.Fprintf(t.w, "✘ %s (%s)%s · %d hops · %d tool calls\n", p.Status, p.Reason, msg, p.Hops, t.calls)
+		t.line(painted(ansiRed, "✘ "+string(p.Status)), plain(" ("+p.Reason+")"), flexible(1, msg),
+			plain(fmt.Sprintf(" · %d hops · %d tool calls", p.Hops, t.calls)))
+		t.ended = true
 	}
-}
-
-func (t *timeline) costText() string {
-	if t.cost == 0 {
-		return ""
-	}
-	return " · " + usd(t.cost)
 }
 
 func (t *timeline) elapsed(e *event.Event, p *event.TurnPayload) time.Duration {
@@ -214,6 +496,53 @@ func (t *timeline) elapsed(e *event.Event, p *event.TurnPayload) time.Duration {
 		return time.Duration(p.DurationMs) * time.Millisecond
 	}
 	return e.Timestamp.Sub(t.start).Round(time.Millisecond)
+}
+
+// decidedBy names what decided a permission: its source, and the rule,
+// person, checker or mode when the decision names one.
+func decidedBy(d *event.PermissionDecision) string {
+	var who string
+	switch d.Source {
+	case "rule":
+		if len(d.RuleIDs) > 0 {
+			who = d.RuleIDs[0]
+		}
+	case "human":
+		who = d.ResolvedBy
+	case "checker":
+		who = d.Checker
+	case "mode":
+		who = d.Mode
+	}
+	if who == "" {
+		return d.Source
+	}
+	return d.Source + " " + who
+}
+
+func decisionColor(decision string) string {
+	switch decision {
+	case "allow":
+		return ansiGreen
+	case "deny":
+		return ansiRed
+	case "ask":
+		return ansiYellow
+	}
+	return ""
+}
+
+// statusColor is the colour of a status word, as style.status paints it.
+func statusColor(status string) string {
+	switch statusClass(status) {
+	case "good":
+		return ansiGreen
+	case "attention":
+		return ansiYellow
+	case "bad":
+		return ansiRed
+	}
+	return ""
 }
 
 func duration(ms int64) string {
@@ -252,4 +581,20 @@ func oneLine(s string, max int) string {
 	}
 	r := []rune(s)
 	return string(r[:max-1]) + "…"
+}
+
+// unfinished closes a past turn's timeline with the turn's status, when
+// no line of its events did: the turn has not ended (or its last events
+// are missing).
+func (t *timeline) unfinished(status runtype.TaskStatus, reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return
+	}
+	spans := []span{painted(statusColor(string(status)), "… "+string(status))}
+	if reason != "" {
+		spans = append(spans, plain(" ("+reason+")"))
+	}
+	t.line(append(spans, flexible(1, ": the request has not ended"))...)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -55,7 +54,7 @@ func TestTimeline(t *testing.T) {
 					Status: "tool_request", Provider: event.ProviderRef{Kind: "replay"}, Hop: 1,
 					RequestedTools: []event.RequestedTool{{ToolCallID: "call_1", Name: "read_file"}}}},
 				{Type: event.PermissionEvaluated, ToolCallID: "call_1",
-					PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", ReasonCode: "read_only", ToolName: "read_file"},
+					PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", RuleIDs: []string{"docs", "rest"}, ReasonCode: "read_only", ToolName: "read_file"},
 					Payload:            &event.PermissionPayload{ToolName: "read_file", Hop: 1}},
 				{Type: event.ToolStarted, ToolCallID: "call_1", Payload: &event.ToolStartedPayload{
 					Name: "read_file", Hop: 1, ArgumentsPreview: `{"path": "missing.md"}`}},
@@ -72,7 +71,7 @@ func TestTimeline(t *testing.T) {
 			want: header +
 				"hop 1   model   failed (rate_limit): slow down; retrying\n" +
 				"hop 1   model   replay → tool_request: read_file\n" +
-				"        policy  allow read_file (rule: read_only)\n" +
+				"        policy  allow read_file (rule docs: read_only)\n" +
 				"        tool    read_file {\"path\": \"missing.md\"} ✗ open missing.md: no such file or directory · <1ms\n" +
 				"        runtime one more hop\n" +
 				"hop 2   model   failed (provider_error): unavailable; giving up\n" +
@@ -104,12 +103,14 @@ func TestTimeline(t *testing.T) {
 			events: []*event.Event{
 				{Type: event.ActionRequired, ActionID: "act_1", Payload: &event.ActionPayload{
 					ActionType: "tool_permission", Prompt: "Allow open_ticket?", ToolName: "open_ticket"}},
-				{Type: event.ActionResolved, ActionID: "act_1", Payload: &event.ActionPayload{Prompt: "ignored"}},
 				{Type: event.TaskWaiting, Payload: &event.TaskPayload{Status: runtype.StatusWaitingPermission, Reason: "approval_required"}},
+				{Type: event.ActionResolved, ActionID: "act_1", Payload: &event.ActionPayload{
+					Prompt: "Allow open_ticket?", Status: "denied", Decision: "deny", ResolvedBy: "alice", Message: "not\ntoday"}},
 			},
 			want: header +
 				"        action  Allow open_ticket? (act_1)\n" +
-				"⏸ waiting_permission (approval_required): the turn is parked until someone decides\n",
+				"⏸ waiting_permission (approval_required): the turn is parked until someone decides\n" +
+				"        action  act_1 denied (deny by alice) · \"not today\"\n",
 		},
 		{
 			name: "events the timeline skips",
@@ -127,10 +128,12 @@ func TestTimeline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var buf bytes.Buffer
-			tl := newTimeline(&buf, "support", &apitype.SubmitTurnResult{SessionID: "ses_1", TurnID: "turn_1"})
+			tl := newTimeline(&buf, timelineOptions{})
+			tl.header("turn_1", "support", "ses_1", "")
 			for _, e := range tt.events {
 				tl.event(e)
 			}
+			tl.close()
 			if diff := cmp.Diff(strings.Split(tt.want, "\n"), strings.Split(buf.String(), "\n")); diff != "" {
 				t.Errorf("timeline (-want +got):\n%s", diff)
 			}

@@ -131,7 +131,7 @@ func (s *step) askWith(perm *event.Event, dec policy.Decision, typ, prompt strin
 	preview, _ := r.c.cut(input, event.PreviewBytes)
 	act := &runtype.Action{
 		ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
-		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Type: typ,
+		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: s.tc.ID, Hop: s.tc.Hop, Type: typ,
 		ToolName: s.tc.Name, InputPreview: preview, ArgumentsSHA256: s.tc.ArgumentsSHA256,
 		Prompt: prompt, Decisions: decisions,
 		ReasonCode: dec.ReasonCode, RuleIDs: dec.RuleIDs, Status: runtype.ActionPending, CreatedAt: now,
@@ -270,7 +270,7 @@ func (c *Coordinator) ResolutionFacts(a *runtype.Action, traceID string) *store.
 		ActionType: a.Type, Prompt: a.Prompt, ToolName: a.ToolName, Status: string(a.Status),
 		Decision: res.Decision, Message: res.Message, ResolvedBy: res.By,
 	})
-	perm := ev(event.PermissionResolved, &event.PermissionPayload{ToolName: a.ToolName})
+	perm := ev(event.PermissionResolved, &event.PermissionPayload{ToolName: a.ToolName, Hop: a.Hop})
 	perm.PermissionDecision = c.permissionDecision(dec, a.ToolName, a.ArgumentsSHA256)
 	perm.PermissionDecision.ApprovalActionID, perm.PermissionDecision.ResolvedBy = a.ID, res.By
 	if len(res.UpdatedInput) > 0 {

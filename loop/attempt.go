@@ -236,7 +236,7 @@ func (r *run) unknownEffects(ctx context.Context, calls []runtype.MessageToolCal
 		preview, _ := r.c.cut(mc.Arguments, event.PreviewBytes)
 		act := &runtype.Action{
 			ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
-			TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: mc.ID, Type: actionSideEffectUnknown,
+			TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: mc.ID, Hop: tc.Hop, Type: actionSideEffectUnknown,
 			ToolName: mc.Name, InputPreview: preview, ArgumentsSHA256: tc.ArgumentsSHA256,
 			Prompt: fmt.Sprintf("%s (idempotency key %s) was started at %s but its result was never recorded: it may or may not have taken effect. "+
 				"Retry it, mark it done (your message becomes its result), or fail it.", mc.Name, tc.IdempotencyKey, tc.StartedAt.Format(time.RFC3339)),

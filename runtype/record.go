@@ -373,6 +373,8 @@ type Action struct {
 	TaskID     string
 	RunID      string
 	ToolCallID string
+	// Hop is the model hop of the call the action decides.
+	Hop int
 	// Type is tool_permission, or sandbox_escalation for an offer to rerun
 	// a call the sandbox refused under a wider profile.
 	Type     string

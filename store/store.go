@@ -181,6 +181,10 @@ type Tx interface {
 // (taken, or lower): sequences rise with cursors within a session, which is
 // what lets readers follow a session in cursor order.
 //
+// Writing a Turn moves its session's UpdatedAt forward (never back) to
+// the time SessionActivity gives, in the same transaction; a session is
+// updated when a turn is submitted to it and when a turn of it ends.
+//
 // A cost that is not a finite number (a Usage's CostUSD, a Limit's
 // MaxCostUSD) cannot be stored: the batch fails and writes nothing.
 type Batch struct {
@@ -318,6 +322,24 @@ type SessionMode struct {
 	TenantID  string
 	SessionID string
 	Mode      string
+}
+
+// SessionActivity returns the time a write of turn t moves its session's
+// UpdatedAt to: the later of its CreatedAt (its submission) and EndedAt
+// (its end). ok is false for a turn that started and has not ended: its
+// writes (one a step) cannot move the session, whose UpdatedAt is at
+// least the turn's CreatedAt since the turn was first written, so the
+// store spends nothing on them. A session's UpdatedAt is thus the latest
+// submission or end of its turns (its CreatedAt before it has any), a
+// projection of the turns that costs a write per turn, not per step.
+func SessionActivity(t *runtype.Turn) (at time.Time, ok bool) {
+	if !t.StartedAt.IsZero() && t.EndedAt.IsZero() {
+		return time.Time{}, false
+	}
+	if t.EndedAt.After(t.CreatedAt) {
+		return t.EndedAt, true
+	}
+	return t.CreatedAt, true
 }
 
 // Sealed reports whether events of type t get an evidence receipt: the
@@ -498,10 +520,17 @@ type SessionGetParams struct {
 	ID       string
 }
 
-// SessionListParams lists sessions newest first. BeforeID pages: only
-// sessions with an ID less than it are returned. Agent, when set, keeps
-// the sessions of that agent; Since and Until, when not zero, keep those
-// created at or after Since and before Until. Filters apply before Limit.
+// SessionListParams lists sessions newest first: by CreatedAt, latest
+// first, and by ID (highest first) among sessions created at the same
+// time, whatever the IDs look like (a caller may name a session). BeforeID
+// pages: it names a session of the tenant, typically the last of the
+// previous page, and only the sessions after it in that order are
+// returned (CreatedAt never changes, so pages neither skip nor repeat a
+// session); one the tenant does not have is an error wrapping
+// ErrNotFound. A page costs its length, not the tenant's sessions. Agent,
+// when set, keeps the sessions of that agent; Since and Until, when not
+// zero, keep those created at or after Since and before Until. Filters
+// apply before Limit.
 type SessionListParams struct {
 	TenantID string
 	// PrincipalID, when set, keeps the sessions that principal created.

@@ -211,10 +211,10 @@ const (
 	undoAction        // an inserted action
 	undoActionResolve // a resolved action; prev is the pending one
 	undoGrant
-	undoSessionMode // prev is the session before
-	undoReceipt     // id and id2 are the chain's tenant and session
-	undoToken       // an inserted API token
-	undoTokenUpdate // prev is the token before
+	undoSessionUpdate // a session's mode or UpdatedAt changed; prev is the session before
+	undoReceipt       // id and id2 are the chain's tenant and session
+	undoToken         // an inserted API token
+	undoTokenUpdate   // prev is the token before
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -241,7 +241,7 @@ type limitUndo struct {
 func (d *data) apply(b *store.Batch, log []undo) []undo {
 	for _, c := range b.Sessions {
 		d.sessions[c.ID] = c
-		insertSorted(d.sessionsByTenant, c.TenantID, c.ID)
+		d.insertSession(c)
 		log = append(log, undo{kind: undoSession, id: c.ID})
 	}
 	for _, c := range b.Threads {
@@ -255,6 +255,14 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 			u.prev = prev
 		}
 		log = append(log, u)
+		if at, ok := store.SessionActivity(c); ok {
+			if prev := d.sessions[c.SessionID]; prev != nil && prev.TenantID == c.TenantID && prev.UpdatedAt.Before(at) {
+				s := *prev // the stored session may be the caller's: replace, never modify
+				s.UpdatedAt = at
+				d.sessions[s.ID] = &s
+				log = append(log, undo{kind: undoSessionUpdate, id: s.ID, prev: prev})
+			}
+		}
 	}
 	for _, t := range b.Tasks {
 		v := *t
@@ -324,7 +332,7 @@ func (d *data) revert(u *undo) {
 	case undoSession:
 		s := d.sessions[u.id]
 		delete(d.sessions, u.id)
-		removeSorted(d.sessionsByTenant, s.TenantID, s.ID)
+		d.removeSession(s)
 	case undoThread:
 		t := d.threads[u.id]
 		delete(d.threads, u.id)

@@ -20,7 +20,7 @@ type data struct {
 	ord uint64 // insertion counter for rows
 
 	sessions         map[string]*runtype.Session
-	sessionsByTenant map[string][]string // IDs, ascending
+	sessionsByTenant map[string][]sessionKey // ascending: list order, reversed
 
 	threads          map[string]*runtype.Thread
 	threadsBySession map[string][]*runtype.Thread // insertion order
@@ -82,7 +82,7 @@ func tenantKey(tenant, key string) string { return tenant + "\x00" + key }
 func newData() *data {
 	return &data{
 		sessions:         make(map[string]*runtype.Session),
-		sessionsByTenant: make(map[string][]string),
+		sessionsByTenant: make(map[string][]sessionKey),
 		threads:          make(map[string]*runtype.Thread),
 		threadsBySession: make(map[string][]*runtype.Thread),
 		turns:            make(map[string]*runtype.Turn),
@@ -285,6 +285,51 @@ func insertSorted(m map[string][]string, k, id string) {
 	i, found := slices.BinarySearch(s, id)
 	if !found {
 		m[k] = slices.Insert(s, i, id)
+	}
+}
+
+// sessionKey orders sessions as SessionList does, oldest first: by
+// creation time, then by ID.
+type sessionKey struct {
+	at int64 // CreatedAt in Unix nanoseconds, 0 for the zero time (as the SQL drivers store it)
+	id string
+}
+
+func keyOfSession(s *runtype.Session) sessionKey {
+	k := sessionKey{id: s.ID}
+	if !s.CreatedAt.IsZero() {
+		k.at = s.CreatedAt.UnixNano()
+	}
+	return k
+}
+
+func compareSessionKeys(a, b sessionKey) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id))
+}
+
+// insertSession adds s to its tenant's ordered sessions.
+func (d *data) insertSession(s *runtype.Session) {
+	keys, k := d.sessionsByTenant[s.TenantID], keyOfSession(s)
+	if n := len(keys); n == 0 || compareSessionKeys(keys[n-1], k) < 0 {
+		d.sessionsByTenant[s.TenantID] = append(keys, k) // the usual case: the newest
+		return
+	}
+	if i, found := slices.BinarySearchFunc(keys, k, compareSessionKeys); !found {
+		d.sessionsByTenant[s.TenantID] = slices.Insert(keys, i, k)
+	}
+}
+
+// removeSession drops s from its tenant's ordered sessions.
+func (d *data) removeSession(s *runtype.Session) {
+	keys := d.sessionsByTenant[s.TenantID]
+	i, found := slices.BinarySearchFunc(keys, keyOfSession(s), compareSessionKeys)
+	if !found {
+		return
+	}
+	if keys = slices.Delete(keys, i, i+1); len(keys) == 0 {
+		delete(d.sessionsByTenant, s.TenantID)
+	} else {
+		d.sessionsByTenant[s.TenantID] = keys
 	}
 }
 

@@ -91,7 +91,7 @@ func (d *data) applyGovernance(b *store.Batch, log []undo) []undo {
 		s := *prev // the stored session may be the caller's: replace, never modify
 		s.PolicyMode = m.Mode
 		d.sessions[m.SessionID] = &s
-		log = append(log, undo{kind: undoSessionMode, id: m.SessionID, prev: prev})
+		log = append(log, undo{kind: undoSessionUpdate, id: m.SessionID, prev: prev})
 	}
 	return log
 }
@@ -170,7 +170,7 @@ func (d *data) revertGovernance(u *undo) {
 		} else {
 			delete(d.grantsByTenant, g.TenantID)
 		}
-	case undoSessionMode:
+	case undoSessionUpdate:
 		d.sessions[u.id] = u.prev.(*runtype.Session)
 	case undoReceipt:
 		// No reader runs while the write lock is held, so sealMu is free.

@@ -121,13 +121,13 @@ func (r reader) SessionGet(_ context.Context, p *store.SessionGetParams) (*runty
 	return r.s.d.sessionGet(p)
 }
 
-// SessionList lists the tenant's sessions newest (highest ID) first.
+// SessionList lists the tenant's sessions newest first.
 func (r reader) SessionList(_ context.Context, p *store.SessionListParams) ([]*runtype.Session, error) {
 	if err := r.enter(); err != nil {
 		return nil, err
 	}
 	defer r.exit()
-	return r.s.d.sessionList(p), nil
+	return r.s.d.sessionList(p)
 }
 
 // ThreadGet returns the tenant's thread with the given ID.

@@ -21,21 +21,25 @@ func (d *data) sessionGet(p *store.SessionGetParams) (*runtype.Session, error) {
 	return copySession(s), nil
 }
 
-func (d *data) sessionList(p *store.SessionListParams) []*runtype.Session {
-	ids := d.sessionsByTenant[p.TenantID]
-	end := len(ids)
+func (d *data) sessionList(p *store.SessionListParams) ([]*runtype.Session, error) {
+	keys := d.sessionsByTenant[p.TenantID]
+	end := len(keys)
 	if p.BeforeID != "" {
-		end, _ = slices.BinarySearch(ids, p.BeforeID)
+		before := d.sessions[p.BeforeID]
+		if before == nil || before.TenantID != p.TenantID {
+			return nil, fmt.Errorf("listing sessions before %s: %w", p.BeforeID, store.ErrNotFound)
+		}
+		end, _ = slices.BinarySearchFunc(keys, keyOfSession(before), compareSessionKeys)
 	}
 	limit := store.ClampLimit(p.Limit)
 	out := make([]*runtype.Session, 0, min(limit, end))
 	for i := end - 1; i >= 0 && len(out) < limit; i-- {
-		if s := d.sessions[ids[i]]; (p.PrincipalID == "" || s.PrincipalID == p.PrincipalID) &&
+		if s := d.sessions[keys[i].id]; (p.PrincipalID == "" || s.PrincipalID == p.PrincipalID) &&
 			(p.Agent == "" || s.Agent == p.Agent) && inRange(s.CreatedAt, p.Since, p.Until) {
 			out = append(out, copySession(s))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // inRange reports whether t is at or after since and before until; zero

@@ -307,3 +307,92 @@ func TestMigration5SchedulesExistingTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestMigration8GivesActionsTheirHop: migrating a used database to 008
+// gives each action the hop of its call: from the call's record when the
+// call ran, else from its run (a run parks at the hop that asked).
+func TestMigration8GivesActionsTheirHop(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, latestVersion())
+	owner := runtype.Owner{TenantID: "ten_1", PrincipalID: "usr_1"}
+	start := time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	run := &runtype.Run{ID: "run_1", TaskID: "task_1", TurnID: "turn_1", SessionID: "ses_1", ThreadID: "thr_1", Owner: owner,
+		Attempt: 1, Status: runtype.StatusWaitingPermission, Hops: 3, StartedAt: start}
+	ran := &runtype.ToolCall{ID: "call_1", RunID: "run_1", TurnID: "turn_1", SessionID: "ses_1", ThreadID: "thr_1", Owner: owner,
+		StepID: "step_1", Hop: 2, Name: "shell", Status: runtype.ToolCallCompleted, StartedAt: start}
+	action := func(id, call string) *runtype.Action {
+		return &runtype.Action{ID: id, Owner: owner, SessionID: "ses_1", TurnID: "turn_1", RunID: "run_1", ToolCallID: call,
+			Status: runtype.ActionPending, CreatedAt: start}
+	}
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Runs: []*runtype.Run{run}, ToolCalls: []*runtype.ToolCall{ran},
+		Actions: []*runtype.Action{action("act_1", "call_1"), action("act_2", "call_2")}}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if err := s.migrateDown(ctx, 7); err != nil {
+		t.Fatalf("migrateDown(7): %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	for id, want := range map[string]int{"act_1": 2, "act_2": 3} {
+		a, err := s.ActionGet(ctx, &store.ActionGetParams{TenantID: "ten_1", ID: id})
+		if err != nil {
+			t.Errorf("ActionGet(%s) after 008: %v", id, err)
+		} else if a.Hop != want {
+			t.Errorf("ActionGet(%s) after 008 = hop %d, want %d", id, a.Hop, want)
+		}
+	}
+}
+
+// TestMigration9GivesSessionsTheirActivity: migrating a used database to
+// 009 gives each session the latest submission or end of its turns as
+// its updated_at, and lists them by creation time.
+func TestMigration9GivesSessionsTheirActivity(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, 8)
+	t0 := time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	at := func(sec int) int64 { return t0.Add(time.Duration(sec) * time.Second).UnixNano() }
+	for _, sess := range []struct {
+		id      string
+		created int64
+	}{{"zulu", at(0)}, {"alpha", at(1)}} {
+		if _, err := s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, 'ten_1', 'usr_1', 'a', '', ?, ?, '')`,
+			sess.id, sess.created, sess.created); err != nil {
+			t.Fatalf("inserting a session at version 8: %v", err)
+		}
+	}
+	for _, turn := range []struct {
+		id                      string
+		created, started, ended int64
+	}{{"turn_1", at(2), at(2), at(5)}, {"turn_2", at(3), at(3), 0}} {
+		if _, err := s.write.ExecContext(ctx, `INSERT INTO turns (`+turnCols+`) VALUES (?, 'zulu', 'thr_1', 'ten_1', 'usr_1',
+			'a', '', 'hi', 'completed', '', '', NULL, 'task_1', 'run_1', '', '{}', ?, ?, ?)`,
+			turn.id, turn.created, turn.started, turn.ended); err != nil {
+			t.Fatalf("inserting a turn at version 8: %v", err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	list, err := s.SessionList(ctx, &store.SessionListParams{TenantID: "ten_1"})
+	if err != nil {
+		t.Fatalf("SessionList: %v", err)
+	}
+	var got []string
+	for _, sess := range list {
+		got = append(got, fmt.Sprintf("%s updated %d", sess.ID, sess.UpdatedAt.UnixNano()))
+	}
+	want := []string{fmt.Sprintf("alpha updated %d", at(1)), fmt.Sprintf("zulu updated %d", at(5))}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("SessionList after 009 (-want +got):\n%s", d)
+	}
+}

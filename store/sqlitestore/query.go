@@ -90,7 +90,8 @@ const (
 	qTokenGet        = qUpdateToken + 1
 	qTokenGetByHash  = qTokenGet + 1
 	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
-	numQueries       = qTokenList + 2
+	qTouchSession    = qTokenList + 2
+	numQueries       = qTouchSession + 1
 )
 
 // Filter bits of the statement variants.
@@ -162,7 +163,7 @@ const (
 	// actionCols starts with the key; the resolve UPDATE sets the rest.
 	actionCols = `id, tenant_id, principal_id, session_id, thread_id, turn_id, task_id, run_id, tool_call_id, type,
 		tool_name, input_preview, arguments_sha256, prompt, decisions, reason_code, rule_ids, status, created_at,
-		expires_at, resolution, escalation, input`
+		expires_at, resolution, escalation, input, hop`
 	grantCols   = `id, tenant_id, principal_id, session_id, agent, tool_name, action_id, created_at`
 	receiptCols = `tenant_id, session_id, seq, event_id, event_type, body, prev_hash, hash, created_at`
 	tokenCols   = `id, tenant_id, principal_id, role, name, prefix, hash, created_at, last_used_at, revoked_at`
@@ -205,12 +206,12 @@ func buildQueries() [numQueries]string {
 	for m := range 4 {
 		w := `SELECT ` + sessionCols + ` FROM sessions WHERE tenant_id = ?`
 		if m&sessionBefore != 0 {
-			w += ` AND id < ?`
+			w += ` AND (created_at, id) < (?, ?)`
 		}
 		if m&sessionFilter != 0 {
 			w += createdFilter
 		}
-		q[qSessionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
+		q[qSessionList+queryID(m)] = w + ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	}
 	q[qThreadGet] = `SELECT ` + threadCols + ` FROM threads WHERE id = ? AND tenant_id = ?`
 	q[qThreadList] = `SELECT ` + threadCols + ` FROM threads WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
@@ -328,9 +329,12 @@ func buildQueries() [numQueries]string {
 	q[qResolveAction] = `UPDATE actions SET principal_id = ?, session_id = ?, thread_id = ?, turn_id = ?, task_id = ?,
 		run_id = ?, tool_call_id = ?, type = ?, tool_name = ?, input_preview = ?, arguments_sha256 = ?, prompt = ?,
 		decisions = ?, reason_code = ?, rule_ids = ?, status = ?, created_at = ?, expires_at = ?, resolution = ?,
-		escalation = ?, input = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
+		escalation = ?, input = ?, hop = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
 	q[qInsertGrant] = insertSQL("policy_grants", grantCols, "", "")
 	q[qSetSessionMode] = `UPDATE sessions SET policy_mode = ? WHERE tenant_id = ? AND id = ?`
+	// Only a later time is written: a turn's write that does not move its
+	// session reads the row and writes nothing.
+	q[qTouchSession] = `UPDATE sessions SET updated_at = ? WHERE id = ? AND tenant_id = ? AND updated_at < ?`
 	for n := 1; n <= maxEventRows; n++ {
 		q[qInsertReceipt+queryID(n-1)] = `INSERT INTO receipts (` + receiptCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)` +
 			strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?, ?, ?)`, n-1)

@@ -90,11 +90,18 @@ func (r reader) SessionGet(ctx context.Context, p *store.SessionGetParams) (*run
 	return s, nil
 }
 
-// SessionList lists the tenant's sessions newest (highest ID) first.
+// SessionList lists the tenant's sessions newest first: by creation
+// time, then by ID.
 func (r reader) SessionList(ctx context.Context, p *store.SessionListParams) ([]*runtype.Session, error) {
 	q, args := qSessionList, []any{p.TenantID}
 	if p.BeforeID != "" {
-		q, args = q+sessionBefore, append(args, p.BeforeID)
+		// A session's creation time never changes: looking it up apart
+		// from the page reads the same either way.
+		before, err := r.SessionGet(ctx, &store.SessionGetParams{TenantID: p.TenantID, ID: p.BeforeID})
+		if err != nil {
+			return nil, fmt.Errorf("listing sessions before %s: %w", p.BeforeID, err)
+		}
+		q, args = q+sessionBefore, append(args, nanos(before.CreatedAt), before.ID)
 	}
 	if p.PrincipalID != "" || p.Agent != "" || !p.Since.IsZero() || !p.Until.IsZero() {
 		q, args = q+sessionFilter, append(args, createdArgs(p.PrincipalID, p.Agent, p.Since, p.Until)...)

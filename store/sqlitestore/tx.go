@@ -270,6 +270,11 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 			return wrote, fmt.Errorf("writing turn %s: %w", u.ID, translate(err))
 		}
 		wrote = true
+		if at, ok := store.SessionActivity(u); ok {
+			if _, err := t.exec(ctx, qTouchSession, nanos(at), u.SessionID, u.TenantID, nanos(at)); err != nil {
+				return wrote, fmt.Errorf("updating session %s: %w", u.SessionID, translate(err))
+			}
+		}
 	}
 	for _, m := range b.Messages {
 		if _, err := t.exec(ctx, qInsertMessage,

@@ -81,6 +81,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		run  func(context.Context, *testing.T, func(*testing.T) store.Store)
 	}{
 		{"Session", exerciseSession},
+		{"SessionActivity", exerciseSessionActivity},
 		{"Thread", exerciseThread},
 		{"Turn", exerciseTurn},
 		{"Task", exerciseTask},
@@ -210,7 +211,9 @@ func (tb *testBundle) session(tenant string) *runtype.Session {
 		Title:      "Printer on fire \"again\" — ünïcödé",
 		PolicyMode: "read_only",
 		CreatedAt:  now,
-		UpdatedAt:  now.Add(time.Second),
+		// Later than the turns of the tests: they do not move it (see
+		// exerciseSessionActivity).
+		UpdatedAt: now.Add(time.Hour),
 	}
 }
 
@@ -405,6 +408,7 @@ func (tb *testBundle) action(r *runtype.Run) *runtype.Action {
 		TaskID:          r.TaskID,
 		RunID:           r.ID,
 		ToolCallID:      "toolu_01",
+		Hop:             3,
 		Type:            "tool_permission",
 		ToolName:        "shell",
 		InputPreview:    `{"cmd":"rm -rf /tmp/x \"quoted\"\n日本語"}`,

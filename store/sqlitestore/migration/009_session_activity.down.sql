@@ -1,0 +1,2 @@
+CREATE INDEX sessions_tenant ON sessions (tenant_id, id);
+DROP INDEX sessions_tenant_created;
