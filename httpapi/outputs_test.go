@@ -86,8 +86,8 @@ func TestGetOutput(t *testing.T) {
 	for _, ref := range refs {
 		resp, body := foreign.do(t, call{method: http.MethodGet, path: "/v1/outputs/" + ref})
 		got := wantError(t, resp, body, http.StatusNotFound, "not_found")
-		if strings.ReplaceAll(got.Error.Message, ref, missing) != nothing.Error.Message {
-			t.Errorf("another tenant's ref answers %q; a ref of nothing %q", got.Error.Message, nothing.Error.Message)
+		if strings.ReplaceAll(got.Detail, ref, missing) != nothing.Detail {
+			t.Errorf("another tenant's ref answers %q; a ref of nothing %q", got.Detail, nothing.Detail)
 		}
 	}
 
@@ -119,8 +119,8 @@ func TestGetOutputHostileRefs(t *testing.T) {
 	huge := "sha256:" + strings.Repeat("a", 64<<10)
 	resp, body := b.do(t, call{method: http.MethodGet, path: "/v1/outputs/" + huge})
 	e := wantError(t, resp, body, http.StatusBadRequest, "invalid_request", reason, "got 65543 bytes")
-	if len(e.Error.Message) > 200 {
-		t.Errorf("the answer quotes the huge ref back: %d bytes", len(e.Error.Message))
+	if len(e.Detail) > 200 {
+		t.Errorf("the answer quotes the huge ref back: %d bytes", len(e.Detail))
 	}
 	// Dot segments are cleaned by the mux before any route: the request is
 	// redirected away from /v1/outputs, and the redirect serves nothing.

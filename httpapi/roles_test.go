@@ -53,11 +53,11 @@ func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Val
 	resp, raw := b.do(t, call{method: method, path: path, body: body})
 	r := matrixResult{status: resp.StatusCode, body: string(raw)}
 	if resp.StatusCode >= 400 {
-		var e apitype.ErrorBody
+		var e apitype.Problem
 		if err := json.Unmarshal(raw, &e); err != nil {
 			t.Fatalf("%s %s = %d with a body that is no JSON error: %s", method, path, resp.StatusCode, raw)
 		}
-		r.code, r.msg = e.Error.Code, e.Error.Message
+		r.code, r.msg = e.Code, e.Detail
 	}
 	return r
 }
@@ -76,7 +76,9 @@ func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Val
 //   - everyone else gets an answer the operation documents, never 401,
 //     403 or a 5xx.
 //
-// A route the document lists without x-agentrt-roles fails here.
+// A route the document lists without x-agentrt-roles fails here. The
+// public routes (the probes, the OpenAPI document) answer every caller
+// as they answer a request without a token.
 func TestRoleRouteMatrix(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
@@ -133,6 +135,19 @@ func TestRoleRouteMatrix(t *testing.T) {
 	for _, r := range routes {
 		op := doc.Paths[r.Path][strings.ToLower(r.Method)]
 		if !r.Auth {
+			// A public route answers everyone, and no one, alike.
+			if len(op.Roles) > 0 {
+				t.Errorf("%s %s needs no token but documents x-agentrt-roles %v", r.Method, r.Path, op.Roles)
+			}
+			resp, body := b.do(t, call{method: r.Method, path: r.Path, header: map[string]string{"Authorization": ""}})
+			for _, c := range callers {
+				if got := c.b.matrixCall(t, r.Method, r.Path, nil, ""); got.status != resp.StatusCode || got.body != string(body) {
+					t.Errorf("%s %s as %s = %d; without a token %d: want the same answer", r.Method, r.Path, c.name, got.status, resp.StatusCode)
+				}
+			}
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s %s without a token = %d %s, want 200", r.Method, r.Path, resp.StatusCode, body)
+			}
 			continue
 		}
 		if len(op.Roles) == 0 {
@@ -289,7 +304,7 @@ func TestSelfApprovalOverHTTP(t *testing.T) {
 	olga.getJSON(t, call{path: "/v1/actions?turnId=" + res.TurnID}, http.StatusOK, &acts)
 	path := "/v1/actions/" + acts.Actions[0].ActionID
 	resp, body := olga.do(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`})
-	wantError(t, resp, body, http.StatusForbidden, "forbidden", "olga submitted turn "+res.TurnID, "self-approval", "policy.self_approval: forbid")
+	wantError(t, resp, body, http.StatusForbidden, "self_approval", "olga submitted turn "+res.TurnID, "self-approval", "policy.self_approval: forbid")
 
 	var out apitype.RespondActionResult
 	oscar.getJSON(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`}, http.StatusOK, &out)
