@@ -4,7 +4,7 @@
 // RequestSummary, the pages, Health, ToolInventory, tokens), the typed
 // errors and sentinels callers branch on (ErrNotFound, ErrBusy,
 // *InvalidError, …), and the HTTP request and error bodies of the API
-// (SubmitTurnRequest, ErrorBody, …).
+// (SubmitTurnRequest, Problem, …).
 //
 // The runtime (package agentrt) takes and returns these values, the HTTP
 // API (package httpapi) serves them as JSON, and the Go client (package

@@ -54,18 +54,10 @@ type ProcessStdinRequest struct {
 	Close bool   `json:"close,omitempty"`
 }
 
-// CodeNoPolicy is the error code of a 409 to a request that needs a
-// policy when the runtime has none (switching a session's permission
-// mode): ErrNoPolicy.
+// CodeNoPolicy is the code of a 409 to a request that needs a policy
+// when the runtime has none (switching a session's permission mode):
+// ErrNoPolicy, ProblemNoPolicy.
 const CodeNoPolicy = "no_policy"
-
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
 
 // TaskControlResult is the body of the answer to POST
 // /v1/tasks/{taskId}/cancel, /pause, /resume and /retry: the status the

@@ -2,121 +2,41 @@ package cli
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/term"
 
 	"github.com/agentrt/agentrt/runtype"
 )
 
-// actionPrinter prints actions: as a table for people at a terminal,
-// otherwise as JSON Lines of apitype.ActionRead.
-type actionPrinter struct {
-	w      io.Writer
-	table  bool
-	status bool  // the table has a STATUS column
-	width  int   // the terminal's width
-	header bool  // the table's header has been printed
-	widths []int // the table's column widths so far
-}
-
-// newActionPrinter prints a table when w is a terminal and asJSON is
-// false; withStatus adds a STATUS column to it.
-func newActionPrinter(w io.Writer, asJSON, withStatus bool) *actionPrinter {
-	p := &actionPrinter{w: w, status: withStatus}
-	if f, ok := w.(*os.File); ok && !asJSON && isTerminal(f) {
-		p.table, p.width = true, terminalWidth(f)
+// newActionLister prints actions, as GET /v1/actions/{id} answers them,
+// newest first as listed: a table on a terminal (withStatus adds a
+// STATUS column), JSON Lines otherwise. Ages and expiries are relative
+// to now().
+func newActionLister(w io.Writer, asJSON, withStatus bool, now func() time.Time) *lister[apitype.ActionRead] {
+	header := []string{"ACTION"}
+	if withStatus {
+		header = append(header, "STATUS")
 	}
-	return p
-}
-
-func (p *actionPrinter) print(acts []apitype.ActionRead, now time.Time) error {
-	if p.table {
-		p.printTable(acts, now)
-		return nil
-	}
-	enc := json.NewEncoder(p.w)
-	enc.SetEscapeHTML(false)
-	for i := range acts {
-		if err := enc.Encode(&acts[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// printTable prints one row per action, sized to the terminal: every
-// column but INPUT at its full width (ids are meant to be copied), and
-// INPUT cut to what is left. Without actions it says so.
-func (p *actionPrinter) printTable(acts []apitype.ActionRead, now time.Time) {
-	if len(acts) == 0 {
-		if !p.header {
-			fmt.Fprintln(p.w, "no actions")
-		}
-		return
-	}
-	cols := []string{"ACTION"}
-	if p.status {
-		cols = append(cols, "STATUS")
-	}
-	cols = append(cols, "TOOL", "SESSION", "TURN", "AGE", "EXPIRES", "REASON", "INPUT")
-	rows := make([][]string, len(acts))
-	for i, a := range acts {
+	header = append(header, "TOOL", "SESSION", "TURN", "AGE", "EXPIRES", "REASON", "INPUT")
+	l := newLister(w, asJSON, header, func(a *apitype.ActionRead) []string {
+		t := now()
 		row := []string{a.ActionID}
-		if p.status {
+		if withStatus {
 			row = append(row, string(a.Status))
 		}
-		row = append(row, a.ToolName, a.SessionID, a.TurnID, compactDuration(now.Sub(a.CreatedAt)), expires(&a, now), cmp.Or(a.ReasonCode, "-"), a.InputPreview)
-		rows[i] = row
+		return append(row, a.ToolName, a.SessionID, a.TurnID, compactDuration(t.Sub(a.CreatedAt)), expires(a, t), cmp.Or(a.ReasonCode, "-"), a.InputPreview)
+	})
+	l.none = "no actions"
+	if withStatus {
+		l.paint[1] = paintStatus
 	}
-	// A watch's later batches keep the columns of the earlier ones, unless
-	// a cell needs more room.
-	widths := p.widths
-	if widths == nil {
-		widths = make([]int, len(cols))
-		for i, c := range cols {
-			widths[i] = utf8.RuneCountInString(c)
-		}
-		p.widths = widths
-	}
-	for _, row := range rows {
-		for i, cell := range row[:len(row)-1] {
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
-		}
-	}
-	last := len(cols) - 1
-	used := 0
-	for _, w := range widths[:last] {
-		used += w + 2
-	}
-	inputWidth := max(p.width-used, 20)
-	line := func(cells []string) {
-		var b strings.Builder
-		for i, cell := range cells {
-			if i == last {
-				b.WriteString(oneLine(cell, inputWidth))
-				break
-			}
-			b.WriteString(cell)
-			b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+2))
-		}
-		fmt.Fprintln(p.w, strings.TrimRight(b.String(), " "))
-	}
-	if !p.header {
-		line(cols)
-		p.header = true
-	}
-	for _, row := range rows {
-		line(row)
-	}
+	return l
 }
 
 // expires says when a pending action expires; "-" for one resolved.

@@ -69,8 +69,7 @@ Exit codes: 0 listed (even none), 1 the store could not be read, 2 usage or conf
 			if err != nil {
 				return runtimeErr(err)
 			}
-			p := newActionPrinter(cmd.OutOrStdout(), f.json, status != runtype.ActionPending)
-			return p.print(acts, time.Now())
+			return newActionLister(cmd.OutOrStdout(), f.json, status != runtype.ActionPending, time.Now).print(acts)
 		},
 	}
 	f.register(cmd)
@@ -121,7 +120,7 @@ same directory).
 Exit codes: 0 interrupted (or --once done), 1 the store or server could not be read, 2
 usage or configuration error.`,
 		Example: `  agentrt approvals watch --config agentrt.yaml
-  agentrt approvals watch --server http://127.0.0.1:8080 --once --json`,
+  agentrt approvals watch --server http://127.0.0.1:7420 --once --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			status, err := parseActionStatus(f.status)
@@ -146,8 +145,7 @@ usage or configuration error.`,
 				get: func(ctx context.Context, id string) (*apitype.ActionRead, error) {
 					return b.GetAction(ctx, runtype.Owner{}, id)
 				},
-				printer: newActionPrinter(cmd.OutOrStdout(), f.json, true),
-				now:     time.Now,
+				printer: newActionLister(cmd.OutOrStdout(), f.json, true, time.Now),
 			}
 			if f.once {
 				if err := w.run(ctx, nil); err != nil {
@@ -226,8 +224,7 @@ const maxListLimit = 1000
 type actionWatch struct {
 	list    func(ctx context.Context) ([]apitype.ActionRead, error)
 	get     func(ctx context.Context, id string) (*apitype.ActionRead, error)
-	printer *actionPrinter
-	now     func() time.Time
+	printer *lister[apitype.ActionRead]
 
 	// seen holds what was last printed of each action, by id.
 	seen   map[string]actionState
@@ -312,7 +309,7 @@ func (w *actionWatch) poll(ctx context.Context) error {
 	}
 	// The first poll prints even nothing: a table then says so.
 	w.polled = true
-	return w.printer.print(changed, w.now())
+	return w.printer.print(changed)
 }
 
 type respondFlags struct {

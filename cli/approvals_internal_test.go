@@ -66,7 +66,7 @@ func TestActionWatch(t *testing.T) {
 	}
 	store := &fakeActions{states: make(chan map[string]apitype.ActionRead), status: runtype.ActionPending}
 	var out bytes.Buffer
-	w := &actionWatch{list: store.list, get: store.get, printer: newActionPrinter(&out, true, true), now: func() time.Time { return t0 }}
+	w := &actionWatch{list: store.list, get: store.get, printer: newActionLister(&out, true, true, func() time.Time { return t0 })}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	tick := make(chan time.Time)
@@ -96,7 +96,7 @@ func TestActionWatchOnce(t *testing.T) {
 	store := &fakeActions{states: make(chan map[string]apitype.ActionRead, 1)}
 	store.states <- map[string]apitype.ActionRead{"act_a": {ActionID: "act_a", Status: runtype.ActionPending}}
 	var out bytes.Buffer
-	w := &actionWatch{list: store.list, get: store.get, printer: newActionPrinter(&out, true, true), now: time.Now}
+	w := &actionWatch{list: store.list, get: store.get, printer: newActionLister(&out, true, true, time.Now)}
 	if err := w.run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +121,9 @@ func TestActionTable(t *testing.T) {
 			CreatedAt: ago(3 * time.Hour), ExpiresAt: in(-time.Minute), ReasonCode: "x", InputPreview: "{}"},
 	}
 	var out bytes.Buffer
-	p := &actionPrinter{w: &out, table: true, width: defaultWidth}
-	if err := p.print(acts, now); err != nil {
+	clock := func() time.Time { return now }
+	p := newActionLister(&out, false, false, clock).tableOf(defaultWidth)
+	if err := p.print(acts); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -139,12 +140,12 @@ func TestActionTable(t *testing.T) {
 	// of a watch has no header, and widens a column that is too narrow for
 	// it; no actions at all say so.
 	out.Reset()
-	p = &actionPrinter{w: &out, table: true, status: true, width: 80}
-	p.print(nil, now)
+	p = newActionLister(&out, false, true, clock).tableOf(80)
+	p.print(nil)
 	resolved := acts[1]
 	resolved.Status = runtype.ActionDenied
-	p.print([]apitype.ActionRead{resolved}, now)
-	p.print([]apitype.ActionRead{acts[2]}, now)
+	p.print([]apitype.ActionRead{resolved})
+	p.print([]apitype.ActionRead{acts[2]})
 	want = []string{
 		"no actions",
 		"ACTION  STATUS  TOOL        SESSION  TURN    AGE   EXPIRES  REASON  INPUT",

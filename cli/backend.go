@@ -64,6 +64,7 @@ type backend interface {
 	RespondAction(ctx context.Context, p *apitype.RespondActionParams) (*apitype.RespondActionResult, error)
 
 	GetTask(ctx context.Context, owner runtype.Owner, taskID string) (*apitype.TaskRead, error)
+	ListTasks(ctx context.Context, p *apitype.ListTasksParams) (*apitype.TaskPage, error)
 	CancelTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error)
 	PauseTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error)
 	ResumeTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error)
@@ -73,6 +74,9 @@ type backend interface {
 	PromoteQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
 
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error)
+	// OpenOutput opens stored content (a tool's whole output, a raw model
+	// response) by its ref; the caller closes it.
+	OpenOutput(ctx context.Context, owner runtype.Owner, ref string) (*apitype.Output, error)
 	// ExportBundle writes a request's evidence bundle to w.
 	ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error
 
@@ -508,6 +512,10 @@ func (b *remoteBackend) GetTask(ctx context.Context, _ runtype.Owner, taskID str
 	return b.c.GetTask(ctx, taskID)
 }
 
+func (b *remoteBackend) ListTasks(ctx context.Context, p *apitype.ListTasksParams) (*apitype.TaskPage, error) {
+	return b.c.ListTasks(ctx, p)
+}
+
 func (b *remoteBackend) CancelTask(ctx context.Context, p *apitype.TaskControlParams) (runtype.TaskStatus, error) {
 	return b.c.ControlTask(ctx, p.TaskID, client.TaskCancel)
 }
@@ -545,6 +553,10 @@ func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *apityp
 
 func (b *remoteBackend) VerifySession(ctx context.Context, _ runtype.Owner, sessionID string) (*apitype.VerifyResult, error) {
 	return b.c.VerifySession(ctx, sessionID)
+}
+
+func (b *remoteBackend) OpenOutput(ctx context.Context, _ runtype.Owner, ref string) (*apitype.Output, error) {
+	return b.c.OpenOutput(ctx, ref)
 }
 
 func (b *remoteBackend) ListTokens(ctx context.Context, p *apitype.ListTokensParams) ([]apitype.TokenRead, error) {

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,48 +16,46 @@ import (
 // processStart approximates when the process started, for setup_s.
 var processStart = time.Now()
 
+// singleDash marks a command whose long flags may also be spelled with
+// one dash (-variant), as the benchmark workload's contract and the Go
+// flag package spell them, and whose one-letter flags with two (--s).
+const singleDash = "agentrt/single-dash"
+
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Run benchmarks",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "loop -variant mem|sqlite|pg -s 1000 -t 5 -c 1 -w 20 [-dir PARENT_TMP] [-dsn DSN]",
+	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd())
+	return cmd
+}
+
+func newBenchLoopCmd() *cobra.Command {
+	o := bench.Options{ProcessStart: processStart}
+	var cpuprofile string
+	cmd := &cobra.Command{
+		Use:   "loop [--variant mem|sqlite|pg] [-s 1000] [-t 5] [-c 1] [-w 20] [--dir PARENT_TMP] [--dsn DSN] [--cpuprofile FILE]",
 		Short: "Run the agent-loop benchmark workload and print one RESULT line",
 		Long: `Run the agent-loop workload (docs/benchmarks.md) on the real runtime: S sessions, each one
 user message, T echo tool calls and a final answer from a stateless scripted model,
 C sessions in flight, after W warm-up sessions. Prints exactly one line:
 RESULT {"peer":"agentrt","variant":…,"steps_per_s":…,"cpu_us_per_step":…}
-and exits non-zero when verification fails.`,
-		// The workload contract uses single-dash long flags (-variant), which
-		// the standard library's flag package parses; cobra's would not.
-		DisableFlagParsing: true,
+and exits non-zero when verification fails.
+
+The workload's contract spells the flags with one dash (-variant mem -s 1000); that
+spelling works too.`,
+		Example: `  agentrt bench loop --variant sqlite -s 1000 -t 5 -c 16 -w 20
+  agentrt bench loop -variant mem -s 1000 -t 5 -c 1 -w 20`,
+		Annotations: map[string]string{singleDash: "true"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fs := flag.NewFlagSet("bench loop", flag.ContinueOnError)
-			fs.SetOutput(cmd.ErrOrStderr())
-			o := bench.Options{ProcessStart: processStart}
-			fs.StringVar(&o.Variant, "variant", "mem", "mem, sqlite or pg")
-			fs.IntVar(&o.S, "s", 1000, "sessions measured")
-			fs.IntVar(&o.T, "t", 5, "tool calls per session")
-			fs.IntVar(&o.C, "c", 1, "sessions in flight")
-			fs.IntVar(&o.W, "w", 20, "warm-up sessions")
-			fs.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
-			fs.StringVar(&o.DSN, "dsn", "", "PostgreSQL DSN for the pg variant")
-			cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
-			if err := fs.Parse(args); err != nil {
-				if errors.Is(err, flag.ErrHelp) {
-					return nil
-				}
-				return usageErr("%v", err)
-			}
-			if fs.NArg() > 0 {
-				return usageErr("unexpected arguments: %v", fs.Args())
-			}
 			// Bad options are a usage error (exit 2), not a failed run.
 			if err := o.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			f, err := createProfile(*cpuprofile)
+			f, err := createProfile(cpuprofile)
 			if err != nil {
 				return err
 			}
@@ -71,44 +69,37 @@ and exits non-zero when verification fails.`,
 			}
 			return printResult(cmd, res)
 		},
-	})
-	cmd.AddCommand(newBenchParkedCmd())
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Variant, "variant", "mem", "mem, sqlite or pg")
+	fl.IntVarP(&o.S, "sessions", "s", 1000, "sessions measured")
+	fl.IntVarP(&o.T, "tool-calls", "t", 5, "tool calls per session")
+	fl.IntVarP(&o.C, "concurrency", "c", 1, "sessions in flight")
+	fl.IntVarP(&o.W, "warmup", "w", 20, "warm-up sessions")
+	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+	fl.StringVar(&o.DSN, "dsn", "", "PostgreSQL DSN for the pg variant")
+	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the measured phase to this file")
 	return cmd
 }
 
 func newBenchParkedCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "parked -variant mem|sqlite -n 10000 -r 200 [-c 32] [-dir PARENT_TMP] [-cpuprofile FILE] [-check]",
+	var o bench.ParkedOptions
+	var cpuprofile string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "parked [--variant mem|sqlite] [-n 10000] [-r 200] [-c 32] [--dir PARENT_TMP] [--cpuprofile FILE] [--check]",
 		Short: "Measure what sessions parked on an approval cost, and how fast they resume",
 		Long: `Park N sessions on an approval (docs/benchmarks.md, "Parked sessions"), measure the
 RSS, Go heap and goroutines they add to an idle runtime, then approve R of them one at a
 time and time each from the approval until its task.resumed event arrives and until the
 turn completes. Prints exactly one line:
 RESULT {"bench":"parked","variant":…,"parked_cost_mb":…,"resume_ms_p99":…,"cost_ok":…,"resume_ok":…}
-A missed target is reported, not an error, unless -check is given (then the exit code
-is 1).`,
-		// Single-dash long flags, as bench loop.
-		DisableFlagParsing: true,
+A missed target is reported, not an error, unless --check is given (then the exit code
+is 1). The one-dash spelling of the flags (-variant sqlite -check) works too.`,
+		Example:     `  agentrt bench parked --variant sqlite -n 10000 -r 200 --check`,
+		Annotations: map[string]string{singleDash: "true"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fs := flag.NewFlagSet("bench parked", flag.ContinueOnError)
-			fs.SetOutput(cmd.ErrOrStderr())
-			var o bench.ParkedOptions
-			fs.StringVar(&o.Variant, "variant", "sqlite", "mem or sqlite")
-			fs.IntVar(&o.Sessions, "n", 10000, "sessions parked")
-			fs.IntVar(&o.Resumes, "r", 200, "parked sessions approved and timed, one at a time")
-			fs.IntVar(&o.Concurrency, "c", 32, "submissions in flight while parking")
-			fs.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
-			cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the resumes to this file")
-			check := fs.Bool("check", false, fmt.Sprintf("exit 1 unless parked_cost_mb ≤ %d and resume_ms_p99 ≤ %d", bench.ParkedCostTargetMB, bench.ResumeTargetMs))
-			if err := fs.Parse(args); err != nil {
-				if errors.Is(err, flag.ErrHelp) {
-					return nil
-				}
-				return usageErr("%v", err)
-			}
-			if fs.NArg() > 0 {
-				return usageErr("unexpected arguments: %v", fs.Args())
-			}
 			// Zero would mean "the default" to ParkedOptions; on the
 			// command line it is a mistake.
 			if o.Sessions == 0 || o.Resumes == 0 || o.Concurrency == 0 {
@@ -117,7 +108,7 @@ is 1).`,
 			if err := o.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			f, err := createProfile(*cpuprofile)
+			f, err := createProfile(cpuprofile)
 			if err != nil {
 				return err
 			}
@@ -132,16 +123,51 @@ is 1).`,
 			if err := printResult(cmd, res); err != nil {
 				return err
 			}
-			if *check && !res.Pass() {
+			if check && !res.Pass() {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("targets missed: parked_cost_mb %.1f (target ≤ %d), resume_ms_p99 %.2f (target ≤ %d)",
 					res.ParkedCostMB, bench.ParkedCostTargetMB, res.ResumeMsP99, bench.ResumeTargetMs)}
 			}
 			return nil
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Variant, "variant", "sqlite", "mem or sqlite")
+	fl.IntVarP(&o.Sessions, "sessions", "n", 10000, "sessions parked")
+	fl.IntVarP(&o.Resumes, "resumes", "r", 200, "parked sessions approved and timed, one at a time")
+	fl.IntVarP(&o.Concurrency, "concurrency", "c", 32, "submissions in flight while parking")
+	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the resumes to this file")
+	fl.BoolVar(&check, "check", false, fmt.Sprintf("exit 1 unless parked_cost_mb ≤ %d and resume_ms_p99 ≤ %d", bench.ParkedCostTargetMB, bench.ResumeTargetMs))
+	return cmd
 }
 
-// createProfile creates the -cpuprofile file; nil when none was asked for.
+// singleDashArgs respells, for a command marked singleDash, its long
+// flags written with one dash (-variant, -dir=x) with two, and its
+// one-letter flags written with two (--s=3) with one, so that the Go
+// flag package's spellings parse as they always did. Other arguments,
+// and everything after "--", are left alone.
+func singleDashArgs(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd.Annotations[singleDash] != "true" {
+		return args
+	}
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch dashes := len(a) - len(strings.TrimLeft(a, "-")); {
+		case dashes == 1 && len(name) > 1 && cmd.Flags().Lookup(name) != nil:
+			out[i] = "-" + a
+		case dashes == 2 && len(name) == 1 && cmd.Flags().ShorthandLookup(name) != nil:
+			out[i] = a[1:]
+		}
+	}
+	return out
+}
+
+// createProfile creates the --cpuprofile file; nil when none was asked for.
 func createProfile(path string) (*os.File, error) {
 	if path == "" {
 		return nil, nil

@@ -12,8 +12,9 @@ import (
 	"github.com/agentrt/agentrt/cli"
 )
 
-// TestBenchLoop runs the agent-loop workload with the contract's
-// single-dash flags and checks the one RESULT line it prints.
+// TestBenchLoop runs the agent-loop workload with the double-dash flags
+// of every command and with the workload contract's single-dash ones,
+// and checks the one RESULT line it prints.
 func TestBenchLoop(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -22,8 +23,10 @@ func TestBenchLoop(t *testing.T) {
 		variant string
 		s, tc   int
 	}{
-		{"mem", []string{"-variant", "mem", "-s", "5", "-t", "2", "-c", "2", "-w", "1"}, "mem", 5, 2},
+		{"mem", []string{"--variant", "mem", "--sessions", "5", "--tool-calls", "2", "--concurrency", "2", "--warmup", "1"}, "mem", 5, 2},
+		{"mem, the contract's spelling", []string{"-variant", "mem", "-s", "5", "-t", "2", "-c", "2", "-w", "1"}, "mem", 5, 2},
 		{"sqlite, flag=value forms", []string{"-variant=sqlite", "--s=3", "-t=1", "-c", "1", "-w", "0", "-dir", "DIR"}, "sqlite", 3, 1},
+		{"sqlite, double dashes", []string{"--variant=sqlite", "-s", "3", "-t", "1", "-w", "0", "--dir=DIR"}, "sqlite", 3, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -31,9 +34,7 @@ func TestBenchLoop(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"bench", "loop"}, tt.args...)
 			for i, a := range args {
-				if a == "DIR" {
-					args[i] = dir
-				}
+				args[i] = strings.ReplaceAll(a, "DIR", dir)
 			}
 			r := runOK(t, "", args...)
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
@@ -95,9 +96,10 @@ func TestBenchLoopRejects(t *testing.T) {
 	}{
 		{"pg", []string{"-variant", "pg"}, "agentrt: invalid benchmark options: variant pg needs the PostgreSQL store"},
 		{"unknown variant", []string{"-variant", "redis"}, `variant "redis" (want mem, sqlite or pg)`},
-		{"unknown flag", []string{"-sessions", "5"}, "flag provided but not defined: -sessions"},
-		{"bad number", []string{"-s", "many"}, `invalid value "many" for flag -s`},
-		{"extra argument", []string{"-s", "1", "now"}, "unexpected arguments: [now]"},
+		{"unknown flag", []string{"--tools", "5"}, "unknown flag: --tools (see agentrt bench loop --help)"},
+		{"unknown flag, one dash", []string{"-tools", "5"}, `invalid argument "ools" for "-t, --tool-calls" flag`},
+		{"bad number", []string{"-s", "many"}, `invalid argument "many" for "-s, --sessions" flag`},
+		{"extra argument", []string{"-s", "1", "now"}, `unknown command "now" for "agentrt bench loop"`},
 		{"no sessions", []string{"-s", "0"}, "need -s ≥ 1"},
 		{"negative tool calls", []string{"-t", "-1"}, "-t ≥ 0"},
 		{"no concurrency", []string{"-c", "0"}, "-c ≥ 1"},

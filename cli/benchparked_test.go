@@ -24,6 +24,7 @@ func TestBenchParked(t *testing.T) {
 	}{
 		{"mem", []string{"-variant", "mem", "-n", "40", "-r", "3", "-c", "4"}, "mem", false},
 		{"sqlite, -check", []string{"-variant=sqlite", "-n=30", "-r=2", "-dir", "DIR", "-check"}, "sqlite", true},
+		{"mem, double dashes", []string{"--variant", "mem", "--sessions", "20", "--resumes", "2", "--concurrency", "4", "--check=false"}, "mem", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,8 +88,8 @@ func TestBenchParkedRejects(t *testing.T) {
 		{"no sessions", []string{"-n", "0"}, "need -n, -r and -c ≥ 1"},
 		{"more resumes than sessions", []string{"-n", "5", "-r", "6"}, "need 1 ≤ -r ≤ -n (5), got 6"},
 		{"negative concurrency", []string{"-c", "-1"}, "need -c ≥ 1"},
-		{"unknown flag", []string{"-s", "5"}, "flag provided but not defined: -s"},
-		{"extra argument", []string{"-n", "1", "now"}, "unexpected arguments: [now]"},
+		{"unknown flag", []string{"-s", "5"}, "unknown shorthand flag: 's' in -s"},
+		{"extra argument", []string{"-n", "1", "now"}, `unknown command "now" for "agentrt bench parked"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

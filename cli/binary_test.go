@@ -31,6 +31,7 @@ func TestBinary(t *testing.T) {
 		wantOut  string // last line of stdout
 	}{
 		{"version", []string{"version"}, "", cli.ExitOK, "agentrt "},
+		{"--version", []string{"--version"}, "", cli.ExitOK, "agentrt "},
 		{"example from stdin", []string{"run", "--config", b.config, "-"}, question, cli.ExitOK, "  result: Order 1042 is delayed"},
 		{"usage error", []string{"run", "--config", b.config, "--agent", "nobody", question}, "", cli.ExitUsage, ""},
 	}
@@ -46,6 +47,17 @@ func TestBinary(t *testing.T) {
 				t.Errorf("last line of stdout = %q, want it to start with %q", last, tt.wantOut)
 			}
 		})
+	}
+}
+
+// TestVersionFlag: agentrt --version prints what agentrt version prints:
+// one line with the module version, the Go version and the platform.
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	version := runOK(t, "", "version").stdout
+	flag := runOK(t, "", "--version").stdout
+	if flag != version || !regexp.MustCompile(`^agentrt \S+ (\(rev [0-9a-f]{1,12}[^)]*\) )?go\S+ \w+/\w+\n$`).MatchString(flag) {
+		t.Errorf("agentrt --version printed %q, agentrt version %q; want the same line", flag, version)
 	}
 }
 

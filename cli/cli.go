@@ -1,14 +1,16 @@
 // Package cli implements the agentrt command line: run (an agent turn
 // in-process, with a readable timeline or JSON Lines), serve (the HTTP
 // daemon), approvals (list, watch and answer the tool calls the policy
-// asks about), tasks (show a task with its attempts; cancel, pause,
-// resume, retry it), queue (list a thread's queued turns, remove or
-// promote one), policy (explain a decision, lint rule files), verify (a
-// session's evidence receipts), replay (re-run a recorded request under
-// today's policy and tools and show what decides differently), doctor
-// (configuration, providers and keys), health (a data directory's store,
-// queue, approvals and stuck runs), bench (the agent-loop benchmark) and
-// version. cmd/agentrt only calls Main.
+// asks about), tasks (list tasks; show one with its attempts; cancel,
+// pause, resume, retry it), queue (list a thread's queued turns, remove
+// or promote one), requests (list, tail), sessions (list), outputs (fetch
+// a stored output by its ref; alias blobs), policy (explain a decision,
+// lint rule files), verify (a session's evidence receipts), replay (re-run
+// a recorded request under today's policy and tools and show what decides
+// differently), doctor (configuration, providers and keys; --probe calls
+// them), health (a data directory's store, queue, approvals and stuck
+// runs), bench (the agent-loop benchmark) and version. cmd/agentrt only
+// calls Main.
 package cli
 
 import (
@@ -16,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,7 +62,7 @@ func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	// sandboxed command, so a failure here leaves those alone).
 	_ = proc.CloseInheritedOnExec()
 	root := newRoot(stdin, stdout, stderr)
-	root.SetArgs(args)
+	root.SetArgs(singleDashArgs(root, args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
@@ -83,11 +87,14 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what agentrt version does.
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newPolicyCmd(),
-		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
+		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
 	registerGlobalFlags(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return refuseServer(cmd) }
 	for _, c := range root.Commands() {
@@ -105,11 +112,44 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the agentrt version",
-		Args:  cobra.NoArgs,
+		Short: "Print the agentrt version (as agentrt --version does)",
+		Long: `Print the module version agentrt was built from ("devel" for a build from a checkout),
+the version control revision and time of that checkout when the build recorded them (with
+"modified" when it had uncommitted changes), the Go version, and the platform.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "agentrt %s\n", agentrt.Version())
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is what agentrt version and agentrt --version print:
+// "agentrt v0.5.0 (rev 3083c69a1b2c, 2026-11-20T10:00:00Z, modified) go1.26.0 linux/amd64".
+func versionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(agentrt.Version(), bi)
+}
+
+// versionOf is the version line of module version v, with the version
+// control facts the build bi (nil: none) recorded, if any.
+func versionOf(v string, bi *debug.BuildInfo) string {
+	line := "agentrt " + v
+	var vcs []string
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision":
+				vcs = append(vcs, "rev "+s.Value[:min(len(s.Value), 12)])
+			case s.Key == "vcs.time":
+				vcs = append(vcs, s.Value)
+			case s.Key == "vcs.modified" && s.Value == "true":
+				vcs = append(vcs, "modified")
+			}
+		}
+	}
+	if len(vcs) > 0 {
+		line += " (" + strings.Join(vcs, ", ") + ")"
+	}
+	return line + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +48,41 @@ type DoctorModel struct {
 	Caps       []string `json:"capabilities"`
 	// Problem says why the model cannot be called; empty when it can.
 	Problem string `json:"problem,omitempty"`
+	// Probe is what --probe found calling the endpoint; absent without
+	// --probe.
+	Probe *DoctorProbe `json:"probe,omitempty"`
 }
+
+// DoctorProbe is the outcome of asking a model's endpoint for its models
+// (doctor --probe): a request that generates nothing, but needs the
+// network, the base URL and the key to be right.
+type DoctorProbe struct {
+	// Status is ok (the endpoint answered), failed or skipped (not
+	// called: Reason says why).
+	Status string `json:"status"`
+	// LatencyMs is how long the endpoint took to answer or fail.
+	LatencyMs int64 `json:"latencyMs"`
+	// Models is how many models the endpoint listed, and Listed whether
+	// the configured one is among them (an alias may be served without
+	// being listed: worth a look, not a failure).
+	Models int  `json:"models,omitempty"`
+	Listed bool `json:"listed"`
+	// Kind is the failure's kind (auth, network, timeout,
+	// invalid_request, server, …: model.ErrorKind) and StatusCode its
+	// HTTP status, when there was one.
+	Kind       string `json:"kind,omitempty"`
+	StatusCode int    `json:"statusCode,omitempty"`
+	// Reason says why the probe failed or was skipped. It never holds
+	// the API key.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Probe statuses.
+const (
+	probeOK      = "ok"
+	probeFailed  = "failed"
+	probeSkipped = "skipped"
+)
 
 // DoctorAgent is how routing would treat one agent's next turn.
 type DoctorAgent struct {
@@ -59,21 +98,39 @@ type DoctorAgent struct {
 
 func newDoctorCmd() *cobra.Command {
 	var configPath string
-	var asJSON bool
+	var asJSON, probe bool
+	var probeTimeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "doctor [--config FILE] [--json]",
+		Use:   "doctor [--config FILE] [--probe] [--json]",
 		Short: "Check the configuration: providers, API keys and routing",
 		Long: `Load agentrt.yaml and report which model providers are configured, whether their
 API keys are present (keys are never printed), and which model each agent's next
 turn would be routed to.
 
-Exit codes: 0 every agent can be routed, 1 an agent has no usable model,
-2 the configuration does not load.`,
+With --probe, also call the endpoint of every model an agent uses, all at once: ask it for
+its models (GET models for the OpenAI kinds and OpenAI-compatible servers, GET v1/models for
+Anthropic), which costs no tokens but needs the network, the base URL and the key to be
+right. Each model then shows "probe ok" with the latency and whether the endpoint lists the
+configured model, or "probe failed" with why (auth: the key was refused; network: nothing
+answered; timeout; invalid_request with HTTP 404: the base URL is wrong; …). Replay models need no probe, and a
+model whose key is missing is not called.
+
+Exit codes: 0 every agent can be routed (and, with --probe, every probed endpoint
+answered), 1 an agent has no usable model or a probe failed, 2 the configuration does
+not load.`,
+		Example: `  agentrt doctor --config agentrt.yaml
+  agentrt doctor --config agentrt.yaml --probe --probe-timeout 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := doctor(configPath)
+			if probeTimeout <= 0 {
+				return usageErr("invalid --probe-timeout %s: must be positive", probeTimeout)
+			}
+			rep, providers, err := doctor(configPath)
 			if err != nil {
 				return err
+			}
+			if probe {
+				probeModels(commandContext(cmd), rep, providers, probeTimeout)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -92,14 +149,25 @@ Exit codes: 0 every agent can be routed, 1 an agent has no usable model,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "agentrt.yaml", "the agentrt.yaml to check")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&probe, "probe", false, "call each model's endpoint (a models list) and report its latency or error")
+	cmd.Flags().DurationVar(&probeTimeout, "probe-timeout", 10*time.Second, "how long each probe may take")
 	return cmd
 }
 
-func doctor(path string) (*DoctorReport, error) {
+// doctorProvider is a model's provider as the runtime would build it.
+type doctorProvider struct {
+	p           model.Provider
+	unavailable string // why it cannot be called (its key is missing)
+}
+
+// doctor reads the config at path into a report, and returns the
+// providers of the models agents use, by the report's model key.
+func doctor(path string) (*DoctorReport, map[string]doctorProvider, error) {
 	cfg, file, err := configure.Load(path)
 	if err != nil {
-		return nil, configErr(err)
+		return nil, nil, configErr(err)
 	}
+	providers := map[string]doctorProvider{}
 	rep := &DoctorReport{Config: file.Path, OK: true, Models: []DoctorModel{}, Agents: []DoctorAgent{}}
 	for _, key := range sortedKeys(file.Models) {
 		rep.Models = append(rep.Models, doctorModel(key, file.Models[key]))
@@ -119,6 +187,11 @@ func doctor(path string) (*DoctorReport, error) {
 		}
 		for _, c := range a.Models {
 			da.Candidates = append(da.Candidates, c.Name)
+			key := c.Name
+			if key == config.InlineModel {
+				key = name + "/" + config.InlineModel
+			}
+			providers[key] = doctorProvider{p: c.Provider, unavailable: c.Unavailable}
 		}
 		if len(route.Eligible) == 0 {
 			rep.OK = false
@@ -130,7 +203,59 @@ func doctor(path string) (*DoctorReport, error) {
 		}
 		rep.Agents = append(rep.Agents, da)
 	}
-	return rep, nil
+	return rep, providers, nil
+}
+
+// probeModels probes every model of rep an agent uses, at once, each
+// within timeout, and fails rep for every probe that fails.
+func probeModels(ctx context.Context, rep *DoctorReport, providers map[string]doctorProvider, timeout time.Duration) {
+	var wg sync.WaitGroup
+	for i := range rep.Models {
+		m := &rep.Models[i]
+		dp, used := providers[m.Key]
+		switch {
+		case !used:
+			m.Probe = &DoctorProbe{Status: probeSkipped, Reason: "no agent uses it"}
+			continue
+		case dp.unavailable != "":
+			m.Probe = &DoctorProbe{Status: probeSkipped, Reason: dp.unavailable}
+			continue
+		}
+		prober, ok := dp.p.(model.Prober)
+		if !ok {
+			m.Probe = &DoctorProbe{Status: probeSkipped, Reason: m.Provider + " needs no probe"}
+			continue
+		}
+		wg.Go(func() { m.Probe = probeOne(ctx, prober, timeout) })
+	}
+	wg.Wait()
+	for i := range rep.Models {
+		if p := rep.Models[i].Probe; p != nil && p.Status == probeFailed {
+			rep.OK = false
+			rep.Models[i].Problem = cmp.Or(rep.Models[i].Problem, "its endpoint failed the probe: "+cmp.Or(p.Kind, "error")+": "+p.Reason)
+		}
+	}
+}
+
+// probeOne probes one endpoint.
+func probeOne(ctx context.Context, p model.Prober, timeout time.Duration) *DoctorProbe {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	res, err := p.Probe(ctx)
+	dp := &DoctorProbe{Status: probeOK, LatencyMs: time.Since(start).Milliseconds()}
+	var me *model.Error
+	switch {
+	case err == nil:
+		dp.Models, dp.Listed = res.Models, res.Listed
+	case errors.As(err, &me):
+		dp.Status, dp.Kind, dp.StatusCode, dp.Reason = probeFailed, string(me.Kind), me.StatusCode, cmp.Or(me.Message, "no message")
+	case errors.Is(err, context.DeadlineExceeded):
+		dp.Status, dp.Kind, dp.Reason = probeFailed, string(model.ErrTimeout), "no answer within --probe-timeout "+timeout.String()
+	default:
+		dp.Status, dp.Reason = probeFailed, err.Error()
+	}
+	return dp
 }
 
 func doctorModel(key string, m *config.Model) DoctorModel {
@@ -178,6 +303,9 @@ func printDoctor(w io.Writer, rep *DoctorReport) {
 			mark = "✘"
 		}
 		fmt.Fprintf(w, "  %s %-18s %-40s %s · %s · %s\n", mark, m.Key, name, key, price, strings.Join(m.Caps, ","))
+		if p := m.Probe; p != nil {
+			fmt.Fprintf(w, "      %s\n", probeText(p))
+		}
 	}
 	fmt.Fprintln(w, "\nagents")
 	for _, a := range rep.Agents {
@@ -194,6 +322,29 @@ func printDoctor(w io.Writer, rep *DoctorReport) {
 			fmt.Fprintf(w, "      excluded %s: %s\n", ex.Candidate, ex.Reason)
 		}
 	}
+}
+
+// probeText says what a probe found, in one line.
+func probeText(p *DoctorProbe) string {
+	latency := "<1ms"
+	if p.LatencyMs > 0 {
+		latency = (time.Duration(p.LatencyMs) * time.Millisecond).String()
+	}
+	switch p.Status {
+	case probeSkipped:
+		return "probe skipped: " + p.Reason
+	case probeFailed:
+		what := p.Kind
+		if p.StatusCode != 0 {
+			what += fmt.Sprintf(" (HTTP %d)", p.StatusCode)
+		}
+		return fmt.Sprintf("✘ probe failed after %s: %s: %s", latency, cmp.Or(what, "error"), oneLine(p.Reason, 200))
+	}
+	listed := "the model is listed"
+	if !p.Listed {
+		listed = "the model is not among them (an alias may still be served)"
+	}
+	return fmt.Sprintf("probe ok in %s: %d models; %s", latency, p.Models, listed)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

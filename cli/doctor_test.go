@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentrt/agentrt/cli"
+	"github.com/agentrt/agentrt/internal/probetest"
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/sandbox"
@@ -192,5 +193,94 @@ func TestRunSandboxedExample(t *testing.T) {
 	})
 	if strings.Contains(r.stdout, "acct-12345678") {
 		t.Error("the account number reached the timeline")
+	}
+}
+
+// TestDoctorProbe: doctor --probe asks each model's endpoint for its
+// models, all at once: endpoints that answer show ok with a latency and
+// whether the model is listed, and the run exits 0; an endpoint that is
+// down or refuses the key fails the run (exit 1) with the reason; replay
+// and unused models are not called; the key is never printed.
+func TestDoctorProbe(t *testing.T) {
+	t.Parallel()
+	const key = "sk-doctor-probe-never-printed-0042"
+	b := setup(t)
+	openai := probetest.Serve(t, probetest.OpenAI(probetest.ReadFile(t, "../model/openaichat/testdata/models.json")), key)
+	anthropic := probetest.Serve(t, probetest.Anthropic(probetest.ReadFile(t, "../model/anthropic/testdata/models.json")), key)
+	healthy := b.write(t, "healthy.yaml", `models:
+  gpt: {provider: openai_chat, model: gpt-4o, base_url: "`+openai.Up+`/v1", api_key: `+key+`}
+  claude: {provider: anthropic_messages, model: claude-sonnet-4-5, base_url: "`+anthropic.Up+`", api_key: `+key+`}
+  script: {provider: replay, script: support.replay.yaml}
+  spare: {provider: openai_chat, model: gpt-4o, base_url: "`+openai.Down+`/v1", api_key: `+key+`}
+agents:
+  support: {models: [gpt, claude, script]}
+`)
+	r := run(t, "", "doctor", "--config", healthy, "--probe")
+	if r.code != cli.ExitOK {
+		t.Errorf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	matchLines(t, r.stdout, []string{
+		"config " + healthy,
+		"",
+		"models",
+		"  ✔ claude             anthropic_messages/claude-sonnet-4-5     key in the config file · no price · tools,streaming",
+		"      probe ok in {DUR}: 2 models; the model is not among them (an alias may still be served)",
+		"  ✔ gpt                openai_chat/gpt-4o                       key in the config file · no price · tools,streaming",
+		"      probe ok in {DUR}: 3 models; the model is listed",
+		"  ✔ script             replay                                   no key needed · no price · tools",
+		"      probe skipped: replay needs no probe",
+		"  ✔ spare              openai_chat/gpt-4o                       key in the config file · no price · tools,streaming",
+		"      probe skipped: no agent uses it",
+		"",
+		"agents",
+		"  ✔ support            → gpt (then claude, script)",
+	})
+
+	broken := b.write(t, "broken.yaml", `models:
+  local: {provider: openai_compatible, model: qwen3, base_url: "`+openai.Down+`/v1"}
+  refused: {provider: openai_responses, model: gpt-4o, base_url: "`+openai.Refusing+`/v1", api_key: `+key+`}
+  claude: {provider: anthropic_messages, model: claude-sonnet-4-5, base_url: "`+anthropic.Refusing+`", api_key: `+key+`}
+agents:
+  support: {models: [local, refused, claude]}
+`)
+	r = run(t, "", "doctor", "--config", broken, "--probe")
+	if r.code != cli.ExitFailed {
+		t.Errorf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	matchLines(t, r.stdout, []string{
+		"config " + broken,
+		"",
+		"models",
+		"  ✘ claude             anthropic_messages/claude-sonnet-4-5     key in the config file · no price · tools,streaming",
+		"      ✘ probe failed after {DUR}: auth (HTTP 401): invalid x-api-key: [REDACTED]",
+		"  ✘ local              openai_compatible/qwen3                  no key needed · no price · tools,streaming",
+		"      ✘ probe failed after {DUR}: network: {ANY}connection refused",
+		"  ✘ refused            openai_responses/gpt-4o                  key in the config file · no price · tools,streaming",
+		"      ✘ probe failed after {DUR}: auth (HTTP 401): Incorrect API key provided: [REDACTED]. You can find your API key at https://platform.openai.com/account/api-keys.",
+		"",
+		"agents",
+		"  ✔ support            → local (then refused, claude)",
+	})
+
+	r = run(t, "", "doctor", "--config", broken, "--probe", "--json")
+	if r.code != cli.ExitFailed {
+		t.Errorf("--json: exit %d, want 1", r.code)
+	}
+	var rep cli.DoctorReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, r.stdout)
+	}
+	refused := rep.Models[2]
+	if p := refused.Probe; rep.OK || p == nil || p.Status != "failed" || p.Kind != "auth" || p.StatusCode != 401 ||
+		refused.Problem != "its endpoint failed the probe: auth: "+p.Reason {
+		t.Errorf("model refused: %+v, probe %+v", refused, refused.Probe)
+	}
+	for _, out := range []string{r.stdout, r.stderr} {
+		if strings.Contains(out, key) {
+			t.Errorf("doctor --probe printed the API key:\n%s", out)
+		}
+	}
+	if r := run(t, "", "doctor", "--config", broken, "--probe", "--probe-timeout", "0s"); r.code != cli.ExitUsage {
+		t.Errorf("--probe-timeout 0s: exit %d, want 2", r.code)
 	}
 }

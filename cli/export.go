@@ -207,12 +207,12 @@ func exportRequest(ctx context.Context, b backend, p *apitype.ExportEvidencePara
 
 // writeAtomically writes path through a temporary file in its directory,
 // synced and renamed over path only when write succeeds. It returns the
-// bytes written. The file is private to its owner (0600): a bundle may
-// hold tool inputs and outputs.
+// bytes written. The file is private to its owner (0600): a bundle, or
+// an output, may hold tool inputs and outputs.
 func writeAtomically(path string, write func(io.Writer) error) (int64, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return 0, fmt.Errorf("creating the bundle file: %w", err)
+		return 0, fmt.Errorf("creating %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
 	if err := write(tmp); err != nil {
@@ -221,18 +221,18 @@ func writeAtomically(path string, write func(io.Writer) error) (int64, error) {
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return 0, fmt.Errorf("writing the bundle file: %w", err)
+		return 0, fmt.Errorf("writing %s: %w", path, err)
 	}
 	fi, err := tmp.Stat()
 	if err != nil {
 		tmp.Close()
-		return 0, fmt.Errorf("writing the bundle file: %w", err)
+		return 0, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return 0, fmt.Errorf("writing the bundle file: %w", err)
+		return 0, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return 0, fmt.Errorf("writing the bundle file: %w", err)
+		return 0, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return fi.Size(), nil
 }

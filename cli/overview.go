@@ -105,7 +105,7 @@ the stable JSON object documented in docs/cli.md.
 Exit codes: 0 shown (whatever the health), 1 the store or server could not be read, 2
 usage or configuration error.`,
 		Example: `  agentrt overview --config agentrt.yaml
-  agentrt overview --server http://127.0.0.1:8080 --json | jq .approvals.pending`,
+  agentrt overview --server http://127.0.0.1:7420 --json | jq .approvals.pending`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, stop, err := f.backend(cmd, false)

@@ -87,6 +87,12 @@ func TestCommandsSameInBothModes(t *testing.T) {
 	t.Parallel()
 	b := setupGoverned(t)
 	p := b.parkJSON(t)
+	// A follow-up waits behind the parked turn: the thread's queue lists it.
+	b.withRuntime(t, func(ctx context.Context, rt *agentrt.Runtime) {
+		if _, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{SessionID: p.SessionID, Input: "and then?"}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	d := b.serve(t)
 	acts := actions(t, runOK(t, "", "approvals", "list", "--config", b.config, "--json").stdout)
 	if len(acts) != 1 {
@@ -99,6 +105,9 @@ func TestCommandsSameInBothModes(t *testing.T) {
 		{"queue", "list", "--session", p.SessionID, "--thread", p.ThreadID},
 		{"verify", "--session", p.SessionID, "--json"},
 		{"requests", "tail", "--once", "--json"},
+		{"requests", "list", "--status", "all"},
+		{"sessions", "list"},
+		{"tasks", "list", "--json"},
 		{"requests", "tail", "--once", "--session", p.SessionID, "--status", "waiting_permission"},
 	} {
 		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
@@ -292,10 +301,8 @@ func TestFollowInBothModes(t *testing.T) {
 			}
 			tail := follow(t, append([]string{"requests", "tail", "--json"}, flags...)...)
 			watch := follow(t, append([]string{"approvals", "watch", "--json"}, flags...)...)
-			tailText := follow(t, append([]string{"requests", "tail"}, flags...)...)
-			// Nothing to list yet: the table's header says the command is
-			// following.
-			tailText.until(t, `^TIME +EVENT +STATUS +REQUEST +AGENT +SESSION +DETAIL$`)
+			// Not on a terminal, the tail prints JSON Lines without --json.
+			tailPiped := follow(t, append([]string{"requests", "tail"}, flags...)...)
 
 			c, err := client.New(d.url, d.token)
 			if err != nil {
@@ -332,9 +339,10 @@ func TestFollowInBothModes(t *testing.T) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("tail lines (-want +got):\n%s", d)
 			}
-			text := tailText.until(t, ` task\.waiting `)
-			if !regexp.MustCompile(`^\d\d:\d\d:\d\d  action\.required  waiting_permission +` + res.TurnID + `  support +` + res.SessionID + ` +open_ticket act_`).MatchString(text[len(text)-2]) {
-				t.Errorf("tail table line %q", text[len(text)-2])
+			piped := tailPiped.until(t, `"event":"task.waiting"`)
+			if !regexp.MustCompile(`^\{"at":"[^"]+","event":"action\.required","requestId":"` + res.TurnID + `","sessionId":"` + res.SessionID +
+				`","agent":"support","status":"waiting_permission","detail":"open_ticket act_\w+","cursor":\d+\}$`).MatchString(piped[len(piped)-2]) {
+				t.Errorf("piped tail line %q", piped[len(piped)-2])
 			}
 			wl := watch.until(t, `"status":"pending"`)
 			var a apitype.ActionRead
@@ -348,7 +356,7 @@ func TestFollowInBothModes(t *testing.T) {
 			}
 			watch.until(t, `"actionId":"`+a.ActionID+`".*"status":"denied"`)
 			tail.until(t, `"event":"turn.completed"`)
-			for name, f := range map[string]*following{"tail": tail, "watch": watch, "tail (table)": tailText} {
+			for name, f := range map[string]*following{"tail": tail, "watch": watch, "tail (piped)": tailPiped} {
 				if code := f.stop(t); code != cli.ExitOK {
 					t.Errorf("%s ended with exit %d, stderr %q; want 0 on cancel", name, code, f.stderr.String())
 				}

@@ -337,11 +337,3 @@ func messageCounts(evs []*event.Event) []int {
 	}
 	return n
 }
-
-func TestVersion(t *testing.T) {
-	t.Parallel()
-	r := runOK(t, "", "version")
-	if fields := strings.Fields(r.stdout); len(fields) != 2 || fields[0] != "agentrt" || !strings.HasSuffix(r.stdout, "\n") {
-		t.Errorf("version printed %q, want \"agentrt VERSION\\n\"", r.stdout)
-	}
-}

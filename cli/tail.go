@@ -26,7 +26,7 @@ func newRequestsCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRequestsTailCmd(), newRequestsShowCmd())
+	cmd.AddCommand(newRequestsListCmd(), newRequestsTailCmd(), newRequestsShowCmd())
 	return cmd
 }
 
@@ -87,16 +87,17 @@ one line per change of a request's state: submitted, started, completed, failed,
 for a decision (action.required), resolved, blocked, paused, resumed, retrying, cancelled,
 timed out, lost. With --once, print the recent requests and exit (for scripts).
 
-Lines have stable columns: TIME (UTC), EVENT ("listed" for the recent requests), STATUS,
-REQUEST, AGENT, SESSION, DETAIL. With --json each line is a JSON object (documented in
-docs/cli.md). --status keeps the lines whose status is one of the given ones.
+On a terminal the lines form a table: TIME (UTC), EVENT ("listed" for the recent requests),
+STATUS, REQUEST, AGENT, SESSION, DETAIL. Otherwise, or with --json, each line is a JSON
+object (documented in docs/cli.md). --status keeps the lines whose status is one of the
+given ones (all: every status).
 
 With --server the stream is the daemon's (GET /v1/events). On a data directory the command
 also reads the store every --interval for the events of other processes.
 
 Exit codes: 0 interrupted (or --once done), 1 the store or server could not be read, 2
 usage or configuration error.`,
-		Example: `  agentrt requests tail --server http://127.0.0.1:8080
+		Example: `  agentrt requests tail --server http://127.0.0.1:7420
   agentrt requests tail --config agentrt.yaml --status waiting_permission,failed --once --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -105,10 +106,10 @@ usage or configuration error.`,
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.session, "session", "", "only the requests of this session")
-	cmd.Flags().StringVar(&f.statuses, "status", "", "only lines with one of these statuses (comma-separated)")
+	cmd.Flags().StringVar(&f.statuses, "status", "", "only lines with one of these statuses (comma-separated; all: every status)")
 	cmd.Flags().IntVar(&f.limit, "limit", 20, "list at most this many recent requests first (0: none)")
 	cmd.Flags().BoolVar(&f.once, "once", false, "print the recent requests and exit")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON Lines")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON Lines even on a terminal")
 	cmd.Flags().DurationVar(&f.poll, "interval", time.Second, "on a data directory, how often to read the store for other processes' events")
 	return cmd
 }
@@ -121,9 +122,13 @@ var allStatuses = []runtype.TaskStatus{
 	runtype.StatusCancelled, runtype.StatusTimedOut, runtype.StatusFailed, runtype.StatusLost, runtype.StatusCompleted,
 }
 
-// parseStatuses reads --status: nil keeps every status.
+// statusAll is the --status that keeps every status, as status=all does
+// in the HTTP API.
+const statusAll = "all"
+
+// parseStatuses reads --status: nil keeps every status ("" or all).
 func parseStatuses(s string) (map[runtype.TaskStatus]bool, error) {
-	if s == "" {
+	if s == "" || s == statusAll {
 		return nil, nil
 	}
 	keep := map[runtype.TaskStatus]bool{}
@@ -134,7 +139,7 @@ func parseStatuses(s string) (map[runtype.TaskStatus]bool, error) {
 			for i, a := range allStatuses {
 				names[i] = string(a)
 			}
-			return nil, usageErr("invalid --status %q: use %s", st, strings.Join(names, ", "))
+			return nil, usageErr("invalid --status %q: use %s, several of them comma-separated, or all", st, strings.Join(names, ", "))
 		}
 		keep[st] = true
 	}
@@ -159,16 +164,14 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 	defer stop()
 	ctx, cancel := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	p := &tailPrinter{w: cmd.OutOrStdout(), json: f.json, keep: keep, st: newStyle(cmd.OutOrStdout(), f.json), agents: map[string]string{}}
+	p := &tailPrinter{out: newTailLister(cmd.OutOrStdout(), f.json), keep: keep, agents: map[string]string{}}
 
 	// From before the listing, so that no change falls between.
 	from, err := b.LastCursor(ctx)
 	if err != nil {
 		return runtimeErr(err)
 	}
-	if !f.json {
-		p.printHeader() // even with nothing listed: the command follows
-	}
+	var lines []requestLine
 	if f.limit > 0 {
 		// The store filters by status before its limit, so that old
 		// requests in a status asked for show however many newer ones
@@ -177,7 +180,6 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 		if err != nil {
 			return runtimeErr(err)
 		}
-		lines := make([]requestLine, 0, len(reqs))
 		for _, r := range reqs {
 			p.agents[r.TurnID] = r.Agent
 			line := requestLine{Event: "listed", RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason}
@@ -187,11 +189,10 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 			lines = append(lines, line)
 		}
 		slices.Reverse(lines) // oldest first, as a log reads
-		for _, l := range lines {
-			if err := p.print(l); err != nil {
-				return err
-			}
-		}
+	}
+	// A table's header even with nothing listed: the command follows.
+	if err := p.out.print(lines); err != nil {
+		return err
 	}
 	if f.once {
 		return nil
@@ -213,7 +214,7 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 		if !ok {
 			continue
 		}
-		if err := p.print(line); err != nil {
+		if err := p.out.print([]requestLine{line}); err != nil {
 			return err
 		}
 	}
@@ -230,12 +231,26 @@ func cmpOrTime(ts ...*time.Time) *time.Time {
 
 // tailPrinter prints request lines.
 type tailPrinter struct {
-	w      io.Writer
-	json   bool
+	out    *lister[requestLine]
 	keep   map[runtype.TaskStatus]bool
-	st     style
 	agents map[string]string // request → agent, as read
-	header bool
+}
+
+// newTailLister prints request lines: a table on a terminal, whose
+// columns (TIME in UTC, EVENT, STATUS, REQUEST, AGENT, SESSION, DETAIL)
+// start wide enough for ids, so that lines stay aligned as they come;
+// JSON Lines of requestLine otherwise.
+func newTailLister(w io.Writer, asJSON bool) *lister[requestLine] {
+	l := newLister(w, asJSON, []string{"TIME", "EVENT", "STATUS", "REQUEST", "AGENT", "SESSION", "DETAIL"}, func(l *requestLine) []string {
+		at := "-"
+		if !l.At.IsZero() {
+			at = l.At.UTC().Format(time.TimeOnly)
+		}
+		return []string{at, l.Event, statusText(l.Status, l.StatusReason), l.RequestID, l.Agent, l.SessionID, l.Detail}
+	})
+	l.minWidths = []int{8, 15, 18, 31, 12, 30}
+	l.paint[2] = paintStatusWord
+	return l
 }
 
 // lineOf makes the line of an event; false when it prints none.
@@ -268,48 +283,4 @@ func (p *tailPrinter) lineOf(ctx context.Context, b backend, e *event.Event) (re
 	}
 	line.Agent = agent
 	return line, true
-}
-
-// Column widths of a tail line: ids have a fixed length, so lines stay
-// aligned as they come.
-const (
-	tailEventWidth  = 15
-	tailStatusWidth = 18
-	tailIDWidth     = 31
-	tailAgentWidth  = 12
-)
-
-func pad(s string, n int) string { return s + strings.Repeat(" ", max(n-len(s), 0)+2) }
-
-// printHeader prints the table's header once.
-func (p *tailPrinter) printHeader() {
-	if p.header {
-		return
-	}
-	p.header = true
-	h := pad("TIME", 8) + pad("EVENT", tailEventWidth) + pad("STATUS", tailStatusWidth) + pad("REQUEST", tailIDWidth) +
-		pad("AGENT", tailAgentWidth) + pad("SESSION", tailIDWidth) + "DETAIL"
-	fmt.Fprintln(p.w, p.st.dim(h))
-}
-
-func (p *tailPrinter) print(l requestLine) error {
-	if p.json {
-		return writeJSONLine(p.w, l)
-	}
-	p.printHeader()
-	at := "-"
-	if !l.At.IsZero() {
-		at = l.At.UTC().Format(time.TimeOnly)
-	}
-	status := string(l.Status)
-	if l.StatusReason != "" {
-		status += " " + l.StatusReason
-	}
-	// Colour after padding, so that it never moves a column.
-	statusCell := pad(status, tailStatusWidth)
-	statusCell = p.st.status(string(l.Status)) + statusCell[len(l.Status):]
-	line := pad(at, 8) + pad(l.Event, tailEventWidth) + statusCell + pad(l.RequestID, tailIDWidth) +
-		pad(l.Agent, tailAgentWidth) + pad(l.SessionID, tailIDWidth) + oneLine(l.Detail, 60)
-	_, err := fmt.Fprintln(p.w, strings.TrimRight(line, " "))
-	return err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"os"
 	"os/signal"
@@ -15,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -35,7 +36,7 @@ in the store, and whichever agentrt process runs the task acts on it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newTasksShowCmd())
+	cmd.AddCommand(newTasksListCmd(), newTasksShowCmd())
 	for _, c := range taskControls {
 		cmd.AddCommand(newTaskControlCmd(c))
 	}
@@ -372,8 +373,8 @@ func newQueueListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list --thread ID [--session ID] [--json]",
 		Short: "List a thread's queued turns in the order they will run",
-		Long: `List a thread's queued turns, first to run first: on a terminal or without --json as a
-table, with --json as JSON Lines, one turn per line ({"turnId", "taskId", "queuedAt"}).
+		Long: `List a thread's queued turns, first to run first: on a terminal as a table; otherwise, or
+with --json, as JSON Lines, one turn per line ({"turnId", "taskId", "queuedAt"}).
 
 Exit codes: 0 listed (even none), 1 no such thread (in the session, when --session is
 given) or the store could not be read, 2 usage or configuration error.`,
@@ -396,31 +397,24 @@ given) or the store could not be read, 2 usage or configuration error.`,
 				}
 				return controlErr("thread", thread, err)
 			}
-			out := cmd.OutOrStdout()
-			if f.json {
-				for _, e := range q {
-					if err := writeJSONLine(out, e); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if len(q) == 0 {
-				fmt.Fprintln(out, "no queued turns")
-				return nil
-			}
-			rows := [][]string{{"#", "TURN", "TASK", "QUEUED"}}
-			for i, e := range q {
-				rows = append(rows, []string{strconv.Itoa(i + 1), e.TurnID, e.TaskID, stamp(&e.QueuedAt)})
-			}
-			writeTable(out, "", rows)
-			return nil
+			return newQueueLister(cmd.OutOrStdout(), f.json).print(q)
 		},
 	}
-	f.register(cmd, "print JSON Lines")
+	f.register(cmd, "print JSON Lines even on a terminal")
 	cmd.Flags().StringVar(&f.session, "session", "", "the thread's session (checked when given)")
 	cmd.Flags().StringVar(&f.thread, "thread", "", "the thread whose queue to list (required)")
 	return cmd
+}
+
+// newQueueLister prints a thread's queued turns, first to run first.
+func newQueueLister(w io.Writer, asJSON bool) *lister[event.QueuedTurn] {
+	n := 0
+	l := newLister(w, asJSON, []string{"#", "TURN", "TASK", "QUEUED"}, func(e *event.QueuedTurn) []string {
+		n++
+		return []string{strconv.Itoa(n), e.TurnID, e.TaskID, stamp(&e.QueuedAt)}
+	})
+	l.none = "no queued turns"
+	return l
 }
 
 func newQueueChangeCmd(verb string) *cobra.Command {

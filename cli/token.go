@@ -88,7 +88,8 @@ func newTokenListCmd() *cobra.Command {
 		Short: "List the tokens, revoked ones too",
 		Long: `List the tokens of every tenant, or of --tenant, oldest first: id, tenant, principal, role,
 name, the token's first characters, when it was created, last used (to about a minute) and
-revoked. Never the tokens themselves. With --json, print them as GET /v1/tokens does.
+revoked. Never the tokens themselves. On a terminal as a table; otherwise, or with --json, as
+JSON Lines, one token per line, each as GET /v1/tokens lists it.
 
 Exit codes: 0 listed, 1 the store could not be read, 2 usage or configuration error.`,
 		Args: cobra.NoArgs,
@@ -102,29 +103,22 @@ Exit codes: 0 listed, 1 the store could not be read, 2 usage or configuration er
 			if err != nil {
 				return tokenErr("", err)
 			}
-			out := cmd.OutOrStdout()
-			if f.json {
-				if list == nil {
-					list = []apitype.TokenRead{}
-				}
-				return writeIndented(out, map[string]any{"tokens": list})
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(out, "no tokens")
-				return nil
-			}
-			t := newTable("ID", "TENANT", "PRINCIPAL", "ROLE", "PREFIX", "CREATED", "LAST USED", "REVOKED", "NAME")
-			for _, k := range list {
-				created := k.CreatedAt
-				t.row(k.TokenID, k.TenantID, k.PrincipalID, string(k.Role), k.Prefix+"…", stamp(&created), stamp(k.LastUsedAt), stamp(k.RevokedAt), k.Name)
-			}
-			t.write(out, "", newStyle(out, false))
-			return nil
+			return newTokenLister(cmd.OutOrStdout(), f.json).print(list)
 		},
 	}
-	f.register(cmd, "print the tokens as JSON")
+	f.register(cmd, "print JSON Lines even on a terminal")
 	cmd.Flags().StringVar(&tenant, "tenant", "", "only this tenant's")
 	return cmd
+}
+
+// newTokenLister prints tokens, never their text.
+func newTokenLister(w io.Writer, asJSON bool) *lister[apitype.TokenRead] {
+	l := newLister(w, asJSON, []string{"ID", "TENANT", "PRINCIPAL", "ROLE", "PREFIX", "CREATED", "LAST USED", "REVOKED", "NAME"}, func(k *apitype.TokenRead) []string {
+		created := k.CreatedAt
+		return []string{k.TokenID, k.TenantID, k.PrincipalID, string(k.Role), k.Prefix + "…", stamp(&created), stamp(k.LastUsedAt), stamp(k.RevokedAt), k.Name}
+	})
+	l.none = "no tokens"
+	return l
 }
 
 func newTokenRotateCmd() *cobra.Command {

@@ -10,10 +10,11 @@
 //
 // The server acts as its own configured owner (tenant and principal):
 // the Owner fields of the apitype parameter structs the methods take are
-// ignored. Errors the server answers become *Error, which matches the
-// runtime's sentinels with errors.Is (apitype.ErrNotFound for 404,
-// apitype.ErrConflict for 409, and so on) and ErrUnauthorized for 401; a
-// server that cannot be reached is a *ConnectError naming its URL.
+// ignored. Errors the server answers (problem details, RFC 9457) become
+// *Error, which matches the runtime's sentinels with errors.Is
+// (apitype.ErrNotFound for 404, apitype.ErrConflict for 409, and so on)
+// and ErrUnauthorized for 401; a server that cannot be reached is a
+// *ConnectError naming its URL.
 package client
 
 import (
@@ -90,12 +91,17 @@ func (c *Client) URL() string { return c.base }
 // apitype.ErrUnauthorized.
 var ErrUnauthorized = errors.New("the server refused the token")
 
-// Error is an error answer of the server: its HTTP status and the error
-// body's code and message ({"error": {"code", "message"}}).
+// Error is an error answer of the server: its HTTP status and the
+// problem details it sent (RFC 9457, apitype.Problem).
 type Error struct {
 	StatusCode int
-	Code       string // not_found, conflict, invalid_request, …
-	Message    string
+	// Code is the problem's kind: not_found, conflict, busy,
+	// invalid_request, … (apitype.ProblemKinds).
+	Code string
+	// Type is the problem's type URI (urn:agentrt:problem:not_found).
+	Type string
+	// Message is the problem's detail, for people.
+	Message string
 	// RetryAfter is the server's Retry-After on a 429, else 0.
 	RetryAfter time.Duration
 }
@@ -116,13 +122,15 @@ func (e *Error) Is(target error) bool {
 	case apitype.ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
 	case apitype.ErrBusy:
-		return e.StatusCode == http.StatusConflict && e.Code == "busy"
+		return e.StatusCode == http.StatusConflict && e.Code == apitype.ProblemBusy.Code
+	case apitype.ErrNoPolicy:
+		return e.StatusCode == http.StatusConflict && e.Code == apitype.ProblemNoPolicy.Code
 	case apitype.ErrConflict:
 		return e.StatusCode == http.StatusConflict
 	case apitype.ErrForbidden:
 		return e.StatusCode == http.StatusForbidden
 	case apitype.ErrStopped:
-		return e.StatusCode == http.StatusServiceUnavailable && e.Code == "unavailable"
+		return e.StatusCode == http.StatusServiceUnavailable && e.Code == apitype.ProblemUnavailable.Code
 	case apitype.ErrOverloaded:
 		return e.StatusCode == http.StatusTooManyRequests
 	}
@@ -210,10 +218,18 @@ func unwrapURLError(err error) error {
 func errorOf(resp *http.Response) *Error {
 	e := &Error{StatusCode: resp.StatusCode}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var body apitype.ErrorBody
-	if json.Unmarshal(b, &body) == nil && body.Error.Message != "" {
+	var body struct {
+		apitype.Problem
+		// Error is the body servers answered before problem details.
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	switch err := json.Unmarshal(b, &body); {
+	case err == nil && body.Code != "" && body.Detail != "":
+		e.Code, e.Type, e.Message = body.Code, body.Type, body.Detail
+	case err == nil && body.Error.Message != "":
 		e.Code, e.Message = body.Error.Code, body.Error.Message
-	} else {
+		e.Type = apitype.ProblemTypePrefix + e.Code
+	default:
 		// Not agentrt's error body: a proxy's, say.
 		e.Code = "http_" + strconv.Itoa(resp.StatusCode)
 		e.Message = fmt.Sprintf("the server answered %s", resp.Status)
@@ -310,9 +326,7 @@ func (c *Client) SubmitTurn(ctx context.Context, req *apitype.SubmitTurnRequest)
 // InterruptTurn asks the server to interrupt a turn and returns its
 // status after the request.
 func (c *Client) InterruptTurn(ctx context.Context, turnID string) (runtype.TaskStatus, error) {
-	var res struct {
-		Status runtype.TaskStatus `json:"status"`
-	}
+	var res apitype.InterruptResult
 	err := c.do(ctx, http.MethodPost, "/v1/turns/"+seg(turnID)+"/interrupt", nil, struct{}{}, &res)
 	return res.Status, err
 }
@@ -526,6 +540,26 @@ func (c *Client) ExportEvidence(ctx context.Context, w io.Writer, p *apitype.Exp
 		return fmt.Errorf("reading the bundle from %s: %w", c.base, err)
 	}
 	return nil
+}
+
+// OpenOutput opens stored content by its ref (GET /v1/outputs/{ref}):
+// the whole output of a tool call whose event carried an outputRef, or a
+// raw model response. The caller reads and closes it. A ref the token's
+// tenant does not hold is apitype.ErrNotFound; a malformed one an *Error
+// whose Invalid is true.
+func (c *Client) OpenOutput(ctx context.Context, ref string) (*apitype.Output, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, "/v1/outputs/"+seg(ref), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	return &apitype.Output{
+		Ref: ref, MediaType: resp.Header.Get("Content-Type"), Size: resp.ContentLength,
+		Source: resp.Header.Get("Output-Source"), ReadCloser: resp.Body,
+	}, nil
 }
 
 // ListTokens lists the API tokens (GET /v1/tokens; an admin's token): one

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,8 +248,14 @@ func TestClientErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = b.c.RespondAction(ctx, &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: "deny"})
-	if !errors.Is(err, apitype.ErrConflict) || errors.Is(err, apitype.ErrNotFound) {
+	if !errors.Is(err, apitype.ErrConflict) || errors.Is(err, apitype.ErrNotFound) || errors.Is(err, apitype.ErrBusy) {
 		t.Errorf("second answer: %v, want a conflict", err)
+	}
+	busy := b.park(t)
+	_, err = b.c.SubmitTurn(ctx, &apitype.SubmitTurnRequest{SessionID: busy.SessionID, Input: "again", Multitask: "reject"})
+	if !errors.Is(err, apitype.ErrBusy) || !errors.Is(err, apitype.ErrConflict) || !errors.As(err, &ce) ||
+		ce.Code != "busy" || ce.Type != "urn:agentrt:problem:busy" || !strings.Contains(ce.Message, "the thread is busy") {
+		t.Errorf("a submission to a busy thread: %v (%#v), want ErrBusy", err, ce)
 	}
 
 	wrong, err := client.New(b.server.URL, "wrong-token-0123456789", client.WithHTTPClient(b.server.Client()))
@@ -492,5 +499,134 @@ func TestClientTokens(t *testing.T) {
 	}
 	if _, err := b.c.RevokeToken(ctx, "tok_nope"); !errors.Is(err, apitype.ErrNotFound) {
 		t.Errorf("RevokeToken(missing) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestClientOpenOutput: the client reads stored content as the runtime
+// does, with its media type, size and source; a ref of nothing is
+// apitype.ErrNotFound and a malformed one an invalid request.
+func TestClientOpenOutput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := t.Context()
+	res := b.park(t)
+	sub, err := b.rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var ref string
+	for {
+		e, err := sub.TryNext(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Type == event.ModelCompleted && e.Refs["rawResponse"] != "" {
+			ref = e.Refs["rawResponse"]
+		}
+	}
+	if ref == "" {
+		t.Fatal("no raw model response stored")
+	}
+	read := func(o *apitype.Output, err error) (*apitype.Output, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("OpenOutput(%s): %v", ref, err)
+		}
+		defer o.Close()
+		body, err := io.ReadAll(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, string(body)
+	}
+	want, wantBody := read(b.rt.OpenOutput(ctx, runtype.Owner{}, ref))
+	got, gotBody := read(b.c.OpenOutput(ctx, ref))
+	got.ReadCloser, want.ReadCloser = nil, nil
+	if d := cmp.Diff(want, got); d != "" || gotBody != wantBody || wantBody == "" {
+		t.Errorf("OpenOutput over HTTP differs from the runtime's (-runtime +client):\n%s\nbody %q vs %q", d, wantBody, gotBody)
+	}
+	if _, err := b.c.OpenOutput(ctx, "sha256:"+strings.Repeat("0", 64)); !errors.Is(err, apitype.ErrNotFound) {
+		t.Errorf("OpenOutput(a ref of nothing) = %v, want ErrNotFound", err)
+	}
+	_, err = b.c.OpenOutput(ctx, "../api-token")
+	var ce *client.Error
+	if !errors.As(err, &ce) || !ce.Invalid() || !strings.Contains(ce.Message, "invalid ref") {
+		t.Errorf("OpenOutput(../api-token) = %v, want an invalid request", err)
+	}
+}
+
+// TestErrorKinds: every kind of problem the server answers matches the
+// runtime's sentinel for it with errors.Is, and the body of servers
+// before problem details still does.
+func TestErrorKinds(t *testing.T) {
+	t.Parallel()
+	// The sentinels each kind matches; the 4xx of bad input match none,
+	// and are Invalid.
+	want := map[string][]error{
+		"invalid_json":           {},
+		"invalid_request":        {},
+		"invalid_parameter":      {},
+		"unauthorized":           {client.ErrUnauthorized, apitype.ErrUnauthorized},
+		"forbidden":              {apitype.ErrForbidden},
+		"self_approval":          {apitype.ErrForbidden},
+		"not_found":              {apitype.ErrNotFound},
+		"method_not_allowed":     {},
+		"conflict":               {apitype.ErrConflict},
+		"busy":                   {apitype.ErrBusy, apitype.ErrConflict},
+		"no_policy":              {apitype.ErrNoPolicy, apitype.ErrConflict},
+		"body_too_large":         {},
+		"unsupported_media_type": {},
+		"overloaded":             {apitype.ErrOverloaded},
+		"internal":               {},
+		"unavailable":            {apitype.ErrStopped},
+	}
+	sentinels := []error{client.ErrUnauthorized, apitype.ErrUnauthorized, apitype.ErrForbidden, apitype.ErrNotFound,
+		apitype.ErrConflict, apitype.ErrBusy, apitype.ErrNoPolicy, apitype.ErrOverloaded, apitype.ErrStopped}
+	for _, k := range apitype.ProblemKinds {
+		matches, ok := want[k.Code]
+		if !ok {
+			t.Errorf("problem kind %s: the test does not say which sentinels it matches", k.Code)
+			continue
+		}
+		for _, legacy := range []bool{false, true} {
+			name := k.Code
+			body, _ := json.Marshal(apitype.Problem{Type: k.Type(), Title: k.Title, Status: k.Status, Detail: "what happened", Code: k.Code})
+			ct := apitype.ProblemContentType
+			if legacy {
+				name += "/legacy"
+				body = []byte(`{"error":{"code":"` + k.Code + `","message":"what happened"}}`)
+				ct = "application/json"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", ct)
+					w.WriteHeader(k.Status)
+					w.Write(body)
+				}))
+				defer srv.Close()
+				c, err := client.New(srv.URL, testToken, client.WithHTTPClient(srv.Client()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.GetTask(t.Context(), "task_x")
+				var ce *client.Error
+				if !errors.As(err, &ce) || ce.StatusCode != k.Status || ce.Code != k.Code || ce.Type != k.Type() || ce.Message != "what happened" {
+					t.Fatalf("GetTask = %v (%#v), want a *client.Error of %s", err, ce, k.Code)
+				}
+				for _, s := range sentinels {
+					if got, want := errors.Is(err, s), slices.Contains(matches, s); got != want {
+						t.Errorf("errors.Is(%s, %q) = %v, want %v", k.Code, s, got, want)
+					}
+				}
+				if got, want := ce.Invalid(), k.Status == http.StatusBadRequest || k.Status == http.StatusRequestEntityTooLarge || k.Status == http.StatusUnsupportedMediaType; got != want {
+					t.Errorf("%s: Invalid() = %v, want %v", k.Code, got, want)
+				}
+			})
+		}
 	}
 }

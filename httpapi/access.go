@@ -39,7 +39,7 @@ type ownParam struct {
 func (a access) public() bool { return len(a.roles) == 0 }
 
 var (
-	// public routes need no token: the probes.
+	// public routes need no token: the probes and the OpenAPI document.
 	public = access{}
 	// anyRole routes show nothing of any tenant's work.
 	anyRole = access{roles: runtype.APIRoles}
@@ -113,7 +113,7 @@ func (s *Server) guard(pattern string, a access, next http.HandlerFunc) http.Han
 				reason = "revoked bearer token"
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentrt"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", reason)
+			writeError(w, apitype.ProblemUnauthorized, reason)
 			return
 		case errors.Is(err, apitype.ErrStopped):
 			s.writeErr(w, r, err)
@@ -122,12 +122,12 @@ func (s *Server) guard(pattern string, a access, next http.HandlerFunc) http.Han
 			// Without the store no token can be checked: a revocation
 			// might be missed, so nothing is served.
 			s.cfg.Logger.ErrorContext(r.Context(), "checking a bearer token", "method", r.Method, "path", r.URL.Path, "err", err)
-			writeError(w, http.StatusServiceUnavailable, "unavailable", "the bearer token could not be checked: the store did not answer; see the server log")
+			writeError(w, apitype.ProblemUnavailable, "the bearer token could not be checked: the store did not answer; see the server log")
 			return
 		}
 		noteCaller(r, cred)
 		if !slices.Contains(a.roles, cred.Role) {
-			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("role %s may not call %s; it needs %s", cred.Role, pattern, roleList(a.roles)))
+			writeError(w, apitype.ProblemForbidden, fmt.Sprintf("role %s may not call %s; it needs %s", cred.Role, pattern, roleList(a.roles)))
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), credKey{}, cred))
@@ -159,7 +159,7 @@ func (s *Server) checkOwn(w http.ResponseWriter, r *http.Request, ps []ownParam)
 	for i, p := range ps {
 		names[i] = p.name
 	}
-	writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a submitter must name its own %s", strings.Join(names, " or ")))
+	writeError(w, apitype.ProblemForbidden, fmt.Sprintf("a submitter must name its own %s", strings.Join(names, " or ")))
 	return false
 }
 

@@ -58,9 +58,9 @@ func TestRespondActionOverHTTP(t *testing.T) {
 	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
 		t.Fatalf("turn after the answer: %s", turn.Status)
 	}
-	var body apitype.ErrorBody
+	var body apitype.Problem
 	b.getJSON(t, call{method: http.MethodPost, path: "/v1/actions/" + id, body: `{"decision":"approve"}`}, http.StatusConflict, &body)
-	if !strings.Contains(body.Error.Message, "no longer pending") {
+	if !strings.Contains(body.Detail, "no longer pending") {
 		t.Errorf("second answer: %+v", body)
 	}
 	var v apitype.VerifyResult
@@ -88,13 +88,13 @@ func TestRespondActionRejectsOverHTTP(t *testing.T) {
 		{"/v1/actions/" + id, `{"decision":"edit","updatedInput":{"path":1}}`, http.StatusBadRequest},
 		{"/v1/actions/" + id, `{"decision":"approve","extra":1}`, http.StatusBadRequest},
 	} {
-		var body apitype.ErrorBody
+		var body apitype.Problem
 		b.getJSON(t, call{method: http.MethodPost, path: tt.path, body: tt.body}, tt.code, &body)
-		if body.Error.Message == "" {
+		if body.Detail == "" {
 			t.Errorf("%s %s: no reason", tt.path, tt.body)
 		}
 	}
-	var body apitype.ErrorBody
+	var body apitype.Problem
 	b.getJSON(t, call{path: "/v1/actions?status=maybe"}, http.StatusBadRequest, &body)
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"plan"}`}, http.StatusBadRequest, &body)
 	b.getJSON(t, call{method: http.MethodPut, path: "/v1/sessions/" + res.SessionID + "/policy", body: `{"mode":"read_only"}`}, http.StatusOK, nil)

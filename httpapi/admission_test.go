@@ -65,12 +65,12 @@ func TestSubmitTurnAdmissionIsExact(t *testing.T) {
 					a := answer{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
 					var v struct {
 						TurnID string `json:"turnId"`
-						Error  struct{ Code string }
+						Code   string `json:"code"`
 					}
 					if err := json.Unmarshal(body, &v); err != nil {
 						t.Errorf("decoding %s: %v", body, err)
 					}
-					a.turnID, a.errCode = v.TurnID, v.Error.Code
+					a.turnID, a.errCode = v.TurnID, v.Code
 					answers[i] = a
 				})
 			}

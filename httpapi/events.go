@@ -30,7 +30,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if after != "" {
 		n, err := strconv.ParseInt(after, 10, 64)
 		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("the resume cursor must be a non-negative integer, not %q", after))
+			writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("the resume cursor must be a non-negative integer, not %q", after))
 			return
 		}
 		cursor = n
@@ -41,7 +41,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	case "false", "0":
 		follow = false
 	default:
-		writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("follow must be true or false, not %q", q.Get("follow")))
+		writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("follow must be true or false, not %q", q.Get("follow")))
 		return
 	}
 	sub, err := s.rt.Subscribe(r.Context(), &apitype.SubscribeParams{

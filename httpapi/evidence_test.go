@@ -51,17 +51,17 @@ func TestExportEvidenceOverHTTP(t *testing.T) {
 		{"/v1/sessions/" + res.SessionID + "/requests/turn_nope/export", "", http.StatusNotFound, "turn_nope"},
 		{"/v1/sessions/ses_other/requests/" + res.TurnID + "/export", "", http.StatusNotFound, "ses_other"},
 		{path, `{"artifacts":true}`, http.StatusBadRequest, "unknown field"},
-		{path, `{"health":"yes"}`, http.StatusBadRequest, "decoding the body"},
+		{path, `{"health":"yes"}`, http.StatusBadRequest, "field health is a JSON string; want true or false"},
 	} {
-		var e apitype.ErrorBody
+		var e apitype.Problem
 		b.getJSON(t, call{method: http.MethodPost, path: tt.path, body: tt.body}, tt.want, &e)
-		if !strings.Contains(e.Error.Message, tt.reason) {
+		if !strings.Contains(e.Detail, tt.reason) {
 			t.Errorf("POST %s %s: %+v, want %q", tt.path, tt.body, e, tt.reason)
 		}
 	}
 
 	// Another tenant sees no such request.
 	ob := b.as(t, "other", "eve", runtype.APIRoleOperator)
-	var e apitype.ErrorBody
+	var e apitype.Problem
 	ob.getJSON(t, call{method: http.MethodPost, path: path}, http.StatusNotFound, &e)
 }

@@ -35,6 +35,9 @@ func (s *Server) Routes() []RouteInfo {
 	return out
 }
 
+// RouteTable is the route table every server has.
+func RouteTable() []RouteInfo { return (&Server{}).Routes() }
+
 // RetryAfterSeconds is the Retry-After value of an *apitype.OverloadedError's
 // RetryAfter.
 func RetryAfterSeconds(d time.Duration) int { return retryAfterSeconds(d) }

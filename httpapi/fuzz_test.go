@@ -13,8 +13,9 @@ import (
 
 // FuzzAPIBodies: no body sent to the routes that take one as input —
 // submit_turn, respond_action, the limits and a session's policy mode —
-// makes the real handler panic or answer 5xx; every refusal is a JSON
-// error with a code. The policy mode is asked of a runtime with a policy
+// makes the real handler panic or answer 5xx; every answer is one the
+// OpenAPI document describes, every refusal a problem with a code and
+// no words of Go but those the body brought. The policy mode is asked of a runtime with a policy
 // and of one without.
 func FuzzAPIBodies(f *testing.F) {
 	governed := setup(f, setupOpts{script: askScript, policy: askKernel(f), builtins: []string{"read_file"}})
@@ -73,14 +74,21 @@ func FuzzAPIBodies(f *testing.F) {
 		w := httptest.NewRecorder()
 		r.h.ServeHTTP(w, req)
 		got := w.Body.Bytes()
+		dc, err := loadDocChecker()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range dc.check(r.method, r.path, w.Code, w.Header().Get("Content-Type"), got, body) {
+			t.Errorf("%s %s with %q: %s", r.method, r.path, body, p)
+		}
 		switch {
 		case w.Code >= 500:
 			t.Fatalf("%s %s with %q: %d %s", r.method, r.path, body, w.Code, got)
 		case w.Code >= 400:
-			var e apitype.ErrorBody
+			var e apitype.Problem
 			dec := json.NewDecoder(bytes.NewReader(got))
 			dec.DisallowUnknownFields()
-			if err := dec.Decode(&e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+			if err := dec.Decode(&e); err != nil || e.Code == "" || e.Detail == "" {
 				t.Fatalf("%s %s with %q: %d with body %s, want a JSON error (%v)", r.method, r.path, body, w.Code, got, err)
 			}
 		case !json.Valid(got):

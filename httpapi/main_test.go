@@ -200,6 +200,7 @@ func (b *testBundle) do(t *testing.T, c call) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatalf("%s %s: reading the body: %v", c.method, c.path, err)
 	}
+	checkAnswer(t, req.Method, c.path, resp, body)
 	return resp, body
 }
 
@@ -214,7 +215,9 @@ func (b *testBundle) getJSON(t *testing.T, c call, want int, v any) []byte {
 	if resp.StatusCode != want {
 		t.Fatalf("%s %s = %d %s, want %d", c.method, c.path, resp.StatusCode, body, want)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+	// do held the answer to the document, error or not; a success is
+	// JSON.
+	if ct := resp.Header.Get("Content-Type"); want < 400 && ct != "application/json" {
 		t.Errorf("%s %s: Content-Type = %q, want application/json", c.method, c.path, ct)
 	}
 	if v != nil {
@@ -225,28 +228,31 @@ func (b *testBundle) getJSON(t *testing.T, c call, want int, v any) []byte {
 	return body
 }
 
-// wantError fails t unless the response is a JSON error with status code,
-// error code kind and a message containing every one of words.
-func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) apitype.ErrorBody {
+// wantError fails t unless the response is a problem (RFC 9457) with
+// status code, code kind and a detail containing every one of words.
+func wantError(t *testing.T, resp *http.Response, body []byte, code int, kind string, words ...string) apitype.Problem {
 	t.Helper()
 	if resp.StatusCode != code {
 		t.Errorf("status = %d, want %d (body %s)", resp.StatusCode, code, body)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q, want application/json", ct)
+	if ct := resp.Header.Get("Content-Type"); ct != apitype.ProblemContentType {
+		t.Errorf("Content-Type = %q, want %s", ct, apitype.ProblemContentType)
 	}
-	var e apitype.ErrorBody
+	var e apitype.Problem
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		t.Fatalf("error body %s does not decode: %v", body, err)
 	}
-	if e.Error.Code != kind {
-		t.Errorf("error code = %q, want %q (message %q)", e.Error.Code, kind, e.Error.Message)
+	if e.Code != kind {
+		t.Errorf("error code = %q, want %q (message %q)", e.Code, kind, e.Detail)
+	}
+	if e.Type != apitype.ProblemTypePrefix+kind || e.Status != resp.StatusCode || e.Title == "" {
+		t.Errorf("problem type %q, status %d, title %q: want type %s, status %d and the kind's title", e.Type, e.Status, e.Title, apitype.ProblemTypePrefix+kind, resp.StatusCode)
 	}
 	for _, w := range words {
-		if !strings.Contains(e.Error.Message, w) {
-			t.Errorf("error message %q does not mention %q", e.Error.Message, w)
+		if !strings.Contains(e.Detail, w) {
+			t.Errorf("error message %q does not mention %q", e.Detail, w)
 		}
 	}
 	return e
@@ -293,6 +299,9 @@ type envelope struct {
 	TurnID       string `json:"turnId"`
 	Status       string `json:"status"`
 	StatusReason string `json:"statusReason"`
+	// OutputRef and Refs name stored content (GET /v1/outputs/{ref}).
+	OutputRef string            `json:"outputRef"`
+	Refs      map[string]string `json:"refs"`
 }
 
 // sseEvent is a data frame, checked and decoded.

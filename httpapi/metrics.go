@@ -4,12 +4,13 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/runtype"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentrt/agentrt"
-	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/telemetry"
 )
 
@@ -117,7 +118,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.cfg.Logger.ErrorContext(r.Context(), "reading metrics", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "internal error; see the server log")
+		writeError(w, apitype.ProblemInternal, "internal error; see the server log")
 		return
 	}
 	reg := prometheus.NewRegistry()

@@ -55,9 +55,9 @@ func TestProcessControlOverHTTP(t *testing.T) {
 	}
 	pid := list.Processes[0].ProcessID
 
-	var body apitype.ErrorBody
+	var body apitype.Problem
 	b.getJSON(t, call{method: http.MethodPost, path: base + "/" + pid + "/stdin", body: `{}`}, http.StatusBadRequest, &body)
-	if !strings.Contains(body.Error.Message, "nothing to do") {
+	if !strings.Contains(body.Detail, "nothing to do") {
 		t.Errorf("empty write: %+v", body)
 	}
 	b.getJSON(t, call{method: http.MethodPost, path: base + "/" + pid + "/stdin", body: `{"data":1}`}, http.StatusBadRequest, &body)

@@ -16,6 +16,11 @@ import (
 // "..."}; pass nextCursor back as cursor for the next page ("" means the
 // list is done).
 
+// StatusAll is the status filter of a list route that keeps every
+// status, as no status does: status=all means what agentrt's --status
+// all does.
+const StatusAll = "all"
+
 // listQuery is what every list route reads from its query string.
 type listQuery struct {
 	status, agent, sessionID, cursor, before string
@@ -27,6 +32,9 @@ type listQuery struct {
 // parameter) when one is malformed.
 func parseList(w http.ResponseWriter, q url.Values) (listQuery, bool) {
 	l := listQuery{status: q.Get("status"), agent: q.Get("agent"), sessionID: q.Get("sessionId"), cursor: q.Get("cursor"), before: q.Get("before")}
+	if l.status == StatusAll {
+		l.status = "" // as agentrt --status all: no filter
+	}
 	var ok bool
 	if l.limit, ok = intParam(w, q.Get("limit"), "limit"); !ok {
 		return l, false
@@ -41,7 +49,7 @@ func parseList(w http.ResponseWriter, q url.Values) (listQuery, bool) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", p.name, v))
+			writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", p.name, v))
 			return l, false
 		}
 		*p.dst = t
@@ -84,7 +92,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if l.status != "" {
-		writeError(w, http.StatusBadRequest, "invalid_parameter", "status does not apply to sessions: filter their requests or tasks")
+		writeError(w, apitype.ProblemInvalidParameter, "status does not apply to sessions: filter their requests or tasks")
 		return
 	}
 	page, err := s.rt.ListSessionsPage(r.Context(), &apitype.ListSessionsParams{
@@ -103,7 +111,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if l.before != "" {
-		writeError(w, http.StatusBadRequest, "invalid_parameter", "before does not apply to tasks: page with cursor")
+		writeError(w, apitype.ProblemInvalidParameter, "before does not apply to tasks: page with cursor")
 		return
 	}
 	page, err := s.rt.ListTasks(r.Context(), &apitype.ListTasksParams{
@@ -154,7 +162,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	if agent == "" {
 		names := s.rt.AgentNames()
 		if len(names) != 1 {
-			writeError(w, http.StatusBadRequest, "invalid_parameter", "agent is required: this runtime runs more than one agent")
+			writeError(w, apitype.ProblemInvalidParameter, "agent is required: this runtime runs more than one agent")
 			return
 		}
 		agent = names[0]

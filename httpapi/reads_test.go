@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -244,5 +245,44 @@ func TestRequestsInSeveralStatuses(t *testing.T) {
 	resp, body := b.do(t, call{method: http.MethodGet, path: "/v1/requests?status=completed,napping"})
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "napping") {
 		t.Errorf("an unknown status among several = %d %s, want 400 naming it", resp.StatusCode, body)
+	}
+}
+
+// TestStatusAll: status=all lists every status on each list route that
+// filters by status, as no status does (and as agentrt's --status all
+// does); a real status still filters.
+func TestStatusAll(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
+	res := b.submit(t, apitype.SubmitTurnRequest{Input: "go"})
+	if turn := b.wait(t, res.TurnID); turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn %s", turn.Status)
+	}
+	count := func(path string) int {
+		t.Helper()
+		var page map[string]json.RawMessage
+		b.getJSON(t, call{path: path}, http.StatusOK, &page)
+		for k, v := range page {
+			if k != "nextCursor" {
+				var items []json.RawMessage
+				if err := json.Unmarshal(v, &items); err != nil {
+					t.Fatalf("GET %s: %s: %v", path, k, err)
+				}
+				return len(items)
+			}
+		}
+		t.Fatalf("GET %s: no list in %v", path, page)
+		return 0
+	}
+	for _, route := range []struct {
+		path, other string // other: a status none is in
+	}{{"/v1/requests", "completed"}, {"/v1/tasks", "completed"}, {"/v1/actions", "approved"}} {
+		all, none := count(route.path+"?status=all"), count(route.path)
+		if all != 1 || none != 1 {
+			t.Errorf("GET %s?status=all lists %d, without status %d; want 1 both", route.path, all, none)
+		}
+		if n := count(route.path + "?status=" + route.other); n != 0 {
+			t.Errorf("GET %s?status=%s lists %d, want 0", route.path, route.other, n)
+		}
 	}
 }

@@ -53,11 +53,11 @@ func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Val
 	resp, raw := b.do(t, call{method: method, path: path, body: body})
 	r := matrixResult{status: resp.StatusCode, body: string(raw)}
 	if resp.StatusCode >= 400 {
-		var e apitype.ErrorBody
+		var e apitype.Problem
 		if err := json.Unmarshal(raw, &e); err != nil {
 			t.Fatalf("%s %s = %d with a body that is no JSON error: %s", method, path, resp.StatusCode, raw)
 		}
-		r.code, r.msg = e.Error.Code, e.Error.Message
+		r.code, r.msg = e.Code, e.Detail
 	}
 	return r
 }
@@ -76,7 +76,9 @@ func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Val
 //   - everyone else gets an answer the operation documents, never 401,
 //     403 or a 5xx.
 //
-// A route the document lists without x-agentrt-roles fails here.
+// A route the document lists without x-agentrt-roles fails here. The
+// public routes (the probes, the OpenAPI document) answer every caller
+// as they answer a request without a token.
 func TestRoleRouteMatrix(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
@@ -107,13 +109,23 @@ func TestRoleRouteMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The model's raw response is stored content of the tenant's.
+	var rawRef string
+	for _, e := range b.readAll(t, "sessionId="+res.SessionID, nil) {
+		if e.Type == "model.completed" && e.Refs["rawResponse"] != "" {
+			rawRef = e.Refs["rawResponse"]
+		}
+	}
+	if rawRef == "" {
+		t.Fatal("sam's turn stored no raw model response")
+	}
 	ids := map[string]string{
 		"sessionId": res.SessionID, "threadId": res.ThreadID, "turnId": res.TurnID, "taskId": res.TaskID,
-		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID,
+		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID, "ref": rawRef,
 	}
 	missing := map[string]string{
 		"sessionId": "ses_missing", "threadId": "thr_missing", "turnId": "turn_missing", "taskId": "task_missing",
-		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing",
+		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing", "ref": "sha256:" + strings.Repeat("0", 64),
 	}
 	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID}
 
@@ -123,6 +135,19 @@ func TestRoleRouteMatrix(t *testing.T) {
 	for _, r := range routes {
 		op := doc.Paths[r.Path][strings.ToLower(r.Method)]
 		if !r.Auth {
+			// A public route answers everyone, and no one, alike.
+			if len(op.Roles) > 0 {
+				t.Errorf("%s %s needs no token but documents x-agentrt-roles %v", r.Method, r.Path, op.Roles)
+			}
+			resp, body := b.do(t, call{method: r.Method, path: r.Path, header: map[string]string{"Authorization": ""}})
+			for _, c := range callers {
+				if got := c.b.matrixCall(t, r.Method, r.Path, nil, ""); got.status != resp.StatusCode || got.body != string(body) {
+					t.Errorf("%s %s as %s = %d; without a token %d: want the same answer", r.Method, r.Path, c.name, got.status, resp.StatusCode)
+				}
+			}
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s %s without a token = %d %s, want 200", r.Method, r.Path, resp.StatusCode, body)
+			}
 			continue
 		}
 		if len(op.Roles) == 0 {
@@ -279,7 +304,7 @@ func TestSelfApprovalOverHTTP(t *testing.T) {
 	olga.getJSON(t, call{path: "/v1/actions?turnId=" + res.TurnID}, http.StatusOK, &acts)
 	path := "/v1/actions/" + acts.Actions[0].ActionID
 	resp, body := olga.do(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`})
-	wantError(t, resp, body, http.StatusForbidden, "forbidden", "olga submitted turn "+res.TurnID, "self-approval", "policy.self_approval: forbid")
+	wantError(t, resp, body, http.StatusForbidden, "self_approval", "olga submitted turn "+res.TurnID, "self-approval", "policy.self_approval: forbid")
 
 	var out apitype.RespondActionResult
 	oscar.getJSON(t, call{method: http.MethodPost, path: path, body: `{"decision":"approve"}`}, http.StatusOK, &out)

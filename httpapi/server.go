@@ -3,11 +3,12 @@
 // probes, Prometheus metrics and an OpenAPI document. Routes use the
 // standard library's ServeMux patterns.
 //
-// Every /v1 route, and /metrics, needs a bearer token. Tokens live in the
-// runtime's store (agentrt.Runtime.CreateToken), each bound to a tenant,
-// a principal and a role; the route table (routes) says which roles may
-// call each route, and the OpenAPI document states the same in
-// x-agentrt-roles.
+// Every /v1 route but the OpenAPI document, and /metrics, needs a bearer
+// token. Tokens live in the runtime's store (agentrt.Runtime.CreateToken),
+// each bound to a tenant, a principal and a role; the route table
+// (routes) says which roles may call each route, and the OpenAPI document
+// states the same in x-agentrt-roles. Errors are RFC 9457 problem
+// details (Problem), one kind (ProblemKinds) per condition.
 //
 // Every request is logged once it is answered, in the server's slog
 // format: its method, route pattern, status, duration, caller and id
@@ -97,11 +98,11 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 		allow := strings.Join(allowed[path], ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+			writeError(w, apitype.ProblemMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+		writeError(w, apitype.ProblemNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.handler = s.accessLog(mux)
 	return s, nil
@@ -125,7 +126,7 @@ func (s *Server) routes() []route {
 		{"GET /readyz", public, s.readyz},
 		{"GET /metrics", readers, s.metrics},
 		{"GET /v1/health", readers, s.health},
-		{"GET /v1/openapi.json", anyRole, s.openapi},
+		{"GET /v1/openapi.json", public, s.openapi},
 		{"POST /v1/turns", submitters, s.submitTurn},
 		{"POST /v1/turns/{turnId}/interrupt", ownTurn(submitters), s.interruptTurn},
 		{"POST /v1/turns/{turnId}/promote", operators, s.promoteQueuedTurn},
@@ -152,6 +153,7 @@ func (s *Server) routes() []route {
 		{"PUT /v1/sessions/{sessionId}/policy", operators, s.setPolicyMode},
 		{"GET /v1/sessions/{sessionId}/receipts/verify", ownSession(allReaders), s.verifySession},
 		{"POST /v1/sessions/{sessionId}/requests/{turnId}/export", operators, s.exportEvidence},
+		{"GET /v1/outputs/{ref}", readers, s.getOutput},
 		{"GET /v1/sessions/{sessionId}/processes", ownSession(allReaders), s.listProcesses},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/stdin", operators, s.writeProcessStdin},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/terminate", operators, s.terminateProcess},
@@ -163,7 +165,7 @@ func (s *Server) routes() []route {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, apitype.ProbeStatus{Status: "ok"})
 }
 
 // readyz answers 200 while the runtime runs and its store answers, even
@@ -176,7 +178,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if !ready {
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]string{"status": status})
+	writeJSON(w, code, apitype.ProbeStatus{Status: status})
 }
 
 // health answers the health projection: 200 when ok or degraded, 503
@@ -207,7 +209,7 @@ func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			writeError(w, http.StatusBadRequest, "invalid_request", "the Idempotency-Key header and the idempotencyKey field differ")
+			writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
 			return
 		}
 		req.IdempotencyKey = h
@@ -235,7 +237,7 @@ func (s *Server) interruptTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"turnId": r.PathValue("turnId"), "status": status})
+	writeJSON(w, http.StatusAccepted, apitype.InterruptResult{TurnID: r.PathValue("turnId"), Status: status})
 }
 
 func (s *Server) setLimit(w http.ResponseWriter, r *http.Request) {
@@ -291,7 +293,7 @@ func (s *Server) setPolicyMode(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"sessionId": sid, "mode": req.Mode})
+	writeJSON(w, http.StatusOK, apitype.PolicyModeResult{SessionID: sid, Mode: req.Mode})
 }
 
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
@@ -300,7 +302,7 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"processes": procs})
+	writeJSON(w, http.StatusOK, apitype.ProcessList{Processes: procs})
 }
 
 func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
@@ -309,7 +311,7 @@ func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Data == "" && !req.Close {
-		writeError(w, http.StatusBadRequest, "invalid_request", "data is empty and close is false: nothing to do")
+		writeError(w, apitype.ProblemInvalidRequest, "data is empty and close is false: nothing to do")
 		return
 	}
 	sid, pid := r.PathValue("sessionId"), r.PathValue("processId")
@@ -317,7 +319,7 @@ func (s *Server) writeProcessStdin(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"processId": pid, "bytes": len(req.Data), "closed": req.Close})
+	writeJSON(w, http.StatusOK, apitype.ProcessStdinResult{ProcessID: pid, Bytes: len(req.Data), Closed: req.Close})
 }
 
 func (s *Server) terminateProcess(w http.ResponseWriter, r *http.Request) {
@@ -326,7 +328,7 @@ func (s *Server) terminateProcess(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"processId": pid, "status": "terminated"})
+	writeJSON(w, http.StatusOK, apitype.ProcessTerminateResult{ProcessID: pid, Status: "terminated"})
 }
 
 func (s *Server) verifySession(w http.ResponseWriter, r *http.Request) {
@@ -370,7 +372,7 @@ func (s *Server) getThreadRead(w http.ResponseWriter, r *http.Request) {
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json, not "+ct)
+			writeError(w, apitype.ProblemUnsupportedMediaType, "the body must be application/json, not "+ct)
 			return false
 		}
 	}
@@ -381,11 +383,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+			writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
 		case errors.Is(err, io.EOF):
-			writeError(w, http.StatusBadRequest, "invalid_json", "the body is empty; want a JSON object")
+			writeError(w, apitype.ProblemInvalidJSON, "the body is empty; want a JSON object")
 		default:
-			writeError(w, http.StatusBadRequest, "invalid_json", "decoding the body: "+err.Error())
+			writeError(w, apitype.ProblemInvalidJSON, decodeProblem(err))
 		}
 		return false
 	}
@@ -395,11 +397,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	case errors.Is(err, io.EOF):
 		return true
 	case err == nil:
-		writeError(w, http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
+		writeError(w, apitype.ProblemInvalidJSON, "the body holds more than one JSON value")
 	case errors.As(err, new(*http.MaxBytesError)):
-		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+		writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
 	default:
-		writeError(w, http.StatusBadRequest, "invalid_json", "the body holds data after the JSON object: "+err.Error())
+		writeError(w, apitype.ProblemInvalidJSON, "the body holds data after the JSON object")
 	}
 	return false
 }
@@ -410,7 +412,7 @@ func intParam(w http.ResponseWriter, v, name string) (int, bool) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		writeError(w, http.StatusBadRequest, "invalid_parameter", fmt.Sprintf("%s must be a non-negative integer, not %q", name, v))
+		writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("%s must be a non-negative integer, not %q", name, v))
 		return 0, false
 	}
 	return n, true
@@ -422,27 +424,29 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	var over *apitype.OverloadedError
 	switch {
 	case errors.As(err, &inv):
-		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		writeError(w, apitype.ProblemInvalidRequest, err.Error())
 	case errors.As(err, &over):
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(over.RetryAfter)))
-		writeError(w, http.StatusTooManyRequests, "overloaded", err.Error())
+		writeError(w, apitype.ProblemOverloaded, err.Error())
 	case errors.Is(err, apitype.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not_found", notFound(r, err))
+		writeError(w, apitype.ProblemNotFound, notFound(r, err))
+	case errors.As(err, new(*apitype.SelfApprovalError)):
+		writeError(w, apitype.ProblemSelfApproval, err.Error())
 	case errors.Is(err, apitype.ErrForbidden):
-		writeError(w, http.StatusForbidden, "forbidden", err.Error())
+		writeError(w, apitype.ProblemForbidden, err.Error())
 	case errors.Is(err, apitype.ErrNoPolicy):
-		writeError(w, http.StatusConflict, apitype.CodeNoPolicy, err.Error())
+		writeError(w, apitype.ProblemNoPolicy, err.Error())
 	case errors.Is(err, apitype.ErrBusy):
-		writeError(w, http.StatusConflict, "busy", err.Error())
+		writeError(w, apitype.ProblemBusy, err.Error())
 	case errors.Is(err, apitype.ErrConflict):
-		writeError(w, http.StatusConflict, "conflict", err.Error())
+		writeError(w, apitype.ProblemConflict, err.Error())
 	case errors.Is(err, apitype.ErrStopped):
-		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		writeError(w, apitype.ProblemUnavailable, err.Error())
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
 	default:
 		s.cfg.Logger.Error("serving request", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "internal error; see the server log")
+		writeError(w, apitype.ProblemInternal, "internal error; see the server log")
 	}
 }
 
@@ -451,12 +455,6 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 func retryAfterSeconds(d time.Duration) int {
 	secs := (d + time.Second - 1) / time.Second
 	return max(int(secs), 1)
-}
-
-func writeError(w http.ResponseWriter, code int, kind, msg string) {
-	var b apitype.ErrorBody
-	b.Error.Code, b.Error.Message = kind, msg
-	writeJSON(w, code, b)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -412,12 +412,12 @@ func TestSubmitTurnRejects(t *testing.T) {
 		kind   string
 		words  []string
 	}{
-		{"malformed JSON", `{"agent": "support", "input": `, nil, 400, "invalid_json", []string{"decoding the body", "unexpected EOF"}},
-		{"syntax error", `{"agent" "support"}`, nil, 400, "invalid_json", []string{"decoding the body", "invalid character"}},
+		{"malformed JSON", `{"agent": "support", "input": `, nil, 400, "invalid_json", []string{"the body is not valid JSON: it ends inside the value"}},
+		{"syntax error", `{"agent" "support"}`, nil, 400, "invalid_json", []string{"the body is not valid JSON", "invalid character", "at byte 10"}},
 		{"empty body", ``, nil, 400, "invalid_json", []string{"empty"}},
 		{"whitespace body", "  \n", nil, 400, "invalid_json", []string{"empty"}},
-		{"not an object", `["hello"]`, nil, 400, "invalid_json", []string{"cannot unmarshal array"}},
-		{"wrong field type", `{"agent": "support", "input": 5}`, nil, 400, "invalid_json", []string{"input", "number"}},
+		{"not an object", `["hello"]`, nil, 400, "invalid_json", []string{"the body is a JSON array; want an object"}},
+		{"wrong field type", `{"agent": "support", "input": 5}`, nil, 400, "invalid_json", []string{"field input is a JSON number; want a string"}},
 		{"unknown field", `{"agent": "support", "input": "hi", "bogus": 1}`, nil, 400, "invalid_json", []string{`unknown field "bogus"`}},
 		{"trailing value", `{"agent": "support", "input": "hi"} {"input": "again"}`, nil, 400, "invalid_json", []string{"more than one JSON value"}},
 		{"trailing garbage", `{"agent": "support", "input": "hi"} x`, nil, 400, "invalid_json", []string{"after the JSON object"}},

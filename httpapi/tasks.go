@@ -77,7 +77,7 @@ func (s *Server) promoteQueuedTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"turnId": id, "promoted": true})
+	writeJSON(w, http.StatusOK, apitype.PromoteResult{TurnID: id, Promoted: true})
 }
 
 func (s *Server) removeQueuedTurn(w http.ResponseWriter, r *http.Request) {
@@ -86,5 +86,5 @@ func (s *Server) removeQueuedTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"turnId": id, "removed": true})
+	writeJSON(w, http.StatusOK, apitype.RemoveResult{TurnID: id, Removed: true})
 }

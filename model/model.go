@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentrt/agentrt/runtype"
@@ -28,6 +29,32 @@ type Provider interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 	// Info names the provider kind and model, for events.
 	Info() Info
+}
+
+// Prober is a Provider that can check its endpoint without generating
+// anything: agentrt doctor --probe. Probe asks the endpoint for its
+// models, which costs no tokens but needs the network, the base URL and
+// the key to be right; it fails as Generate does (a *Error, the key kept
+// out of its message). The HTTP adapters implement it; replay needs no
+// probe.
+type Prober interface {
+	Probe(ctx context.Context) (*ProbeResult, error)
+}
+
+// ProbeResult is what a probe learned of an endpoint that answered.
+type ProbeResult struct {
+	// Models is how many models the endpoint listed.
+	Models int
+	// Listed reports whether the configured model is among them. An
+	// endpoint may serve a model it does not list (an alias), so false
+	// is worth a look, not a failure.
+	Listed bool
+}
+
+// ProbeOf is the result of a probe that listed ids for a provider
+// configured with model.
+func ProbeOf(model string, ids []string) *ProbeResult {
+	return &ProbeResult{Models: len(ids), Listed: slices.Contains(ids, model)}
 }
 
 // Info names a provider kind (openai_chat, openai_responses,

@@ -454,6 +454,11 @@ type Reader interface {
 	MessageCount(ctx context.Context, p *MessageCountParams) (int64, error)
 
 	ToolCallList(ctx context.Context, p *ToolCallListParams) ([]*runtype.ToolCall, error)
+	// ToolCallGetByOutputRef returns the tenant's first tool call (by
+	// start) whose OutputRef is p.Ref, or ErrNotFound: it proves a
+	// spilled output, which the output store keeps without a tenant,
+	// belongs to the tenant.
+	ToolCallGetByOutputRef(ctx context.Context, p *ToolCallGetByOutputRefParams) (*runtype.ToolCall, error)
 
 	BlobGet(ctx context.Context, p *BlobGetParams) (*runtype.Blob, error)
 
@@ -720,6 +725,11 @@ type ToolCallListParams struct {
 	SessionID string
 	TurnID    string
 	TurnIDs   []string
+}
+
+type ToolCallGetByOutputRefParams struct {
+	TenantID string
+	Ref      string
 }
 
 type BlobGetParams struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/agentrt/agentrt/model"
 )
@@ -74,7 +75,10 @@ type Provider struct {
 	client anthropic.Client
 }
 
-var _ model.Provider = (*Provider)(nil)
+var (
+	_ model.Provider = (*Provider)(nil)
+	_ model.Prober   = (*Provider)(nil)
+)
 
 // New returns a Provider for cfg, with defaults applied.
 func New(cfg Config) (*Provider, error) {
@@ -152,6 +156,38 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request) (*model.Res
 		resp.RawMediaType = "text/event-stream"
 	}
 	return resp, nil
+}
+
+// Probe lists the API's models (GET v1/models under the base URL, the
+// first 1000), with the key and headers Generate sends, and reports
+// whether the configured model is among them (a model named by an alias
+// may be served without being listed). Failures are classified as
+// Generate's are.
+func (p *Provider) Probe(ctx context.Context) (*model.ProbeResult, error) {
+	callCtx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	callCtx, wd := model.NewWatchdog(callCtx, p.cfg.IdleTimeout)
+	defer wd.Stop()
+	page, err := p.client.Models.List(callCtx, anthropic.ModelListParams{Limit: param.NewOpt[int64](1000)},
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			resp, err := next(r)
+			if err == nil && resp != nil && resp.Body != nil {
+				wd.Kick()
+				resp.Body = model.CaptureBody(resp.Body, wd.Kick)
+			}
+			return resp, err
+		}))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, p.redact(p.classify(callCtx, err))
+	}
+	ids := make([]string, len(page.Data))
+	for i, m := range page.Data {
+		ids[i] = m.ID
+	}
+	return model.ProbeOf(p.cfg.Model, ids), nil
 }
 
 // classify turns an error of the SDK's stream into a *model.Error; ctx is

@@ -91,12 +91,16 @@ func (c *Config) validate() error {
 // Provider calls the Chat Completions API. It implements model.Provider
 // and is safe for concurrent use.
 type Provider struct {
-	cfg  Config
-	info model.Info
-	svc  openai.ChatCompletionService
+	cfg    Config
+	info   model.Info
+	svc    openai.ChatCompletionService
+	models openai.ModelService
 }
 
-var _ model.Provider = (*Provider)(nil)
+var (
+	_ model.Provider = (*Provider)(nil)
+	_ model.Prober   = (*Provider)(nil)
+)
 
 // New returns a Provider for cfg, or an error naming the first problem of
 // cfg.
@@ -124,9 +128,10 @@ func New(cfg Config) (*Provider, error) {
 		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
 	}
 	return &Provider{
-		cfg:  cfg,
-		info: model.Info{Kind: cfg.Dialect.Kind, Model: cfg.Model},
-		svc:  openai.NewChatCompletionService(opts...),
+		cfg:    cfg,
+		info:   model.Info{Kind: cfg.Dialect.Kind, Model: cfg.Model},
+		svc:    openai.NewChatCompletionService(opts...),
+		models: openai.NewModelService(opts...),
 	}, nil
 }
 
@@ -179,6 +184,26 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request) (*model.Res
 		resp.RawMediaType = "text/event-stream"
 	}
 	return resp, nil
+}
+
+// Probe lists the endpoint's models (GET models under the base URL), with
+// the key and headers Generate sends, and reports whether the configured
+// model is among them. Failures are classified as Generate's are.
+func (p *Provider) Probe(ctx context.Context) (*model.ProbeResult, error) {
+	callCtx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	callCtx, wd := model.NewWatchdog(callCtx, p.cfg.IdleTimeout)
+	defer wd.Stop()
+	x := &exchange{}
+	page, err := p.models.List(callCtx, option.WithMiddleware(x.middleware(wd)))
+	if err != nil {
+		return nil, p.fail(ctx, callCtx, x, err)
+	}
+	ids := make([]string, len(page.Data))
+	for i, m := range page.Data {
+		ids[i] = m.ID
+	}
+	return model.ProbeOf(p.cfg.Model, ids), nil
 }
 
 // exchange is what one Generate call learns about its HTTP response.

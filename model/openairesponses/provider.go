@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
@@ -63,9 +64,13 @@ func (c Config) reasoning() bool { return c.ReasoningEffort != "" || c.Reasoning
 type Provider struct {
 	cfg     Config
 	service responses.ResponseService
+	models  openai.ModelService
 }
 
-var _ model.Provider = (*Provider)(nil)
+var (
+	_ model.Provider = (*Provider)(nil)
+	_ model.Prober   = (*Provider)(nil)
+)
 
 // New returns a Provider for cfg, or an error naming the first invalid
 // field.
@@ -88,7 +93,7 @@ func New(cfg Config) (*Provider, error) {
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	return &Provider{cfg: cfg, service: responses.NewResponseService(opts...)}, nil
+	return &Provider{cfg: cfg, service: responses.NewResponseService(opts...), models: openai.NewModelService(opts...)}, nil
 }
 
 // Info returns the kind "openai_responses" and the configured model.
@@ -148,6 +153,32 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request) (*model.Res
 		res.RawMediaType = "text/event-stream"
 	}
 	return res, nil
+}
+
+// Probe lists the endpoint's models (GET models under the base URL), with
+// the key and headers Generate sends, and reports whether the configured
+// model is among them. Failures are classified as Generate's are.
+func (p *Provider) Probe(ctx context.Context) (*model.ProbeResult, error) {
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	rctx, wd := model.NewWatchdog(rctx, p.cfg.IdleTimeout)
+	defer wd.Stop()
+	page, err := p.models.List(rctx, option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(r)
+		if err == nil && res != nil && res.Body != nil {
+			wd.Kick()
+			res.Body = model.CaptureBody(res.Body, wd.Kick)
+		}
+		return res, err
+	}))
+	if err != nil {
+		return nil, p.fail(ctx, rctx, err)
+	}
+	ids := make([]string, len(page.Data))
+	for i, m := range page.Data {
+		ids[i] = m.ID
+	}
+	return model.ProbeOf(p.cfg.Model, ids), nil
 }
 
 // fail classifies err and keeps the API key out of its message. A

@@ -268,6 +268,16 @@ func (r reader) ToolCallList(_ context.Context, p *store.ToolCallListParams) ([]
 	return r.s.d.toolCallList(p), nil
 }
 
+// ToolCallGetByOutputRef returns the tenant's first tool call whose
+// output ref is p.Ref.
+func (r reader) ToolCallGetByOutputRef(_ context.Context, p *store.ToolCallGetByOutputRefParams) (*runtype.ToolCall, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.toolCallByOutputRef(p)
+}
+
 // BlobGet returns the tenant's blob with the given ref.
 func (r reader) BlobGet(_ context.Context, p *store.BlobGetParams) (*runtype.Blob, error) {
 	if err := r.enter(); err != nil {

@@ -262,6 +262,25 @@ func (d *data) toolCallList(p *store.ToolCallListParams) []*runtype.ToolCall {
 	return out
 }
 
+// toolCallByOutputRef scans every call: the memory store serves tests
+// and benchmarks, whose stores are small.
+func (d *data) toolCallByOutputRef(p *store.ToolCallGetByOutputRefParams) (*runtype.ToolCall, error) {
+	var first *runtype.ToolCall
+	for _, r := range d.calls.list("") {
+		c := &r.v
+		if p.Ref == "" || c.OutputRef != p.Ref || c.TenantID != p.TenantID {
+			continue
+		}
+		if first == nil || c.StartedAt.Before(first.StartedAt) || c.StartedAt.Equal(first.StartedAt) && c.ID < first.ID {
+			first = c
+		}
+	}
+	if first == nil {
+		return nil, fmt.Errorf("getting the tool call of output %s: %w", p.Ref, store.ErrNotFound)
+	}
+	return copyToolCall(first), nil
+}
+
 func (d *data) blobGet(p *store.BlobGetParams) (*runtype.Blob, error) {
 	b := d.blobs[blobKey{p.TenantID, p.Ref}]
 	if b == nil {

@@ -56,13 +56,14 @@ func TestReadModelPlans(t *testing.T) {
 		{"runs of a page of tasks", qRunList + runTasks, "runs_task (task_id=?)", true},
 		{"turn tally", qTurnTally, "turns_session", false},
 		{"tool calls of turns", qToolCallList + callSession + callTurns, "sqlite_autoindex_tool_calls_1 (session_id=?)", true},
+		{"tool call by output ref", qToolCallByRef, "tool_calls_output_ref (output_ref=? AND tenant_id=?)", false},
 		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},
 	} {
 		plan := explain(t, s.read, queries[tt.q])
 		if !strings.Contains(plan, tt.want) {
 			t.Errorf("%s: plan does not use %s:\n%s", tt.name, tt.want, plan)
 		}
-		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN turns", "SCAN sessions", "SCAN runs"} {
+		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN tool_calls", "SCAN turns", "SCAN sessions", "SCAN runs"} {
 			if strings.Contains(plan, bad) && !(tt.sorts && strings.HasPrefix(bad, "USE TEMP")) {
 				t.Errorf("%s: plan has %q:\n%s", tt.name, bad, plan)
 			}

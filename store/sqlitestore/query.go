@@ -91,7 +91,8 @@ const (
 	qTokenGetByHash  = qTokenGet + 1
 	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
 	qTouchSession    = qTokenList + 2
-	numQueries       = qTouchSession + 1
+	qToolCallByRef   = qTouchSession + 1
+	numQueries       = qToolCallByRef + 1
 )
 
 // Filter bits of the statement variants.
@@ -280,6 +281,10 @@ func buildQueries() [numQueries]string {
 		}
 		q[qToolCallList+queryID(m)] = w + ` ORDER BY started_at, id`
 	}
+	// The partial index tool_calls_output_ref holds only the calls with an
+	// output ref; the query repeats its condition so that it may use it.
+	q[qToolCallByRef] = `SELECT ` + toolCallCols + ` FROM tool_calls
+		WHERE output_ref = ? AND tenant_id = ? AND output_ref != '' ORDER BY started_at, id LIMIT 1`
 	q[qBlobGet] = `SELECT ` + blobCols + ` FROM blobs WHERE tenant_id = ? AND ref = ?`
 	q[qTurnSession] = `SELECT session_id FROM turns WHERE id = ?`
 	for m := range 16 {

@@ -365,6 +365,16 @@ func (r reader) turnSession(ctx context.Context, turnID string) (string, error) 
 	return session, nil
 }
 
+// ToolCallGetByOutputRef returns the tenant's first tool call whose
+// output ref is p.Ref.
+func (r reader) ToolCallGetByOutputRef(ctx context.Context, p *store.ToolCallGetByOutputRefParams) (*runtype.ToolCall, error) {
+	c, err := get(ctx, r, scanToolCall, qToolCallByRef, p.Ref, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("getting the tool call of output %s: %w", p.Ref, err)
+	}
+	return c, nil
+}
+
 // BlobGet returns the tenant's blob with the given ref.
 func (r reader) BlobGet(ctx context.Context, p *store.BlobGetParams) (*runtype.Blob, error) {
 	b, err := get(ctx, r, scanBlob, qBlobGet, p.TenantID, p.Ref)

@@ -24,6 +24,7 @@ func exerciseTenancy(ctx context.Context, t *testing.T, newStore func(*testing.T
 		_, notFound["TurnGet"] = r.TurnGet(ctx, &store.TurnGetParams{TenantID: tenantB, ID: a.turn.ID})
 		_, notFound["TurnGetByIdempotencyKey"] = r.TurnGetByIdempotencyKey(ctx, &store.TurnGetByIdempotencyKeyParams{TenantID: tenantB, IdempotencyKey: a.turn.IdempotencyKey})
 		_, notFound["TaskGet"] = r.TaskGet(ctx, &store.TaskGetParams{TenantID: tenantB, ID: a.task.ID})
+		_, notFound["ToolCallGetByOutputRef"] = r.ToolCallGetByOutputRef(ctx, &store.ToolCallGetByOutputRefParams{TenantID: tenantB, Ref: a.call.OutputRef})
 		_, notFound["BlobGet"] = r.BlobGet(ctx, &store.BlobGetParams{TenantID: tenantB, Ref: a.blob.Ref})
 		_, notFound["LimitGet"] = r.LimitGet(ctx, &store.LimitGetParams{TenantID: tenantB, Scope: a.limit.Scope, ScopeID: a.limit.ScopeID})
 		_, notFound["ActionGet"] = r.ActionGet(ctx, &store.ActionGetParams{TenantID: tenantB, ID: a.action.ID})

@@ -39,6 +39,42 @@ func exerciseToolCall(ctx context.Context, t *testing.T, newStore func(*testing.
 		}
 	})
 
+	t.Run("GetByOutputRef", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		ra := tb.run(tb.task(tb.turn(tb.thread(tb.session(tenantA)))))
+		rb := tb.run(tb.task(tb.turn(tb.thread(tb.session(tenantB)))))
+		const ref, onlyB = "sha256:aaaa", "sha256:bbbb"
+		// Two calls of tenant A with the same output (the first started
+		// first, but has the later id), one without an output, one of B.
+		first, second, none := tb.toolCall(ra, "toolu_zz"), tb.toolCall(ra, "toolu_aa"), tb.toolCall(ra, "toolu_none")
+		first.OutputRef, second.OutputRef, none.OutputRef, none.OutputBytes = ref, ref, "", 3
+		theirs := tb.toolCall(rb, "toolu_b")
+		theirs.OutputRef = onlyB
+		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{first}})
+		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{second, none, theirs}})
+
+		got, err := tb.store.ToolCallGetByOutputRef(ctx, &store.ToolCallGetByOutputRefParams{TenantID: tenantA, Ref: ref})
+		if err != nil {
+			t.Fatalf("ToolCallGetByOutputRef: %v", err)
+		}
+		if d := diff(first, got); d != "" {
+			t.Errorf("ToolCallGetByOutputRef (-want +got):\n%s", d)
+		}
+		got, err = tb.store.ToolCallGetByOutputRef(ctx, &store.ToolCallGetByOutputRefParams{TenantID: tenantB, Ref: onlyB})
+		if err != nil || got.ID != theirs.ID {
+			t.Errorf("ToolCallGetByOutputRef(B's ref as B) = %v, %v; want %s", got, err, theirs.ID)
+		}
+		for name, p := range map[string]store.ToolCallGetByOutputRefParams{
+			"another tenant's ref": {TenantID: tenantA, Ref: onlyB},
+			"a ref of none":        {TenantID: tenantA, Ref: "sha256:missing"},
+			"the empty ref":        {TenantID: tenantA, Ref: ""},
+		} {
+			_, err := tb.store.ToolCallGetByOutputRef(ctx, &p)
+			wantNotFound(t, "ToolCallGetByOutputRef("+name+")", err)
+		}
+	})
+
 	t.Run("KeyedBySessionAndID", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(ctx, t, newStore)

@@ -1,0 +1,1 @@
+DROP INDEX tool_calls_output_ref;
