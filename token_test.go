@@ -65,7 +65,11 @@ func TestTokensAcrossRuntimes(t *testing.T) {
 	aliceCred := &apitype.Credential{TokenID: alice.TokenID, Owner: runtype.Owner{TenantID: "acme", PrincipalID: "alice"}, Role: runtype.APIRoleOperator}
 	wantCred(b, alice.Token, aliceCred)
 	wantCred(a, bob.Token, &apitype.Credential{TokenID: bob.TokenID, Owner: runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: "bob"}, Role: runtype.APIRoleViewer})
-	wantRefused(a, "art_"+alice.Token[4:len(alice.Token)-1]+"0", apitype.ErrUnauthorized)
+	wrong := alice.Token[:len(alice.Token)-1] + "0"
+	if wrong == alice.Token {
+		wrong = alice.Token[:len(alice.Token)-1] + "1"
+	}
+	wantRefused(a, wrong, apitype.ErrUnauthorized)
 	wantRefused(a, "", apitype.ErrUnauthorized)
 
 	if r, err := a.RevokeToken(ctx, alice.TokenID); err != nil || r.RevokedAt == nil {
