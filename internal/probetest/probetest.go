@@ -7,11 +7,15 @@
 package probetest
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentrt/agentrt/model"
 )
 
 // API is how a provider's models list is asked for and answered.
@@ -103,4 +107,61 @@ func Serve(t testing.TB, api API, key string) Servers {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
 	return Servers{Up: up.URL, Refusing: refusing.URL, Down: down.URL}
+}
+
+// Key is the API key Check's endpoints accept.
+const Key = "sk-probe-test-0123456789abcdef"
+
+// Check runs the probe tests every provider shares against the endpoints
+// of api: a listed and an unlisted model (the list holding models
+// entries), a refused key (an auth error without the key in its
+// message), an endpoint that is down (a network error) and a wrong base
+// URL (an invalid request, 404). newProber makes the provider for a
+// server's base URL and a model, with Key; listed and unlisted name models.
+func Check(t *testing.T, api API, newProber func(base, model string) (model.Prober, error), listed, unlisted string, models int) {
+	t.Helper()
+	const key = Key
+	srv := Serve(t, api, key)
+	probe := func(base, m string) (*model.ProbeResult, error) {
+		t.Helper()
+		p, err := newProber(base, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Probe(context.Background())
+	}
+	for _, tt := range []struct {
+		name, model string
+		want        *model.ProbeResult
+	}{
+		{"listed", listed, &model.ProbeResult{Models: models, Listed: true}},
+		{"not listed", unlisted, &model.ProbeResult{Models: models}},
+	} {
+		got, err := probe(srv.Up, tt.model)
+		if err != nil {
+			t.Fatalf("%s: Probe: %v", tt.name, err)
+		}
+		if *got != *tt.want {
+			t.Errorf("%s: Probe = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		name, base string
+		kind       model.ErrorKind
+		status     int
+	}{
+		{"refused", srv.Refusing, model.ErrAuth, 401},
+		{"down", srv.Down, model.ErrNetwork, 0},
+		{"wrong base url", srv.Up + "/nowhere", model.ErrInvalidRequest, 404},
+	} {
+		_, err := probe(tt.base, listed)
+		var me *model.Error
+		if !errors.As(err, &me) || me.Kind != tt.kind || me.StatusCode != tt.status {
+			t.Errorf("%s: Probe = %v, want a %s error (status %d)", tt.name, err, tt.kind, tt.status)
+			continue
+		}
+		if strings.Contains(me.Error(), key) {
+			t.Errorf("%s: the error shows the key: %v", tt.name, me)
+		}
+	}
 }
