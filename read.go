@@ -199,13 +199,13 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 		case t.Status == runtype.StatusQueued || t.Status == runtype.StatusAccepted:
 			tr.QueuedTurns = append(tr.QueuedTurns, apitype.QueuedTurn{TurnID: t.ID, CreatedAt: ts(t.CreatedAt)})
 		case t.Status.Parked() || t.Status == runtype.StatusBlocked:
-			pr := apitype.PendingRequest{TurnID: t.ID, Status: t.Status, Reason: string(t.StatusReason)}
+			pr := apitype.PendingRequest{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason}
 			if t.Status == runtype.StatusWaitingPermission {
 				pr.Actions = actionsOf[t.ID]
 			}
 			tr.PendingRequests = append(tr.PendingRequests, pr)
 		case t.Status.Terminal() && t.Status != runtype.StatusCompleted:
-			in := apitype.Incident{TurnID: t.ID, Status: t.Status, Reason: string(t.StatusReason)}
+			in := apitype.Incident{TurnID: t.ID, Status: t.Status, Reason: t.StatusReason}
 			if t.Failure != nil {
 				in.Message = t.Failure.Message
 			}
@@ -221,7 +221,7 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 		// claiming progress, until a worker takes it up again.
 		if t.Status == runtype.StatusRunning && !rt.leaseLive(ctx, t) {
 			stale = true
-			tr.Incidents = append(tr.Incidents, apitype.Incident{TurnID: t.ID, Status: runtype.StatusUnknown, Reason: string(runtype.ReasonStale),
+			tr.Incidents = append(tr.Incidents, apitype.Incident{TurnID: t.ID, Status: runtype.StatusUnknown, Reason: runtype.ReasonStale,
 				Message: fmt.Sprintf("recorded as %s, but its worker stopped renewing its lease; a worker will go on from its last recorded step", t.Status)})
 		}
 	}
@@ -346,7 +346,7 @@ func (rt *Runtime) lastOutcome(ctx context.Context, tenant string, th *runtype.T
 	if last == nil {
 		return nil, nil
 	}
-	return &apitype.Outcome{TurnID: last.ID, Status: last.Status, Reason: string(last.StatusReason), EndedAt: ts(last.EndedAt)}, nil
+	return &apitype.Outcome{TurnID: last.ID, Status: last.Status, Reason: last.StatusReason, EndedAt: ts(last.EndedAt)}, nil
 }
 
 // limitState reads the state of a session's budgets.
@@ -378,7 +378,7 @@ func turnRead(t *runtype.Turn) apitype.TurnRead {
 	in, _ := event.Preview(t.Input, 200)
 	res, _ := event.Preview(t.Result, event.PreviewBytes)
 	return apitype.TurnRead{
-		TurnID: t.ID, Status: t.Status, StatusReason: string(t.StatusReason), Agent: t.Agent, InputPreview: in,
+		TurnID: t.ID, Status: t.Status, StatusReason: t.StatusReason, Agent: t.Agent, InputPreview: in,
 		ResultPreview: res, TaskID: t.TaskID, RunID: t.RunID, AttemptID: t.RunID, TraceID: t.TraceID,
 		Usage: t.Usage, Failure: t.Failure, CreatedAt: ts(t.CreatedAt), StartedAt: ts(t.StartedAt), CompletedAt: ts(t.EndedAt),
 	}
@@ -395,7 +395,7 @@ func taskRead(t *runtype.Task, runs []*runtype.Run) apitype.TaskRead {
 	}
 	tr := apitype.TaskRead{
 		TaskID: t.ID, SessionID: t.SessionID, ThreadID: t.ThreadID, TurnID: t.TurnID, Objective: t.Objective,
-		Status: status, StatusReason: string(t.StatusReason), CurrentRunID: t.CurrentRunID, Attempts: []apitype.AttemptRead{},
+		Status: status, StatusReason: t.StatusReason, CurrentRunID: t.CurrentRunID, Attempts: []apitype.AttemptRead{},
 		LastError: t.Failure, CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt), StartedAt: ts(t.StartedAt),
 		EndedAt: ts(t.EndedAt),
 	}
@@ -477,7 +477,7 @@ func requestSummary(t *runtype.Turn) apitype.RequestSummary {
 	tr := turnRead(t)
 	s := apitype.RequestSummary{
 		RequestID: t.ID, TurnID: t.ID, SessionID: t.SessionID, ThreadID: t.ThreadID, Agent: t.Agent,
-		Status: t.Status, StatusReason: string(t.StatusReason), InputPreview: tr.InputPreview, ResultPreview: tr.ResultPreview,
+		Status: t.Status, StatusReason: t.StatusReason, InputPreview: tr.InputPreview, ResultPreview: tr.ResultPreview,
 		Usage: t.Usage, CreatedAt: tr.CreatedAt, StartedAt: tr.StartedAt, EndedAt: tr.CompletedAt,
 	}
 	if !t.StartedAt.IsZero() && !t.EndedAt.IsZero() {

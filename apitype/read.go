@@ -101,7 +101,7 @@ type BudgetRead struct {
 type TurnRead struct {
 	TurnID        string             `json:"turnId"`
 	Status        runtype.TaskStatus `json:"status"`
-	StatusReason  string             `json:"statusReason,omitempty"`
+	StatusReason  runtype.Reason     `json:"statusReason,omitempty"`
 	Agent         string             `json:"agent"`
 	InputPreview  string             `json:"inputPreview"`
 	ResultPreview string             `json:"resultPreview,omitempty"`
@@ -120,7 +120,7 @@ type TurnRead struct {
 type PendingRequest struct {
 	TurnID string             `json:"turnId"`
 	Status runtype.TaskStatus `json:"status"`
-	Reason string             `json:"reason,omitempty"`
+	Reason runtype.Reason     `json:"reason,omitempty"`
 	// Actions are the pending approvals of a turn waiting for permission.
 	Actions []ActionRead `json:"actions,omitempty"`
 }
@@ -135,7 +135,7 @@ type QueuedTurn struct {
 type Incident struct {
 	TurnID  string             `json:"turnId"`
 	Status  runtype.TaskStatus `json:"status"`
-	Reason  string             `json:"reason,omitempty"`
+	Reason  runtype.Reason     `json:"reason,omitempty"`
 	Message string             `json:"message,omitempty"`
 }
 
@@ -171,7 +171,7 @@ type TaskRead struct {
 	TurnID       string             `json:"turnId"`
 	Objective    string             `json:"objective"`
 	Status       runtype.TaskStatus `json:"status"`
-	StatusReason string             `json:"statusReason,omitempty"`
+	StatusReason runtype.Reason     `json:"statusReason,omitempty"`
 	CurrentRunID string             `json:"currentRunId,omitempty"`
 	Attempts     []AttemptRead      `json:"attempts"`
 	LastError    *runtype.Failure   `json:"lastError,omitempty"`
@@ -281,7 +281,7 @@ type HistorySummary struct {
 type Outcome struct {
 	TurnID  string             `json:"turnId"`
 	Status  runtype.TaskStatus `json:"status"`
-	Reason  string             `json:"reason,omitempty"`
+	Reason  runtype.Reason     `json:"reason,omitempty"`
 	EndedAt *time.Time         `json:"endedAt,omitempty"`
 }
 
@@ -293,7 +293,7 @@ type RequestSummary struct {
 	ThreadID      string             `json:"threadId"`
 	Agent         string             `json:"agent"`
 	Status        runtype.TaskStatus `json:"status"`
-	StatusReason  string             `json:"statusReason,omitempty"`
+	StatusReason  runtype.Reason     `json:"statusReason,omitempty"`
 	InputPreview  string             `json:"inputPreview"`
 	ResultPreview string             `json:"resultPreview,omitempty"`
 	Usage         runtype.Usage      `json:"usage"`

@@ -98,7 +98,7 @@ the default, keeps every status.` + listExits,
 // newRequestLister prints requests; ages are relative to now().
 func newRequestLister(w io.Writer, asJSON bool, now func() time.Time) *lister[apitype.RequestSummary] {
 	l := newLister(w, asJSON, []string{"REQUEST", "STATUS", "AGENT", "SESSION", "AGE", "INPUT"}, func(r *apitype.RequestSummary) []string {
-		return []string{r.TurnID, statusText(r.Status, r.StatusReason), r.Agent, r.SessionID, age(now(), r.CreatedAt), r.InputPreview}
+		return []string{r.TurnID, statusText(r.Status, string(r.StatusReason)), r.Agent, r.SessionID, age(now(), r.CreatedAt), r.InputPreview}
 	})
 	l.none, l.paint[1] = "no requests", paintStatusWord
 	return l
@@ -200,7 +200,7 @@ lists it. --status keeps the tasks in that status; all, the default, keeps every
 // newTaskLister prints tasks; ages are relative to now().
 func newTaskLister(w io.Writer, asJSON bool, now func() time.Time) *lister[apitype.TaskRead] {
 	l := newLister(w, asJSON, []string{"TASK", "STATUS", "TURN", "SESSION", "ATTEMPTS", "AGE", "OBJECTIVE"}, func(t *apitype.TaskRead) []string {
-		return []string{t.TaskID, statusText(t.Status, t.StatusReason), t.TurnID, t.SessionID, strconv.Itoa(len(t.Attempts)), age(now(), t.CreatedAt), t.Objective}
+		return []string{t.TaskID, statusText(t.Status, string(t.StatusReason)), t.TurnID, t.SessionID, strconv.Itoa(len(t.Attempts)), age(now(), t.CreatedAt), t.Objective}
 	})
 	l.none, l.paint[1] = "no tasks", paintStatusWord
 	return l

@@ -168,7 +168,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 	}
 	for _, r := range attention {
 		since := cmp.Or(r.EndedAt, r.StartedAt, r.CreatedAt)
-		ro := requestOverview{RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason, Since: since}
+		ro := requestOverview{RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: string(r.StatusReason), Since: since}
 		if since != nil {
 			ro.AgeSeconds = int64(now.Sub(*since) / time.Second)
 		}

@@ -91,7 +91,7 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 		t.event(e)
 	}
 	if t != nil {
-		t.unfinished(r.Status, r.StatusReason)
+		t.unfinished(r.Status, string(r.StatusReason))
 	}
 	return nil
 }

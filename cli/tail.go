@@ -182,7 +182,7 @@ func tailRequests(cmd *cobra.Command, f *tailFlags) error {
 		}
 		for _, r := range reqs {
 			p.agents[r.TurnID] = r.Agent
-			line := requestLine{Event: "listed", RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: r.StatusReason}
+			line := requestLine{Event: "listed", RequestID: r.TurnID, SessionID: r.SessionID, Agent: r.Agent, Status: r.Status, StatusReason: string(r.StatusReason)}
 			if at := cmpOrTime(r.EndedAt, r.StartedAt, r.CreatedAt); at != nil {
 				line.At = *at
 			}

@@ -288,7 +288,7 @@ func printTask(w io.Writer, tr *apitype.TaskRead) {
 	fmt.Fprintf(w, "task %s  turn %s  session %s  thread %s\n", tr.TaskID, tr.TurnID, tr.SessionID, tr.ThreadID)
 	status := string(tr.Status)
 	if tr.StatusReason != "" {
-		status += " (" + tr.StatusReason + ")"
+		status += " (" + string(tr.StatusReason) + ")"
 	}
 	fmt.Fprintf(w, "status     %s\n", status)
 	fmt.Fprintf(w, "objective  %s\n", oneLine(tr.Objective, 100))

@@ -663,9 +663,15 @@ func constants(t reflect.Type) []string {
 }
 
 // parseConstants reads the typed string constants of the package in dir
-// (not its tests).
+// (not its tests): those declared with the type (X T = "x") and those
+// converted to it (X = T("x"), X = T(OtherConstant)).
 func parseConstants(dir string) map[string][]string {
-	out := map[string][]string{}
+	type constant struct {
+		typ   string   // the type's name; "" when untyped
+		value ast.Expr // its value, before conversion to typ
+	}
+	var order []string
+	consts := map[string]constant{}
 	fset := token.NewFileSet()
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -683,18 +689,54 @@ func parseConstants(dir string) map[string][]string {
 			}
 			for _, spec := range gd.Specs {
 				vs := spec.(*ast.ValueSpec)
-				id, ok := vs.Type.(*ast.Ident)
-				if !ok {
-					continue
+				if len(vs.Values) != len(vs.Names) {
+					continue // iota and implicit repetition: not string constants
 				}
-				for _, v := range vs.Values {
-					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						if s, err := strconv.Unquote(lit.Value); err == nil && !slices.Contains(out[id.Name], s) {
-							out[id.Name] = append(out[id.Name], s)
+				for i, name := range vs.Names {
+					c := constant{value: vs.Values[i]}
+					if id, ok := vs.Type.(*ast.Ident); ok {
+						c.typ = id.Name
+					} else if call, ok := c.value.(*ast.CallExpr); ok && len(call.Args) == 1 {
+						if id, ok := call.Fun.(*ast.Ident); ok {
+							c.typ, c.value = id.Name, call.Args[0]
 						}
 					}
+					consts[name.Name] = c
+					order = append(order, name.Name)
 				}
 			}
+		}
+	}
+	// value resolves a constant's string value through the constants it
+	// names or converts.
+	var value func(e ast.Expr, depth int) (string, bool)
+	value = func(e ast.Expr, depth int) (string, bool) {
+		switch e := e.(type) {
+		case *ast.BasicLit:
+			if e.Kind != token.STRING {
+				return "", false
+			}
+			s, err := strconv.Unquote(e.Value)
+			return s, err == nil
+		case *ast.Ident:
+			if c, ok := consts[e.Name]; ok && depth < 10 {
+				return value(c.value, depth+1)
+			}
+		case *ast.CallExpr:
+			if len(e.Args) == 1 && depth < 10 {
+				return value(e.Args[0], depth+1)
+			}
+		}
+		return "", false
+	}
+	out := map[string][]string{}
+	for _, name := range order {
+		c := consts[name]
+		if c.typ == "" {
+			continue
+		}
+		if s, ok := value(c.value, 0); ok && !slices.Contains(out[c.typ], s) {
+			out[c.typ] = append(out[c.typ], s)
 		}
 	}
 	return out
