@@ -3,11 +3,11 @@ package agentrt_test
 import (
 	"context"
 	"errors"
-	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"

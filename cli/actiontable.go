@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"fmt"
-	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"os"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 

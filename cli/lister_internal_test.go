@@ -3,13 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/agentrt/agentrt/apitype"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )

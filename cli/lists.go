@@ -2,13 +2,13 @@ package cli
 
 import (
 	"cmp"
-	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 

@@ -1,12 +1,12 @@
 package cli_test
 
 import (
-	"github.com/agentrt/agentrt/apitype"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"

@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/agentrt/agentrt/apitype"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 )
 

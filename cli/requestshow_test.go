@@ -2,13 +2,13 @@ package cli_test
 
 import (
 	"context"
-	"github.com/agentrt/agentrt/apitype"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"

@@ -10,7 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"github.com/agentrt/agentrt/apitype"
 	"math/big"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/cli"
 )
 

@@ -4,11 +4,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"github.com/agentrt/agentrt/apitype"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/client"
 	"github.com/agentrt/agentrt/event"
 )

@@ -2,11 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"github.com/agentrt/agentrt/apitype"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/agentrt/agentrt/apitype"
 )
 
 // requestIDPrefix starts the id the server gives each HTTP request. It is

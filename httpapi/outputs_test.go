@@ -2,12 +2,12 @@ package httpapi_test
 
 import (
 	"context"
-	"github.com/agentrt/agentrt/apitype"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
 )
