@@ -17,6 +17,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/internal/rttest"
 	"github.com/agentrt/agentrt/internal/spectest"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/model/replay"
@@ -81,54 +82,21 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	return b
 }
 
-// submit submits a turn and waits for it to end.
+// submit submits a turn (to agent support unless it names an agent or
+// a session) and waits for it to end.
 func (b *testBundle) submit(t *testing.T, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, *runtype.Turn) {
 	t.Helper()
 	if p.Agent == "" && p.SessionID == "" {
 		p.Agent = "support"
 	}
-	res, err := b.rt.SubmitTurn(context.Background(), p)
-	if err != nil {
-		t.Fatalf("SubmitTurn: %v", err)
-	}
-	turn, err := b.rt.WaitTurn(context.Background(), p.Owner, res.TurnID)
-	if err != nil {
-		t.Fatalf("WaitTurn: %v", err)
-	}
-	return res, turn
+	return rttest.Submit(t, b.rt, p)
 }
 
-// sessionEvents reads a session's events, validating every one against the
-// standard's schema and checking the sequence has no gaps.
+// sessionEvents reads a session's events, each checked against the
+// standard's schema, with no gaps in the sequence.
 func (b *testBundle) sessionEvents(t *testing.T, owner runtype.Owner, sessionID string) []*event.Event {
 	t.Helper()
-	sub, err := b.rt.Subscribe(context.Background(), &apitype.SubscribeParams{Owner: owner, SessionID: sessionID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	var evs []*event.Event
-	for {
-		e, err := sub.TryNext(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e == nil {
-			break
-		}
-		evs = append(evs, e)
-	}
-	for i, e := range evs {
-		if e.Sequence != int64(i+1) {
-			t.Errorf("event %d (%s) has sequence %d, want %d", i, e.Type, e.Sequence, i+1)
-		}
-		raw, err := e.JSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		spectest.Event(t, raw)
-	}
-	return evs
+	return rttest.SessionEvents(t, b.rt, owner, sessionID)
 }
 
 const supportScript = `
