@@ -32,6 +32,7 @@ import (
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
 )
@@ -43,6 +44,10 @@ type Options struct {
 	T       int    // tool calls per session
 	C       int    // sessions in flight
 	W       int    // warm-up sessions
+	// Rules, when above zero, decides every tool call with a policy
+	// kernel of that many rules (see PolicyRules) instead of the default
+	// evaluator.
+	Rules int
 	// Dir is the parent of the fresh temporary directory of the sqlite
 	// variant (default: the system's).
 	Dir string
@@ -62,6 +67,7 @@ type Result struct {
 	T                     int               `json:"T"`
 	C                     int               `json:"C"`
 	W                     int               `json:"W"`
+	Rules                 int               `json:"rules,omitempty"`
 	Steps                 int               `json:"steps"`
 	WallS                 float64           `json:"wall_s"`
 	StepsPerS             float64           `json:"steps_per_s"`
@@ -89,8 +95,8 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("%w: variant %q (want mem, sqlite or pg)", ErrInvalidOptions, o.Variant)
 	}
-	if o.S < 1 || o.T < 0 || o.C < 1 || o.W < 0 {
-		return fmt.Errorf("%w: need -s ≥ 1, -t ≥ 0, -c ≥ 1, -w ≥ 0", ErrInvalidOptions)
+	if o.S < 1 || o.T < 0 || o.C < 1 || o.W < 0 || o.Rules < 0 {
+		return fmt.Errorf("%w: need -s ≥ 1, -t ≥ 0, -c ≥ 1, -w ≥ 0, --rules ≥ 0", ErrInvalidOptions)
 	}
 	return nil
 }
@@ -111,6 +117,15 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 		}},
 		Tools:             []tool.Tool{&echoTool{}},
 		MaxConcurrentRuns: o.C,
+	}
+	if o.Rules > 0 {
+		rules, err := PolicyRules(o.Rules)
+		if err != nil {
+			return nil, fmt.Errorf("building the policy: %w", err)
+		}
+		if cfg.Policy, err = policy.NewKernel(policy.KernelConfig{Rules: rules}); err != nil {
+			return nil, fmt.Errorf("building the policy: %w", err)
+		}
 	}
 	sm := cfg.Agents["bench"].Provider.(*scriptedModel)
 	echo := cfg.Tools[0].(*echoTool)
@@ -156,7 +171,7 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	steps := o.S * (2*o.T + 1)
 	s := float64(o.S)
 	res := &Result{
-		Peer: "agentrt", Variant: o.Variant, S: o.S, T: o.T, C: o.C, W: o.W, Steps: steps,
+		Peer: "agentrt", Variant: o.Variant, S: o.S, T: o.T, C: o.C, W: o.W, Rules: o.Rules, Steps: steps,
 		WallS:                 wall.Seconds(),
 		StepsPerS:             float64(steps) / wall.Seconds(),
 		WallUsPerStep:         float64(wall.Microseconds()) / float64(steps),

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentrt/agentrt/policy"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -112,5 +114,58 @@ func TestQuantile(t *testing.T) {
 	}
 	if got := quantile(nil, 0.5); got != 0 {
 		t.Errorf("quantile(nil) = %v, want 0", got)
+	}
+}
+
+// TestPolicyRules checks the --rules policy: n rules, every echo call of
+// the workload allowed by the allow-echo rule, with the conditions on
+// echo's argument evaluated on the way.
+func TestPolicyRules(t *testing.T) {
+	t.Parallel()
+	rules, err := PolicyRules(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 100 {
+		t.Fatalf("PolicyRules(100) = %d rules", len(rules))
+	}
+	k, err := policy.NewKernel(policy.KernelConfig{Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := k.Explain(context.Background(), &policy.Request{
+		Agent: "bench", SessionID: "s-7", ToolName: "echo", ReadOnly: true,
+		Input: []byte(`{"text":"` + ToolText(7, 1) + `"}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.Decision; got.Outcome != policy.Allow || len(got.RuleIDs) != 1 || got.RuleIDs[0] != "allow-echo" {
+		t.Errorf("echo decision = %+v, want allowed by allow-echo alone", got)
+	}
+	conds := 0
+	for _, r := range ex.Rules {
+		if r.InputDependent {
+			conds++
+		}
+	}
+	if conds != 5 {
+		t.Errorf("%d rules on echo depend on its input, want 5", conds)
+	}
+	if rules, err := PolicyRules(0); err != nil || rules != nil {
+		t.Errorf("PolicyRules(0) = %v, %v; want none", rules, err)
+	}
+}
+
+// TestLoopWithRules runs the workload under the --rules policy: it must
+// still verify.
+func TestLoopWithRules(t *testing.T) {
+	t.Parallel()
+	res, err := Loop(context.Background(), Options{Variant: "mem", S: 10, T: 3, C: 2, W: 1, Rules: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rules != 100 || res.Steps != 10*7 {
+		t.Errorf("result = %+v, want 100 rules and 70 steps", res)
 	}
 }

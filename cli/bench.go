@@ -36,18 +36,21 @@ func newBenchLoopCmd() *cobra.Command {
 	o := bench.Options{ProcessStart: processStart}
 	var cpuprofile string
 	cmd := &cobra.Command{
-		Use:   "loop [--variant mem|sqlite|pg] [-s 1000] [-t 5] [-c 1] [-w 20] [--dir PARENT_TMP] [--dsn DSN] [--cpuprofile FILE]",
+		Use:   "loop [--variant mem|sqlite|pg] [-s 1000] [-t 5] [-c 1] [-w 20] [--rules N] [--dir PARENT_TMP] [--dsn DSN] [--cpuprofile FILE]",
 		Short: "Run the agent-loop benchmark workload and print one RESULT line",
 		Long: `Run the agent-loop workload (docs/benchmarks.md) on the real runtime: S sessions, each one
 user message, T echo tool calls and a final answer from a stateless scripted model,
-C sessions in flight, after W warm-up sessions. Prints exactly one line:
+C sessions in flight, after W warm-up sessions. --rules N decides every tool call with a
+policy of N rules shaped like a real deployment's (the first allows echo; a few put
+conditions on its argument) instead of the default evaluator. Prints exactly one line:
 RESULT {"peer":"agentrt","variant":…,"steps_per_s":…,"cpu_us_per_step":…}
 and exits non-zero when verification fails.
 
 The workload's contract spells the flags with one dash (-variant mem -s 1000); that
 spelling works too.`,
 		Example: `  agentrt bench loop --variant sqlite -s 1000 -t 5 -c 16 -w 20
-  agentrt bench loop -variant mem -s 1000 -t 5 -c 1 -w 20`,
+  agentrt bench loop -variant mem -s 1000 -t 5 -c 1 -w 20
+  agentrt bench loop --variant mem -s 2000 -t 5 -c 1 -w 20 --rules 100`,
 		Annotations: map[string]string{singleDash: "true"},
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,6 +79,7 @@ spelling works too.`,
 	fl.IntVarP(&o.T, "tool-calls", "t", 5, "tool calls per session")
 	fl.IntVarP(&o.C, "concurrency", "c", 1, "sessions in flight")
 	fl.IntVarP(&o.W, "warmup", "w", 20, "warm-up sessions")
+	fl.IntVar(&o.Rules, "rules", 0, "decide tool calls with a policy of this many rules (0: the default evaluator)")
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
 	fl.StringVar(&o.DSN, "dsn", "", "PostgreSQL DSN for the pg variant")
 	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the measured phase to this file")
