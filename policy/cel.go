@@ -91,7 +91,14 @@ func compileWhen(expr string) (*whenProgram, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
 		return nil, &whenError{[]celIssue{{message: fmt.Sprintf("must be a bool expression, got %s", t)}}}
 	}
-	prg, err := env.Program(ast, cel.CostLimit(whenCostLimit))
+	// OptOptimize folds constants and compiles constant regular
+	// expressions (matches("…")) once here instead of on every
+	// evaluation. A constant that does not compile fails that; the
+	// program is then built as before, and its evaluation fails closed.
+	prg, err := env.Program(ast, cel.CostLimit(whenCostLimit), cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		prg, err = env.Program(ast, cel.CostLimit(whenCostLimit))
+	}
 	if err != nil {
 		return nil, &whenError{[]celIssue{{message: err.Error()}}}
 	}

@@ -375,3 +375,41 @@ func TestEscalationNeedsARule(t *testing.T) {
 		}
 	}
 }
+
+// TestWhenRegexCompiledOnce checks that a when expression's constant
+// regular expression is compiled with the rule, not on every evaluation
+// (compiling one allocates dozens of objects), and that one that does not
+// compile still fails closed when evaluated. Not parallel:
+// testing.AllocsPerRun counts the whole process's allocations.
+func TestWhenRegexCompiledOnce(t *testing.T) {
+	k := mustKernel(t, KernelConfig{Rules: mustParse(t, "re.yaml", `rules:
+  - id: no-passwords
+    tools: [echo]
+    when: 'input.text.matches("(?i)password\\s*=\\s*[a-z0-9]{8,}")'
+    decision: deny
+    reason_code: password
+  - id: bad-regex
+    tools: [shout]
+    when: 'input.text.matches("(unclosed")'
+    decision: deny
+    reason_code: bad_regex
+  - id: allow
+    tools: [echo, shout]
+    decision: allow
+    reason_code: ok
+`)})
+	ctx := context.Background()
+	req := &Request{ToolName: "echo", Input: []byte(`{"text":"nothing to see here"}`)}
+	allocs := testing.AllocsPerRun(100, func() {
+		if d, err := k.Evaluate(ctx, req); err != nil || d.Outcome != Allow {
+			t.Fatalf("Evaluate = %+v, %v; want allow", d, err)
+		}
+	})
+	if allocs > 25 {
+		t.Errorf("Evaluate allocates %.0f objects, want ≤ 25: is the regex compiled per call?", allocs)
+	}
+	d, err := k.Evaluate(ctx, &Request{ToolName: "shout", Input: []byte(`{"text":"hi"}`)})
+	if err != nil || d.Outcome != Deny || d.RuleIDs[0] != "bad-regex" {
+		t.Errorf("a regex that does not compile: Evaluate = %+v, %v; want denied by bad-regex", d, err)
+	}
+}
