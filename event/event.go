@@ -74,7 +74,7 @@ func (e *Event) JSON() ([]byte, error) {
 	if p := e.raw.Load(); p != nil {
 		return *p, nil
 	}
-	b, err := json.Marshal((*envelope)(e))
+	b, err := encode(e)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s event: %w", e.Type, err)
 	}

@@ -1,0 +1,172 @@
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// encodeBufs holds buffers for encoding envelopes; the encoding is
+// copied out at its exact size, so a buffer is never shared.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// encode returns e's envelope encoding in a slice of its own.
+func encode(e *Event) ([]byte, error) {
+	bp := encodeBufs.Get().(*[]byte)
+	b, err := appendEnvelope((*bp)[:0], e)
+	if err != nil {
+		encodeBufs.Put(bp)
+		return nil, err
+	}
+	out := make([]byte, len(b))
+	copy(out, b)
+	if cap(b) <= 64<<10 { // do not keep a huge event's buffer
+		*bp = b
+		encodeBufs.Put(bp)
+	}
+	return out, nil
+}
+
+// appendEnvelope appends e's envelope encoding to dst: the bytes
+// json.Marshal gives for the envelope (field order, omitempty, the
+// escaping of <, > and &, U+2028 and U+2029, invalid UTF-8 as U+FFFD),
+// written field by field instead of by reflection. The payload and a
+// permission decision, which vary by type, still go through
+// encoding/json. TestEnvelopeMatchesEncodingJSON and FuzzEnvelope compare
+// the two.
+func appendEnvelope(dst []byte, e *Event) ([]byte, error) {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, string(e.Type))
+	dst = append(dst, `,"eventId":`...)
+	dst = appendString(dst, e.EventID)
+	dst = append(dst, `,"timestamp":"`...)
+	// time.Time's MarshalJSON is AppendText (RFC 3339 with nanoseconds,
+	// an error for years outside 0–9999) in quotes.
+	dst, err := e.Timestamp.AppendText(dst)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the timestamp: %w", err)
+	}
+	dst = append(dst, `","schemaVersion":`...)
+	dst = appendString(dst, e.SchemaVersion)
+	dst = appendOmitEmpty(dst, `,"runtimeId":`, e.RuntimeID)
+	dst = append(dst, `,"sequence":`...)
+	dst = strconv.AppendInt(dst, e.Sequence, 10)
+	dst = appendOmitEmpty(dst, `,"sessionId":`, e.SessionID)
+	dst = appendOmitEmpty(dst, `,"threadId":`, e.ThreadID)
+	dst = appendOmitEmpty(dst, `,"turnId":`, e.TurnID)
+	dst = appendOmitEmpty(dst, `,"taskId":`, e.TaskID)
+	dst = appendOmitEmpty(dst, `,"runId":`, e.RunID)
+	dst = appendOmitEmpty(dst, `,"attemptId":`, e.AttemptID)
+	dst = appendOmitEmpty(dst, `,"stepId":`, e.StepID)
+	dst = appendOmitEmpty(dst, `,"toolCallId":`, e.ToolCallID)
+	dst = appendOmitEmpty(dst, `,"actionId":`, e.ActionID)
+	dst = appendOmitEmpty(dst, `,"subagentId":`, e.SubagentID)
+	dst = appendOmitEmpty(dst, `,"evidenceId":`, e.EvidenceID)
+	dst = appendOmitEmpty(dst, `,"queueId":`, e.QueueID)
+	dst = appendOmitEmpty(dst, `,"traceId":`, e.TraceID)
+	dst = appendOmitEmpty(dst, `,"spanId":`, e.SpanID)
+	dst = appendOmitEmpty(dst, `,"status":`, e.Status)
+	dst = appendOmitEmpty(dst, `,"statusReason":`, string(e.StatusReason))
+	dst = appendOmitEmpty(dst, `,"outputRef":`, e.OutputRef)
+	if e.PermissionDecision != nil {
+		b, err := json.Marshal(e.PermissionDecision)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, `,"permissionDecision":`...)
+		dst = append(dst, b...)
+	}
+	dst = append(dst, `,"payload":`...)
+	if e.Payload == nil {
+		dst = append(dst, "null"...)
+	} else {
+		b, err := json.Marshal(e.Payload)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, b...)
+	}
+	if len(e.Refs) > 0 {
+		dst = append(dst, `,"refs":{`...)
+		keys := make([]string, 0, len(e.Refs))
+		for k := range e.Refs {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendString(dst, e.Refs[k])
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
+}
+
+func appendOmitEmpty(dst []byte, key, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return appendString(append(dst, key...), s)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as encoding/json writes a string with HTML
+// escaping on (json.Marshal's default).
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
