@@ -109,26 +109,10 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	if o.ProcessStart.IsZero() {
 		o.ProcessStart = time.Now()
 	}
-	cfg := agentrt.Config{
-		Agents: map[string]*agentrt.Agent{"bench": {
-			Provider:    &scriptedModel{t: o.T},
-			Tools:       []string{"echo"},
-			MaxToolHops: o.T + 1,
-		}},
-		Tools:             []tool.Tool{&echoTool{}},
-		MaxConcurrentRuns: o.C,
+	cfg, sm, echo, err := loopConfig(o)
+	if err != nil {
+		return nil, err
 	}
-	if o.Rules > 0 {
-		rules, err := PolicyRules(o.Rules)
-		if err != nil {
-			return nil, fmt.Errorf("building the policy: %w", err)
-		}
-		if cfg.Policy, err = policy.NewKernel(policy.KernelConfig{Rules: rules}); err != nil {
-			return nil, fmt.Errorf("building the policy: %w", err)
-		}
-	}
-	sm := cfg.Agents["bench"].Provider.(*scriptedModel)
-	echo := cfg.Tools[0].(*echoTool)
 	rt, dbPath, done, err := start(ctx, cfg, o.Variant, o.Dir, "agentrt-bench-")
 	if err != nil {
 		return nil, err
@@ -191,6 +175,31 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// loopConfig returns the workload's runtime configuration, its model and
+// its tool.
+func loopConfig(o Options) (agentrt.Config, *scriptedModel, *echoTool, error) {
+	sm, echo := &scriptedModel{t: o.T}, &echoTool{}
+	cfg := agentrt.Config{
+		Agents: map[string]*agentrt.Agent{"bench": {
+			Provider:    sm,
+			Tools:       []string{"echo"},
+			MaxToolHops: o.T + 1,
+		}},
+		Tools:             []tool.Tool{echo},
+		MaxConcurrentRuns: o.C,
+	}
+	if o.Rules > 0 {
+		rules, err := PolicyRules(o.Rules)
+		if err != nil {
+			return agentrt.Config{}, nil, nil, fmt.Errorf("building the policy: %w", err)
+		}
+		if cfg.Policy, err = policy.NewKernel(policy.KernelConfig{Rules: rules}); err != nil {
+			return agentrt.Config{}, nil, nil, fmt.Errorf("building the policy: %w", err)
+		}
+	}
+	return cfg, sm, echo, nil
 }
 
 // runSessions runs sessions [from, to) on c workers taking indexes from a

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -51,12 +52,16 @@ func TestToolText(t *testing.T) {
 // BenchmarkLoopMem runs sessions of the workload on the in-memory store;
 // ns/op and allocs/op are per step.
 func BenchmarkLoopMem(b *testing.B) {
-	const t = 5
-	res, err := Loop(context.Background(), Options{Variant: "mem", S: max(1, b.N/(2*t+1)), T: t, C: 1, W: 0})
-	if err != nil {
-		b.Fatal(err)
+	for _, rules := range []int{0, 100} {
+		b.Run(fmt.Sprintf("rules=%d", rules), func(b *testing.B) {
+			const t = 5
+			res, err := Loop(context.Background(), Options{Variant: "mem", S: max(1, b.N/(2*t+1)), T: t, C: 1, W: 0, Rules: rules})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(res.CPUUsPerStep, "cpu-us/step")
+		})
 	}
-	b.ReportMetric(res.CPUUsPerStep, "cpu-us/step")
 }
 
 // TestParked parks a few hundred sessions on an approval and resumes a
@@ -167,5 +172,51 @@ func TestLoopWithRules(t *testing.T) {
 	}
 	if res.Rules != 100 || res.Steps != 10*7 {
 		t.Errorf("result = %+v, want 100 rules and 70 steps", res)
+	}
+}
+
+// stepAllocsCeiling is the most allocations one in-memory step of the
+// workload may make (a session's allocations, the benchmark's own
+// submission and wait included, over its 2T+1 steps), with 100 policy
+// rules and without. It sits just above the achieved figures: lower it
+// when a change cuts allocations, and do not raise it without a reason.
+var stepAllocsCeiling = map[int]float64{0: 75, 100: 92}
+
+// TestStepAllocs guards the in-memory step's allocations. Not parallel:
+// testing.AllocsPerRun counts the whole process's allocations.
+func TestStepAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a few hundred sessions")
+	}
+	for _, rules := range []int{0, 100} {
+		t.Run(fmt.Sprintf("rules=%d", rules), func(t *testing.T) {
+			const T = 5
+			o := Options{Variant: "mem", S: 1, T: T, C: 1, Rules: rules}
+			cfg, _, _, err := loopConfig(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			rt, _, done, err := start(ctx, cfg, "mem", "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer done()
+			if err := runSessions(ctx, rt, 1000, 1020, 1, T); err != nil {
+				t.Fatal(err)
+			}
+			i := 0
+			perSession := testing.AllocsPerRun(100, func() {
+				if err := runSession(ctx, rt, i, T); err != nil {
+					t.Fatal(err)
+				}
+				i++
+			})
+			perStep := perSession / (2*T + 1)
+			t.Logf("%.1f allocations per step (%.0f per session)", perStep, perSession)
+			if ceiling := stepAllocsCeiling[rules]; perStep > ceiling {
+				t.Errorf("one in-memory step allocates %.1f times, want ≤ %.0f", perStep, ceiling)
+			}
+		})
 	}
 }
