@@ -82,7 +82,7 @@ func TestParked(t *testing.T) {
 			if d := res.GoroutinesParked - res.GoroutinesIdle; d >= 10 {
 				t.Errorf("goroutines: %d idle, %d parked; parked sessions must hold none", res.GoroutinesIdle, res.GoroutinesParked)
 			}
-			if res.IdleRSSMB <= 0 || res.ParkedRSSMB <= 0 || res.HeapIdleMB <= 0 || res.HeapParkedMB <= 0 {
+			if res.IdleRSSMB <= 0 || res.ParkedRSSMB <= 0 || res.HeapIdleMB <= 0 || res.HeapParkedMB <= 0 || res.ParkedRSSAnonMB <= 0 || res.ParkedRSSFileMB <= 0 || res.MaxRSSMB < res.ParkedRSSMB {
 				t.Errorf("memory figures missing: %+v", res)
 			}
 			if res.ResumeMsP50 <= 0 || res.ResumeMsMax < res.ResumeMsP50 || res.CompleteMsP50 < res.ResumeMsP50 {

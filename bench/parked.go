@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -117,6 +116,14 @@ type ParkedResult struct {
 	HeapParkedMB     float64 `json:"heap_parked_mb"`
 	GoroutinesIdle   int     `json:"goroutines_idle"`
 	GoroutinesParked int     `json:"goroutines_parked"`
+	// The parked RSS split into anonymous memory (Go heap and stacks,
+	// SQLite's page caches) and file-backed pages (the executable's
+	// touched pages, the database's shared-memory index), and the
+	// process's peak RSS over the whole run (parking included), which is
+	// what "whole-process RSS" means in docs/benchmarks.md.
+	ParkedRSSAnonMB float64 `json:"parked_rss_anon_mb"`
+	ParkedRSSFileMB float64 `json:"parked_rss_file_mb"`
+	MaxRSSMB        float64 `json:"maxrss_mb"`
 
 	// Resume: from just before RespondAction until the turn's
 	// task.resumed event reaches a subscriber (it commits with the
@@ -232,6 +239,9 @@ func Parked(ctx context.Context, o ParkedOptions) (*ParkedResult, error) {
 		HeapParkedMB:     mb(parked.heap),
 		GoroutinesIdle:   idle.goroutines,
 		GoroutinesParked: parked.goroutines,
+		ParkedRSSAnonMB:  mb(parked.anon),
+		ParkedRSSFileMB:  mb(parked.file),
+		MaxRSSMB:         maxRSSMB(),
 		ResumeMsP50:      quantileMs(ts, resumeTimes.resumedOf, 0.50),
 		ResumeMsP90:      quantileMs(ts, resumeTimes.resumedOf, 0.90),
 		ResumeMsP99:      quantileMs(ts, resumeTimes.resumedOf, 0.99),
@@ -399,8 +409,8 @@ func resume(ctx context.Context, rt *agentrt.Runtime, session, turnID string) (*
 
 // memSample is the process's footprint at one moment.
 type memSample struct {
-	rss, heap  int64 // bytes
-	goroutines int
+	rss, anon, file, heap int64 // bytes
+	goroutines            int
 }
 
 // sampleIdle waits until no worker holds a task, then samples the
@@ -415,33 +425,41 @@ func sampleIdle(ctx context.Context, rt *agentrt.Runtime) (memSample, error) {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	rss, err := vmRSS()
+	st, err := procStatus("VmRSS", "RssAnon", "RssFile")
 	if err != nil {
 		return memSample{}, err
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return memSample{rss: rss, heap: int64(ms.HeapInuse), goroutines: runtime.NumGoroutine()}, nil
+	return memSample{rss: st[0], anon: st[1], file: st[2], heap: int64(ms.HeapInuse), goroutines: runtime.NumGoroutine()}, nil
 }
 
-// vmRSS reads the process's resident set size from /proc/self/status.
-func vmRSS() (int64, error) {
+// procStatus reads the named sizes (VmRSS, RssAnon, …) from
+// /proc/self/status, in bytes.
+func procStatus(names ...string) ([]int64, error) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0, fmt.Errorf("reading RSS: %w", err)
+		return nil, fmt.Errorf("reading RSS: %w", err)
 	}
+	out := make([]int64, len(names))
+	found := 0
 	for line := range strings.Lines(string(b)) {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
-		if !ok {
+		name, rest, ok := strings.Cut(line, ":")
+		i := slices.Index(names, name)
+		if !ok || i < 0 {
 			continue
 		}
 		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("reading RSS: parsing %q: %w", strings.TrimSpace(line), err)
+			return nil, fmt.Errorf("reading RSS: parsing %q: %w", strings.TrimSpace(line), err)
 		}
-		return kb * 1024, nil
+		out[i] = kb * 1024
+		found++
 	}
-	return 0, errors.New("reading RSS: no VmRSS line in /proc/self/status")
+	if found != len(names) {
+		return nil, fmt.Errorf("reading RSS: /proc/self/status lacks one of %v", names)
+	}
+	return out, nil
 }
 
 // quantile returns the q-quantile of ds by nearest rank (q = 1: the
