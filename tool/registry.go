@@ -257,6 +257,9 @@ func (r *Registry) validate(name string, input json.RawMessage) (any, error) {
 // decodeObject decodes input, keeping numbers as written. It returns a
 // model-readable reason when input is not exactly one JSON object.
 func decodeObject(input json.RawMessage) (any, string) {
+	if m, ok := fastObject(input); ok {
+		return m, ""
+	}
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.UseNumber()
 	var v any
