@@ -105,8 +105,11 @@ func (c *Coordinator) permissionDecision(dec policy.Decision, toolName, sum stri
 		Message: dec.Message, ToolName: toolName, ArgumentsSHA256: sum, Mode: string(dec.Mode),
 		MissingScopes: dec.MissingScopes, Checker: dec.Checker,
 	}
-	for _, ref := range dec.RuleRefs {
-		pd.RuleRefs = append(pd.RuleRefs, event.RuleRef{ID: ref.ID, Tier: fmt.Sprint(ref.Tier), Source: ref.Source})
+	if len(dec.RuleRefs) > 0 {
+		pd.RuleRefs = make([]event.RuleRef, len(dec.RuleRefs))
+		for i, ref := range dec.RuleRefs {
+			pd.RuleRefs[i] = event.RuleRef{ID: ref.ID, Tier: ref.Tier.String(), Source: ref.Source}
+		}
 	}
 	return pd
 }

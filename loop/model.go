@@ -114,6 +114,9 @@ func providerRef(c *model.Candidate) event.ProviderRef {
 
 // request builds the model request for candidate c.
 func (r *run) request(c *model.Candidate) *model.Request {
+	if r.streamFn == nil {
+		r.streamFn = r.onDelta // one method value per run, not per request
+	}
 	return &model.Request{
 		SessionID:       r.turn.SessionID,
 		TurnID:          r.turn.ID,
@@ -121,7 +124,7 @@ func (r *run) request(c *model.Candidate) *model.Request {
 		Messages:        r.messages,
 		Tools:           r.toolDefs,
 		MaxOutputTokens: c.MaxOutputTokens,
-		Stream:          r.onDelta,
+		Stream:          r.streamFn,
 	}
 }
 

@@ -40,6 +40,7 @@ type run struct {
 	job  *Job
 
 	messages []runtype.Message
+	streamFn func(model.Delta)   // r.onDelta, made once
 	usedIDs  map[string]struct{} // tool call ids already in the thread; nil until one is
 
 	// span is this stretch of the run's work (until it ends, parks or
