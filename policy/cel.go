@@ -95,7 +95,8 @@ func compileWhen(expr string) (*whenProgram, error) {
 	// expressions (matches("…")) once here instead of on every
 	// evaluation. A constant that does not compile fails that; the
 	// program is then built as before, and its evaluation fails closed.
-	prg, err := env.Program(ast, cel.CostLimit(whenCostLimit), cel.EvalOptions(cel.OptOptimize))
+	prg, err := env.Program(ast, cel.CostLimit(whenCostLimit), cel.EvalOptions(cel.OptOptimize),
+		cel.OptimizeRegex(matchesOptimizations...))
 	if err != nil {
 		prg, err = env.Program(ast, cel.CostLimit(whenCostLimit))
 	}
