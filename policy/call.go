@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"cel.dev/cel-go/interpreter"
+
 	"context"
 	"fmt"
 	"sync"
@@ -37,6 +39,9 @@ type call struct {
 	// act binds the call's variables for CEL; kept here so that
 	// evaluating does not allocate one.
 	act activation
+	// tracker is the cost tracker of the when expression being
+	// evaluated.
+	tracker interpreter.CostTracker
 }
 
 // calls recycles evaluation state: Evaluate allocates little.

@@ -41,6 +41,10 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 type whenProgram struct {
 	expr string
 	prg  cel.Program
+	// tracker is the program's cost tracker before any cost, copied
+	// into the call for each evaluation (what cel-go's own Clone of it
+	// does, without allocating one); nil evaluates the plain way.
+	tracker *interpreter.CostTracker
 }
 
 // celIssue is one compile error of a when expression, at a 1-based line
@@ -103,13 +107,44 @@ func compileWhen(expr string) (*whenProgram, error) {
 	if err != nil {
 		return nil, &whenError{[]celIssue{{message: err.Error()}}}
 	}
-	return &whenProgram{expr: expr, prg: prg}, nil
+	return &whenProgram{expr: expr, prg: prg, tracker: costTracker(prg)}, nil
+}
+
+// costTracker returns a fresh copy of the cost tracker prg evaluates
+// under, taken from a first evaluation without input, or nil.
+func costTracker(prg cel.Program) *interpreter.CostTracker {
+	frame, err := interpreter.NewExecutionFrame(interpreter.EmptyActivation())
+	if err != nil {
+		return nil
+	}
+	defer frame.Close()
+	_, _, _ = prg.Eval(frame) // a missing variable is an error; the tracker is set first
+	t := frame.CostTracker()
+	if t == nil {
+		return nil
+	}
+	fresh, err := t.Clone()
+	if err != nil {
+		return nil
+	}
+	return fresh
 }
 
 // eval evaluates the expression for the call. An error (a missing key, a
 // wrong type, the cost limit) means the rule does not match.
 func (w *whenProgram) eval(c *call) (bool, error) {
-	out, _, err := w.prg.Eval(&c.act)
+	var in any = &c.act
+	if w.tracker != nil {
+		frame, err := interpreter.NewExecutionFrame(&c.act)
+		if err != nil {
+			return false, err
+		}
+		defer frame.Close()
+		c.tracker = *w.tracker
+		frame.SetCostTracker(&c.tracker)
+		in = frame
+	}
+	out, _, err := w.prg.Eval(in)
 	if err != nil {
 		return false, err
 	}
