@@ -167,14 +167,18 @@ func (s *Span) SetRunID(runID string, attempt int) {
 	}
 }
 
-// start starts a span named name under parent (a context carrying the
-// parent span) with trace id tid.
-func (t *Tracer) start(parent context.Context, kind, name string, tid string, ids IDs, start time.Time, sk trace.SpanKind, attrs []attribute.KeyValue) *Span {
+// start starts a span with trace id tid. otelSpan gives the parent (a
+// context carrying the parent span), the name and the attributes of the
+// span exported to OpenTelemetry; it is called only when spans are
+// exported, so a step without an exporter builds none of them.
+func (t *Tracer) start(kind string, tid string, ids IDs, start time.Time, sk trace.SpanKind,
+	otelSpan func() (parent context.Context, name string, attrs []attribute.KeyValue)) *Span {
 	s := &Span{t: t, kind: kind, traceID: tid, ids: ids, start: start}
 	if t == nil || t.tracer == nil || !validTrace(tid) {
 		s.id = randomSpanID().String()
 		return s
 	}
+	parent, name, attrs := otelSpan()
 	_, span := t.tracer.Start(parent, name, trace.WithTimestamp(start), trace.WithSpanKind(sk),
 		trace.WithAttributes(append(ids.attrs(), attrs...)...))
 	sc := span.SpanContext()
@@ -209,9 +213,9 @@ func turnContext(tr Turn) context.Context {
 // StartRun starts the span of a stretch of a run's work, a child of the
 // turn's span. Name the run with SetRunID once its id is known.
 func (t *Tracer) StartRun(tr Turn, start time.Time) *Span {
-	name := "run " + tr.Agent
-	s := t.start(turnContext(tr), "run", name, tr.TraceID, tr.IDs, start, trace.SpanKindInternal,
-		[]attribute.KeyValue{attribute.String(AttrAgentName, tr.Agent)})
+	s := t.start("run", tr.TraceID, tr.IDs, start, trace.SpanKindInternal, func() (context.Context, string, []attribute.KeyValue) {
+		return turnContext(tr), "run " + tr.Agent, []attribute.KeyValue{attribute.String(AttrAgentName, tr.Agent)}
+	})
 	s.tenant = tr.TenantID
 	return s
 }
@@ -292,14 +296,12 @@ func (s *Span) StartModel(c ModelCall, start time.Time) *Span {
 	if s == nil {
 		return nil
 	}
-	ctx := context.Background()
-	if s.otel != nil {
-		ctx = trace.ContextWithSpan(ctx, s.otel)
-	}
-	m := s.t.start(ctx, "model", OpChat+" "+c.Model, s.traceID, s.ids, start, trace.SpanKindClient, []attribute.KeyValue{
-		attribute.String(AttrOperationName, OpChat), attribute.String(AttrProviderName, ProviderName(c.Provider)),
-		attribute.String(AttrSystem, ProviderName(c.Provider)), attribute.String(AttrRequestModel, c.Model),
-		attribute.String(AttrCandidate, c.Candidate), attribute.Int(AttrHop, c.Hop), attribute.Int(AttrModelTry, c.Attempt),
+	m := s.t.start("model", s.traceID, s.ids, start, trace.SpanKindClient, func() (context.Context, string, []attribute.KeyValue) {
+		return s.otelContext(), OpChat + " " + c.Model, []attribute.KeyValue{
+			attribute.String(AttrOperationName, OpChat), attribute.String(AttrProviderName, ProviderName(c.Provider)),
+			attribute.String(AttrSystem, ProviderName(c.Provider)), attribute.String(AttrRequestModel, c.Model),
+			attribute.String(AttrCandidate, c.Candidate), attribute.Int(AttrHop, c.Hop), attribute.Int(AttrModelTry, c.Attempt),
+		}
 	})
 	m.model, m.tenant = c.Model, s.tenant
 	return m
@@ -344,19 +346,27 @@ func (s *Span) EndModel(r ModelResult, end time.Time) {
 	s.otel.End(trace.WithTimestamp(end))
 }
 
+// otelContext is a context carrying s's exported span, the parent of
+// its children's.
+func (s *Span) otelContext() context.Context {
+	ctx := context.Background()
+	if s.otel != nil {
+		ctx = trace.ContextWithSpan(ctx, s.otel)
+	}
+	return ctx
+}
+
 // StartTool starts the span of one tool call ("execute_tool <name>"), a
 // child of the run span s.
 func (s *Span) StartTool(name, callID string, start time.Time) *Span {
 	if s == nil {
 		return nil
 	}
-	ctx := context.Background()
-	if s.otel != nil {
-		ctx = trace.ContextWithSpan(ctx, s.otel)
-	}
-	t := s.t.start(ctx, "tool", OpExecuteTool+" "+name, s.traceID, s.ids, start, trace.SpanKindInternal, []attribute.KeyValue{
-		attribute.String(AttrOperationName, OpExecuteTool), attribute.String(AttrToolName, name),
-		attribute.String(AttrToolCallID, callID), attribute.String(AttrToolType, "function"),
+	t := s.t.start("tool", s.traceID, s.ids, start, trace.SpanKindInternal, func() (context.Context, string, []attribute.KeyValue) {
+		return s.otelContext(), OpExecuteTool + " " + name, []attribute.KeyValue{
+			attribute.String(AttrOperationName, OpExecuteTool), attribute.String(AttrToolName, name),
+			attribute.String(AttrToolCallID, callID), attribute.String(AttrToolType, "function"),
+		}
 	})
 	t.tenant = s.tenant
 	return t
