@@ -91,8 +91,8 @@ type plan struct {
 }
 
 var (
-	plansMu    sync.Mutex                             // serializes adding plans
-	plans      atomic.Pointer[map[reflect.Type]*plan] // read without a lock; replaced whole
+	plansMu    sync.Mutex                                  // serializes adding plans
+	plans      atomic.Pointer[map[reflect.Type]*planEntry] // read without a lock; replaced whole
 	stringType = reflect.TypeFor[string]()
 	rawType    = reflect.TypeFor[json.RawMessage]()
 )
@@ -100,17 +100,21 @@ var (
 // planCache is a direct-mapped cache in front of plans: looking a
 // reflect.Type up in a map hashes it, which costs more than walking a
 // small payload.
-var planCache [64]atomic.Pointer[planEntry]
+var planCache [1 << planCacheBits]atomic.Pointer[planEntry]
+
+const planCacheBits = 6
 
 type planEntry struct {
 	t reflect.Type
 	p *plan
 }
 
-// planSlot is t's slot in planCache, by properties of t that are cheap
-// to read (types that share a slot take turns in it).
+// planSlot is t's slot in planCache, by a hash of the address of t's
+// type descriptor, which is unique to t (types that share a slot take
+// turns in it).
 func planSlot(t reflect.Type) *atomic.Pointer[planEntry] {
-	return &planCache[(t.Size()*7+uintptr(t.NumField()))%uintptr(len(planCache))]
+	addr := uint64(uintptr(reflect.ValueOf(t).UnsafePointer()))
+	return &planCache[(addr*0x9E3779B97F4A7C15)>>(64-planCacheBits)]
 }
 
 // planOf returns the plan of struct type t.
@@ -119,16 +123,16 @@ func planOf(t reflect.Type) *plan {
 	if e := slot.Load(); e != nil && e.t == t {
 		return e.p
 	}
-	p := lookupPlan(t)
-	slot.Store(&planEntry{t: t, p: p})
-	return p
+	e := lookupPlan(t)
+	slot.Store(e) // an entry made once per type: taking turns allocates nothing
+	return e.p
 }
 
 // lookupPlan returns the plan of struct type t, making it the first time.
-func lookupPlan(t reflect.Type) *plan {
+func lookupPlan(t reflect.Type) *planEntry {
 	if m := plans.Load(); m != nil {
-		if p, ok := (*m)[t]; ok {
-			return p
+		if e, ok := (*m)[t]; ok {
+			return e
 		}
 	}
 	p := &plan{}
@@ -145,14 +149,15 @@ func lookupPlan(t reflect.Type) *plan {
 	}
 	plansMu.Lock()
 	defer plansMu.Unlock()
-	next := map[reflect.Type]*plan{t: p}
+	e := &planEntry{t: t, p: p}
+	next := map[reflect.Type]*planEntry{t: e}
 	if m := plans.Load(); m != nil {
 		for k, v := range *m {
 			next[k] = v
 		}
 	}
 	plans.Store(&next)
-	return p
+	return e
 }
 
 // holdsText reports whether a value of type t can hold a string to

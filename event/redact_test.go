@@ -166,3 +166,40 @@ func TestRedactNothingKeepsTheEvent(t *testing.T) {
 		t.Error("Redact replaced a payload it had nothing to redact in")
 	}
 }
+
+// TestRedactCleanAllocatesNothing: redacting events that hold no secret
+// allocates nothing, also when their payload types alternate (each
+// type's plan is found without allocating).
+func TestRedactCleanAllocatesNothing(t *testing.T) {
+	events := []*Event{
+		{Type: ToolStarted, Payload: &ToolStartedPayload{Name: "echo", ArgumentsPreview: "text"}},
+		{Type: PermissionEvaluated, Payload: &PermissionPayload{ToolName: "echo"},
+			PermissionDecision: &PermissionDecision{Decision: "allow", Message: "allowed"}},
+		{Type: ModelCompleted, Payload: &ModelCompletedPayload{FinishReason: "stop"}},
+	}
+	for _, e := range events {
+		e.Redact(replaceSecret{}) // make the plans
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		for _, e := range events {
+			e.Redact(replaceSecret{})
+		}
+	}); n != 0 {
+		t.Errorf("redacting clean events allocates %.1f times, want 0", n)
+	}
+}
+
+// TestPlanOfSlotTurnsAllocateNothing: a type finding its slot taken by
+// another finds its plan again without allocating.
+func TestPlanOfSlotTurnsAllocateNothing(t *testing.T) {
+	a, b := reflect.TypeFor[ToolStartedPayload](), reflect.TypeFor[PermissionPayload]()
+	pa, pb := planOf(a), planOf(b)
+	if n := testing.AllocsPerRun(100, func() {
+		planSlot(a).Store(&planEntry{t: b, p: pb}) // b took a's slot
+		if planOf(a) != pa {
+			t.Fatal("planOf returned another plan")
+		}
+	}); n > 1 { // the Store above
+		t.Errorf("planOf after a turn allocates %.1f times, want none", n-1)
+	}
+}
