@@ -1,9 +1,9 @@
 package tool
 
 import (
-	"unicode/utf8"
-
 	"encoding/json"
+	"slices"
+	"unicode/utf8"
 )
 
 // maxFastDepth bounds the nesting fastObject decodes; deeper input takes
@@ -227,4 +227,92 @@ func (d *fastDecoder) number() (json.Number, bool) {
 	n := json.Number(s[d.i:j])
 	d.i = j
 	return n, true
+}
+
+// appendCanonical appends the canonical JSON of v (see CanonicalJSON),
+// a value decoded with numbers as json.Number, to dst. It reports false
+// for a value it leaves to encoding/json: a string that needs escaping,
+// a number that is not valid JSON, a type a decoder does not make.
+func appendCanonical(dst []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case bool:
+		if v {
+			return append(dst, "true"...), true
+		}
+		return append(dst, "false"...), true
+	case string:
+		return appendPlainString(dst, v)
+	case json.Number:
+		d := fastDecoder{s: string(v)}
+		if v == "" || !isNumberStart(v[0]) {
+			return dst, false
+		}
+		if _, ok := d.number(); !ok || d.i != len(d.s) {
+			return dst, false
+		}
+		return append(dst, v...), true
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendCanonical(dst, e); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case map[string]any:
+		var buf [16]string
+		keys := buf[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendPlainString(dst, k); !ok {
+				return dst, false
+			}
+			dst = append(dst, ':')
+			if dst, ok = appendCanonical(dst, v[k]); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	return dst, false
+}
+
+func isNumberStart(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
+
+// appendPlainString appends s quoted, when encoding/json would write it
+// unchanged: valid UTF-8 without control characters, quotes,
+// backslashes, U+2028 or U+2029.
+func appendPlainString(dst []byte, s string) ([]byte, bool) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' {
+				return dst, false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return dst, false
+		}
+		i += size
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"'), true
 }

@@ -35,6 +35,41 @@ var decodeSeeds = []string{
 	`{"a":1} x`, `{"a":1}{}`, `[]`, `"x"`, `1`, `null`, ``, `   `, `{`, `{"a":"`,
 	"{\"a\":\"\xff\"}", "{\"a\":\"\x01\"}", `{"a":[[[[[[[[]]]]]]]]}`, `{"a":1}` + "\n\t ",
 	`{"big":123456789012345678901234567890,"neg":-0.0}`,
+	`{"b":1,"a":{"d":[true,null],"c":"x"},"é":2,"Z":3}`, `{"a":"\u2028 \u2029 <&>"}`, `{"a\"b":1}`,
+	"{\"a\":\"\u2028\"}",
+}
+
+// checkCanonical: appendCanonical writes what canonical writes, or
+// declines.
+func checkCanonical(t *testing.T, v any) {
+	t.Helper()
+	want, err := canonical(v, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := appendCanonical(nil, v)
+	if ok && string(got) != string(want) {
+		t.Errorf("appendCanonical(%v) = %s, want %s", v, got, want)
+	}
+}
+
+// TestAppendCanonical: the common values take the fast path and match
+// encoding/json; the ones it declines are left to it.
+func TestAppendCanonical(t *testing.T) {
+	for _, v := range []any{
+		map[string]any{"text": "session=1 turn=2 xxx", "n": json.Number("-1.5e3"), "l": []any{true, false, nil}, "é": map[string]any{}},
+		map[string]any{"b": "1", "a": "2", "c": []any{}},
+	} {
+		if _, ok := appendCanonical(nil, v); !ok {
+			t.Errorf("appendCanonical(%v) declined", v)
+		}
+		checkCanonical(t, v)
+	}
+	for _, v := range []any{"a\nb", "\u2028", "x\"", "\xff", json.Number("01"), json.Number(""), 1.5, map[string]any{"\n": 1}} {
+		if got, ok := appendCanonical(nil, v); ok {
+			t.Errorf("appendCanonical(%q) = %s; want it declined", v, got)
+		}
+	}
 }
 
 // TestFastObjectMatchesEncodingJSON checks that the fast path decodes
@@ -71,6 +106,9 @@ func checkFastObject(t *testing.T, in []byte) {
 	t.Helper()
 	fast, ok := fastObject(in)
 	slow, slowOK := slowObject(in)
+	if slowOK {
+		checkCanonical(t, slow)
+	}
 	if !ok {
 		// Declined: decodeObject falls back to encoding/json.
 		if got, reason := decodeObject(in); slowOK && (reason != "" || !cmp.Equal(got, slow)) {

@@ -231,9 +231,12 @@ func (r *Registry) Check(name string, input json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := canonical(v, len(input))
-	if err != nil {
-		return "", &InputError{Tool: name, Reason: err.Error()}
+	var buf [1024]byte
+	b, ok := appendCanonical(buf[:0], v)
+	if !ok {
+		if b, err = canonical(v, len(input)); err != nil {
+			return "", &InputError{Tool: name, Reason: err.Error()}
+		}
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
