@@ -37,6 +37,9 @@ type entry struct {
 	tool   Tool
 	spec   Spec
 	schema *jsonschema.Schema
+	// plain is the schema when it is a plainSchema, checked first; nil
+	// otherwise.
+	plain *plainSchema
 }
 
 // NewRegistry returns an empty registry.
@@ -68,7 +71,7 @@ func (r *Registry) Register(t Tool) error {
 			return fmt.Errorf("registering tool %s: %w", spec.Name, err)
 		}
 	}
-	schema, err := compileInputSchema(spec.Name, spec.InputSchema)
+	schema, plain, err := compileInputSchema(spec.Name, spec.InputSchema)
 	if err != nil {
 		return fmt.Errorf("registering tool %s: %w", spec.Name, err)
 	}
@@ -78,48 +81,49 @@ func (r *Registry) Register(t Tool) error {
 	if _, dup := r.tools[spec.Name]; dup {
 		return fmt.Errorf("registering tool %s: a tool with this name is already registered", spec.Name)
 	}
-	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: schema}
+	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: schema, plain: plain}
 	return nil
 }
 
-// compileInputSchema checks that raw is a JSON Schema for an object and
-// compiles it. References to other documents are refused: a tool's schema
-// must be self-contained.
 // CheckInputSchema reports whether raw is an input schema Register would
 // accept: a valid JSON Schema (draft 2020-12, no external references)
 // whose top-level type is "object".
 func CheckInputSchema(raw json.RawMessage) error {
-	_, err := compileInputSchema("check", raw)
+	_, _, err := compileInputSchema("check", raw)
 	return err
 }
 
-func compileInputSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+// compileInputSchema checks that raw is a JSON Schema for an object and
+// compiles it, and returns it as a plainSchema too when it is one.
+// References to other documents are refused: a tool's schema must be
+// self-contained.
+func compileInputSchema(name string, raw json.RawMessage) (*jsonschema.Schema, *plainSchema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, errors.New("input schema is empty")
+		return nil, nil, errors.New("input schema is empty")
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("parsing input schema: %w", err)
+		return nil, nil, fmt.Errorf("parsing input schema: %w", err)
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return nil, errors.New("input schema is not a JSON object")
+		return nil, nil, errors.New("input schema is not a JSON object")
 	}
 	if typ, _ := obj["type"].(string); typ != "object" {
-		return nil, fmt.Errorf(`input schema has top-level type %s, want "object"`, describeType(obj["type"]))
+		return nil, nil, fmt.Errorf(`input schema has top-level type %s, want "object"`, describeType(obj["type"]))
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refusingLoader{})
 	loc := "agentrt:///tool/" + name + "/input.schema.json"
 	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("adding input schema: %w", err)
+		return nil, nil, fmt.Errorf("adding input schema: %w", err)
 	}
 	schema, err := c.Compile(loc)
 	if err != nil {
-		return nil, fmt.Errorf("compiling input schema: %s", schemaProblem(err))
+		return nil, nil, fmt.Errorf("compiling input schema: %s", schemaProblem(err))
 	}
-	return schema, nil
+	return schema, plainOf(doc), nil
 }
 
 // schemaProblem shortens the validator's multi-line report on an invalid
@@ -250,6 +254,9 @@ func (r *Registry) validate(name string, input json.RawMessage) (any, error) {
 	v, reason := decodeObject(input)
 	if reason != "" {
 		return nil, &InputError{Tool: name, Reason: reason}
+	}
+	if e.plain != nil && e.plain.valid(v) {
+		return v, nil
 	}
 	if err := e.schema.Validate(v); err != nil {
 		return nil, &InputError{Tool: name, Reason: validationReason(err)}
