@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Input checker actions: what a flagged InputCheck does to the decision.
@@ -139,7 +141,18 @@ type Kernel struct {
 	// holds the others, which must be tried on every call.
 	byTool  map[string][]int32
 	general []int32
+	// forTool memoizes, by tool name, the rules (indexes into rules, in
+	// rank order) whose tool matchers can match that name: byTool's and
+	// the general rules whose globs match it. It is derived from the
+	// immutable rules only, so sharing it across calls and goroutines is
+	// safe; it holds at most maxToolCandidates names.
+	forTool      sync.Map // string → []int32
+	forToolCount atomic.Int32
 }
+
+// maxToolCandidates bounds Kernel.forTool: tool names come from the
+// registry, but a model may call any name.
+const maxToolCandidates = 1024
 
 // ruleEntry is a rule with its compiled matchers.
 type ruleEntry struct {
@@ -189,6 +202,34 @@ func NewKernel(cfg KernelConfig) (*Kernel, error) {
 		}
 	}
 	return k, nil
+}
+
+// toolCandidates returns the rules a call of tool name can match by its
+// tool matchers, in rank order: the rules naming it exactly and the
+// general rules (globs, or no tool matcher) whose tools match it.
+func (k *Kernel) toolCandidates(name string) []int32 {
+	if v, ok := k.forTool.Load(name); ok {
+		return v.([]int32)
+	}
+	exact := k.byTool[name]
+	out := make([]int32, 0, len(exact)+len(k.general))
+	general := k.general
+	for len(exact) > 0 || len(general) > 0 {
+		var i int32
+		if len(general) == 0 || (len(exact) > 0 && exact[0] < general[0]) {
+			i, exact = exact[0], exact[1:]
+		} else {
+			i, general = general[0], general[1:]
+			if t := &k.rules[i].c.tools; !t.empty() && !t.match(name) {
+				continue
+			}
+		}
+		out = append(out, i)
+	}
+	if k.forToolCount.Add(1) <= maxToolCandidates {
+		k.forTool.Store(name, out)
+	}
+	return out
 }
 
 // Rules returns the kernel's rules, highest ranked first.

@@ -57,8 +57,9 @@ func (k *Kernel) extraRules(req *Request) ([]ruleEntry, error) {
 }
 
 // matchRules returns the rules that match the call, in rank order.
-// Evaluate tries only the rules the call's tool name can match;
-// explaining tries them all, recording why each did or did not match.
+// Evaluate tries only the rules the call's tool name can match (see
+// toolCandidates); explaining tries them all, recording why each did or
+// did not match.
 func (k *Kernel) matchRules(c *call, extra []ruleEntry, matched []*ruleEntry) []*ruleEntry {
 	if c.tr != nil {
 		for i := range k.rules {
@@ -67,14 +68,7 @@ func (k *Kernel) matchRules(c *call, extra []ruleEntry, matched []*ruleEntry) []
 			}
 		}
 	} else {
-		exact, general := k.byTool[c.req.ToolName], k.general
-		for len(exact) > 0 || len(general) > 0 {
-			var i int32
-			if len(general) == 0 || (len(exact) > 0 && exact[0] < general[0]) {
-				i, exact = exact[0], exact[1:]
-			} else {
-				i, general = general[0], general[1:]
-			}
+		for _, i := range k.toolCandidates(c.req.ToolName) {
 			if ok, _ := c.match(&k.rules[i], false); ok {
 				matched = append(matched, &k.rules[i])
 			}

@@ -319,3 +319,29 @@ func TestPropertyShell(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertyToolIndex: a kernel deciding many calls, with the rules
+// each tool name can match memoized, decides each as explaining (which
+// tries every rule in order) does, also past the memo's bound.
+func TestPropertyToolIndex(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		w := drawWorld(t)
+		names := append(slices.Clone(propTools), "", "d", "aa", "bab")
+		if rapid.Bool().Draw(t, "memoFull") {
+			w.k.forToolCount.Store(maxToolCandidates)
+		}
+		for range rapid.IntRange(1, 20).Draw(t, "calls") {
+			req := *w.req
+			req.ToolName = rapid.SampledFrom(names).Draw(t, "tool")
+			d := evaluate(t, w.k, &req)
+			ex, err := w.k.Explain(context.Background(), &req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := gocmp.Diff(ex.Decision, d); diff != "" {
+				t.Fatalf("tool %q: Evaluate differs from Explain (-explain +evaluate):\n%s", req.ToolName, diff)
+			}
+		}
+	})
+}
