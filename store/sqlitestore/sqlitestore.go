@@ -140,6 +140,15 @@ type Store struct {
 	// without a query. Only the transaction holding the write connection
 	// uses it, so transactions take turns like they do for the connection.
 	lastSeq map[string]int64
+	// heads holds the end of sessions' receipt chains and scopes the ids
+	// of event_scopes rows, so that a batch neither reads a chain's end
+	// nor looks its scope up; see Tx.seal and Tx.scopeID for why each is
+	// safe with other processes on the file. Like lastSeq, only the
+	// transaction holding the write connection uses them.
+	heads  map[chainKey]chainHead
+	scopes map[eventScope]int64
+	// receiptReads counts reads of a chain's end, for tests.
+	receiptReads atomic.Int64
 }
 
 // maxSeqCache bounds lastSeq; beyond it the cache is dropped and refilled
@@ -341,6 +350,12 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 	}
 	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache {
 		s.lastSeq = make(map[string]int64)
+	}
+	if s.heads == nil || len(s.heads) > maxSeqCache {
+		s.heads = make(map[chainKey]chainHead)
+	}
+	if s.scopes == nil || len(s.scopes) > maxSeqCache {
+		s.scopes = make(map[eventScope]int64)
 	}
 	tx := &Tx{s: s, beginCtx: ctx, tx: sqlTx}
 	tx.reader = reader{q: tx}
