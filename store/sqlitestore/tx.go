@@ -423,11 +423,11 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 	)
 	for i, e := range events {
 		sc := scopeOf(e)
-		id, err := t.scopeID(ctx, &sc)
+		id, inserted, err := t.scopeID(ctx, &sc)
 		if err != nil {
 			return fmt.Errorf("inserting event %d of session %s: %w", e.Sequence, e.SessionID, err)
 		}
-		*wrote = true
+		*wrote = *wrote || inserted
 		ids, scopes = append(ids, id), append(scopes, sc)
 		size += len(data[i]) + 1
 	}
@@ -474,30 +474,29 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 // so an id read or written once names the same ids for good, whichever
 // process asks; a process that holds none for sc inserts another row with
 // the same ids, which reads back the same. Only the ids of committed rows
-// are kept past the transaction.
-func (t *Tx) scopeID(ctx context.Context, sc *eventScope) (int64, error) {
+// are kept past the transaction. inserted reports a new row.
+func (t *Tx) scopeID(ctx context.Context, sc *eventScope) (id int64, inserted bool, err error) {
 	if id, ok := t.pendingScopes[*sc]; ok {
-		return id, nil
+		return id, false, nil
 	}
 	if id, ok := t.scopes[*sc]; ok {
-		return id, nil
+		return id, false, nil
 	}
 	if id, ok := t.s.scopes[*sc]; ok {
-		return id, nil
+		return id, false, nil
 	}
 	res, err := t.exec(ctx, qInsertScope, sc.tenant, sc.session, sc.thread, sc.turn, sc.task, sc.run, sc.trace, sc.runtime)
 	if err != nil {
-		return 0, fmt.Errorf("inserting the event scope: %w", translate(err))
+		return 0, false, fmt.Errorf("inserting the event scope: %w", translate(err))
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("inserting the event scope: %w", err)
+	if id, err = res.LastInsertId(); err != nil {
+		return 0, true, fmt.Errorf("inserting the event scope: %w", err)
 	}
 	if t.pendingScopes == nil {
 		t.pendingScopes = make(map[eventScope]int64)
 	}
 	t.pendingScopes[*sc] = id
-	return id, nil
+	return id, true, nil
 }
 
 type sessionSeq struct {
