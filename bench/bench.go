@@ -202,10 +202,13 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// checkpointedSize copies the WAL of the database at path into the file
-// and empties it (a TRUNCATE checkpoint, on a connection of its own), then
-// returns the file's size: what the database holds, without the WAL's
-// slack. It returns 0 for no path (the mem variant).
+// checkpointedSize copies the whole WAL of the database at path into the
+// file (a RESTART checkpoint, on a connection of its own), then returns
+// the file's size: what the database holds, without the WAL. The WAL file
+// keeps its size and is written from its start again, as after an
+// automatic checkpoint (truncating it would make the measured commits
+// grow the file, which costs each fsync more). It returns 0 for no path
+// (the mem variant).
 func checkpointedSize(ctx context.Context, path string) (int64, error) {
 	if path == "" {
 		return 0, nil
@@ -216,7 +219,7 @@ func checkpointedSize(ctx context.Context, path string) (int64, error) {
 	}
 	defer db.Close()
 	var busy, frames, copied int
-	if err := db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &copied); err != nil {
+	if err := db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(RESTART)`).Scan(&busy, &frames, &copied); err != nil {
 		return 0, fmt.Errorf("checkpointing the database: %w", err)
 	}
 	if busy != 0 {
