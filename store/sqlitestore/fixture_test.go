@@ -3,10 +3,12 @@ package sqlitestore_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -192,5 +194,76 @@ func TestFixtureReadBack(t *testing.T) {
 	}
 	if diff := cmp.Diff(&want, got, cmp.Transformer("compact", compactJSON)); diff != "" {
 		t.Errorf("read back (-golden +got):\n%s", diff)
+	}
+}
+
+// TestFixtureEventsWrittenAgain: the fixture's events, written by this
+// agentrt into a new database (compacted as it stores them), read back as
+// the very bytes the older agentrt sent, and their receipts verify.
+func TestFixtureEventsWrittenAgain(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	b, err := os.ReadFile(filepath.Join("testdata", "fixture-v10.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden fixtureReadBack
+	if err := json.Unmarshal(b, &golden); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "agentrt.db")
+	s := open(t, path, sqlitestore.Options{})
+	var sessions []string
+	for _, fe := range golden.Events {
+		e, err := event.Decode([]byte(fe.Wire))
+		if err != nil {
+			t.Fatalf("Decode: %v", err)
+		}
+		e.TenantID = fe.Tenant
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Apply(ctx, &store.Batch{Events: []*event.Event{e}}); err != nil {
+			t.Fatalf("Apply(event %d): %v", fe.Cursor, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(sessions, e.SessionID) {
+			sessions = append(sessions, e.SessionID)
+		}
+	}
+	got, err := s.EventListAfter(ctx, &store.EventListAfterParams{Limit: store.MaxListLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(golden.Events, wires(t, got)); diff != "" {
+		t.Errorf("events written again and read back (-older agentrt's +now):\n%s", diff)
+	}
+	// And they were stored compact.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var stored, wire int
+	if err := db.QueryRowContext(ctx, `SELECT sum(length(body)) FROM events`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, fe := range golden.Events {
+		wire += len(fe.Wire)
+	}
+	if stored > wire*7/10 {
+		t.Errorf("events stored in %d bytes, their JSON is %d; want at most 70%%", stored, wire)
+	}
+	for _, id := range sessions {
+		rs, err := s.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "default", SessionID: id, Limit: store.MaxListLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.VerifyReceipts(rs); err != nil {
+			t.Errorf("VerifyReceipts(session %s): %v", id, err)
+		}
 	}
 }
