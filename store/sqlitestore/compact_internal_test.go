@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"bytes"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -183,5 +184,104 @@ func TestReceiptsStoreNoCopy(t *testing.T) {
 	if err != nil || cursor != e.Cursor || hashBytes != 32 || copies.Valid {
 		t.Errorf("receipt row: cursor %d, hash of %d bytes, copies %v (%v); want cursor %d, 32 bytes, none", cursor, hashBytes,
 			copies, err, e.Cursor)
+	}
+}
+
+// TestMigration12DownRestoresEvents: reverting 012 gives every event its
+// JSON back whole and every receipt its copies, as version 10 stored them.
+func TestMigration12DownRestoresEvents(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, latestVersion())
+	events := []*event.Event{fullEvent("evt_1", 1), fullEvent("evt_2", 2), fullEvent("evt_3", 3)}
+	events[2].AttemptID = "attempt_2" // left in the body
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	receipts, err := s.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: "ses_1", Limit: 10})
+	if err != nil || len(receipts) != 3 {
+		t.Fatalf("ReceiptList = %d, %v; want 3", len(receipts), err)
+	}
+	if err := s.migrateDown(ctx, 10); err != nil {
+		t.Fatalf("migrateDown(10): %v", err)
+	}
+	for i, e := range events {
+		want, _ := e.JSON()
+		var (
+			tenant, turn, typ string
+			data              []byte
+		)
+		if err := s.read.QueryRowContext(ctx, `SELECT tenant_id, turn_id, type, data FROM events WHERE cursor = ?`, e.Cursor).
+			Scan(&tenant, &turn, &typ, &data); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, want) || tenant != "t" || turn != "turn_1" || typ != string(event.ToolResult) {
+			t.Errorf("event %d after reverting 012: %s %s %s %s; want t turn_1 tool.result %s", i+1, tenant, turn, typ, data, want)
+		}
+		var (
+			id, prev, hash string
+			body           []byte
+		)
+		if err := s.read.QueryRowContext(ctx, `SELECT event_id, body, prev_hash, hash FROM receipts WHERE seq = ?`, i+1).
+			Scan(&id, &body, &prev, &hash); err != nil {
+			t.Fatal(err)
+		}
+		r := receipts[i]
+		if id != r.EventID || !bytes.Equal(body, want) || prev != r.PrevHash || hash != r.Hash {
+			t.Errorf("receipt %d after reverting 012: %s %s %q %q; want %s, the event's JSON, %q %q", i+1, id, body, prev,
+				hash, r.EventID, r.PrevHash, r.Hash)
+		}
+	}
+}
+
+// TestMigration12KeepsOddReceipts: a recorded receipt that does not match
+// its event, or links to another hash than the receipt before it, reads
+// back after 012 as it was stored, so verifying finds what it found.
+func TestMigration12KeepsOddReceipts(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, 10)
+	e1, e2 := fullEvent("evt_1", 1), fullEvent("evt_2", 2)
+	d1, _ := e1.JSON()
+	d2, _ := e2.JSON()
+	h1 := store.ReceiptHash("", d1)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO events (cursor, tenant_id, session_id, sequence, turn_id, type, data) VALUES (1, 't', 'ses_1', 1, 'turn_1', 'tool.result', ?), (2, 't', 'ses_1', 2, 'turn_1', 'tool.result', ?)`, []any{d1, d2}},
+		// Receipt 1 sealed other bytes than its event's; receipt 2 links
+		// to a hash that is not receipt 1's and has an uppercase hash.
+		{`INSERT INTO receipts (tenant_id, session_id, seq, event_id, event_type, body, prev_hash, hash, created_at) VALUES
+			('t', 'ses_1', 1, 'evt_1', 'tool.result', 'sealed other bytes', '', ?, 1),
+			('t', 'ses_1', 2, 'evt_2', 'tool.result', ?, 'not-h1', 'ABC', 2)`, []any{h1, d2}},
+	} {
+		if _, err := s.write.ExecContext(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: "ses_1", Limit: 10})
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("ReceiptList = %d, %v; want 2", len(rs), err)
+	}
+	if r := rs[0]; string(r.Body) != "sealed other bytes" || r.EventID != "evt_1" || r.Hash != h1 || r.PrevHash != "" {
+		t.Errorf("receipt 1 = %+v, want it as stored", r)
+	}
+	if r := rs[1]; !bytes.Equal(r.Body, d2) || r.EventID != "evt_2" || r.Hash != "ABC" || r.PrevHash != "not-h1" {
+		t.Errorf("receipt 2 = %+v, want it as stored", r)
+	}
+	var re *store.ReceiptError
+	if err := store.VerifyReceipts(rs); !errors.As(err, &re) || re.Seq != 1 {
+		t.Errorf("VerifyReceipts = %v, want receipt 1 named (its hash does not match its body)", err)
 	}
 }
