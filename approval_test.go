@@ -720,8 +720,11 @@ func TestVerifyNamesTheTamperedReceipt(t *testing.T) {
 		seq     int64
 		problem string
 	}{
-		{`UPDATE receipts SET body = CAST(replace(CAST(body AS TEXT), 'reads_need_review', 'reads_are_fine') AS BLOB) WHERE seq = 1`, 1, "hash does not match its body"},
-		{`UPDATE events SET data = CAST(replace(CAST(data AS TEXT), 'alpha', 'omega') AS BLOB) WHERE type = 'tool.result'`, 3, "the stored tool.result event differs from what its receipt sealed"},
+		// A receipt's body is its event's stored JSON (the SQLite store
+		// keeps it once, in the event's row): changing a sealed event
+		// breaks its receipt's hash.
+		{`UPDATE events SET body = CAST(replace(CAST(body AS TEXT), 'reads_need_review', 'reads_are_fine') AS BLOB) WHERE instr(body, 'reads_need_review') > 0`, 1, "hash does not match its body"},
+		{`UPDATE events SET body = CAST(replace(CAST(body AS TEXT), 'alpha', 'omega') AS BLOB) WHERE instr(body, '"tool.result"') > 0`, 3, "hash does not match its body"},
 		{`DELETE FROM receipts WHERE seq = 2`, 3, "sequence gap: 3 after 1"},
 		// A session with no receipts at all reads as one recorded before
 		// receipts existed: intact, its events counted as unsealed.

@@ -13,6 +13,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,25 +62,34 @@ type Options struct {
 
 // Result is the RESULT line's JSON.
 type Result struct {
-	Peer                  string            `json:"peer"`
-	Variant               string            `json:"variant"`
-	S                     int               `json:"S"`
-	T                     int               `json:"T"`
-	C                     int               `json:"C"`
-	W                     int               `json:"W"`
-	Rules                 int               `json:"rules,omitempty"`
-	Steps                 int               `json:"steps"`
-	WallS                 float64           `json:"wall_s"`
-	StepsPerS             float64           `json:"steps_per_s"`
-	WallUsPerStep         float64           `json:"wall_us_per_step"`
-	CPUUsPerStep          float64           `json:"cpu_us_per_step"`
-	SetupS                float64           `json:"setup_s"`
-	MaxRSSMB              float64           `json:"maxrss_mb"`
-	EventsPerSession      float64           `json:"events_per_session"`
-	StoreWritesPerSession float64           `json:"store_writes_per_session"`
-	CommitsPerSession     float64           `json:"commits_per_session"`
-	DBBytes               int64             `json:"db_bytes,omitempty"`
-	Versions              map[string]string `json:"versions"`
+	Peer                  string  `json:"peer"`
+	Variant               string  `json:"variant"`
+	S                     int     `json:"S"`
+	T                     int     `json:"T"`
+	C                     int     `json:"C"`
+	W                     int     `json:"W"`
+	Rules                 int     `json:"rules,omitempty"`
+	Steps                 int     `json:"steps"`
+	WallS                 float64 `json:"wall_s"`
+	StepsPerS             float64 `json:"steps_per_s"`
+	WallUsPerStep         float64 `json:"wall_us_per_step"`
+	CPUUsPerStep          float64 `json:"cpu_us_per_step"`
+	SetupS                float64 `json:"setup_s"`
+	MaxRSSMB              float64 `json:"maxrss_mb"`
+	EventsPerSession      float64 `json:"events_per_session"`
+	StoreWritesPerSession float64 `json:"store_writes_per_session"`
+	CommitsPerSession     float64 `json:"commits_per_session"`
+	DBBytes               int64   `json:"db_bytes,omitempty"`
+	// BytesPerStep is the database's growth over the measured phase per
+	// step: the file's size after a checkpoint that empties the WAL,
+	// before and after (sqlite variant).
+	BytesPerStep float64 `json:"bytes_per_step,omitempty"`
+	// WALBytesPerStep is what the process wrote to files during the
+	// measured phase per step (the wchar of /proc/self/io): the WAL's
+	// frames, and the automatic checkpoints' copies of WAL pages into the
+	// database file (sqlite variant, Linux).
+	WALBytesPerStep float64           `json:"wal_bytes_per_step,omitempty"`
+	Versions        map[string]string `json:"versions"`
 }
 
 // ErrInvalidOptions wraps every problem Options.Validate reports: an
@@ -125,6 +135,11 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	}
 	sm.calls.Store(0)
 	echo.calls.Store(0)
+	size0, err := checkpointedSize(ctx, dbPath)
+	if err != nil {
+		return nil, err
+	}
+	wchar0 := writtenBytes()
 	h0 := rt.Health(ctx)
 	if o.CPUProfile != nil {
 		if err := pprof.StartCPUProfile(o.CPUProfile); err != nil {
@@ -141,6 +156,7 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 
 	wall := time.Since(t0)
 	cpu := cpuTime() - cpu0
+	wchar := writtenBytes() - wchar0
 	if o.CPUProfile != nil {
 		pprof.StopCPUProfile()
 	}
@@ -173,6 +189,14 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 				res.DBBytes += fi.Size()
 			}
 		}
+		size1, err := checkpointedSize(ctx, dbPath)
+		if err != nil {
+			return nil, err
+		}
+		res.BytesPerStep = float64(size1-size0) / float64(steps)
+		if wchar0 >= 0 && wchar >= 0 {
+			res.WALBytesPerStep = float64(wchar) / float64(steps)
+		}
 	}
 	return res, nil
 }
@@ -200,6 +224,55 @@ func loopConfig(o Options) (agentrt.Config, *scriptedModel, *echoTool, error) {
 		}
 	}
 	return cfg, sm, echo, nil
+}
+
+// checkpointedSize copies the whole WAL of the database at path into the
+// file (a RESTART checkpoint, on a connection of its own), then returns
+// the file's size: what the database holds, without the WAL. The WAL file
+// keeps its size and is written from its start again, as after an
+// automatic checkpoint (truncating it would make the measured commits
+// grow the file, which costs each fsync more). It returns 0 for no path
+// (the mem variant).
+func checkpointedSize(ctx context.Context, path string) (int64, error) {
+	if path == "" {
+		return 0, nil
+	}
+	db, err := sql.Open("sqlite", path+"?_busy_timeout=5000")
+	if err != nil {
+		return 0, fmt.Errorf("opening the database to checkpoint: %w", err)
+	}
+	defer db.Close()
+	var busy, frames, copied int
+	if err := db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(RESTART)`).Scan(&busy, &frames, &copied); err != nil {
+		return 0, fmt.Errorf("checkpointing the database: %w", err)
+	}
+	if busy != 0 {
+		return 0, fmt.Errorf("checkpointing the database: a reader or writer was busy")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("checkpointing the database: %w", err)
+	}
+	return fi.Size(), nil
+}
+
+// writtenBytes returns the bytes the process has passed to write system
+// calls (wchar in /proc/self/io), or -1 where that is not known.
+func writtenBytes() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
 }
 
 // runSessions runs sessions [from, to) on c workers taking indexes from a

@@ -56,6 +56,14 @@ func TestBenchLoop(t *testing.T) {
 			if len(missing) > 0 {
 				t.Errorf("RESULT lacks %v: %s", missing, lines[0])
 			}
+			if tt.variant == "sqlite" {
+				// A step stores and writes something; the sqlite variant says how much.
+				for _, k := range []string{"bytes_per_step", "wal_bytes_per_step"} {
+					if v, _ := res[k].(float64); v <= 0 {
+						t.Errorf("RESULT %s = %v, want > 0: %s", k, res[k], lines[0])
+					}
+				}
+			}
 			want := map[string]any{
 				"peer": "agentrt", "variant": tt.variant, "S": float64(tt.s), "T": float64(tt.tc),
 				"steps": float64(tt.s * (2*tt.tc + 1)), // per session: T model hops with a tool call each, and the answer

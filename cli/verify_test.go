@@ -35,28 +35,30 @@ func TestVerify(t *testing.T) {
 		t.Errorf("verify --json = %+v, want 7 receipts, ok, with a head hash", res)
 	}
 
-	// Alter the body of receipt 3 (the ask for open_ticket), leaving its
-	// hash as it was.
+	// Alter the event receipt 3 seals (the ask for open_ticket), leaving
+	// the receipt's hash as it was: the receipt's body is the event's.
 	db, err := sql.Open("sqlite", filepath.Join(b.dir, ".agentrt", "agentrt.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var eventID string
+	var cursor int64
 	var body []byte
-	if err := db.QueryRow(`SELECT event_id, body FROM receipts WHERE session_id = ? AND seq = 3`, session).Scan(&eventID, &body); err != nil {
+	if err := db.QueryRow(`SELECT e.cursor, e.body FROM receipts r JOIN events e ON e.cursor = r.cursor
+		WHERE r.session_id = ? AND r.seq = 3`, session).Scan(&cursor, &body); err != nil {
 		t.Fatal(err)
 	}
+	eventID := regexp.MustCompile(`"eventId":"(evt_[0-9A-Z]+)"`).FindSubmatch(body)
 	tampered := bytes.Replace(body, []byte(`"ask"`), []byte(`"allow"`), 1)
-	if bytes.Equal(tampered, body) {
-		t.Fatalf("receipt 3 is not the ask: %s", body)
+	if bytes.Equal(tampered, body) || eventID == nil {
+		t.Fatalf("receipt 3 does not seal the ask: %q", body)
 	}
-	if _, err := db.Exec(`UPDATE receipts SET body = ? WHERE session_id = ? AND seq = 3`, tampered, session); err != nil {
+	if _, err := db.Exec(`UPDATE events SET body = ? WHERE cursor = ?`, tampered, cursor); err != nil {
 		t.Fatal(err)
 	}
 
 	r = run(t, "", "verify", "--config", b.config, "--session", session)
-	want := "session " + session + ": receipt 3 (event " + eventID + "): hash does not match its body\n"
+	want := "session " + session + ": receipt 3 (event " + string(eventID[1]) + "): hash does not match its body\n"
 	if r.code != cli.ExitFailed || r.stdout != want {
 		t.Errorf("after tampering: exit %d, stdout %q; want exit 1, %q", r.code, r.stdout, want)
 	}

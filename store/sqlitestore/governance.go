@@ -2,9 +2,13 @@ package sqlitestore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
@@ -87,91 +91,146 @@ func (t *Tx) writeGrantsAndModes(ctx context.Context, b *store.Batch, wrote bool
 	return wrote, nil
 }
 
-// chainEnd is the last receipt of a session's chain as a batch extends it.
-type chainEnd struct {
-	tenant, session string
-	seq             int64
-	hash            string
+// chainKey names a session's receipt chain.
+type chainKey struct{ tenant, session string }
+
+// chainHead is the last receipt of a chain: 0 and "" for none.
+type chainHead struct {
+	seq  int64
+	hash string
 }
 
 // seal appends a receipt to its session's chain for each sealed event of
-// a session, in event order; data holds the events' stored encodings,
-// which are the bodies. Each chain's end is read once, through the
-// transaction, so a batch continues exactly what the database holds (even
-// when another process wrote to the file since the last batch); a second
-// writer to the same chain conflicts on the primary key.
+// a session, in event order; data holds the events' JSON, which are the
+// bodies the hashes cover (the receipt row keeps the event's cursor, not
+// a copy).
+//
+// A chain's head is held in memory (Store.heads) rather than read on
+// every batch. That is safe because appending to a chain needs its head
+// in the same transaction as the receipt: within this process every
+// append goes through the one write connection, which updates the held
+// head when it commits; another process on the file (a second daemon, or
+// a CLI approving an action, whose permission.resolved is sealed) that
+// appends to the chain leaves the held head behind, and then the first
+// receipt this batch writes takes a number that exists: the primary key
+// (tenant, session, seq) refuses it, and seal reads the head from the
+// database and writes the session's receipts again, once. A refused
+// multi-row INSERT writes nothing, so the retry starts clean.
 func (t *Tx) seal(ctx context.Context, events []*event.Event, data [][]byte) error {
-	if !slices.ContainsFunc(events, func(e *event.Event) bool { return store.Sealed(e.Type) && e.SessionID != "" }) {
+	if !slices.ContainsFunc(events, sealedInSession) {
 		return nil // and allocates nothing
 	}
+	var doneBuf [4]chainKey
+	done := doneBuf[:0]
+	for _, e := range events {
+		if !sealedInSession(e) {
+			continue
+		}
+		key := chainKey{e.TenantID, e.SessionID}
+		if slices.Contains(done, key) {
+			continue
+		}
+		done = append(done, key)
+		head, held, err := t.chainHead(ctx, key)
+		if err != nil {
+			return fmt.Errorf("sealing event %d of session %s: %w", e.Sequence, e.SessionID, err)
+		}
+		end, err := t.sealSession(ctx, key, head, events, data)
+		if held && errors.Is(err, store.ErrConflict) {
+			// Another process extended the chain since this one held
+			// its head.
+			t.s.shared.Store(true)
+			if head, err = t.lastReceipt(ctx, key); err != nil {
+				return fmt.Errorf("sealing event %d of session %s: %w", e.Sequence, e.SessionID, err)
+			}
+			end, err = t.sealSession(ctx, key, head, events, data)
+		}
+		if err != nil {
+			return err
+		}
+		if t.pendingHeads == nil {
+			t.pendingHeads = make(map[chainKey]chainHead)
+		}
+		t.pendingHeads[key] = end
+	}
+	return nil
+}
+
+func sealedInSession(e *event.Event) bool { return store.Sealed(e.Type) && e.SessionID != "" }
+
+// sealSession writes the receipts of the sealed events of one chain after
+// head, maxEventRows to a statement, and returns the chain's new head.
+func (t *Tx) sealSession(ctx context.Context, key chainKey, head chainHead, events []*event.Event, data [][]byte) (chainHead, error) {
 	var (
-		endBuf [4]chainEnd
-		ends   = endBuf[:0]
-		argBuf [9 * maxEventRows]any
+		argBuf [6 * maxEventRows]any
 		args   = argBuf[:0]
 	)
 	flush := func() error {
-		n := len(args) / 9
+		n := len(args) / 6
 		if n == 0 {
 			return nil
 		}
 		if _, err := t.exec(ctx, qInsertReceipt+queryID(n-1), args...); err != nil {
-			return fmt.Errorf("sealing event %s of session %s: %w", args[3], args[1], translate(err))
+			return fmt.Errorf("sealing events of session %s at receipt %d: %w", key.session, args[2], translate(err))
 		}
 		clear(args)
 		args = args[:0]
 		return nil
 	}
 	for i, e := range events {
-		if !store.Sealed(e.Type) || e.SessionID == "" {
+		if !sealedInSession(e) || e.TenantID != key.tenant || e.SessionID != key.session {
 			continue
 		}
-		j := 0
-		for j < len(ends) && (ends[j].session != e.SessionID || ends[j].tenant != e.TenantID) {
-			j++
-		}
-		if j == len(ends) {
-			seq, hash, err := t.lastReceipt(ctx, e.TenantID, e.SessionID)
-			if err != nil {
-				return fmt.Errorf("sealing event %d of session %s: %w", e.Sequence, e.SessionID, err)
-			}
-			ends = append(ends, chainEnd{tenant: e.TenantID, session: e.SessionID, seq: seq, hash: hash})
-		}
-		end := &ends[j]
-		hash := store.ReceiptHash(end.hash, data[i])
-		args = append(args, e.TenantID, e.SessionID, end.seq+1, e.EventID, string(e.Type), data[i], end.hash, hash,
-			nanos(e.Timestamp))
-		end.seq, end.hash = end.seq+1, hash
+		hash := store.ReceiptHash(head.hash, data[i])
+		head = chainHead{seq: head.seq + 1, hash: hash}
+		args = append(args, e.TenantID, e.SessionID, head.seq, e.Cursor, hashValue(hash), nanos(e.Timestamp))
 		if len(args) == cap(argBuf) {
 			if err := flush(); err != nil {
-				return err
+				return chainHead{}, err
 			}
 		}
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return chainHead{}, err
+	}
+	return head, nil
 }
 
-// lastReceipt returns the seq and hash of a session's last receipt as the
-// transaction sees it: 0 and "" when the chain is empty.
-func (t *Tx) lastReceipt(ctx context.Context, tenant, session string) (int64, string, error) {
-	rows, err := t.query(ctx, qReceiptLast, tenant, session)
+// chainHead returns a chain's head as this transaction sees it, and
+// whether it was held rather than read (see seal).
+func (t *Tx) chainHead(ctx context.Context, key chainKey) (chainHead, bool, error) {
+	if h, ok := t.heads[key]; ok {
+		return h, true, nil
+	}
+	if h, ok := t.s.heads[key]; ok {
+		return h, true, nil
+	}
+	h, err := t.lastReceipt(ctx, key)
+	return h, false, err
+}
+
+// lastReceipt reads the head of a chain through the transaction.
+func (t *Tx) lastReceipt(ctx context.Context, key chainKey) (chainHead, error) {
+	t.s.receiptReads.Add(1)
+	rows, err := t.query(ctx, qReceiptLast, key.tenant, key.session)
 	if err != nil {
-		return 0, "", fmt.Errorf("reading the last receipt: %w", err)
+		return chainHead{}, fmt.Errorf("reading the last receipt: %w", err)
 	}
 	defer rows.Close()
 	var (
-		seq  int64
-		hash string
+		h    chainHead
+		hash any
 	)
 	if rows.Next() {
-		if err := rows.Scan(&seq, &hash); err != nil {
-			return 0, "", fmt.Errorf("reading the last receipt: %w", err)
+		if err := rows.Scan(&h.seq, &hash); err != nil {
+			return chainHead{}, fmt.Errorf("reading the last receipt: %w", err)
 		}
+		h.hash = hashText(hash)
 	}
 	if err := rows.Close(); err != nil {
-		return 0, "", fmt.Errorf("reading the last receipt: %w", err)
+		return chainHead{}, fmt.Errorf("reading the last receipt: %w", err)
 	}
-	return seq, hash, nil
+	return h, nil
 }
 
 // ActionGet returns the tenant's action with the given ID.
@@ -284,12 +343,69 @@ func scanGrant(sc scanner) (*runtype.PolicyGrant, error) {
 
 func scanReceipt(sc scanner) (*runtype.Receipt, error) {
 	var (
-		r       runtype.Receipt
-		created int64
+		r                  runtype.Receipt
+		created            int64
+		hash, prevHash     any
+		eventID, eventType sql.NullString
+		body               []byte
+		cursor, seq        sql.NullInt64
+		eventBody          sql.RawBytes
+		scope              [8]sql.NullString
 	)
-	if err := sc.Scan(&r.TenantID, &r.SessionID, &r.Seq, &r.EventID, &r.EventType, &r.Body, &r.PrevHash, &r.Hash, &created); err != nil {
+	if err := sc.Scan(&r.TenantID, &r.SessionID, &r.Seq, &hash, &created, &eventID, &eventType, &body, &prevHash,
+		&cursor, &seq, &eventBody, &scope[0], &scope[1], &scope[2], &scope[3], &scope[4], &scope[5], &scope[6],
+		&scope[7]); err != nil {
 		return nil, err
 	}
 	r.CreatedAt = fromNanos(created)
+	r.Hash, r.PrevHash = hashText(hash), hashText(prevHash)
+	if body == nil && cursor.Valid {
+		// The event's JSON, as the receipt was sealed over.
+		es := eventScope{
+			tenant: scope[0].String, session: scope[1].String, thread: scope[2].String, turn: scope[3].String,
+			task: scope[4].String, run: scope[5].String, trace: scope[6].String, runtime: scope[7].String,
+		}
+		var err error
+		if body, err = expandBody(nil, eventBody, &es, seq.Int64); err != nil {
+			return nil, fmt.Errorf("receipt %d: %w", r.Seq, err)
+		}
+	}
+	r.Body = body
+	if !eventID.Valid || !eventType.Valid {
+		id, typ, err := eventIdentity(body)
+		if err != nil {
+			return nil, fmt.Errorf("receipt %d: %w", r.Seq, err)
+		}
+		r.EventID, r.EventType = id, typ
+	}
+	if eventID.Valid {
+		r.EventID = eventID.String
+	}
+	if eventType.Valid {
+		r.EventType = eventType.String
+	}
 	return &r, nil
+}
+
+// hashText returns a stored receipt hash as text: 32 bytes as their
+// lowercase hex, text as it is, NULL (no receipt before) as "".
+func hashText(v any) string {
+	switch h := v.(type) {
+	case []byte:
+		return hex.EncodeToString(h)
+	case string:
+		return h
+	}
+	return ""
+}
+
+// hashValue returns the value to store for a receipt hash: its 32 bytes
+// when it is lowercase hex (ReceiptHash's), else the text.
+func hashValue(h string) any {
+	if len(h) == sha256.Size*2 && strings.ToLower(h) == h {
+		if b, err := hex.DecodeString(h); err == nil {
+			return b
+		}
+	}
+	return h
 }

@@ -144,7 +144,7 @@ func (s *Store) migrateDown(ctx context.Context, version int) error {
 		if current > latestVersion() {
 			return fmt.Errorf("database schema is at version %d, this driver knows up to %d: %w", current, latestVersion(), store.ErrSchemaTooNew)
 		}
-		s.lastSeq = nil // the events may be gone
+		s.lastSeq, s.heads, s.scopes = nil, nil, nil // the events may be gone
 		for v := current; v > version; v-- {
 			m := migrations[v-1]
 			if _, err := tx.ExecContext(ctx, m.down); err != nil {

@@ -92,7 +92,8 @@ const (
 	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
 	qTouchSession    = qTokenList + 2
 	qToolCallByRef   = qTouchSession + 1
-	numQueries       = qToolCallByRef + 1
+	qInsertScope     = qToolCallByRef + 1
+	numQueries       = qInsertScope + 1
 )
 
 // Filter bits of the statement variants.
@@ -165,9 +166,18 @@ const (
 	actionCols = `id, tenant_id, principal_id, session_id, thread_id, turn_id, task_id, run_id, tool_call_id, type,
 		tool_name, input_preview, arguments_sha256, prompt, decisions, reason_code, rule_ids, status, created_at,
 		expires_at, resolution, escalation, input, hop`
-	grantCols   = `id, tenant_id, principal_id, session_id, agent, tool_name, action_id, created_at`
-	receiptCols = `tenant_id, session_id, seq, event_id, event_type, body, prev_hash, hash, created_at`
-	tokenCols   = `id, tenant_id, principal_id, role, name, prefix, hash, created_at, last_used_at, revoked_at`
+	grantCols = `id, tenant_id, principal_id, session_id, agent, tool_name, action_id, created_at`
+	// A receipt row keeps its event's cursor and its hash; receiptCols
+	// read the rest through the event (see 012_compact_events.up.sql).
+	receiptCols = `r.tenant_id, r.session_id, r.seq, r.hash, r.created_at, r.event_id, r.event_type, r.body,
+		COALESCE(r.prev_hash, (SELECT p.hash FROM receipts p WHERE p.tenant_id = r.tenant_id
+			AND p.session_id = r.session_id AND p.seq = r.seq - 1)), ` + eventCols
+	// eventCols read an event (e) and its scope (s); see scanEvent.
+	eventCols = `e.cursor, e.sequence, e.body, s.tenant_id, s.session_id, s.thread_id, s.turn_id, s.task_id,
+		s.run_id, s.trace_id, s.runtime_id`
+	// eventFrom joins each event to its scope, events first.
+	eventFrom = ` FROM events e CROSS JOIN event_scopes s ON s.id = e.scope`
+	tokenCols = `id, tenant_id, principal_id, role, name, prefix, hash, created_at, last_used_at, revoked_at`
 )
 
 // queries holds the text of every statement, by queryID.
@@ -198,8 +208,8 @@ func buildQueries() [numQueries]string {
 	q[qInsertBlob] = insertSQL("blobs", blobCols, "", "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
 	q[qUpsertLimit] = insertSQL("limits", limitCols, "tenant_id, scope, scope_id", "")
 	for n := 1; n <= maxEventRows; n++ {
-		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (tenant_id, session_id, sequence, turn_id, type, data) VALUES (?, ?, ?, ?, ?, ?)` +
-			strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
+		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (session_id, sequence, scope, body) VALUES (?, ?, ?, ?)` +
+			strings.Repeat(`, (?, ?, ?, ?)`, n-1)
 	}
 	q[qEventLastSequence] = `SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_id = ?`
 
@@ -288,29 +298,29 @@ func buildQueries() [numQueries]string {
 	q[qBlobGet] = `SELECT ` + blobCols + ` FROM blobs WHERE tenant_id = ? AND ref = ?`
 	q[qTurnSession] = `SELECT session_id FROM turns WHERE id = ?`
 	for m := range 16 {
-		w := `SELECT cursor, tenant_id, data FROM events WHERE `
-		order := ` ORDER BY cursor LIMIT ?`
+		w := `SELECT ` + eventCols + eventFrom + ` WHERE `
+		order := ` ORDER BY e.cursor LIMIT ?`
 		switch {
 		case m&eventSession == 0:
-			w += `cursor > ?`
+			w += `e.cursor > ?`
 		case m&eventAfter == 0:
-			w += `session_id = ?`
-			order = ` ORDER BY sequence LIMIT ?`
+			w += `e.session_id = ?`
+			order = ` ORDER BY e.sequence LIMIT ?`
 		default:
 			// In a session, the events after a cursor are those above the
 			// sequence of the last event at or before it (sequences rise
 			// with cursors; see Tx.checkSequences). Walking the index back
 			// from the session's end finds that event after reading only
 			// the newer ones, which is what a follower asks for.
-			w += `session_id = ? AND sequence > COALESCE((SELECT sequence FROM events
+			w += `e.session_id = ? AND e.sequence > COALESCE((SELECT sequence FROM events
 				WHERE session_id = ? AND cursor <= ? ORDER BY sequence DESC LIMIT 1), 0)`
-			order = ` ORDER BY sequence LIMIT ?`
+			order = ` ORDER BY e.sequence LIMIT ?`
 		}
 		if m&eventTenant != 0 {
-			w += ` AND tenant_id = ?`
+			w += ` AND s.tenant_id = ?`
 		}
 		if m&eventTurn != 0 {
-			w += ` AND turn_id = ?`
+			w += ` AND s.turn_id = ?`
 		}
 		q[qEventListAfter+queryID(m)] = w + order
 	}
@@ -341,9 +351,11 @@ func buildQueries() [numQueries]string {
 	// session reads the row and writes nothing.
 	q[qTouchSession] = `UPDATE sessions SET updated_at = ? WHERE id = ? AND tenant_id = ? AND updated_at < ?`
 	for n := 1; n <= maxEventRows; n++ {
-		q[qInsertReceipt+queryID(n-1)] = `INSERT INTO receipts (` + receiptCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)` +
-			strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?, ?, ?)`, n-1)
+		q[qInsertReceipt+queryID(n-1)] = `INSERT INTO receipts (tenant_id, session_id, seq, cursor, hash, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
 	}
+	q[qInsertScope] = `INSERT INTO event_scopes (tenant_id, session_id, thread_id, turn_id, task_id, run_id, trace_id,
+		runtime_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	q[qReceiptLast] = `SELECT seq, hash FROM receipts WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC LIMIT 1`
 	q[qActionGet] = `SELECT ` + actionCols + ` FROM actions WHERE id = ? AND tenant_id = ?`
 	for m := range 128 {
@@ -386,7 +398,11 @@ func buildQueries() [numQueries]string {
 		q[qActionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
 	}
 	q[qGrantList] = `SELECT ` + grantCols + ` FROM policy_grants WHERE tenant_id = ? AND session_id IN (?, '') ORDER BY created_at, id`
-	q[qReceiptList] = `SELECT ` + receiptCols + ` FROM receipts WHERE tenant_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	// A receipt migrated without its event (cursor 0) finds none: the
+	// outer joins give it NULLs, and its own columns hold what it had.
+	q[qReceiptList] = `SELECT ` + receiptCols + ` FROM receipts r LEFT JOIN events e ON e.cursor = r.cursor
+		LEFT JOIN event_scopes s ON s.id = e.scope
+		WHERE r.tenant_id = ? AND r.session_id = ? AND r.seq > ? ORDER BY r.seq LIMIT ?`
 
 	// Scheduling. Lease changes are UPDATEs conditional on the task's
 	// lease, task updates on the task's existence: one that changes no
@@ -454,8 +470,8 @@ func buildQueries() [numQueries]string {
 		WHERE tenant_id = ? AND status = ? ORDER BY id LIMIT 1`
 	q[qActionOldest+countAllTenants] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_status
 		WHERE status = ? ORDER BY id LIMIT 1`
-	q[qEventLast] = `SELECT cursor, tenant_id, data FROM events WHERE session_id = ? AND tenant_id = ?
-		ORDER BY sequence DESC LIMIT 1`
+	q[qEventLast] = `SELECT ` + eventCols + eventFrom + ` WHERE e.session_id = ? AND s.tenant_id = ?
+		ORDER BY e.sequence DESC LIMIT 1`
 	// Tasks have no tenant index: a tenant's newest tasks are read down
 	// the primary key (ids sort by creation), a session's down
 	// tasks_session (which ends in the key), stopping after Limit matches.

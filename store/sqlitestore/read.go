@@ -456,25 +456,30 @@ func (r reader) EventListAfter(ctx context.Context, p *store.EventListAfterParam
 	defer rows.Close()
 	out := make([]*event.Event, 0, min(limit, 64))
 	for rows.Next() {
-		var (
-			cursor int64
-			tenant string
-			data   sql.RawBytes
-		)
-		if err := rows.Scan(&cursor, &tenant, &data); err != nil {
+		e, err := scanEvent(rows)
+		if err != nil {
 			return nil, fmt.Errorf("listing events: %w", err)
 		}
-		e, err := event.Decode(data) // copies data
-		if err != nil {
-			return nil, fmt.Errorf("listing events: event %d: %w", cursor, err)
-		}
-		e.Cursor, e.TenantID = cursor, tenant
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("listing events: %w", err)
 	}
 	return out, nil
+}
+
+// scanEvent reads an event's row and its scope's (eventCols).
+func scanEvent(sc scanner) (*event.Event, error) {
+	var (
+		cursor, seq int64
+		body        sql.RawBytes
+		scope       eventScope
+	)
+	if err := sc.Scan(&cursor, &seq, &body, &scope.tenant, &scope.session, &scope.thread, &scope.turn, &scope.task,
+		&scope.run, &scope.trace, &scope.runtime); err != nil {
+		return nil, err
+	}
+	return decodeEvent(cursor, body, &scope, seq)
 }
 
 // EventLastCursor returns the highest cursor in the log.

@@ -16,10 +16,11 @@
 // One process writes a file at a time: a second one waits up to the busy
 // timeout for the lock, and the store caches each session's last event
 // sequence, so writes from two processes to one session can conflict
-// (each conflict refreshes the cache). Evidence receipts are not cached:
-// each batch reads its sessions' chain ends inside its transaction, so two
-// processes extend a chain, never fork it (the chain's key would refuse
-// a second receipt with the same number).
+// (each conflict refreshes the cache). The end of each session's evidence
+// receipt chain is held in memory too, and the chain's key (tenant,
+// session, seq) is the safety net: a receipt numbered after a held end
+// that another process has moved conflicts, and the batch reads the end
+// and seals again, once, so two processes extend a chain, never fork it.
 //
 // Errors of the file rather than of the request — SQLITE_FULL, IOERR,
 // READONLY, CANTOPEN, PERM — wrap store.ErrStorage, and those of a damaged
@@ -37,10 +38,13 @@
 // A step's batch costs one INSERT per row (events four to a statement),
 // no savepoint (see Tx), and the WAL pages its rows touch: each index keyed
 // by session or thread adds a page per session per commit, so the schema
-// has no index a Reader method does not need. Sealed events (store.Sealed)
-// add a receipt each, four to a statement, its body a second copy of the
-// event's data, and one indexed read of the chain's end per session per
-// batch. UsageTotal reads the usage
+// has no index a Reader method does not need. An event stores its JSON
+// without the ids its run shares (compact.go): those are one event_scopes
+// row per run, inserted by the run's first batch in this process. Sealed
+// events (store.Sealed) add a receipt each, four to a statement: the
+// event's cursor and a 32-byte hash, no copy of the event, and no read of
+// the chain's end but the first for a session (see Tx.seal). Reading
+// events joins each to its scope by key. UsageTotal reads the usage
 // JSON of every run it sums, through the tenant's (or the session's) runs
 // index, so its cost grows with the number of runs since Since.
 //
@@ -140,11 +144,26 @@ type Store struct {
 	// without a query. Only the transaction holding the write connection
 	// uses it, so transactions take turns like they do for the connection.
 	lastSeq map[string]int64
+	// heads holds the end of sessions' receipt chains and scopes the ids
+	// of event_scopes rows, so that a batch neither reads a chain's end
+	// nor looks its scope up; see Tx.seal and Tx.scopeID for why each is
+	// safe with other processes on the file. Like lastSeq, only the
+	// transaction holding the write connection uses them.
+	heads  map[chainKey]chainHead
+	scopes map[eventScope]int64
+	// receiptReads counts reads of a chain's end, for tests.
+	receiptReads atomic.Int64
 }
 
 // maxSeqCache bounds lastSeq; beyond it the cache is dropped and refilled
 // from the database on demand.
 const maxSeqCache = 50_000
+
+// maxHeldCache bounds heads and scopes, whose entries are larger and
+// matter only for the runs in flight; beyond it they are dropped. A chain
+// head dropped costs one read when its session seals again, a scope
+// dropped one more event_scopes row.
+const maxHeldCache = 8192
 
 var (
 	_ store.Store            = (*Store)(nil)
@@ -341,6 +360,12 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 	}
 	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache {
 		s.lastSeq = make(map[string]int64)
+	}
+	if s.heads == nil || len(s.heads) > maxHeldCache {
+		s.heads = make(map[chainKey]chainHead)
+	}
+	if s.scopes == nil || len(s.scopes) > maxHeldCache {
+		s.scopes = make(map[eventScope]int64)
 	}
 	tx := &Tx{s: s, beginCtx: ctx, tx: sqlTx}
 	tx.reader = reader{q: tx}

@@ -266,7 +266,8 @@ func TestTamperedReceiptIsNamed(t *testing.T) {
 		t.Fatalf("sql.Open: %v", err)
 	}
 	defer db.Close()
-	res, err := db.ExecContext(ctx, `UPDATE receipts SET body = CAST(replace(CAST(body AS TEXT), 'ok evt_3', 'ok evt_X') AS BLOB) WHERE session_id = 'ses_1' AND seq = 3`)
+	// A receipt's body is its sealed event's, which the event row keeps.
+	res, err := db.ExecContext(ctx, `UPDATE events SET body = CAST(replace(CAST(body AS TEXT), 'ok evt_3', 'ok evt_X') AS BLOB) WHERE session_id = 'ses_1' AND sequence = 3`)
 	if n, _ := res.RowsAffected(); err != nil || n != 1 {
 		t.Fatalf("tampering with receipt 3: %v (%d rows)", err, n)
 	}

@@ -88,22 +88,17 @@ func (r reader) EventLast(ctx context.Context, p *store.EventLastParams) (*event
 	if err != nil {
 		return nil, fmt.Errorf("reading the last event of session %s: %w", p.SessionID, err)
 	}
-	var (
-		cursor int64
-		tenant string
-		data   []byte
-	)
-	err = scanOne(rows, func(sc scanner) error { return sc.Scan(&cursor, &tenant, &data) })
+	var e *event.Event
+	err = scanOne(rows, func(sc scanner) error {
+		var err error
+		e, err = scanEvent(sc)
+		return err
+	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("reading the last event of session %s: %w", p.SessionID, store.ErrNotFound)
 	case err != nil:
 		return nil, fmt.Errorf("reading the last event of session %s: %w", p.SessionID, err)
 	}
-	e, err := event.Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("reading the last event of session %s: event %d: %w", p.SessionID, cursor, err)
-	}
-	e.Cursor, e.TenantID = cursor, tenant
 	return e, nil
 }

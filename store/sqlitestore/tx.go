@@ -46,6 +46,15 @@ type Tx struct {
 	seqs     map[string]int64      // last event sequence of the sessions this transaction wrote
 	applied  []*store.Batch        // the batches applied, for replay
 	err      error                 // why the transaction was aborted
+
+	// heads and scopes are what the applied batches added to the store's
+	// held chain heads and scope ids (see Store), for Commit to keep;
+	// pendingHeads and pendingScopes those of the batch being applied,
+	// kept by Apply only if the batch is.
+	heads         map[chainKey]chainHead
+	scopes        map[eventScope]int64
+	pendingHeads  map[chainKey]chainHead
+	pendingScopes map[eventScope]int64
 }
 
 var (
@@ -157,6 +166,9 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 		}
 	}
 	if err != nil {
+		// What the batch held is undone with it.
+		clear(t.pendingHeads)
+		clear(t.pendingScopes)
 		for i, e := range b.Events {
 			e.Cursor = cursors[i]
 		}
@@ -170,7 +182,30 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 	}
 	t.applied = append(t.applied, b)
 	t.noteSequences(seqs)
+	t.keepPending()
 	return nil
+}
+
+// keepPending adds what the batch just applied held to the transaction's.
+func (t *Tx) keepPending() {
+	if len(t.pendingHeads) > 0 {
+		if t.heads == nil {
+			t.heads = make(map[chainKey]chainHead, len(t.pendingHeads))
+		}
+		for k, h := range t.pendingHeads {
+			t.heads[k] = h
+		}
+		clear(t.pendingHeads)
+	}
+	if len(t.pendingScopes) > 0 {
+		if t.scopes == nil {
+			t.scopes = make(map[eventScope]int64, len(t.pendingScopes))
+		}
+		for k, id := range t.pendingScopes {
+			t.scopes[k] = id
+		}
+		clear(t.pendingScopes)
+	}
 }
 
 // checkCosts refuses a batch with a cost that cannot be stored.
@@ -205,7 +240,9 @@ func (t *Tx) replay(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
-	t.tx, t.seqs = tx, nil
+	t.tx, t.seqs, t.heads, t.scopes = tx, nil, nil, nil
+	clear(t.pendingHeads)
+	clear(t.pendingScopes)
 	for _, b := range t.applied {
 		data := make([][]byte, len(b.Events))
 		for i, e := range b.Events {
@@ -223,6 +260,7 @@ func (t *Tx) replay(ctx context.Context) error {
 			return fmt.Errorf("replaying: %w", err)
 		}
 		t.noteSequences(seqs)
+		t.keepPending()
 	}
 	return nil
 }
@@ -358,41 +396,107 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		}
 		wrote = true
 	}
-	// Events go maxEventRows to a statement. One statement's rows get
-	// consecutive cursors: the rowid of each row is one more than the
-	// largest before it, and the transaction holds the write lock.
-	var argBuf [6 * maxEventRows]any
-	for start := 0; start < len(b.Events); start += maxEventRows {
-		events := b.Events[start:min(start+maxEventRows, len(b.Events))]
-		args := argBuf[:0]
-		for i, e := range events {
-			args = append(args, e.TenantID, e.SessionID, e.Sequence, e.TurnID, string(e.Type), data[start+i])
-		}
-		res, err := t.exec(ctx, qInsertEvent+queryID(len(events)-1), args...)
-		if err != nil {
-			// The cached last sequences let a taken one through: another
-			// process wrote to the file. Read them again next time, and
-			// give batches savepoints from now on (see Apply).
-			for _, e := range events {
-				delete(t.s.lastSeq, e.SessionID)
-			}
-			t.s.shared.Store(true)
-			e := events[0]
-			return wrote, fmt.Errorf("inserting events %d… of session %s: %w", e.Sequence, e.SessionID, translate(err))
-		}
-		wrote = true
-		last, err := res.LastInsertId()
-		if err != nil {
-			return wrote, fmt.Errorf("inserting events: reading cursor: %w", err)
-		}
-		for i, e := range events {
-			e.Cursor = last - int64(len(events)-1-i)
-		}
+	if err := t.writeEvents(ctx, b.Events, data, &wrote); err != nil {
+		return wrote, err
 	}
 	if err := t.seal(ctx, b.Events, data); err != nil {
 		return wrote, err
 	}
 	return wrote, nil
+}
+
+// writeEvents inserts events (whose JSON is data) maxEventRows to a
+// statement, each with its scope's id and compact body (see compact.go).
+// One statement's rows get consecutive cursors: the rowid of each row is
+// one more than the largest before it, and the transaction holds the
+// write lock. It sets *wrote once a statement succeeded.
+func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]byte, wrote *bool) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var (
+		idBuf    [8]int64
+		ids      = idBuf[:0]
+		scopeBuf [8]eventScope
+		scopes   = scopeBuf[:0]
+		size     = 0
+	)
+	for i, e := range events {
+		sc := scopeOf(e)
+		id, inserted, err := t.scopeID(ctx, &sc)
+		if err != nil {
+			return fmt.Errorf("inserting event %d of session %s: %w", e.Sequence, e.SessionID, err)
+		}
+		*wrote = *wrote || inserted
+		ids, scopes = append(ids, id), append(scopes, sc)
+		size += len(data[i]) + 1
+	}
+	// The bodies share one buffer, large enough that appending never
+	// moves it: a compact body is at most its JSON and a byte.
+	buf := make([]byte, 0, size)
+	var argBuf [4 * maxEventRows]any
+	for start := 0; start < len(events); start += maxEventRows {
+		chunk := events[start:min(start+maxEventRows, len(events))]
+		args := argBuf[:0]
+		for j, e := range chunk {
+			i := start + j
+			from := len(buf)
+			buf = compactBody(buf, data[i], &scopes[i], e.Sequence)
+			args = append(args, e.SessionID, e.Sequence, ids[i], buf[from:len(buf):len(buf)])
+		}
+		res, err := t.exec(ctx, qInsertEvent+queryID(len(chunk)-1), args...)
+		if err != nil {
+			// The cached last sequences let a taken one through: another
+			// process wrote to the file. Read them again next time, and
+			// give batches savepoints from now on (see Apply).
+			for _, e := range chunk {
+				delete(t.s.lastSeq, e.SessionID)
+			}
+			t.s.shared.Store(true)
+			e := chunk[0]
+			return fmt.Errorf("inserting events %d… of session %s: %w", e.Sequence, e.SessionID, translate(err))
+		}
+		*wrote = true
+		last, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("inserting events: reading cursor: %w", err)
+		}
+		for j, e := range chunk {
+			e.Cursor = last - int64(len(chunk)-1-j)
+		}
+	}
+	return nil
+}
+
+// scopeID returns the id of an event_scopes row holding sc, inserting one
+// unless this store wrote one before. The ids are held in memory
+// (Store.scopes): a row never changes once inserted and is never deleted,
+// so an id read or written once names the same ids for good, whichever
+// process asks; a process that holds none for sc inserts another row with
+// the same ids, which reads back the same. Only the ids of committed rows
+// are kept past the transaction. inserted reports a new row.
+func (t *Tx) scopeID(ctx context.Context, sc *eventScope) (id int64, inserted bool, err error) {
+	if id, ok := t.pendingScopes[*sc]; ok {
+		return id, false, nil
+	}
+	if id, ok := t.scopes[*sc]; ok {
+		return id, false, nil
+	}
+	if id, ok := t.s.scopes[*sc]; ok {
+		return id, false, nil
+	}
+	res, err := t.exec(ctx, qInsertScope, sc.tenant, sc.session, sc.thread, sc.turn, sc.task, sc.run, sc.trace, sc.runtime)
+	if err != nil {
+		return 0, false, fmt.Errorf("inserting the event scope: %w", translate(err))
+	}
+	if id, err = res.LastInsertId(); err != nil {
+		return 0, true, fmt.Errorf("inserting the event scope: %w", err)
+	}
+	if t.pendingScopes == nil {
+		t.pendingScopes = make(map[eventScope]int64)
+	}
+	t.pendingScopes[*sc] = id
+	return id, true, nil
 }
 
 type sessionSeq struct {
@@ -490,6 +594,12 @@ func (t *Tx) Commit() error {
 	}
 	for session, seq := range t.seqs {
 		t.s.lastSeq[session] = seq
+	}
+	for k, h := range t.heads {
+		t.s.heads[k] = h
+	}
+	for k, id := range t.scopes {
+		t.s.scopes[k] = id
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -60,6 +62,87 @@ func exerciseEvent(ctx context.Context, t *testing.T, newStore func(*testing.T) 
 			if err != nil || !bytes.Equal(want, data) {
 				t.Errorf("event %d encodes to\n%s\nwant the bytes written\n%s", i, data, want)
 			}
+		}
+	})
+
+	// A store may keep what a run's events share once (the sqlite store
+	// does), but every event reads back as the very bytes it was written
+	// as: the wire and the event stream send them.
+	t.Run("FullEnvelopesReadBackByteForByte", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		s := tb.session(tenantA)
+		th := tb.thread(s)
+		full := func(seq int64, turn, task, run, attempt, trace string, p event.Payload) *event.Event {
+			return &event.Event{
+				Type: event.ToolResult, EventID: tb.ids.New(runtype.PrefixEvent), Timestamp: tb.now(),
+				SchemaVersion: event.SchemaVersion, RuntimeID: "rt_\"quoted\" <&>", Sequence: seq, SessionID: s.ID,
+				ThreadID: th.ID, TurnID: turn, TaskID: task, RunID: run, AttemptID: attempt,
+				StepID: tb.ids.New(runtype.PrefixStep), ToolCallID: "toolu_é", TraceID: trace, SpanID: tb.ids.SpanID(),
+				Payload: p, TenantID: tenantA,
+			}
+		}
+		turn1, turn2 := tb.ids.New(runtype.PrefixTurn), tb.ids.New(runtype.PrefixTurn)
+		run1, run2 := tb.ids.New(runtype.PrefixRun), tb.ids.New(runtype.PrefixRun)
+		trace := tb.ids.TraceID()
+		// A payload holding the envelope's own fields, as a nested object.
+		nested := event.RawPayload(`{"sessionId":"` + s.ID + `","sequence":2,"runId":"` + run1 + `","x":"\u0001"}`)
+		withNested := full(2, turn1, "task_1", run1, run1, trace, nested)
+		withNested.Type = event.ArtifactChanged // a type whose payload decodes raw
+		batches := [][]*event.Event{
+			{
+				full(1, turn1, "task_1", run1, run1, trace, &event.ToolResultPayload{Name: "shell", Preview: "ok"}),
+				withNested,
+			},
+			{
+				full(3, turn1, "task_1", run1, "attempt_other", trace, &event.ToolResultPayload{Name: "a\tb\n"}),
+				full(4, turn2, "", run2, "", "", &event.ToolResultPayload{Name: "shell"}),
+				{
+					Type: event.TurnStarted, EventID: tb.ids.New(runtype.PrefixEvent), Timestamp: tb.now(),
+					SchemaVersion: "agentruntime-9.9", Sequence: 5, SessionID: s.ID, TurnID: turn2,
+					Payload: &event.TurnPayload{Status: runtype.StatusRunning}, TenantID: tenantA,
+				},
+			},
+		}
+		var want []*event.Event
+		for _, b := range batches {
+			tb.apply(t, &store.Batch{Events: b})
+			want = append(want, b...)
+		}
+		wire := func(es []*event.Event) []string {
+			out := make([]string, len(es))
+			for i, e := range es {
+				b, err := e.JSON()
+				if err != nil {
+					t.Fatalf("JSON: %v", err)
+				}
+				out[i] = string(b)
+			}
+			return out
+		}
+		got, err := tb.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: tenantA, SessionID: s.ID}})
+		if err != nil {
+			t.Fatalf("EventListAfter: %v", err)
+		}
+		if d := cmp.Diff(wire(want), wire(got)); d != "" {
+			t.Errorf("events read back (-written +read):\n%s", d)
+		}
+		if d := diff(want, got); d != "" {
+			t.Errorf("events read back (-written +read):\n%s", d)
+		}
+		byTurn, err := tb.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: tenantA, TurnID: turn2}})
+		if err != nil {
+			t.Fatalf("EventListAfter(turn): %v", err)
+		}
+		if d := cmp.Diff(wire(want[3:]), wire(byTurn)); d != "" {
+			t.Errorf("events of the second turn (-written +read):\n%s", d)
+		}
+		last, err := tb.store.EventLast(ctx, &store.EventLastParams{TenantID: tenantA, SessionID: s.ID})
+		if err != nil {
+			t.Fatalf("EventLast: %v", err)
+		}
+		if d := cmp.Diff(wire(want[4:]), wire([]*event.Event{last})); d != "" {
+			t.Errorf("EventLast (-written +read):\n%s", d)
 		}
 	})
 
