@@ -342,7 +342,9 @@ func templates(ctx context.Context, s store.Store, dir string) (done, waiting, f
 		return nil, nil, nil, fmt.Errorf("building the policy: %w", err)
 	}
 	deploy := tool.Func("deploy", "Deploys a service (pretends to).", tool.Annotations{},
-		func(ctx context.Context, call *tool.Call, in deployInput) (string, error) { return "deployed " + in.Service, nil })
+		func(ctx context.Context, call *tool.Call, in deployInput) (string, error) {
+			return "deployed " + in.Service, nil
+		})
 	rec := &recStore{Store: s}
 	rt, err := agentrt.New(agentrt.Config{
 		Store: rec, DataDir: dir,
@@ -404,4 +406,3 @@ func (failingModel) Info() model.Info { return model.Info{Kind: "replay", Model:
 func (failingModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "the benchmark's broken agent fails every request"}
 }
-
