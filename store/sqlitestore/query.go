@@ -219,7 +219,12 @@ func buildQueries() [numQueries]string {
 	q[qTurnGet] = `SELECT ` + turnCols + ` FROM turns WHERE id = ? AND tenant_id = ?`
 	q[qTurnGetByKey] = `SELECT ` + turnCols + ` FROM turns WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
 	for m := range 32 {
+		// A tenant's turns in a status are a range of turns_tenant_status;
+		// TurnList merges one such read per status of a set.
 		w := `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_tenant WHERE tenant_id = ?`
+		if m&turnStatus != 0 {
+			w = `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_tenant_status WHERE tenant_id = ?`
+		}
 		if m&turnSession != 0 {
 			w = `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_session WHERE tenant_id = ? AND session_id = ?`
 		}
@@ -448,8 +453,10 @@ func buildQueries() [numQueries]string {
 	q[qTaskInFlight] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_due WHERE due_at <> 0
 		AND (lease_owner <> '' OR status IN ('` + string(runtype.StatusPreparing) + `', '` + string(runtype.StatusRunning) +
 		`', '` + string(runtype.StatusCancelling) + `')) ORDER BY due_at, queued_at, id LIMIT ?`
-	q[qActionCount] = `SELECT count(*) FROM actions INDEXED BY actions_tenant_status WHERE tenant_id = ? AND status = ?`
-	q[qActionCount+countAllTenants] = `SELECT count(*) FROM actions INDEXED BY actions_status WHERE status = ?`
+	// Counting the pending actions would walk one index entry per parked
+	// session: triggers keep the counts (migration 14).
+	q[qActionCount] = `SELECT COALESCE((SELECT n FROM action_counts WHERE tenant_id = ? AND status = ?), 0)`
+	q[qActionCount+countAllTenants] = `SELECT COALESCE(SUM(n), 0) FROM action_counts WHERE status = ?`
 	q[qActionOldest] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_tenant_status
 		WHERE tenant_id = ? AND status = ? ORDER BY id LIMIT 1`
 	q[qActionOldest+countAllTenants] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_status
