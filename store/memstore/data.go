@@ -50,12 +50,12 @@ type data struct {
 	actionsByTenant map[string][]string // IDs, ascending
 	// actionCounts counts the actions by tenant and status, changed with
 	// them (and back by revert), so that ActionStats does not scan them.
-	actionCounts map[actionCountKey]int
-	grants          map[string]*runtype.PolicyGrant
-	grantsByTenant  map[string][]*runtype.PolicyGrant // insertion order
-	receipts        map[receiptKey]*chain
-	tokens          tokens
-	sealMu          sync.Mutex // guards chains' receipts, which readers compute
+	actionCounts   map[actionCountKey]int
+	grants         map[string]*runtype.PolicyGrant
+	grantsByTenant map[string][]*runtype.PolicyGrant // insertion order
+	receipts       map[receiptKey]*chain
+	tokens         tokens
+	sealMu         sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
 	// turn is recorded, and scan otherwise: an index by turn would cost
