@@ -233,7 +233,14 @@ func (d *data) actionList(p *store.ActionListParams) []*runtype.Action {
 	}
 	limit := store.ClampLimit(p.Limit)
 	var out []*runtype.Action
-	for i := end - 1; i >= 0 && len(out) < limit; i-- {
+	for n := range end {
+		if len(out) == limit {
+			break
+		}
+		i := end - 1 - n // newest first
+		if p.Oldest {
+			i = n
+		}
 		a := d.actions[ids[i]]
 		if (p.SessionID == "" || a.SessionID == p.SessionID) &&
 			(p.TurnID == "" || a.TurnID == p.TurnID) &&

@@ -59,6 +59,7 @@ func TestReadModelPlans(t *testing.T) {
 		{"tool call by output ref", qToolCallByRef, "tool_calls_output_ref (output_ref=? AND tenant_id=?)", false},
 		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},
 		{"pending actions", qActionList + actionStatus, "actions_tenant_status (tenant_id=? AND status=?)", false},
+		{"oldest pending actions", qActionList + actionStatus + actionOldest, "actions_tenant_status (tenant_id=? AND status=?)", false},
 		{"turns of a tenant in a status", qTurnList + turnStatus, "turns_tenant_status (tenant_id=? AND status=?)", false},
 		{"turns of a tenant in a status, paged, filtered", qTurnList + turnStatus + turnBefore + turnFilter,
 			"turns_tenant_status (tenant_id=? AND status=? AND id<?)", false},

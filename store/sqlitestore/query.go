@@ -62,8 +62,8 @@ const (
 	qInsertReceipt   = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
 	qReceiptLast     = qInsertReceipt + maxEventRows
 	qActionGet       = qReceiptLast + 1
-	qActionList      = qActionGet + 1 // 128 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter
-	qGrantList       = qActionList + 128
+	qActionList      = qActionGet + 1 // 256 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter | actionOldest
+	qGrantList       = qActionList + 256
 	qReceiptList     = qGrantList + 1
 	qUpdateTask      = qReceiptList + 1
 	qTaskFence       = qUpdateTask + 1
@@ -129,8 +129,9 @@ const (
 	actionRun        = 4
 	actionStatus     = 8
 	actionBefore     = 16
-	actionAllTenants = 32 // no tenant filter
-	actionFilter     = 64 // agent, created since, created until
+	actionAllTenants = 32  // no tenant filter
+	actionFilter     = 64  // agent, created since, created until
+	actionOldest     = 128 // ascending ids
 
 	searchSession = 1
 	searchBefore  = 2
@@ -351,7 +352,7 @@ func buildQueries() [numQueries]string {
 	}
 	q[qReceiptLast] = `SELECT seq, hash FROM receipts WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC LIMIT 1`
 	q[qActionGet] = `SELECT ` + actionCols + ` FROM actions WHERE id = ? AND tenant_id = ?`
-	for m := range 128 {
+	for m := range 256 {
 		var conds []string
 		if m&actionAllTenants == 0 {
 			conds = append(conds, `tenant_id = ?`)
@@ -388,7 +389,11 @@ func buildQueries() [numQueries]string {
 		if len(conds) > 0 {
 			w += ` WHERE ` + strings.Join(conds, ` AND `)
 		}
-		q[qActionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
+		order := ` ORDER BY id DESC LIMIT ?`
+		if m&actionOldest != 0 {
+			order = ` ORDER BY id LIMIT ?`
+		}
+		q[qActionList+queryID(m)] = w + order
 	}
 	q[qGrantList] = `SELECT ` + grantCols + ` FROM policy_grants WHERE tenant_id = ? AND session_id IN (?, '') ORDER BY created_at, id`
 	q[qReceiptList] = `SELECT ` + receiptCols + ` FROM receipts WHERE tenant_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?`
