@@ -469,6 +469,15 @@ func TestListsFilterAndPage(t *testing.T) {
 	if err != nil || len(ap.Actions) != 0 {
 		t.Errorf("pending actions created after the only one = %+v, %v; want none", ap, err)
 	}
+	// Oldest first is one page, and refuses a page's start.
+	ap, err = rt.ListActionsPage(ctx, &apitype.ListActionsParams{Owner: b.owner, Status: runtype.ActionPending, Oldest: true, Limit: 1})
+	if err != nil || len(ap.Actions) != 1 || ap.Actions[0].ActionID != b.action.ID || ap.NextCursor != "" {
+		t.Errorf("oldest pending action = %+v, %v; want %s and no cursor", ap, err, b.action.ID)
+	}
+	var inv *apitype.InvalidError
+	if _, err := rt.ListActionsPage(ctx, &apitype.ListActionsParams{Owner: b.owner, Oldest: true, BeforeID: b.action.ID}); !errors.As(err, &inv) || inv.Field != "order" {
+		t.Errorf("oldest first with before = %v, want invalid order", err)
+	}
 
 	// Sessions: the tenant's, by agent.
 	sp, err := rt.ListSessionsPage(ctx, &apitype.ListSessionsParams{Owner: other.owner, Agent: bigAgent})

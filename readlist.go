@@ -282,15 +282,21 @@ func (rt *Runtime) ListActionsPage(ctx context.Context, p *apitype.ListActionsPa
 	if err := timeWindow(p.Since, p.Until); err != nil {
 		return nil, err
 	}
+	if p.Oldest && before != "" {
+		return nil, invalid("order", "oldest first is one page: not with a cursor or before")
+	}
 	limit := store.ClampLimit(p.Limit)
 	acts, err := rt.store.ActionList(ctx, &store.ActionListParams{
 		TenantID: owner.TenantID, SessionID: p.SessionID, TurnID: p.TurnID, Status: p.Status, Agent: p.Agent,
-		Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1,
+		Since: p.Since, Until: p.Until, BeforeID: before, Limit: limit + 1, Oldest: p.Oldest,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing actions: %w", err)
 	}
 	acts, next := pageOf(acts, limit, func(a *runtype.Action) string { return a.ID })
+	if p.Oldest {
+		next = ""
+	}
 	out := &apitype.ActionPage{Actions: make([]apitype.ActionRead, len(acts)), NextCursor: next}
 	for i, a := range acts {
 		out.Actions[i] = actionRead(a)

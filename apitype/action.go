@@ -39,7 +39,9 @@ type ActionRead struct {
 // ListActionsParams filters ListActions and ListActionsPage; empty
 // fields match all. Agent keeps the actions of turns of that agent; Since
 // and Until those created at or after Since and before Until. Cursor (a
-// page's NextCursor) or BeforeID pages.
+// page's NextCursor) or BeforeID pages. Oldest lists the oldest first
+// (GET /v1/actions?order=oldest): the first Limit, one page without a
+// cursor, and neither Cursor nor BeforeID with it.
 type ListActionsParams struct {
 	runtype.Owner
 	SessionID string
@@ -51,6 +53,7 @@ type ListActionsParams struct {
 	Cursor    string
 	BeforeID  string
 	Limit     int
+	Oldest    bool
 }
 
 // RespondActionParams is the input of RespondAction (respond_action).

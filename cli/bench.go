@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/bench"
 )
 
@@ -28,7 +30,7 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd())
+	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchStoreCmd())
 	return cmd
 }
 
@@ -142,6 +144,57 @@ is 1). The one-dash spelling of the flags (-variant sqlite -check) works too.`,
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
 	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the resumes to this file")
 	fl.BoolVar(&check, "check", false, fmt.Sprintf("exit 1 unless parked_cost_mb ≤ %d and resume_ms_p99 ≤ %d", bench.ParkedCostTargetMB, bench.ResumeTargetMs))
+	return cmd
+}
+
+func newBenchStoreCmd() *cobra.Command {
+	var o bench.StoreOptions
+	cmd := &cobra.Command{
+		Use:   "store [--sessions 10000] [--variant sqlite|mem] [--reads 21] [--dir PARENT_TMP] [--keep] [--reuse DATA_DIR]",
+		Short: "Fill a large store and time the read paths an operator uses on it",
+		Long: `Fill one store with N sessions (docs/benchmarks.md, "Large store"): finished sessions of the
+agent-loop workload (T=5), 1 % waiting for an approval and 1 % failed. The real runtime runs
+one session of each kind; the others are copies of their records with fresh ids and times,
+written through the store's batch API 200 sessions to a transaction. Then time, each
+--reads times, the read paths an operator uses: overview, health, the requests listed by
+status, the sessions, the pending approvals, one session's snapshot and one request's
+events. Prints exactly one line:
+RESULT {"bench":"store","sessions":…,"overview_ms":…,"health_ms":…,"bytes_per_session":…}
+with the median time of each path in milliseconds.
+
+--keep keeps the filled data directory (data_dir in the RESULT); --reuse times the reads
+on such a directory again without filling (an older one is migrated first: open_s). The
+one-dash spelling of the flags (-sessions 100000) works too.`,
+		Example: `  agentrt bench store --sessions 100000 --dir /var/tmp
+  agentrt bench store --sessions 10000 --keep
+  agentrt bench store --sessions 10000 --reuse /tmp/agentrt-bench-store-123`,
+		Annotations: map[string]string{singleDash: "true"},
+		Args:        cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Sessions == 0 || o.Reads == 0 {
+				return usageErr("%v: need --sessions and --reads ≥ 1", bench.ErrInvalidOptions)
+			}
+			if err := o.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
+			o.Overview = func(ctx context.Context, rt *agentrt.Runtime, dir string) error {
+				_, err := readOverview(ctx, &localBackend{Runtime: rt, dir: dir}, time.Now().UTC())
+				return err
+			}
+			res, err := bench.Store(cmd.Context(), o)
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			return printResult(cmd, res)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Variant, "variant", "sqlite", "sqlite or mem")
+	fl.IntVarP(&o.Sessions, "sessions", "n", 10000, "sessions in the store")
+	fl.IntVar(&o.Reads, "reads", 21, "times each read path is timed")
+	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+	fl.BoolVar(&o.Keep, "keep", false, "keep the filled data directory")
+	fl.StringVar(&o.Reuse, "reuse", "", "time the reads on this data directory, filled before with --keep")
 	return cmd
 }
 

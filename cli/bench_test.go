@@ -128,3 +128,32 @@ func TestBenchLoopRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchStore fills a small store, keeps it, and times the reads
+// again on it: both print one RESULT line whose reads found the failed
+// requests and pending approvals the fill made (bench.Store checks).
+func TestBenchStore(t *testing.T) {
+	t.Parallel()
+	r := runOK(t, "", "bench", "store", "-sessions", "150", "--reads", "2", "--dir", t.TempDir(), "--keep")
+	var res struct {
+		Sessions   int     `json:"sessions"`
+		Failed     int     `json:"failed"`
+		OverviewMs float64 `json:"overview_ms"`
+		DataDir    string  `json:"data_dir"`
+		BytesPer   float64 `json:"bytes_per_session"`
+	}
+	line, ok := strings.CutPrefix(strings.TrimSuffix(r.stdout, "\n"), "RESULT ")
+	if !ok || strings.Contains(line, "\n") {
+		t.Fatalf("stdout = %q, want one RESULT line", r.stdout)
+	}
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatalf("RESULT is not JSON: %v", err)
+	}
+	if res.Sessions != 150 || res.Failed != 2 || res.OverviewMs <= 0 || res.DataDir == "" || res.BytesPer <= 0 {
+		t.Errorf("RESULT = %s", line)
+	}
+	again := runOK(t, "", "bench", "store", "--sessions", "150", "--reads", "1", "--reuse", res.DataDir)
+	if !strings.HasPrefix(again.stdout, `RESULT {"bench":"store"`) || !strings.Contains(again.stdout, `"fill_s":0,`) {
+		t.Errorf("reused: stdout = %q", again.stdout)
+	}
+}

@@ -36,8 +36,9 @@ type overview struct {
 
 type approvalsOverview struct {
 	// Pending counts the pending actions of the tenant whose actions are
-	// listed: the health's count when the health is that tenant's view,
-	// else those listed, up to maxListLimit.
+	// listed: on a data directory the count the store keeps; else the
+	// health's count when the health is that tenant's view, else those
+	// listed, up to maxListLimit.
 	Pending int `json:"pending"`
 	// More: there are more than Pending (only when counted from a list).
 	More bool `json:"more"`
@@ -141,15 +142,10 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		return nil, err
 	}
 
-	acts, err := b.ListActions(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending, Limit: maxListLimit})
+	acts, err := oldestApprovals(ctx, b, h, &ov.Approvals)
 	if err != nil {
 		return nil, err
 	}
-	ov.Approvals.Pending, ov.Approvals.More = len(acts), len(acts) == maxListLimit
-	if n, ok := pendingApprovals(h); ok {
-		ov.Approvals.Pending, ov.Approvals.More = n, false // counted by the store, not capped
-	}
-	slices.Reverse(acts) // oldest first
 	for _, a := range acts[:min(len(acts), overviewOldest)] {
 		ov.Approvals.Oldest = append(ov.Approvals.Oldest, approvalOverview{
 			ActionID: a.ActionID, ToolName: a.ToolName, SessionID: a.SessionID, TurnID: a.TurnID,
@@ -211,6 +207,32 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		return nil, err
 	}
 	return ov, nil
+}
+
+// oldestApprovals counts the pending approvals into ao and returns the
+// oldest, oldest first. On a data directory the store keeps the count
+// (the tenant's health reads it) and lists the oldest first: a count and
+// overviewOldest rows, however many wait. A server may predate the
+// oldest-first list: there the count is the health's when it is the
+// listed tenant's, else those of a list of the newest, up to
+// maxListLimit, whose last are the oldest shown.
+func oldestApprovals(ctx context.Context, b backend, h *apitype.Health, ao *approvalsOverview) ([]apitype.ActionRead, error) {
+	if lb, ok := b.(*localBackend); ok {
+		if n, ok := pendingApprovals(lb.TenantHealth(ctx, "")); ok {
+			ao.Pending = n
+			return b.ListActions(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending, Oldest: true, Limit: overviewOldest})
+		}
+	}
+	acts, err := b.ListActions(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending, Limit: maxListLimit})
+	if err != nil {
+		return nil, err
+	}
+	ao.Pending, ao.More = len(acts), len(acts) == maxListLimit
+	if n, ok := pendingApprovals(h); ok {
+		ao.Pending, ao.More = n, false // counted by the store, not capped
+	}
+	slices.Reverse(acts) // oldest first
+	return acts, nil
 }
 
 // pendingApprovals is the count of pending approvals the health checked;

@@ -448,8 +448,13 @@ func (c *Client) ListActions(ctx context.Context, p *apitype.ListActionsParams) 
 // (GET /v1/actions): with status pending, the approvals waiting across
 // sessions.
 func (c *Client) ListActionsPage(ctx context.Context, p *apitype.ListActionsParams) (*apitype.ActionPage, error) {
+	order := ""
+	if p.Oldest {
+		order = "oldest"
+	}
 	q := query("sessionId", p.SessionID, "turnId", p.TurnID, "status", string(p.Status), "agent", p.Agent,
-		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "before", p.BeforeID, "limit", itoa(p.Limit))
+		"since", timeParam(p.Since), "until", timeParam(p.Until), "cursor", p.Cursor, "before", p.BeforeID, "limit", itoa(p.Limit),
+		"order", order)
 	var page apitype.ActionPage
 	return &page, c.do(ctx, http.MethodGet, "/v1/actions", q, nil, &page)
 }

@@ -131,9 +131,18 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	var oldest bool
+	switch order := q.Get("order"); order {
+	case "", "newest":
+	case "oldest":
+		oldest = true
+	default:
+		writeError(w, apitype.ProblemInvalidParameter, fmt.Sprintf("order must be newest or oldest, not %q", order))
+		return
+	}
 	page, err := s.rt.ListActionsPage(r.Context(), &apitype.ListActionsParams{
 		Owner: owner(r), SessionID: l.sessionID, TurnID: q.Get("turnId"), Status: runtype.ActionStatus(l.status),
-		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit,
+		Agent: l.agent, Since: l.since, Until: l.until, Cursor: l.cursor, BeforeID: l.before, Limit: l.limit, Oldest: oldest,
 	})
 	if err != nil {
 		s.writeErr(w, r, err)

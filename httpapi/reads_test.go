@@ -107,6 +107,10 @@ func TestListsPageByCursor(t *testing.T) {
 	if acts.Actions == nil || acts.NextCursor == nil || *acts.NextCursor != "" {
 		t.Errorf("GET /v1/actions = %+v, want an empty list and an empty nextCursor", acts)
 	}
+	b.getJSON(t, call{path: "/v1/actions?status=pending&order=oldest&limit=5"}, http.StatusOK, &acts)
+	if acts.Actions == nil || acts.NextCursor == nil || *acts.NextCursor != "" {
+		t.Errorf("GET /v1/actions?order=oldest = %+v, want a list and an empty nextCursor", acts)
+	}
 }
 
 // TestListsRejectBadParameters: every malformed parameter is a 400 that
@@ -130,6 +134,8 @@ func TestListsRejectBadParameters(t *testing.T) {
 		{"/v1/tasks?before=task_x", "before"},
 		{"/v1/actions?status=napping", "status"},
 		{"/v1/actions?since=x", "since"},
+		{"/v1/actions?order=sideways", "order"},
+		{"/v1/actions?order=oldest&before=act_x", "order"},
 		{"/v1/sessions/" + a.SessionID + "/threads/" + a.ThreadID + "/history?cursor=abc", "cursor"},
 		{"/v1/sessions/" + a.SessionID + "/threads/" + a.ThreadID + "/history?limit=x", "limit"},
 		{"/v1/tools?agent=support&mode=yolo", "mode"},

@@ -791,6 +791,9 @@ type ActionListParams struct {
 	// creation).
 	Limit    int
 	BeforeID string
+	// Oldest lists the oldest first (ascending IDs) instead of the
+	// newest: the first Limit of those that match, BeforeID included.
+	Oldest bool
 }
 
 // ActionStatsParams selects the actions ActionStats counts: the

@@ -48,11 +48,14 @@ type data struct {
 
 	actions         map[string]*runtype.Action
 	actionsByTenant map[string][]string // IDs, ascending
-	grants          map[string]*runtype.PolicyGrant
-	grantsByTenant  map[string][]*runtype.PolicyGrant // insertion order
-	receipts        map[receiptKey]*chain
-	tokens          tokens
-	sealMu          sync.Mutex // guards chains' receipts, which readers compute
+	// actionCounts counts the actions by tenant and status, changed with
+	// them (and back by revert), so that ActionStats does not scan them.
+	actionCounts   map[actionCountKey]int
+	grants         map[string]*runtype.PolicyGrant
+	grantsByTenant map[string][]*runtype.PolicyGrant // insertion order
+	receipts       map[receiptKey]*chain
+	tokens         tokens
+	sealMu         sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
 	// turn is recorded, and scan otherwise: an index by turn would cost
@@ -108,6 +111,7 @@ func newData() *data {
 		limits:          make(map[limitKey]*runtype.Limit),
 		actions:         make(map[string]*runtype.Action),
 		actionsByTenant: make(map[string][]string),
+		actionCounts:    make(map[actionCountKey]int),
 		grants:          make(map[string]*runtype.PolicyGrant),
 		grantsByTenant:  make(map[string][]*runtype.PolicyGrant),
 		receipts:        make(map[receiptKey]*chain),

@@ -75,10 +75,13 @@ func (d *data) applyGovernance(b *store.Batch, log []undo) []undo {
 	for _, a := range b.Actions {
 		d.actions[a.ID] = a
 		insertSorted(d.actionsByTenant, a.TenantID, a.ID)
+		d.countAction(a, 1)
 		log = append(log, undo{kind: undoAction, id: a.ID})
 	}
 	for _, a := range b.ResolvedActions {
 		log = append(log, undo{kind: undoActionResolve, id: a.ID, prev: d.actions[a.ID]})
+		d.countAction(d.actions[a.ID], -1)
+		d.countAction(a, 1)
 		d.actions[a.ID] = a
 	}
 	for _, g := range b.Grants {
@@ -152,6 +155,20 @@ func (d *data) seal(c *chain, n int) ([]*runtype.Receipt, error) {
 	return c.receipts[:n], nil
 }
 
+// actionCountKey names a count of actions: a tenant's in one status.
+type actionCountKey struct {
+	tenant string
+	status runtype.ActionStatus
+}
+
+// countAction adds n to the count of a's tenant and status.
+func (d *data) countAction(a *runtype.Action, n int) {
+	k := actionCountKey{a.TenantID, a.Status}
+	if d.actionCounts[k] += n; d.actionCounts[k] == 0 {
+		delete(d.actionCounts, k)
+	}
+}
+
 // revertGovernance reverses one governance write; see revert.
 func (d *data) revertGovernance(u *undo) {
 	switch u.kind {
@@ -159,8 +176,11 @@ func (d *data) revertGovernance(u *undo) {
 		a := d.actions[u.id]
 		delete(d.actions, u.id)
 		removeSorted(d.actionsByTenant, a.TenantID, a.ID)
+		d.countAction(a, -1)
 	case undoActionResolve:
+		d.countAction(d.actions[u.id], -1)
 		d.actions[u.id] = u.prev.(*runtype.Action)
+		d.countAction(d.actions[u.id], 1)
 	case undoGrant:
 		g := d.grants[u.id]
 		delete(d.grants, u.id)
@@ -213,7 +233,14 @@ func (d *data) actionList(p *store.ActionListParams) []*runtype.Action {
 	}
 	limit := store.ClampLimit(p.Limit)
 	var out []*runtype.Action
-	for i := end - 1; i >= 0 && len(out) < limit; i-- {
+	for n := range end {
+		if len(out) == limit {
+			break
+		}
+		i := end - 1 - n // newest first
+		if p.Oldest {
+			i = n
+		}
 		a := d.actions[ids[i]]
 		if (p.SessionID == "" || a.SessionID == p.SessionID) &&
 			(p.TurnID == "" || a.TurnID == p.TurnID) &&

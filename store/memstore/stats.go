@@ -13,7 +13,7 @@ import (
 
 // The aggregates health and metrics read. The queue and the tasks in
 // flight are read from d.due, which holds only the tasks due some time;
-// actions are scanned (an in-memory store holds few).
+// actions are counted by tenant and status as they are written.
 
 // TaskQueueStats counts the tasks due at p.Now and returns the one due
 // longest.
@@ -78,21 +78,28 @@ func (r reader) TaskListInFlight(_ context.Context, p *store.TaskListInFlightPar
 }
 
 // ActionStats counts the tenant's (or every tenant's) actions in a
-// status and returns the oldest.
+// status and returns the oldest: the counts are kept, the oldest is the
+// first of the tenant's actions, in ID order, in that status.
 func (r reader) ActionStats(_ context.Context, p *store.ActionStatsParams) (*store.ActionStats, error) {
 	if err := r.enter(); err != nil {
 		return nil, err
 	}
 	defer r.exit()
+	d := r.s.d
 	st := &store.ActionStats{}
 	var oldest *runtype.Action
-	for _, a := range r.s.d.actions {
-		if a.Status != p.Status || (!p.AllTenants && a.TenantID != p.TenantID) {
+	for k, n := range d.actionCounts {
+		if k.status != p.Status || (!p.AllTenants && k.tenant != p.TenantID) {
 			continue
 		}
-		st.Count++
-		if oldest == nil || a.ID < oldest.ID {
-			oldest = a
+		st.Count += n
+		for _, id := range d.actionsByTenant[k.tenant] {
+			if a := d.actions[id]; a.Status == p.Status {
+				if oldest == nil || a.ID < oldest.ID {
+					oldest = a
+				}
+				break
+			}
 		}
 	}
 	if oldest != nil {

@@ -276,6 +276,9 @@ func (r reader) ActionList(ctx context.Context, p *store.ActionListParams) ([]*r
 		since, until := timeRange(p.Since, p.Until)
 		q, args = q+actionFilter, append(args, since, until, p.Agent, p.Agent)
 	}
+	if p.Oldest {
+		q += actionOldest
+	}
 	as, err := list(ctx, r, scanAction, q, append(args, store.ClampLimit(p.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("listing actions: %w", err)

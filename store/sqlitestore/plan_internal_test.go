@@ -58,6 +58,13 @@ func TestReadModelPlans(t *testing.T) {
 		{"tool calls of turns", qToolCallList + callSession + callTurns, "sqlite_autoindex_tool_calls_1 (session_id=?)", true},
 		{"tool call by output ref", qToolCallByRef, "tool_calls_output_ref (output_ref=? AND tenant_id=?)", false},
 		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},
+		{"pending actions", qActionList + actionStatus, "actions_tenant_status (tenant_id=? AND status=?)", false},
+		{"oldest pending actions", qActionList + actionStatus + actionOldest, "actions_tenant_status (tenant_id=? AND status=?)", false},
+		{"turns of a tenant in a status", qTurnList + turnStatus, "turns_tenant_status (tenant_id=? AND status=?)", false},
+		{"turns of a tenant in a status, paged, filtered", qTurnList + turnStatus + turnBefore + turnFilter,
+			"turns_tenant_status (tenant_id=? AND status=? AND id<?)", false},
+		{"action count", qActionCount, "action_counts USING PRIMARY KEY (tenant_id=? AND status=?)", false},
+		{"action count, every tenant", qActionCount + countAllTenants, "action_counts", false},
 	} {
 		plan := explain(t, s.read, queries[tt.q])
 		if !strings.Contains(plan, tt.want) {

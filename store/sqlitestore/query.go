@@ -62,8 +62,8 @@ const (
 	qInsertReceipt   = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
 	qReceiptLast     = qInsertReceipt + maxEventRows
 	qActionGet       = qReceiptLast + 1
-	qActionList      = qActionGet + 1 // 128 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter
-	qGrantList       = qActionList + 128
+	qActionList      = qActionGet + 1 // 256 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter | actionOldest
+	qGrantList       = qActionList + 256
 	qReceiptList     = qGrantList + 1
 	qUpdateTask      = qReceiptList + 1
 	qTaskFence       = qUpdateTask + 1
@@ -130,8 +130,9 @@ const (
 	actionRun        = 4
 	actionStatus     = 8
 	actionBefore     = 16
-	actionAllTenants = 32 // no tenant filter
-	actionFilter     = 64 // agent, created since, created until
+	actionAllTenants = 32  // no tenant filter
+	actionFilter     = 64  // agent, created since, created until
+	actionOldest     = 128 // ascending ids
 
 	searchSession = 1
 	searchBefore  = 2
@@ -229,7 +230,12 @@ func buildQueries() [numQueries]string {
 	q[qTurnGet] = `SELECT ` + turnCols + ` FROM turns WHERE id = ? AND tenant_id = ?`
 	q[qTurnGetByKey] = `SELECT ` + turnCols + ` FROM turns WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
 	for m := range 32 {
+		// A tenant's turns in a status are a range of turns_tenant_status;
+		// TurnList merges one such read per status of a set.
 		w := `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_tenant WHERE tenant_id = ?`
+		if m&turnStatus != 0 {
+			w = `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_tenant_status WHERE tenant_id = ?`
+		}
 		if m&turnSession != 0 {
 			w = `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_session WHERE tenant_id = ? AND session_id = ?`
 		}
@@ -358,7 +364,7 @@ func buildQueries() [numQueries]string {
 		runtime_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	q[qReceiptLast] = `SELECT seq, hash FROM receipts WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC LIMIT 1`
 	q[qActionGet] = `SELECT ` + actionCols + ` FROM actions WHERE id = ? AND tenant_id = ?`
-	for m := range 128 {
+	for m := range 256 {
 		var conds []string
 		if m&actionAllTenants == 0 {
 			conds = append(conds, `tenant_id = ?`)
@@ -395,7 +401,11 @@ func buildQueries() [numQueries]string {
 		if len(conds) > 0 {
 			w += ` WHERE ` + strings.Join(conds, ` AND `)
 		}
-		q[qActionList+queryID(m)] = w + ` ORDER BY id DESC LIMIT ?`
+		order := ` ORDER BY id DESC LIMIT ?`
+		if m&actionOldest != 0 {
+			order = ` ORDER BY id LIMIT ?`
+		}
+		q[qActionList+queryID(m)] = w + order
 	}
 	q[qGrantList] = `SELECT ` + grantCols + ` FROM policy_grants WHERE tenant_id = ? AND session_id IN (?, '') ORDER BY created_at, id`
 	// A receipt migrated without its event (cursor 0) finds none: the
@@ -464,8 +474,10 @@ func buildQueries() [numQueries]string {
 	q[qTaskInFlight] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_due WHERE due_at <> 0
 		AND (lease_owner <> '' OR status IN ('` + string(runtype.StatusPreparing) + `', '` + string(runtype.StatusRunning) +
 		`', '` + string(runtype.StatusCancelling) + `')) ORDER BY due_at, queued_at, id LIMIT ?`
-	q[qActionCount] = `SELECT count(*) FROM actions INDEXED BY actions_tenant_status WHERE tenant_id = ? AND status = ?`
-	q[qActionCount+countAllTenants] = `SELECT count(*) FROM actions INDEXED BY actions_status WHERE status = ?`
+	// Counting the pending actions would walk one index entry per parked
+	// session: triggers keep the counts (migration 14).
+	q[qActionCount] = `SELECT COALESCE((SELECT n FROM action_counts WHERE tenant_id = ? AND status = ?), 0)`
+	q[qActionCount+countAllTenants] = `SELECT COALESCE(SUM(n), 0) FROM action_counts WHERE status = ?`
 	q[qActionOldest] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_tenant_status
 		WHERE tenant_id = ? AND status = ? ORDER BY id LIMIT 1`
 	q[qActionOldest+countAllTenants] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_status

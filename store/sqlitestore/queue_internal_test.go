@@ -160,3 +160,63 @@ func TestQueueCountsAreAProjectionOfTasks(t *testing.T) {
 	}
 	check("after rebuilding", nil)
 }
+
+// TestActionCountsRebuild: migration 14 builds the action counts from the
+// actions a store holds, so that counts that went wrong (edited by hand)
+// are rebuilt by migrating down and up again. The triggers that keep them
+// are held to the rows by storetest's ActionCountsAreAProjection.
+func TestActionCountsRebuild(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, latestVersion())
+	var acts []*runtype.Action
+	for i, st := range []runtype.ActionStatus{runtype.ActionPending, runtype.ActionPending, runtype.ActionApproved, runtype.ActionDenied} {
+		acts = append(acts, &runtype.Action{ID: fmt.Sprintf("act_%d", i), Owner: runtype.Owner{TenantID: fmt.Sprintf("ten_%d", i%2)},
+			SessionID: "ses_1", Status: st, CreatedAt: time.Unix(int64(i), 0)})
+	}
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{Actions: acts}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	counts := func(q string) map[string]int {
+		rows, err := s.write.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		out := map[string]int{}
+		for rows.Next() {
+			var tenant, status string
+			var n int
+			if err := rows.Scan(&tenant, &status, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				out[tenant+" "+status] = n
+			}
+		}
+		return out
+	}
+	want := map[string]int{"ten_0 pending": 1, "ten_1 pending": 1, "ten_0 approved": 1, "ten_1 denied": 1}
+	if _, err := s.write.ExecContext(ctx, `UPDATE action_counts SET n = n + 7`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.migrateDown(ctx, 13); err != nil {
+		t.Fatalf("migrateDown(13): %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	if d := cmp.Diff(want, counts(`SELECT tenant_id, status, n FROM action_counts`)); d != "" {
+		t.Errorf("rebuilt counts (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(want, counts(`SELECT tenant_id, status, count(*) FROM actions GROUP BY tenant_id, status`)); d != "" {
+		t.Errorf("counted rows (-want +got):\n%s", d)
+	}
+}

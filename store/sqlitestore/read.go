@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt/event"
@@ -153,7 +154,50 @@ func (r reader) TurnGetByIdempotencyKey(ctx context.Context, p *store.TurnGetByI
 }
 
 // TurnList lists the tenant's turns newest (highest ID) first.
+//
+// Across sessions, the turns in a status are a range of
+// turns_tenant_status: a status filter reads only the turns it keeps,
+// however many others the tenant has. A set of statuses is one read per
+// status, each stopping at the limit, merged: the newest of their union
+// are the newest of the newest of each.
 func (r reader) TurnList(ctx context.Context, p *store.TurnListParams) ([]*runtype.Turn, error) {
+	if p.SessionID != "" || (p.Status == "" && len(p.Statuses) == 0) {
+		return r.turnList(ctx, p)
+	}
+	statuses := p.Statuses
+	switch {
+	case p.Status != "" && len(statuses) > 0 && !slices.Contains(statuses, p.Status):
+		return nil, nil // in both: none is
+	case p.Status != "":
+		one := *p
+		one.Statuses = nil
+		return r.turnList(ctx, &one)
+	case len(statuses) == 1:
+		one := *p
+		one.Status, one.Statuses = statuses[0], nil
+		return r.turnList(ctx, &one)
+	}
+	var all []*runtype.Turn
+	seen := make(map[runtype.TaskStatus]bool, len(statuses))
+	for _, st := range statuses {
+		if seen[st] {
+			continue
+		}
+		seen[st] = true
+		one := *p
+		one.Status, one.Statuses = st, nil
+		ts, err := r.turnList(ctx, &one)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ts...)
+	}
+	slices.SortFunc(all, func(a, b *runtype.Turn) int { return strings.Compare(b.ID, a.ID) })
+	return all[:min(len(all), store.ClampLimit(p.Limit))], nil
+}
+
+// turnList is TurnList as one statement.
+func (r reader) turnList(ctx context.Context, p *store.TurnListParams) ([]*runtype.Turn, error) {
 	q, args := qTurnList, []any{p.TenantID}
 	if p.SessionID != "" {
 		q, args = q+turnSession, append(args, p.SessionID)

@@ -127,6 +127,11 @@ func exerciseAction(ctx context.Context, t *testing.T, newStore func(*testing.T)
 			{"all tenants", store.ActionListParams{AllTenants: true}, newestFirst(append(slices.Clone(all), other)...)},
 			{"all tenants, pending", store.ActionListParams{AllTenants: true, Status: runtype.ActionPending}, newestFirst(g.action, a1, a3, a5, other)},
 			{"all tenants, page", store.ActionListParams{AllTenants: true, Limit: 2, BeforeID: other.ID}, newestFirst(a4r, a5)},
+			// Oldest first: the first Limit from the oldest end.
+			{"oldest", store.ActionListParams{Oldest: true}, ids(all, actionID)},
+			{"oldest pending", store.ActionListParams{Oldest: true, Status: runtype.ActionPending, Limit: 3}, ids([]*runtype.Action{g.action, a1, a3}, actionID)},
+			{"oldest of a session, before", store.ActionListParams{Oldest: true, SessionID: g.session.ID, BeforeID: a3.ID, Limit: 2}, ids([]*runtype.Action{g.action, a1}, actionID)},
+			{"oldest of every tenant", store.ActionListParams{Oldest: true, AllTenants: true, Status: runtype.ActionPending}, ids([]*runtype.Action{g.action, a1, a3, a5, other}, actionID)},
 		} {
 			p := c.p
 			p.TenantID = tenantA

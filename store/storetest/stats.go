@@ -188,6 +188,71 @@ func exerciseStats(ctx context.Context, t *testing.T, newStore func(*testing.T) 
 		}
 	})
 
+	// ActionStats' counts are kept as actions are written (drivers need
+	// not count rows on every health check): whatever the writes, they
+	// equal a count of the rows, recomputed here from the listed actions.
+	t.Run("ActionCountsAreAProjection", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		statuses := []runtype.ActionStatus{runtype.ActionPending, runtype.ActionApproved, runtype.ActionDenied,
+			runtype.ActionExpired, runtype.ActionCancelled}
+		check := func(when string) {
+			t.Helper()
+			for _, tenant := range []string{tenantA, tenantB} {
+				for _, st := range statuses {
+					rows, err := tb.store.ActionList(ctx, &store.ActionListParams{TenantID: tenant, Status: st, Limit: store.MaxListLimit})
+					if err != nil {
+						t.Fatalf("ActionList: %v", err)
+					}
+					got, err := tb.store.ActionStats(ctx, &store.ActionStatsParams{TenantID: tenant, Status: st})
+					if err != nil {
+						t.Fatalf("ActionStats: %v", err)
+					}
+					if got.Count != len(rows) {
+						t.Errorf("%s: tenant %s has %d actions %s, ActionStats counts %d", when, tenant, len(rows), st, got.Count)
+					}
+				}
+			}
+		}
+		check("empty")
+		var pending []*runtype.Action
+		for i := range 6 {
+			a := tb.action(tb.someRun([]string{tenantA, tenantB}[i%2]))
+			pending = append(pending, a)
+		}
+		tb.apply(t, &store.Batch{Actions: pending[:4]})
+		check("after inserts")
+		// Inserted and resolved in one batch, and resolved in others.
+		resolve := func(a *runtype.Action, st runtype.ActionStatus) *runtype.Action {
+			r := tb.resolved(a)
+			r.Status = st
+			return r
+		}
+		tb.apply(t, &store.Batch{Actions: pending[4:5], ResolvedActions: []*runtype.Action{resolve(pending[4], runtype.ActionDenied)}})
+		tb.apply(t, &store.Batch{ResolvedActions: []*runtype.Action{resolve(pending[0], runtype.ActionApproved),
+			resolve(pending[1], runtype.ActionExpired)}})
+		check("after resolutions")
+		// A batch that fails writes nothing, its insert included.
+		tb.wantConflict(t, &store.Batch{Actions: pending[5:6], ResolvedActions: []*runtype.Action{resolve(pending[0], runtype.ActionDenied)}})
+		check("after a failed batch")
+		// A transaction rolled back counts nothing.
+		tx, err := tb.store.Begin(ctx)
+		if err != nil {
+			t.Fatalf("Begin: %v", err)
+		}
+		if err := tx.Apply(ctx, &store.Batch{Actions: pending[5:6], ResolvedActions: []*runtype.Action{resolve(pending[2], runtype.ActionCancelled)}}); err != nil {
+			t.Fatalf("Apply: %v", err)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatalf("Rollback: %v", err)
+		}
+		check("after a rollback")
+		all, err := tb.store.ActionStats(ctx, &store.ActionStatsParams{AllTenants: true, Status: runtype.ActionPending})
+		if err != nil || all.Count != 2 {
+			t.Errorf("ActionStats of every tenant's pending actions = %+v, %v; want 2", all, err)
+		}
+	})
+
 	t.Run("EventLast", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
