@@ -58,6 +58,7 @@ func TestReadModelPlans(t *testing.T) {
 		{"tool calls of turns", qToolCallList + callSession + callTurns, "sqlite_autoindex_tool_calls_1 (session_id=?)", true},
 		{"tool call by output ref", qToolCallByRef, "tool_calls_output_ref (output_ref=? AND tenant_id=?)", false},
 		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},
+		{"fenced events", qFencedEvents + maxEventRows - 1, "SEARCH tasks EXISTS USING PRIMARY KEY (id=?)", false},
 	} {
 		plan := explain(t, s.read, queries[tt.q])
 		if !strings.Contains(plan, tt.want) {

@@ -92,7 +92,8 @@ const (
 	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
 	qTouchSession    = qTokenList + 2
 	qToolCallByRef   = qTouchSession + 1
-	numQueries       = qToolCallByRef + 1
+	qFencedEvents    = qToolCallByRef + 1 // maxEventRows variants, as qInsertEvent
+	numQueries       = qFencedEvents + maxEventRows
 )
 
 // Filter bits of the statement variants.
@@ -198,8 +199,14 @@ func buildQueries() [numQueries]string {
 	q[qInsertBlob] = insertSQL("blobs", blobCols, "", "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
 	q[qUpsertLimit] = insertSQL("limits", limitCols, "tenant_id, scope, scope_id", "")
 	for n := 1; n <= maxEventRows; n++ {
-		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (tenant_id, session_id, sequence, turn_id, type, data) VALUES (?, ?, ?, ?, ?, ?)` +
-			strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
+		values := `VALUES (?, ?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
+		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (tenant_id, session_id, sequence, turn_id, type, data) ` + values
+		// The batch's fence rides in its first event statement: the rows
+		// are inserted only while the task is at the fence's epoch, and
+		// none inserted means the lease is lost (Tx.apply).
+		q[qFencedEvents+queryID(n-1)] = `INSERT INTO events (tenant_id, session_id, sequence, turn_id, type, data)
+			SELECT * FROM (` + values + `)
+			WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND tenant_id = ? AND lease_epoch = ?)`
 	}
 	q[qEventLastSequence] = `SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_id = ?`
 

@@ -62,6 +62,10 @@ func (t *Tx) checkFence(ctx context.Context, f *store.Fence) error {
 	case epoch == f.Epoch:
 		return nil
 	}
+	return fenceLost(f)
+}
+
+func fenceLost(f *store.Fence) error {
 	return fmt.Errorf("writing under the lease of task %s at epoch %d: %w", f.TaskID, f.Epoch, store.ErrLeaseLost)
 }
 

@@ -231,15 +231,27 @@ func (t *Tx) replay(ctx context.Context) error {
 // reports whether any statement succeeded (and so whether a failure left
 // rows behind).
 func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bool, err error) {
-	if err := t.checkFence(ctx, b.Fence); err != nil {
-		return false, err
+	// A fenced batch with events (every step of a run) checks its fence
+	// in its first statement, the insert of its events, rather than with
+	// a read of its own: see fenceInWrite.
+	fused := fenceInWrite(b)
+	if !fused {
+		if err := t.checkFence(ctx, b.Fence); err != nil {
+			return false, err
+		}
 	}
 	if err := t.checkAdmission(ctx, b.Admit); err != nil {
 		return false, err
 	}
-	// Actions go first: a resolution that lost a race is the conflict a
-	// caller expects most.
-	if wrote, err = t.writeActions(ctx, b); err != nil {
+	if fused {
+		if wrote, err = t.insertEvents(ctx, b.Events, data, b.Fence); err != nil {
+			return wrote, err
+		}
+	}
+	// Actions go first (a fused batch has none): a resolution that lost a
+	// race is the conflict a caller expects most.
+	w, err := t.writeActions(ctx, b)
+	if wrote = wrote || w; err != nil {
 		return wrote, err
 	}
 	if wrote, err = t.writeTokens(ctx, b, wrote); err != nil {
@@ -358,39 +370,78 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		}
 		wrote = true
 	}
-	// Events go maxEventRows to a statement. One statement's rows get
-	// consecutive cursors: the rowid of each row is one more than the
-	// largest before it, and the transaction holds the write lock.
-	var argBuf [6 * maxEventRows]any
-	for start := 0; start < len(b.Events); start += maxEventRows {
-		events := b.Events[start:min(start+maxEventRows, len(b.Events))]
+	if !fused {
+		w, err := t.insertEvents(ctx, b.Events, data, nil)
+		if wrote = wrote || w; err != nil {
+			return wrote, err
+		}
+	}
+	if err := t.seal(ctx, b.Events, data); err != nil {
+		return wrote, err
+	}
+	return wrote, nil
+}
+
+// fenceInWrite reports whether b's fence rides in the insert of its
+// events, which then goes first: b is fenced, has events, and nothing
+// that must be checked or written before anything else (an admission,
+// actions, whose conflicts callers expect to leave the transaction
+// untouched). A batch whose fence fails writes nothing either way.
+func fenceInWrite(b *store.Batch) bool {
+	return b.Fence != nil && len(b.Events) > 0 && b.Admit == nil && len(b.Actions) == 0 && len(b.ResolvedActions) == 0
+}
+
+// insertEvents inserts events, maxEventRows to a statement, and sets their
+// cursors. With a fence, the first statement inserts its rows only while
+// the fence holds (qFencedEvents), and inserting none fails with
+// store.ErrLeaseLost: the check costs no statement of its own. It must
+// then be the batch's first write, so that a lost lease leaves nothing
+// behind.
+func (t *Tx) insertEvents(ctx context.Context, events []*event.Event, data [][]byte, fence *store.Fence) (wrote bool, err error) {
+	// One statement's rows get consecutive cursors: the rowid of each
+	// row is one more than the largest before it, and the transaction
+	// holds the write lock.
+	var argBuf [6*maxEventRows + 3]any
+	for start := 0; start < len(events); start += maxEventRows {
+		chunk := events[start:min(start+maxEventRows, len(events))]
 		args := argBuf[:0]
-		for i, e := range events {
+		for i, e := range chunk {
 			args = append(args, e.TenantID, e.SessionID, e.Sequence, e.TurnID, string(e.Type), data[start+i])
 		}
-		res, err := t.exec(ctx, qInsertEvent+queryID(len(events)-1), args...)
+		q := qInsertEvent + queryID(len(chunk)-1)
+		if fence != nil && start == 0 {
+			q = qFencedEvents + queryID(len(chunk)-1)
+			args = append(args, fence.TaskID, fence.TenantID, fence.Epoch)
+		}
+		res, err := t.exec(ctx, q, args...)
 		if err != nil {
 			// The cached last sequences let a taken one through: another
 			// process wrote to the file. Read them again next time, and
 			// give batches savepoints from now on (see Apply).
-			for _, e := range events {
+			for _, e := range chunk {
 				delete(t.s.lastSeq, e.SessionID)
 			}
 			t.s.shared.Store(true)
-			e := events[0]
+			e := chunk[0]
 			return wrote, fmt.Errorf("inserting events %d… of session %s: %w", e.Sequence, e.SessionID, translate(err))
+		}
+		if fence != nil && start == 0 {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return wrote, fmt.Errorf("inserting events: %w", err)
+			}
+			if n == 0 {
+				return wrote, fenceLost(fence)
+			}
 		}
 		wrote = true
 		last, err := res.LastInsertId()
 		if err != nil {
 			return wrote, fmt.Errorf("inserting events: reading cursor: %w", err)
 		}
-		for i, e := range events {
-			e.Cursor = last - int64(len(events)-1-i)
+		for i, e := range chunk {
+			e.Cursor = last - int64(len(chunk)-1-i)
 		}
-	}
-	if err := t.seal(ctx, b.Events, data); err != nil {
-		return wrote, err
 	}
 	return wrote, nil
 }
