@@ -120,7 +120,11 @@ func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (boo
 		)
 		switch {
 		case c.Claim:
-			res, err = t.exec(ctx, qTaskClaim, c.Owner, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch)
+			q := qTaskClaim
+			if c.Alone {
+				q += claimAlone
+			}
+			res, err = t.exec(ctx, q, c.Owner, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch)
 		case c.Owner != "":
 			res, err = t.exec(ctx, qTaskRenew, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch, c.Owner)
 		default:
