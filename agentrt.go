@@ -445,6 +445,10 @@ type Runtime struct {
 	mu     sync.Mutex
 	state  lifecycle         // guarded by mu
 	claims map[string]*claim // guarded by mu: the tasks this runtime's workers hold, by id
+	// eagerSlots counts the worker slots that submissions in flight have
+	// reserved to start their turns at once (eager start, submit.go).
+	// Guarded by mu.
+	eagerSlots int
 	// tokenUses is when this process last recorded each token's use
 	// (token.go): it only spares the store a write per request, the
 	// store's LastUsedAt is the truth. Guarded by mu.

@@ -87,7 +87,7 @@ func (rt *Runtime) dispatch(ctx context.Context) {
 func (rt *Runtime) claimDue(ctx context.Context) {
 	for ctx.Err() == nil {
 		rt.mu.Lock()
-		free := rt.cfg.MaxConcurrentRuns - len(rt.claims)
+		free := rt.cfg.MaxConcurrentRuns - len(rt.claims) - rt.eagerSlots
 		rt.mu.Unlock()
 		if free <= 0 {
 			return
@@ -189,6 +189,55 @@ func (rt *Runtime) claim(ctx context.Context, t *runtype.Task) (*claim, error) {
 	rt.wg.Add(1) // for work, which the caller runs; Stop waits for it
 	rt.mu.Unlock()
 	return c, nil
+}
+
+// reserveEagerSlot reserves a worker slot for a submission that means to
+// start its turn at once, if the runtime runs workers and has one free.
+// The dispatcher counts reserved slots as taken, so the submission's
+// claim never finds the pool full.
+func (rt *Runtime) reserveEagerSlot() bool {
+	if rt.cfg.NoWorkers {
+		return false
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.state != stateRunning || len(rt.claims)+rt.eagerSlots >= rt.cfg.MaxConcurrentRuns {
+		return false
+	}
+	rt.eagerSlots++
+	return true
+}
+
+func (rt *Runtime) releaseEagerSlot() {
+	rt.mu.Lock()
+	rt.eagerSlots--
+	rt.mu.Unlock()
+}
+
+// startEager runs a turn whose submission also claimed its task (lease,
+// at epoch 0, committed): the task is in the store exactly as a claim by
+// the dispatcher leaves it, and turn and task are what the submission
+// wrote, which is what claim would read back. A cancel or pause that
+// came since is the heartbeat's to see, as after any claim. The slot
+// reserved for it becomes the claim's.
+func (rt *Runtime) startEager(turn runtype.Turn, task runtype.Task, lease *store.LeaseChange, now time.Time) {
+	task.LeaseOwner, task.LeaseEpoch, task.LeaseExpiresAt, task.DueAt = lease.Owner, lease.Epoch+1, lease.ExpiresAt, lease.ExpiresAt
+	c := &claim{task: &task, turn: &turn, epoch: task.LeaseEpoch, done: make(chan struct{})}
+	c.until.Store(lease.ExpiresAt.UnixNano())
+	c.progress.Store(now.UnixNano())
+	c.ctx, c.cancel = context.WithCancelCause(rt.baseCtx)
+	rt.mu.Lock()
+	rt.eagerSlots--
+	if rt.state != stateRunning {
+		rt.mu.Unlock()
+		c.cancel(nil)
+		rt.release(task.TenantID, task.ID, c.epoch, now) // due now: the next start runs it
+		return
+	}
+	rt.claims[task.ID] = c
+	rt.wg.Add(1) // for work; Stop waits for it
+	rt.mu.Unlock()
+	go rt.work(c)
 }
 
 // release lets go of a task's lease; the task is next due at due (zero:
