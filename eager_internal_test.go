@@ -2,6 +2,7 @@ package agentrt
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
+	"github.com/agentrt/agentrt/store/sqlitestore"
 	"github.com/agentrt/agentrt/tool"
 )
 
@@ -231,5 +233,161 @@ func TestEagerStartsRaceOnOneThread(t *testing.T) {
 		if attempts[id] != 1 {
 			t.Errorf("turn %s had %d attempts, want 1", id, attempts[id])
 		}
+	}
+}
+
+// TestHeartbeatRenewsOnItsTimer: a worker's lease is renewed by its
+// heartbeat's timer, never by its steps: the steps a run records leave
+// the lease as the claim set it, and each tick of the timer moves it to
+// the clock's time plus the lease's.
+func TestHeartbeatRenewsOnItsTimer(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	ticks := make(chan time.Time) // unbuffered: a send returns once the heartbeat took it
+	b := &eagerBundle{started: make(chan struct{}, 4)}
+	release := make(chan struct{})
+	var once sync.Once
+	b.open = func() { once.Do(func() { close(release) }) }
+	hold := tool.Func("hold", "Holds until released.", tool.Annotations{},
+		func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
+			b.started <- struct{}{}
+			<-release
+			return "held", nil
+		})
+	rt, err := New(Config{
+		DataDir: t.TempDir(), LeaseTTL: 30 * time.Second, Now: clock, Tools: []tool.Tool{hold},
+		Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "hold"}, Tools: []string{"hold"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.heartbeatTicks = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
+	ctx := context.Background()
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.open()
+		if err := rt.StopAndCancel(ctx); err != nil {
+			t.Errorf("stopping: %v", err)
+		}
+	})
+	b.rt = rt
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "go", SessionID: "beat-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-b.started // the model's step is recorded, the tool's started
+	k := b.task(t, res.TaskID)
+	if want := now.Add(30 * time.Second); !k.LeaseExpiresAt.Equal(want) || k.LeaseEpoch != 1 {
+		t.Errorf("lease after the run's first steps: until %v at epoch %d, want %v at 1 (as claimed)", k.LeaseExpiresAt, k.LeaseEpoch, want)
+	}
+
+	mu.Lock()
+	now = now.Add(10 * time.Second)
+	mu.Unlock()
+	ticks <- now
+	ticks <- now // taken once the first tick's renewal is done (the second renews to the same time)
+	k = b.task(t, res.TaskID)
+	if want := now.Add(30 * time.Second); !k.LeaseExpiresAt.Equal(want) || !k.DueAt.Equal(want) || k.LeaseEpoch != 1 {
+		t.Errorf("lease after a tick: until %v (due %v) at epoch %d, want %v at 1", k.LeaseExpiresAt, k.DueAt, k.LeaseEpoch, want)
+	}
+	b.open()
+	if turn, err := rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID); err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn = %+v, %v; want completed", turn, err)
+	}
+}
+
+// leaseLog is a store that records the lease changes of the batches
+// applied to it.
+type leaseLog struct {
+	store.Store
+	mu      sync.Mutex
+	changes []string // guarded by mu
+}
+
+type leaseLogTx struct {
+	store.Tx
+	log *leaseLog
+}
+
+func (s *leaseLog) Begin(ctx context.Context) (store.Tx, error) {
+	tx, err := s.Store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &leaseLogTx{Tx: tx, log: s}, nil
+}
+
+func (tx *leaseLogTx) Apply(ctx context.Context, b *store.Batch) error {
+	err := tx.Tx.Apply(ctx, b)
+	if err == nil {
+		tx.log.mu.Lock()
+		for _, c := range b.Leases {
+			switch {
+			case c.Claim && len(b.Turns) > 0:
+				tx.log.changes = append(tx.log.changes, "claim with the submission")
+			case c.Claim:
+				tx.log.changes = append(tx.log.changes, "claim")
+			case c.Owner != "":
+				tx.log.changes = append(tx.log.changes, "renew")
+			default:
+				tx.log.changes = append(tx.log.changes, "release")
+			}
+		}
+		tx.log.mu.Unlock()
+	}
+	return err
+}
+
+// TestTurnLeaseChanges: a turn started eagerly changes its task's lease
+// twice, with its submission (the claim) and with its last step (the
+// release): no claim of its own, and no renewal by its steps (the
+// heartbeat's timer never ticks here).
+func TestTurnLeaseChanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "agentrt.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &leaseLog{Store: st}
+	rt, err := New(Config{
+		Store: log, LeaseTTL: time.Minute, Tools: []tool.Tool{tool.Func("hold", "Returns.", tool.Annotations{},
+			func(ctx context.Context, c *tool.Call, in struct{}) (string, error) { return "held", nil })},
+		Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "hold"}, Tools: []string{"hold"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.heartbeatTicks = func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Stop(ctx); err != nil {
+			t.Errorf("stopping: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "go", SessionID: "writes-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn, err := rt.WaitTurn(ctx, runtype.Owner{}, res.TurnID); err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn = %+v, %v; want completed", turn, err)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if want := []string{"claim with the submission", "release"}; !slices.Equal(log.changes, want) {
+		t.Errorf("lease changes = %q, want %q", log.changes, want)
 	}
 }

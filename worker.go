@@ -368,14 +368,14 @@ func (rt *Runtime) controlPending(c *claim) bool {
 }
 
 // heartbeat renews c's lease every third of the lease's time until stop
-// closes, and watches the attempt's limits: it cancels the run when the
+// closes (on a timer: steps neither renew nor read the lease, their
+// writes are fenced by its epoch), and watches the attempt's limits: it cancels the run when the
 // lease is lost (or runs out unrenewed), when an operator cancels or
 // pauses the task in another process, and when the turn passes its
 // wall-clock or inactivity limit.
 func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
-	every := rt.cfg.LeaseTTL / 3
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	ticks, stopTicks := rt.heartbeatTicks(rt.cfg.LeaseTTL / 3)
+	defer stopTicks()
 	var deadline <-chan time.Time
 	if d := rt.cfg.TurnTimeout; d > 0 {
 		start := c.turn.StartedAt
@@ -393,7 +393,7 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 		case <-deadline:
 			c.cancel(loop.ErrTimedOut)
 			deadline = nil
-		case <-tick.C:
+		case <-ticks:
 			now := rt.cfg.Now().UTC()
 			if d := rt.cfg.InactivityTimeout; d > 0 && now.Sub(time.Unix(0, c.progress.Load())) > d {
 				c.cancel(loop.ErrInactive)
@@ -424,6 +424,12 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// tickerTicks is the heartbeat's clock outside tests.
+func tickerTicks(every time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(every)
+	return t.C, t.Stop
 }
 
 // attempt does what the claimed task is due for: the coordinator decides
