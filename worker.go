@@ -194,7 +194,9 @@ func (rt *Runtime) claim(ctx context.Context, t *runtype.Task) (*claim, error) {
 // reserveEagerSlot reserves a worker slot for a submission that means to
 // start its turn at once, if the runtime runs workers and has one free.
 // The dispatcher counts reserved slots as taken, so the submission's
-// claim never finds the pool full.
+// claim never finds the pool full; Stop waits for a reserved slot as for
+// a running attempt, so the writer is still there to release the claim
+// should the runtime stop before the turn starts.
 func (rt *Runtime) reserveEagerSlot() bool {
 	if rt.cfg.NoWorkers {
 		return false
@@ -205,13 +207,16 @@ func (rt *Runtime) reserveEagerSlot() bool {
 		return false
 	}
 	rt.eagerSlots++
+	rt.wg.Add(1)
 	return true
 }
 
+// releaseEagerSlot gives back a slot whose submission claimed nothing.
 func (rt *Runtime) releaseEagerSlot() {
 	rt.mu.Lock()
 	rt.eagerSlots--
 	rt.mu.Unlock()
+	rt.wg.Done()
 }
 
 // startEager runs a turn whose submission also claimed its task (lease,
@@ -219,11 +224,31 @@ func (rt *Runtime) releaseEagerSlot() {
 // the dispatcher leaves it, and turn and task are what the submission
 // wrote, which is what claim would read back. A cancel or pause that
 // came since is the heartbeat's to see, as after any claim. The slot
-// reserved for it becomes the claim's.
+// reserved for it (and its count in rt.wg) becomes the claim's.
 func (rt *Runtime) startEager(turn runtype.Turn, task runtype.Task, lease *store.LeaseChange, now time.Time) {
 	task.LeaseOwner, task.LeaseEpoch, task.LeaseExpiresAt, task.DueAt = lease.Owner, lease.Epoch+1, lease.ExpiresAt, lease.ExpiresAt
+	// The lease was measured from the start of the submission. When its
+	// commit took more than a third of the lease (a store busy with
+	// another process's writes), renew it now, as the heartbeat would
+	// have: the heartbeat's first tick is a third of a lease away.
+	if at := rt.cfg.Now().UTC(); lease.ExpiresAt.Sub(at) < rt.cfg.LeaseTTL*2/3 {
+		expires := at.Add(rt.cfg.LeaseTTL)
+		err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+			TenantID: task.TenantID, TaskID: task.ID, Epoch: task.LeaseEpoch, Owner: lease.Owner, ExpiresAt: expires,
+		}}})
+		switch {
+		case err == nil:
+			task.LeaseExpiresAt, task.DueAt = expires, expires
+		case errors.Is(err, store.ErrLeaseLost):
+			// Another worker took the task up already: it is theirs.
+			rt.releaseEagerSlot()
+			return
+		default:
+			rt.cfg.Logger.Error("renewing task lease", "taskId", task.ID, "err", err)
+		}
+	}
 	c := &claim{task: &task, turn: &turn, epoch: task.LeaseEpoch, done: make(chan struct{})}
-	c.until.Store(lease.ExpiresAt.UnixNano())
+	c.until.Store(task.LeaseExpiresAt.UnixNano())
 	c.progress.Store(now.UnixNano())
 	c.ctx, c.cancel = context.WithCancelCause(rt.baseCtx)
 	rt.mu.Lock()
@@ -232,12 +257,12 @@ func (rt *Runtime) startEager(turn runtype.Turn, task runtype.Task, lease *store
 		rt.mu.Unlock()
 		c.cancel(nil)
 		rt.release(task.TenantID, task.ID, c.epoch, now) // due now: the next start runs it
+		rt.wg.Done()
 		return
 	}
 	rt.claims[task.ID] = c
-	rt.wg.Add(1) // for work; Stop waits for it
 	rt.mu.Unlock()
-	go rt.work(c)
+	go rt.work(c) // which calls the slot's wg.Done
 }
 
 // release lets go of a task's lease; the task is next due at due (zero:

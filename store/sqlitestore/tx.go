@@ -22,8 +22,9 @@ var errTxAborted = errors.New("transaction aborted")
 // maxEventRows to a statement) and no savepoint: a savepoint costs two
 // statements and a copy of every page the batch touches, about a tenth of
 // a step's cost. Instead, Apply checks
-// event sequences and the batch's fence before writing, writes the rows
-// that can conflict first
+// event sequences and the batch's fence before writing (a batch with
+// events checks its fence in the statement that inserts them, which then
+// goes first: see fenceInWrite), writes the rows that can conflict first
 // (so that a conflict usually fails the batch's first statement, which
 // SQLite undoes by itself), and otherwise rolls the transaction back and
 // replays the batches applied before. Replaying gives the events the same
