@@ -445,6 +445,13 @@ type Runtime struct {
 	mu     sync.Mutex
 	state  lifecycle         // guarded by mu
 	claims map[string]*claim // guarded by mu: the tasks this runtime's workers hold, by id
+	// heartbeatTicks makes the ticks a worker renews its lease on: a
+	// time.Ticker's, or a test's own.
+	heartbeatTicks func(every time.Duration) (ticks <-chan time.Time, stop func())
+	// eagerSlots counts the worker slots that submissions in flight have
+	// reserved to start their turns at once (eager start, submit.go).
+	// Guarded by mu.
+	eagerSlots int
 	// tokenUses is when this process last recorded each token's use
 	// (token.go): it only spares the store a write per request, the
 	// store's LastUsedAt is the truth. Guarded by mu.
@@ -484,6 +491,8 @@ func New(cfg Config) (*Runtime, error) {
 		wake:     make(chan struct{}, 1),
 		settles:  &event.Bus{},
 		claims:   make(map[string]*claim),
+
+		heartbeatTicks: tickerTicks,
 	}
 	if err := rt.setUpExecution(); err != nil {
 		rt.closeExecution()

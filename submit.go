@@ -38,13 +38,23 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *apitype.SubmitTurnParams) 
 			return res, err
 		}
 	}
-	res, err := rt.accept(ctx, owner, p)
+	res, err := rt.accept(ctx, owner, p, true)
 	if errors.Is(err, errSessionRace) {
 		// Another submission created the session first: now it exists.
-		res, err = rt.accept(ctx, owner, p)
+		res, err = rt.accept(ctx, owner, p, true)
+	}
+	if errors.Is(err, errThreadTaken) {
+		// Another turn of the thread was accepted meanwhile: this one
+		// waits for it, as any submission to a busy thread does.
+		res, err = rt.accept(ctx, owner, p, false)
 	}
 	return res, err
 }
+
+// errThreadTaken: an eager start found another open task in its thread
+// when its submission committed (store.LeaseChange.Alone), so nothing was
+// written.
+var errThreadTaken = fmt.Errorf("%w: the thread is busy", store.ErrLeaseLost)
 
 // errSessionRace: the session a submission meant to create exists now —
 // another submission created it meanwhile (retry once), or the id is
@@ -52,8 +62,9 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *apitype.SubmitTurnParams) 
 var errSessionRace = fmt.Errorf("%w: the session id is not available", store.ErrConflict)
 
 // accept records the turn (with its session and thread when they are new)
-// and queues it on its thread.
-func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, error) {
+// and queues it on its thread. When eager is set and the thread is idle,
+// the turn may start at once on a worker of this runtime (see eager).
+func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams, eager bool) (*apitype.SubmitTurnResult, error) {
 	now := rt.cfg.Now().UTC()
 	turn := &runtype.Turn{
 		ID: rt.ids.New(runtype.PrefixTurn), Owner: owner, IdempotencyKey: p.IdempotencyKey, Input: p.Input,
@@ -109,7 +120,24 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.S
 		e.QueueID = thr.ID
 		b.Events = append(b.Events, e)
 	}
+	// Eager start: a thread with no open task and a free worker here. The
+	// claim rides on the submission's commit, and the turn starts without
+	// the dispatcher's look for due work and claim of its own.
+	var lease *store.LeaseChange
+	if eager && len(open) == 0 && rt.reserveEagerSlot() {
+		lease = &store.LeaseChange{
+			TenantID: owner.TenantID, TaskID: task.ID, Claim: true, Alone: true, Owner: rt.workerID,
+			ExpiresAt: now.Add(rt.cfg.LeaseTTL),
+		}
+		b.Leases = append(b.Leases, lease)
+	}
 	if err := rt.writer.Write(ctx, b); err != nil {
+		if lease != nil {
+			rt.releaseEagerSlot()
+			if errors.Is(err, store.ErrLeaseLost) {
+				return nil, errThreadTaken
+			}
+		}
 		var full *store.QueueFullError
 		switch {
 		case errors.As(err, &full) && p.IdempotencyKey != "":
@@ -145,7 +173,13 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.S
 			}
 		}
 	}
-	rt.kick()
+	if lease != nil {
+		// The store keeps what it was handed (store.Batch): the worker
+		// gets copies, as a claim's reads would give it.
+		rt.startEager(*turn, *task, lease, now)
+	} else {
+		rt.kick()
+	}
 	return &apitype.SubmitTurnResult{
 		SessionID: sess.ID, ThreadID: thr.ID, TurnID: turn.ID, TaskID: task.ID,
 		Status: runtype.StatusQueued, Created: true,

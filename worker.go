@@ -87,7 +87,7 @@ func (rt *Runtime) dispatch(ctx context.Context) {
 func (rt *Runtime) claimDue(ctx context.Context) {
 	for ctx.Err() == nil {
 		rt.mu.Lock()
-		free := rt.cfg.MaxConcurrentRuns - len(rt.claims)
+		free := rt.cfg.MaxConcurrentRuns - len(rt.claims) - rt.eagerSlots
 		rt.mu.Unlock()
 		if free <= 0 {
 			return
@@ -189,6 +189,80 @@ func (rt *Runtime) claim(ctx context.Context, t *runtype.Task) (*claim, error) {
 	rt.wg.Add(1) // for work, which the caller runs; Stop waits for it
 	rt.mu.Unlock()
 	return c, nil
+}
+
+// reserveEagerSlot reserves a worker slot for a submission that means to
+// start its turn at once, if the runtime runs workers and has one free.
+// The dispatcher counts reserved slots as taken, so the submission's
+// claim never finds the pool full; Stop waits for a reserved slot as for
+// a running attempt, so the writer is still there to release the claim
+// should the runtime stop before the turn starts.
+func (rt *Runtime) reserveEagerSlot() bool {
+	if rt.cfg.NoWorkers {
+		return false
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.state != stateRunning || len(rt.claims)+rt.eagerSlots >= rt.cfg.MaxConcurrentRuns {
+		return false
+	}
+	rt.eagerSlots++
+	rt.wg.Add(1)
+	return true
+}
+
+// releaseEagerSlot gives back a slot whose submission claimed nothing.
+func (rt *Runtime) releaseEagerSlot() {
+	rt.mu.Lock()
+	rt.eagerSlots--
+	rt.mu.Unlock()
+	rt.wg.Done()
+}
+
+// startEager runs a turn whose submission also claimed its task (lease,
+// at epoch 0, committed): the task is in the store exactly as a claim by
+// the dispatcher leaves it, and turn and task are what the submission
+// wrote, which is what claim would read back. A cancel or pause that
+// came since is the heartbeat's to see, as after any claim. The slot
+// reserved for it (and its count in rt.wg) becomes the claim's.
+func (rt *Runtime) startEager(turn runtype.Turn, task runtype.Task, lease *store.LeaseChange, now time.Time) {
+	task.LeaseOwner, task.LeaseEpoch, task.LeaseExpiresAt, task.DueAt = lease.Owner, lease.Epoch+1, lease.ExpiresAt, lease.ExpiresAt
+	// The lease was measured from the start of the submission. When its
+	// commit took more than a third of the lease (a store busy with
+	// another process's writes), renew it now, as the heartbeat would
+	// have: the heartbeat's first tick is a third of a lease away.
+	if at := rt.cfg.Now().UTC(); lease.ExpiresAt.Sub(at) < rt.cfg.LeaseTTL*2/3 {
+		expires := at.Add(rt.cfg.LeaseTTL)
+		err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+			TenantID: task.TenantID, TaskID: task.ID, Epoch: task.LeaseEpoch, Owner: lease.Owner, ExpiresAt: expires,
+		}}})
+		switch {
+		case err == nil:
+			task.LeaseExpiresAt, task.DueAt = expires, expires
+		case errors.Is(err, store.ErrLeaseLost):
+			// Another worker took the task up already: it is theirs.
+			rt.releaseEagerSlot()
+			return
+		default:
+			rt.cfg.Logger.Error("renewing task lease", "taskId", task.ID, "err", err)
+		}
+	}
+	c := &claim{task: &task, turn: &turn, epoch: task.LeaseEpoch, done: make(chan struct{})}
+	c.until.Store(task.LeaseExpiresAt.UnixNano())
+	c.progress.Store(now.UnixNano())
+	c.ctx, c.cancel = context.WithCancelCause(rt.baseCtx)
+	rt.mu.Lock()
+	rt.eagerSlots--
+	if rt.state != stateRunning {
+		rt.mu.Unlock()
+		c.cancel(nil)
+		rt.release(task.TenantID, task.ID, c.epoch, now) // due now: the next start runs it
+		rt.wg.Done()
+		return
+	}
+	rt.claims[task.ID] = c
+	rt.mu.Unlock()
+	go rt.work(c) // which calls the slot's wg.Done
 }
 
 // release lets go of a task's lease; the task is next due at due (zero:
@@ -319,14 +393,14 @@ func (rt *Runtime) controlPending(c *claim) bool {
 }
 
 // heartbeat renews c's lease every third of the lease's time until stop
-// closes, and watches the attempt's limits: it cancels the run when the
+// closes (on a timer: steps neither renew nor read the lease, their
+// writes are fenced by its epoch), and watches the attempt's limits: it cancels the run when the
 // lease is lost (or runs out unrenewed), when an operator cancels or
 // pauses the task in another process, and when the turn passes its
 // wall-clock or inactivity limit.
 func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
-	every := rt.cfg.LeaseTTL / 3
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	ticks, stopTicks := rt.heartbeatTicks(rt.cfg.LeaseTTL / 3)
+	defer stopTicks()
 	var deadline <-chan time.Time
 	if d := rt.cfg.TurnTimeout; d > 0 {
 		start := c.turn.StartedAt
@@ -344,7 +418,7 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 		case <-deadline:
 			c.cancel(loop.ErrTimedOut)
 			deadline = nil
-		case <-tick.C:
+		case <-ticks:
 			now := rt.cfg.Now().UTC()
 			if d := rt.cfg.InactivityTimeout; d > 0 && now.Sub(time.Unix(0, c.progress.Load())) > d {
 				c.cancel(loop.ErrInactive)
@@ -375,6 +449,12 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// tickerTicks is the heartbeat's clock outside tests.
+func tickerTicks(every time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(every)
+	return t.C, t.Stop
 }
 
 // attempt does what the claimed task is due for: the coordinator decides

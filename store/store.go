@@ -268,15 +268,22 @@ type Fence struct {
 //
 //   - Claim: the epoch becomes Epoch+1, the lease Owner's until ExpiresAt,
 //     and DueAt becomes ExpiresAt (the task is due again if the lease runs
-//     out).
+//     out). With Alone, the claim also needs the task to be the only open
+//     task of its thread (no other is neither terminal nor blocked).
 //   - Renew (not Claim, Owner set): the lease and DueAt move to ExpiresAt.
 //   - Release (not Claim, Owner empty): the lease is dropped (the epoch
 //     stays) and the task is next due at DueAt (zero: not due).
 type LeaseChange struct {
-	TenantID  string
-	TaskID    string
-	Epoch     int64
-	Claim     bool
+	TenantID string
+	TaskID   string
+	Epoch    int64
+	Claim    bool
+	// Alone conditions a claim on its task being its thread's only open
+	// task, counting the batches applied before and this one's Tasks:
+	// a submission that claims the task it inserts (an eager start) then
+	// never runs beside another turn of the thread, whatever else was
+	// submitted to it at the same time.
+	Alone     bool
 	Owner     string
 	ExpiresAt time.Time
 	DueAt     time.Time

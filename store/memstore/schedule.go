@@ -127,6 +127,9 @@ func (d *data) validateSchedule(b *store.Batch) error {
 		if !ok || l.epoch != c.Epoch || (!c.Claim && c.Owner != "" && l.owner != c.Owner) {
 			return c.Lost()
 		}
+		if c.Claim && c.Alone && !d.alone(b, c.TaskID) {
+			return c.Lost()
+		}
 		switch {
 		case c.Claim:
 			l.epoch, l.owner = l.epoch+1, c.Owner
@@ -206,6 +209,41 @@ func (d *data) taskListDue(p *store.TaskListDueParams) []*runtype.Task {
 		out[i] = copyTask(k)
 	}
 	return out
+}
+
+// alone reports whether the task id (in b's Tasks or the store) is the
+// only open task of its thread (one neither terminal nor blocked), as b's
+// Tasks leave the thread.
+func (d *data) alone(b *store.Batch, id string) bool {
+	open := func(k *runtype.Task) bool { return !k.Status.Terminal() && k.Status != runtype.StatusBlocked }
+	var self *runtype.Task
+	for _, k := range b.Tasks {
+		if k.ID == id {
+			self = k
+		}
+	}
+	if self == nil {
+		if r := d.tasks.rows[id]; r != nil {
+			self = &r.v
+		} else {
+			return false
+		}
+	}
+	for _, k := range b.Tasks {
+		if k.ID != id && k.ThreadID == self.ThreadID && k.TenantID == self.TenantID && open(k) {
+			return false
+		}
+	}
+	for _, r := range d.tasks.idx[1][self.ThreadID] {
+		o := &r.v
+		if o.ID == id || o.TenantID != self.TenantID || slices.ContainsFunc(b.Tasks, func(k *runtype.Task) bool { return k.ID == o.ID }) {
+			continue // b's version of o, if any, was counted above
+		}
+		if open(o) {
+			return false
+		}
+	}
+	return true
 }
 
 // headsThread reports whether no open task of k's thread (one neither

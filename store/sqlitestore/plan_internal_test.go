@@ -65,6 +65,7 @@ func TestReadModelPlans(t *testing.T) {
 			"turns_tenant_status (tenant_id=? AND status=? AND id<?)", false},
 		{"action count", qActionCount, "action_counts USING PRIMARY KEY (tenant_id=? AND status=?)", false},
 		{"action count, every tenant", qActionCount + countAllTenants, "action_counts", false},
+		{"fenced events", qFencedEvents + maxEventRows - 1, "SEARCH tasks EXISTS USING PRIMARY KEY (id=?)", false},
 	} {
 		plan := explain(t, s.read, queries[tt.q])
 		if !strings.Contains(plan, tt.want) {

@@ -67,8 +67,8 @@ const (
 	qReceiptList     = qGrantList + 1
 	qUpdateTask      = qReceiptList + 1
 	qTaskFence       = qUpdateTask + 1
-	qTaskClaim       = qTaskFence + 1
-	qTaskRenew       = qTaskClaim + 1
+	qTaskClaim       = qTaskFence + 1 // 2 variants: claimAlone
+	qTaskRenew       = qTaskClaim + 2
 	qTaskRelease     = qTaskRenew + 1
 	qTaskUpdate      = qTaskRelease + 1 // 8 variants: updateDue | updateControl | updateQueued
 	qTaskListThread  = qTaskUpdate + 8
@@ -93,11 +93,14 @@ const (
 	qTouchSession    = qTokenList + 2
 	qToolCallByRef   = qTouchSession + 1
 	qInsertScope     = qToolCallByRef + 1
-	numQueries       = qInsertScope + 1
+	qFencedEvents    = qInsertScope + 1 // maxEventRows variants, as qInsertEvent
+	numQueries       = qFencedEvents + maxEventRows
 )
 
 // Filter bits of the statement variants.
 const (
+	claimAlone = 1
+
 	sessionBefore = 1
 	sessionFilter = 2 // principal, agent, created since, created until
 
@@ -209,8 +212,14 @@ func buildQueries() [numQueries]string {
 	q[qInsertBlob] = insertSQL("blobs", blobCols, "", "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
 	q[qUpsertLimit] = insertSQL("limits", limitCols, "tenant_id, scope, scope_id", "")
 	for n := 1; n <= maxEventRows; n++ {
-		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (session_id, sequence, scope, body) VALUES (?, ?, ?, ?)` +
-			strings.Repeat(`, (?, ?, ?, ?)`, n-1)
+		values := `VALUES (?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, n-1)
+		q[qInsertEvent+queryID(n-1)] = `INSERT INTO events (session_id, sequence, scope, body) ` + values
+		// The batch's fence rides in its first event statement: the rows
+		// are inserted only while the task is at the fence's epoch, and
+		// none inserted means the lease is lost (Tx.writeEvents).
+		q[qFencedEvents+queryID(n-1)] = `INSERT INTO events (session_id, sequence, scope, body)
+			SELECT * FROM (` + values + `)
+			WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND tenant_id = ? AND lease_epoch = ?)`
 	}
 	q[qEventLastSequence] = `SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_id = ?`
 
@@ -420,6 +429,11 @@ func buildQueries() [numQueries]string {
 	q[qTaskFence] = `SELECT lease_epoch FROM tasks WHERE id = ? AND tenant_id = ?`
 	q[qTaskClaim] = `UPDATE tasks SET lease_owner = ?, lease_epoch = lease_epoch + 1, lease_expires_at = ?, due_at = ?
 		WHERE id = ? AND tenant_id = ? AND lease_epoch = ?`
+	// An eager start's claim (store.LeaseChange.Alone) holds only while
+	// no other task of the thread is open.
+	q[qTaskClaim+claimAlone] = q[qTaskClaim] + ` AND NOT EXISTS (
+		SELECT 1 FROM tasks AS o INDEXED BY tasks_thread WHERE o.thread_id = tasks.thread_id
+			AND o.tenant_id = tasks.tenant_id AND o.id <> tasks.id AND o.status NOT IN (` + closedStatuses + `))`
 	q[qTaskRenew] = `UPDATE tasks SET lease_expires_at = ?, due_at = ?
 		WHERE id = ? AND tenant_id = ? AND lease_epoch = ? AND lease_owner = ?`
 	q[qTaskRelease] = `UPDATE tasks SET lease_owner = '', lease_expires_at = 0, due_at = ?

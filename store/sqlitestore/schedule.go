@@ -62,6 +62,10 @@ func (t *Tx) checkFence(ctx context.Context, f *store.Fence) error {
 	case epoch == f.Epoch:
 		return nil
 	}
+	return fenceLost(f)
+}
+
+func fenceLost(f *store.Fence) error {
 	return fmt.Errorf("writing under the lease of task %s at epoch %d: %w", f.TaskID, f.Epoch, store.ErrLeaseLost)
 }
 
@@ -116,7 +120,11 @@ func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (boo
 		)
 		switch {
 		case c.Claim:
-			res, err = t.exec(ctx, qTaskClaim, c.Owner, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch)
+			q := qTaskClaim
+			if c.Alone {
+				q += claimAlone
+			}
+			res, err = t.exec(ctx, q, c.Owner, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch)
 		case c.Owner != "":
 			res, err = t.exec(ctx, qTaskRenew, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch, c.Owner)
 		default:

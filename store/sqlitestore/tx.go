@@ -22,8 +22,9 @@ var errTxAborted = errors.New("transaction aborted")
 // maxEventRows to a statement) and no savepoint: a savepoint costs two
 // statements and a copy of every page the batch touches, about a tenth of
 // a step's cost. Instead, Apply checks
-// event sequences and the batch's fence before writing, writes the rows
-// that can conflict first
+// event sequences and the batch's fence before writing (a batch with
+// events checks its fence in the statement that inserts them, which then
+// goes first: see fenceInWrite), writes the rows that can conflict first
 // (so that a conflict usually fails the batch's first statement, which
 // SQLite undoes by itself), and otherwise rolls the transaction back and
 // replays the batches applied before. Replaying gives the events the same
@@ -269,15 +270,27 @@ func (t *Tx) replay(ctx context.Context) error {
 // reports whether any statement succeeded (and so whether a failure left
 // rows behind).
 func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bool, err error) {
-	if err := t.checkFence(ctx, b.Fence); err != nil {
-		return false, err
+	// A fenced batch with events (every step of a run) checks its fence
+	// in its first statement, the insert of its events, rather than with
+	// a read of its own: see fenceInWrite.
+	fused := fenceInWrite(b)
+	if !fused {
+		if err := t.checkFence(ctx, b.Fence); err != nil {
+			return false, err
+		}
 	}
 	if err := t.checkAdmission(ctx, b.Admit); err != nil {
 		return false, err
 	}
-	// Actions go first: a resolution that lost a race is the conflict a
-	// caller expects most.
-	if wrote, err = t.writeActions(ctx, b); err != nil {
+	if fused {
+		if err := t.writeEvents(ctx, b.Events, data, b.Fence, &wrote); err != nil {
+			return wrote, err
+		}
+	}
+	// Actions go first (a fused batch has none): a resolution that lost a
+	// race is the conflict a caller expects most.
+	w, err := t.writeActions(ctx, b)
+	if wrote = wrote || w; err != nil {
 		return wrote, err
 	}
 	if wrote, err = t.writeTokens(ctx, b, wrote); err != nil {
@@ -396,8 +409,10 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		}
 		wrote = true
 	}
-	if err := t.writeEvents(ctx, b.Events, data, &wrote); err != nil {
-		return wrote, err
+	if !fused {
+		if err := t.writeEvents(ctx, b.Events, data, nil, &wrote); err != nil {
+			return wrote, err
+		}
 	}
 	if err := t.seal(ctx, b.Events, data); err != nil {
 		return wrote, err
@@ -405,12 +420,27 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	return wrote, nil
 }
 
+// fenceInWrite reports whether b's fence rides in the insert of its
+// events, which then goes first: b is fenced, has events, and nothing
+// that must be checked or written before anything else (an admission,
+// actions, whose conflicts callers expect to leave the transaction
+// untouched). A batch whose fence fails writes nothing either way: a
+// scope row inserted before the fenced statement is undone with the
+// batch (Apply's replay).
+func fenceInWrite(b *store.Batch) bool {
+	return b.Fence != nil && len(b.Events) > 0 && b.Admit == nil && len(b.Actions) == 0 && len(b.ResolvedActions) == 0
+}
+
 // writeEvents inserts events (whose JSON is data) maxEventRows to a
 // statement, each with its scope's id and compact body (see compact.go).
 // One statement's rows get consecutive cursors: the rowid of each row is
 // one more than the largest before it, and the transaction holds the
 // write lock. It sets *wrote once a statement succeeded.
-func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]byte, wrote *bool) error {
+//
+// With a fence, the first statement inserts its rows only while the
+// fence holds (qFencedEvents), and inserting none fails with
+// store.ErrLeaseLost: the check costs no statement of its own.
+func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]byte, fence *store.Fence, wrote *bool) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -434,7 +464,7 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 	// The bodies share one buffer, large enough that appending never
 	// moves it: a compact body is at most its JSON and a byte.
 	buf := make([]byte, 0, size)
-	var argBuf [4 * maxEventRows]any
+	var argBuf [4*maxEventRows + 3]any
 	for start := 0; start < len(events); start += maxEventRows {
 		chunk := events[start:min(start+maxEventRows, len(events))]
 		args := argBuf[:0]
@@ -444,7 +474,13 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 			buf = compactBody(buf, data[i], &scopes[i], e.Sequence)
 			args = append(args, e.SessionID, e.Sequence, ids[i], buf[from:len(buf):len(buf)])
 		}
-		res, err := t.exec(ctx, qInsertEvent+queryID(len(chunk)-1), args...)
+		q := qInsertEvent + queryID(len(chunk)-1)
+		fenced := fence != nil && start == 0
+		if fenced {
+			q = qFencedEvents + queryID(len(chunk)-1)
+			args = append(args, fence.TaskID, fence.TenantID, fence.Epoch)
+		}
+		res, err := t.exec(ctx, q, args...)
 		if err != nil {
 			// The cached last sequences let a taken one through: another
 			// process wrote to the file. Read them again next time, and
@@ -455,6 +491,15 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 			t.s.shared.Store(true)
 			e := chunk[0]
 			return fmt.Errorf("inserting events %d… of session %s: %w", e.Sequence, e.SessionID, translate(err))
+		}
+		if fenced {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("inserting events: %w", err)
+			}
+			if n == 0 {
+				return fenceLost(fence)
+			}
 		}
 		*wrote = true
 		last, err := res.LastInsertId()

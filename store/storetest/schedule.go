@@ -319,6 +319,75 @@ func exerciseSchedule(ctx context.Context, t *testing.T, newStore func(*testing.
 		}
 	})
 
+	// A claim with Alone (an eager start: a submission that claims the
+	// task it inserts) holds only while no other task of its thread is
+	// open, counting the batches before it in the transaction and its own.
+	t.Run("ClaimAlone", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		s := tb.session(tenantA)
+		th, other := tb.thread(s), tb.thread(s)
+		now := tb.now()
+		eager := func(k *runtype.Task, owner string) *store.Batch {
+			return &store.Batch{Tasks: []*runtype.Task{k}, Leases: []*store.LeaseChange{{
+				TenantID: k.TenantID, TaskID: k.ID, Claim: true, Alone: true, Owner: owner, ExpiresAt: now,
+			}}}
+		}
+		// Ended and blocked tasks, and another thread's, leave a thread idle.
+		for _, st := range []runtype.TaskStatus{runtype.StatusCompleted, runtype.StatusFailed, runtype.StatusBlocked} {
+			tb.apply(t, &store.Batch{Tasks: []*runtype.Task{tb.unleased(th, st, now, time.Time{})}})
+		}
+		tb.apply(t, &store.Batch{Tasks: []*runtype.Task{tb.unleased(other, runtype.StatusRunning, now, now)}})
+
+		k1 := tb.unleased(th, runtype.StatusQueued, now, now)
+		tb.apply(t, eager(k1, "w1"))
+		want := *k1
+		want.LeaseOwner, want.LeaseEpoch, want.LeaseExpiresAt, want.DueAt = "w1", 1, now, now
+		if d := diff(&want, tb.taskGet(t, tenantA, k1.ID)); d != "" {
+			t.Errorf("task claimed alone as it was inserted (-want +got):\n%s", d)
+		}
+
+		// The thread is busy now: another eager submission writes nothing.
+		k2 := tb.unleased(th, runtype.StatusQueued, now, now)
+		if err := tb.applyErr(t, eager(k2, "w2")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("Apply of an eager start on a busy thread = %v, want store.ErrLeaseLost", err)
+		}
+		if _, err := tb.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenantA, ID: k2.ID}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("TaskGet of the task of a failed eager start = %v, want store.ErrNotFound", err)
+		}
+
+		// Two eager starts on one idle thread in one transaction: the
+		// first wins, the second sees it.
+		th2 := tb.thread(s)
+		a, b := tb.unleased(th2, runtype.StatusQueued, now, now), tb.unleased(th2, runtype.StatusQueued, now, now)
+		tx, err := tb.store.Begin(ctx)
+		if err != nil {
+			t.Fatalf("Begin: %v", err)
+		}
+		defer tx.Rollback()
+		if err := tx.Apply(ctx, eager(a, "w1")); err != nil {
+			t.Fatalf("Apply(first eager start): %v", err)
+		}
+		if err := tx.Apply(ctx, eager(b, "w2")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("Apply(second eager start in the transaction) = %v, want store.ErrLeaseLost", err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatalf("Commit: %v", err)
+		}
+		if got := tb.taskGet(t, tenantA, a.ID); got.LeaseOwner != "w1" || got.LeaseEpoch != 1 {
+			t.Errorf("first eager start: lease %q at epoch %d, want w1 at 1", got.LeaseOwner, got.LeaseEpoch)
+		}
+
+		// Two open tasks in one batch: neither is alone.
+		th3 := tb.thread(s)
+		c, d := tb.unleased(th3, runtype.StatusQueued, now, now), tb.unleased(th3, runtype.StatusQueued, now, now)
+		both := eager(c, "w1")
+		both.Tasks = append(both.Tasks, d)
+		if err := tb.applyErr(t, both); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("Apply of an eager start beside another open task in its batch = %v, want store.ErrLeaseLost", err)
+		}
+	})
+
 	t.Run("TaskUpdate", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
