@@ -327,7 +327,11 @@ func TestOneWorkerPerTask(t *testing.T) {
 	})
 	cfg := durableConfig(&brain{answer: callsOn("count")}, count)
 	cfg.DataDir = t.TempDir()
-	cfg.LeaseTTL, cfg.PollInterval = 2*time.Second, 20*time.Millisecond
+	// No lease is meant to run out here: the lease is long enough that a
+	// starved machine (-race, many packages at once) does not expire one
+	// between two heartbeats, which would be a second attempt this test
+	// counts as a second worker.
+	cfg.LeaseTTL, cfg.PollInterval = 10*time.Second, 20*time.Millisecond
 	rts := [2]*agentrt.Runtime{startDurable(t, cfg), startDurable(t, cfg)}
 
 	const sessions, perSession = 10, 3
