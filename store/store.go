@@ -450,6 +450,9 @@ type Reader interface {
 	RunList(ctx context.Context, p *RunListParams) ([]*runtype.Run, error)
 
 	MessageList(ctx context.Context, p *MessageListParams) ([]*runtype.Message, error)
+	// ThreadTotalsGet returns a thread's running totals (see
+	// ThreadTotals); ErrNotFound when the tenant has no such thread.
+	ThreadTotalsGet(ctx context.Context, p *ThreadTotalsGetParams) (*ThreadTotals, error)
 	// MessageCount counts a thread's messages.
 	MessageCount(ctx context.Context, p *MessageCountParams) (int64, error)
 
@@ -709,6 +712,29 @@ type MessageListParams struct {
 	BeforeSeq int64
 	Newest    bool
 	Limit     int
+}
+
+// ThreadTotalsGetParams selects the thread whose totals ThreadTotalsGet
+// returns.
+type ThreadTotalsGetParams struct {
+	TenantID string
+	ThreadID string
+}
+
+// ThreadTotals are a thread's running totals: a projection of its
+// messages and turns that the store changes in the transaction that
+// writes them, so that reading them costs the same however long the
+// thread is. Rebuilt from the log, they are: LastSeq the highest
+// message Seq (0 for none), Messages the number of messages. RollbackGen
+// rises (by an amount a driver chooses, never falls) whenever a turn of
+// the thread becomes, or stops being, cancelled by a rollback (status
+// cancelled, reason rolled_back): its messages leave or rejoin the
+// conversation. A reader that kept the conversation up to LastSeq with
+// the same RollbackGen needs only the messages after it.
+type ThreadTotals struct {
+	LastSeq     int64
+	Messages    int64
+	RollbackGen int64
 }
 
 // MessageCountParams selects a thread's messages to count.

@@ -396,6 +396,12 @@ func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
 	}
 	if prev != nil {
 		d.dropTurnKey(prev)
+		if rolledBack(prev) != rolledBack(t) || prev.ThreadID != t.ThreadID {
+			d.rollbackGen[prev.ThreadID]++
+		}
+	}
+	if rolledBack(t) && (prev == nil || !rolledBack(prev) || prev.ThreadID != t.ThreadID) {
+		d.rollbackGen[t.ThreadID]++
 	}
 	d.turns[t.ID] = t
 	if t.IdempotencyKey != "" {
@@ -404,11 +410,20 @@ func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
 	return prev
 }
 
+// rolledBack reports whether t was cancelled by a rollback: its messages
+// are not part of its thread's conversation.
+func rolledBack(t *runtype.Turn) bool {
+	return t.Status == runtype.StatusCancelled && t.StatusReason == runtype.ReasonRolledBack
+}
+
 // dropTurn removes a turn that putTurn inserted.
 func (d *data) dropTurn(t *runtype.Turn) {
 	removeSorted(d.turnsByTenant, t.TenantID, t.ID)
 	removeSorted(d.turnsByThread, t.ThreadID, t.ID)
 	d.dropTurnKey(t)
+	if rolledBack(t) {
+		d.rollbackGen[t.ThreadID]++
+	}
 	delete(d.turns, t.ID)
 }
 

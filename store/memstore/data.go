@@ -28,6 +28,11 @@ type data struct {
 	turns         map[string]*runtype.Turn
 	turnsByTenant map[string][]string // IDs, ascending
 	turnsByThread map[string][]string // IDs, ascending
+	// rollbackGen is each thread's store.ThreadTotals.RollbackGen: it
+	// rises whenever putTurn or dropTurn changes whether one of the
+	// thread's turns is rolled back (an undo changes it back, and rises
+	// again).
+	rollbackGen map[string]int64
 	turnKeys      map[string]string   // tenantKey(tenant, idempotency key) → turn ID
 
 	tasks *table[runtype.Task] // indexes: session, thread, tenant
@@ -88,6 +93,7 @@ func newData() *data {
 		turns:            make(map[string]*runtype.Turn),
 		turnsByTenant:    make(map[string][]string),
 		turnsByThread:    make(map[string][]string),
+		rollbackGen:      make(map[string]int64),
 		turnKeys:         make(map[string]string),
 		tasks: newTable(
 			func(t *runtype.Task) string { return t.SessionID },

@@ -92,7 +92,8 @@ const (
 	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
 	qTouchSession    = qTokenList + 2
 	qToolCallByRef   = qTouchSession + 1
-	numQueries       = qToolCallByRef + 1
+	qThreadTotals    = qToolCallByRef + 1
+	numQueries       = qThreadTotals + 1
 )
 
 // Filter bits of the statement variants.
@@ -264,10 +265,12 @@ func buildQueries() [numQueries]string {
 	const messageWhere = ` FROM messages WHERE thread_id = ? AND seq > ? AND seq < ? AND tenant_id = ?`
 	q[qMessageList] = `SELECT ` + messageCols + messageWhere + ` ORDER BY seq LIMIT ?`
 	q[qMessageList+messageNewest] = `SELECT ` + messageCols + messageWhere + ` ORDER BY seq DESC LIMIT ?`
-	// Messages carry their thread's tenant: counting through the primary
-	// key alone, once the thread is the tenant's, reads no rows.
+	// A thread's running totals (migration 11): the count costs one row,
+	// however long the thread.
 	q[qMessageCount] = `SELECT CASE WHEN EXISTS (SELECT 1 FROM threads WHERE id = ? AND tenant_id = ?)
-		THEN (SELECT count(*) FROM messages WHERE thread_id = ?) ELSE 0 END`
+		THEN (SELECT COALESCE(max(messages), 0) FROM thread_totals WHERE thread_id = ?) ELSE 0 END`
+	q[qThreadTotals] = `SELECT COALESCE(t.last_seq, 0), COALESCE(t.messages, 0), COALESCE(t.rollback_gen, 0)
+		FROM threads th LEFT JOIN thread_totals t ON t.thread_id = th.id WHERE th.id = ? AND th.tenant_id = ?`
 	for m := range 8 {
 		w := `SELECT ` + toolCallCols + ` FROM tool_calls WHERE tenant_id = ?`
 		if m&callSession != 0 {

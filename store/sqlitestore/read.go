@@ -313,6 +313,24 @@ func (r reader) MessageCount(ctx context.Context, p *store.MessageCountParams) (
 	return n, nil
 }
 
+// ThreadTotalsGet returns a thread's running totals, which migration 11's
+// triggers keep.
+func (r reader) ThreadTotalsGet(ctx context.Context, p *store.ThreadTotalsGetParams) (*store.ThreadTotals, error) {
+	rows, err := r.q.query(ctx, qThreadTotals, p.ThreadID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, err)
+	}
+	var t store.ThreadTotals
+	err = scanOne(rows, func(sc scanner) error { return sc.Scan(&t.LastSeq, &t.Messages, &t.RollbackGen) })
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, err)
+	}
+	return &t, nil
+}
+
 // ToolCallList lists tool calls in first-insertion (start) order.
 func (r reader) ToolCallList(ctx context.Context, p *store.ToolCallListParams) ([]*runtype.ToolCall, error) {
 	session := p.SessionID
