@@ -33,7 +33,7 @@ type data struct {
 	// thread's turns is rolled back (an undo changes it back, and rises
 	// again).
 	rollbackGen map[string]int64
-	turnKeys      map[string]string   // tenantKey(tenant, idempotency key) → turn ID
+	turnKeys    map[string]string // tenantKey(tenant, idempotency key) → turn ID
 
 	tasks *table[runtype.Task] // indexes: session, thread, tenant
 	// due holds the tasks with a DueAt, for TaskListDue; see noteDue.

@@ -443,7 +443,7 @@ func TestMigration11BackfillsThreadTotals(t *testing.T) {
 		t.Errorf("totals after 011 (-want +got):\n%s", d)
 	}
 	// From now on the triggers keep them: a message, and turn_2 retried.
-	exec(`INSERT INTO messages (`+messageCols+`) VALUES ('thr_2', 7, 'ses_1', 'turn_4', 'run_4', 'ten_1', 'usr_1',
+	exec(`INSERT INTO messages (` + messageCols + `) VALUES ('thr_2', 7, 'ses_1', 'turn_4', 'run_4', 'ten_1', 'usr_1',
 		'user', 'hi', NULL, '', 0, 1, NULL)`)
 	exec(`UPDATE turns SET status = 'running', status_reason = '' WHERE id = 'turn_2'`)
 	want = map[string]store.ThreadTotals{"thr_1": {LastSeq: 5, Messages: 3, RollbackGen: 2}, "thr_2": {LastSeq: 7, Messages: 1}}
