@@ -205,32 +205,6 @@ func (c *Coordinator) load(ctx context.Context, job *Job) error {
 	return nil
 }
 
-// history reads the conversation of a turn's thread, without the
-// messages of turns a rollback took back, and the thread's last message
-// sequence.
-func (c *Coordinator) history(ctx context.Context, t *runtype.Turn) ([]runtype.Message, int64, error) {
-	ms, err := c.cfg.Reader.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
-	}
-	var last int64
-	if n := len(ms); n > 0 {
-		last = ms[n-1].Seq
-	}
-	rolledBack, err := c.rolledBack(ctx, t)
-	if err != nil {
-		return nil, 0, err
-	}
-	delete(rolledBack, t.ID) // a turn retried after its rollback sees its own messages
-	out := make([]runtype.Message, 0, len(ms))
-	for _, m := range ms {
-		if !rolledBack[m.TurnID] {
-			out = append(out, *m)
-		}
-	}
-	return out, last, nil
-}
-
 // rolledBack returns the ids of the thread's turns a rollback cancelled:
 // their messages are not part of the conversation.
 func (c *Coordinator) rolledBack(ctx context.Context, t *runtype.Turn) (map[string]bool, error) {

@@ -215,6 +215,7 @@ type Coordinator struct {
 	sched *execution.Scheduler
 	plans sync.Map // *Agent → *plan
 	held  heldInputs
+	convs historyCache // the conversations of threads run lately
 }
 
 // New returns a Coordinator.
