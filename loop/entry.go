@@ -149,8 +149,7 @@ func (c *Coordinator) cancelAttempt(ctx context.Context, job *Job, cause error) 
 // startTurn runs a task's first attempt, with the thread's history. A
 // turn whose history cannot be read fails without reaching a model.
 func (c *Coordinator) startTurn(ctx context.Context, job *Job) (*Outcome, error) {
-	history, lastSeq, err := c.history(context.WithoutCancel(ctx), job.Turn)
-	if err != nil {
+	if err := c.history(context.WithoutCancel(ctx), job); err != nil {
 		c.cfg.Logger.ErrorContext(c.logContext(job.Turn), "loading thread history", "err", err)
 		f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
 		return c.fail(context.WithoutCancel(ctx), job, f)
@@ -158,7 +157,6 @@ func (c *Coordinator) startTurn(ctx context.Context, job *Job) (*Outcome, error)
 	if job.Start != nil {
 		job.Start()
 	}
-	job.History, job.LastSeq = history, lastSeq
 	return c.runNew(ctx, job)
 }
 
@@ -193,7 +191,7 @@ func (c *Coordinator) load(ctx context.Context, job *Job) error {
 	if err != nil || len(runs) == 0 {
 		return fmt.Errorf("reading turn %s's latest run: %w", turn.ID, errors.Join(err, store.ErrNotFound))
 	}
-	if job.History, job.LastSeq, err = c.history(ctx, turn); err != nil {
+	if err = c.history(ctx, job); err != nil {
 		return err
 	}
 	job.Run = runs[len(runs)-1]

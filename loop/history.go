@@ -47,72 +47,116 @@ type cachedThread struct {
 	gen        int64
 	msgs       []runtype.Message
 	rolledBack map[string]bool // read-only once stored
+	// ids indexes the tool call ids of msgs (and, once extended, of the
+	// entries that replaced this one: a lookup checks the Seq). Guarded
+	// by mu.
+	ids map[string]idAt
+	// lent says msgs' capacity past its length was handed to a run,
+	// which appends its messages there: nothing else writes past
+	// len(msgs) until the run gives it back. Guarded by mu.
+	lent bool
+}
+
+// idAt is where a tool call id appears: the Seq and turn of its message.
+type idAt struct {
+	seq  int64
+	turn string
+}
+
+// convView is the conversation a load handed to a run: the history, and
+// the cache entry it came from (nil when it was read without the cache).
+type convView struct {
+	entry   *cachedThread
+	lastSeq int64
+	self    string // the turn being run
+	// unfiltered: the history is the entry's messages up to lastSeq, none
+	// left out. lent: a run borrowed them with the capacity past their
+	// length to append to (see cachedThread.lent); it gives them back
+	// when it ends.
+	unfiltered, lent bool
 }
 
 // history reads the conversation of a turn's thread, without the
 // messages of turns a rollback took back, and the thread's last message
-// sequence. The returned slice may be shared: callers must not modify
-// its elements.
-func (c *Coordinator) history(ctx context.Context, t *runtype.Turn) ([]runtype.Message, int64, error) {
+// sequence, into job. The history may be shared with the cache: runs
+// never modify its elements.
+func (c *Coordinator) history(ctx context.Context, job *Job) error {
+	t := job.Turn
 	totals, err := c.cfg.Reader.ThreadTotalsGet(ctx, &store.ThreadTotalsGetParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
 	if errors.Is(err, store.ErrNotFound) {
-		return c.readHistory(ctx, t) // a thread not recorded (yet): nothing to keep
+		// A thread not recorded (yet): nothing to keep.
+		job.History, job.LastSeq, job.conv, err = c.readHistory(ctx, t)
+		return err
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
+		return fmt.Errorf("reading the thread's history: %w", err)
 	}
 	h := &c.convs
 	h.mu.Lock()
 	e := h.threads[t.ThreadID]
 	h.mu.Unlock()
 	if e == nil || e.tenant != t.TenantID || e.gen != totals.RollbackGen || e.lastSeq > totals.LastSeq {
-		return c.loadHistory(ctx, t, totals.RollbackGen)
-	}
-	msgs := e.msgs
-	if e.lastSeq < totals.LastSeq {
+		if e, err = c.loadHistory(ctx, t, totals.RollbackGen); err != nil {
+			return err
+		}
+	} else if e.lastSeq < totals.LastSeq {
 		ms, err := c.cfg.Reader.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID, AfterSeq: e.lastSeq})
 		if err != nil {
-			return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
+			return fmt.Errorf("reading the thread's history: %w", err)
 		}
-		msgs = h.extend(t.ThreadID, e, ms)
+		e = h.extend(t.ThreadID, e, ms)
 	}
-	return filterRolledBack(msgs, e.rolledBack, t.ID), lastSeqOf(msgs), nil
+	job.History, job.LastSeq = filterRolledBack(e.msgs, e.rolledBack, t.ID), e.lastSeq
+	job.conv = &convView{entry: e, lastSeq: e.lastSeq, self: t.ID, unfiltered: len(job.History) == len(e.msgs)}
+	return nil
 }
 
-// loadHistory reads a thread's whole conversation, keeps it as of gen
-// (the rollback generation read before it) and returns it filtered.
-func (c *Coordinator) loadHistory(ctx context.Context, t *runtype.Turn, gen int64) ([]runtype.Message, int64, error) {
+// loadHistory reads a thread's whole conversation and keeps it as of
+// gen (the rollback generation read before it).
+func (c *Coordinator) loadHistory(ctx context.Context, t *runtype.Turn, gen int64) (*cachedThread, error) {
 	ms, err := c.cfg.Reader.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
+		return nil, fmt.Errorf("reading the thread's history: %w", err)
 	}
 	rolledBack, err := c.rolledBack(ctx, t)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	msgs := make([]runtype.Message, len(ms))
-	for i, m := range ms {
-		msgs[i] = *m
-	}
-	c.convs.put(t.ThreadID, &cachedThread{tenant: t.TenantID, lastSeq: lastSeqOf(msgs), gen: gen, msgs: msgs, rolledBack: rolledBack})
-	return filterRolledBack(msgs, rolledBack, t.ID), lastSeqOf(msgs), nil
+	e := &cachedThread{tenant: t.TenantID, gen: gen, msgs: make([]runtype.Message, 0, len(ms)+len(ms)/4+16), rolledBack: rolledBack, ids: make(map[string]idAt)}
+	e.append(ms)
+	c.convs.put(t.ThreadID, e)
+	return e, nil
 }
 
 // readHistory reads a thread's conversation without the cache.
-func (c *Coordinator) readHistory(ctx context.Context, t *runtype.Turn) ([]runtype.Message, int64, error) {
+func (c *Coordinator) readHistory(ctx context.Context, t *runtype.Turn) ([]runtype.Message, int64, *convView, error) {
 	ms, err := c.cfg.Reader.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
+		return nil, 0, nil, fmt.Errorf("reading the thread's history: %w", err)
 	}
 	rolledBack, err := c.rolledBack(ctx, t)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	msgs := make([]runtype.Message, len(ms))
 	for i, m := range ms {
 		msgs[i] = *m
 	}
-	return filterRolledBack(msgs, rolledBack, t.ID), lastSeqOf(msgs), nil
+	return filterRolledBack(msgs, rolledBack, t.ID), lastSeqOf(msgs), nil, nil
+}
+
+// append adds ms to e's messages and ids. e must be new, or the current
+// entry, not lent, with mu held.
+func (e *cachedThread) append(ms []*runtype.Message) {
+	for _, m := range ms {
+		e.msgs = append(e.msgs, *m)
+		for _, tc := range m.ToolCalls {
+			if _, ok := e.ids[tc.ID]; !ok {
+				e.ids[tc.ID] = idAt{seq: m.Seq, turn: m.TurnID}
+			}
+		}
+	}
+	e.lastSeq = lastSeqOf(e.msgs)
 }
 
 // put stores e for thread, making room when the cache is full.
@@ -127,6 +171,7 @@ func (h *historyCache) put(thread string, e *cachedThread) {
 	}
 	if old := h.threads[thread]; old != nil {
 		h.total -= len(old.msgs)
+		delete(h.threads, thread)
 	}
 	for id, old := range h.threads { // evict arbitrary threads until it fits
 		if h.total+len(e.msgs) <= maxCachedMessages {
@@ -139,27 +184,70 @@ func (h *historyCache) put(thread string, e *cachedThread) {
 	h.total += len(e.msgs)
 }
 
-// extend returns e's messages followed by ms, and keeps them as the
-// thread's entry when e is still its entry. Only the current entry is
-// appended to in place, under mu: the append writes past the length of
-// every slice handed out of that array, which no holder reads. An entry
-// another load replaced is appended to as a copy.
-func (h *historyCache) extend(thread string, e *cachedThread, ms []*runtype.Message) []runtype.Message {
+// extend returns the entry of e's messages followed by ms, and keeps
+// it as the thread's entry when e is still its entry. Only the current
+// entry, not lent, is appended to in place (and its id index with it),
+// under mu: the append writes past the length of every slice handed out
+// of that array, which no holder reads. Otherwise the messages are
+// copied, with a fresh index.
+func (h *historyCache) extend(thread string, e *cachedThread, ms []*runtype.Message) *cachedThread {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := e.msgs
-	cur := h.threads[thread] == e
-	if !cur {
-		out = out[:len(out):len(out)]
+	next := *e
+	next.lent = false
+	if h.threads[thread] != e || e.lent {
+		next.msgs = make([]runtype.Message, 0, len(e.msgs)+len(ms)+len(e.msgs)/4+16)
+		next.ids = make(map[string]idAt, len(e.ids))
+		for _, m := range e.msgs {
+			for _, tc := range m.ToolCalls {
+				if _, ok := next.ids[tc.ID]; !ok {
+					next.ids[tc.ID] = idAt{seq: m.Seq, turn: m.TurnID}
+				}
+			}
+		}
+		next.msgs = append(next.msgs, e.msgs...)
+		next.append(ms)
+		return &next // not kept: another load replaced e, or a run holds it
 	}
-	for _, m := range ms {
-		out = append(out, *m)
+	next.append(ms)
+	h.threads[thread] = &next
+	h.total += len(next.msgs) - len(e.msgs)
+	return &next
+}
+
+// lend returns v's messages with the capacity past their length, for a
+// run to append to, when v's entry is the thread's current one and not
+// lent: the entry is then lent until giveBack(v).
+func (h *historyCache) lend(thread string, v *convView) ([]runtype.Message, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := v.entry
+	if v.lent || h.threads[thread] != e || e.lent {
+		return nil, false
 	}
-	if cur {
-		h.threads[thread] = &cachedThread{tenant: e.tenant, lastSeq: lastSeqOf(out), gen: e.gen, msgs: out, rolledBack: e.rolledBack}
-		h.total += len(out) - len(e.msgs)
+	e.lent, v.lent = true, true
+	return e.msgs, true
+}
+
+// giveBack ends the loan lend made of v's entry: the run that held it
+// has ended and no longer reads or writes its messages.
+func (h *historyCache) giveBack(v *convView) {
+	if !v.lent {
+		return
 	}
-	return out
+	h.mu.Lock()
+	v.entry.lent = false
+	h.mu.Unlock()
+	v.lent = false
+}
+
+// usedID reports whether a message of v's conversation (up to its last
+// Seq, without rolled-back turns but its own) has a tool call with id.
+func (h *historyCache) usedID(v *convView, id string) bool {
+	h.mu.Lock()
+	at, ok := v.entry.ids[id]
+	h.mu.Unlock()
+	return ok && at.seq <= v.lastSeq && (at.turn == v.self || !v.entry.rolledBack[at.turn])
 }
 
 func lastSeqOf(msgs []runtype.Message) int64 {
