@@ -630,7 +630,9 @@ type TurnTallyParams struct {
 
 // TurnTally is a thread's turns counted by status, with the IDs of those
 // not completed (in ID order): what a read model must show however old.
-// It reads every turn of the thread once, and returns no records.
+// Drivers keep the counts as turns are written, so that its cost need not
+// follow the thread's length (the SQLite driver reads only the turns not
+// completed); it returns no records.
 type TurnTally struct {
 	Counts map[runtype.TaskStatus]int
 	Open   []string
@@ -722,7 +724,7 @@ type ThreadTotalsGetParams struct {
 }
 
 // ThreadTotals are a thread's running totals: a projection of its
-// messages and turns that the store changes in the transaction that
+// messages, turns and runs that the store changes in the transaction that
 // writes them, so that reading them costs the same however long the
 // thread is. Rebuilt from the log, they are: LastSeq the highest
 // message Seq (0 for none), Messages the number of messages. RollbackGen
@@ -730,11 +732,13 @@ type ThreadTotalsGetParams struct {
 // the thread becomes, or stops being, cancelled by a rollback (status
 // cancelled, reason rolled_back): its messages leave or rejoin the
 // conversation. A reader that kept the conversation up to LastSeq with
-// the same RollbackGen needs only the messages after it.
+// the same RollbackGen needs only the messages after it. Usage is the sum
+// of the Usage of the thread's runs (costs may be added in any order).
 type ThreadTotals struct {
 	LastSeq     int64
 	Messages    int64
 	RollbackGen int64
+	Usage       runtype.Usage
 }
 
 // MessageCountParams selects a thread's messages to count.

@@ -278,9 +278,11 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		v.Failure = copyFailure(r.Failure)
 		v.Routing = copyRouting(r.Routing)
 		u := undo{kind: undoRun, id: v.ID}
-		if prev := d.runs.put(v.ID, v, &d.ord); prev != nil {
+		prev := d.runs.put(v.ID, v, &d.ord)
+		if prev != nil {
 			u.prev = prev
 		}
+		d.countUsage(prev, &v)
 		log = append(log, u)
 	}
 	for _, c := range b.Messages {
@@ -353,6 +355,7 @@ func (d *data) revert(u *undo) {
 		d.noteDue(u.id)
 	case undoRun:
 		prev, _ := u.prev.(*runtype.Run)
+		d.countUsage(&d.runs.rows[u.id].v, prev)
 		d.runs.restore(u.id, prev)
 	case undoMessage:
 		msgs := d.messages[u.id]
@@ -408,6 +411,19 @@ func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
 		d.turnKeys[tenantKey(t.TenantID, t.IdempotencyKey)] = t.ID
 	}
 	return prev
+}
+
+// countUsage moves a run's usage in its thread's total from what was
+// (nil: nothing) to what is (nil: nothing).
+func (d *data) countUsage(was, is *runtype.Run) {
+	if was != nil {
+		u := d.threadUsage[was.ThreadID]
+		d.threadUsage[was.ThreadID] = u.Add(runtype.Usage{InputTokens: -was.Usage.InputTokens, CachedInputTokens: -was.Usage.CachedInputTokens,
+			OutputTokens: -was.Usage.OutputTokens, ReasoningTokens: -was.Usage.ReasoningTokens, CostUSD: -was.Usage.CostUSD})
+	}
+	if is != nil {
+		d.threadUsage[is.ThreadID] = d.threadUsage[is.ThreadID].Add(is.Usage)
+	}
 }
 
 // rolledBack reports whether t was cancelled by a rollback: its messages

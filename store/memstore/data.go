@@ -33,6 +33,9 @@ type data struct {
 	// thread's turns is rolled back (an undo changes it back, and rises
 	// again).
 	rollbackGen map[string]int64
+	// threadUsage is each thread's store.ThreadTotals.Usage: the sum of
+	// its runs' usage, changed as runs are written and undone.
+	threadUsage map[string]runtype.Usage
 	turnKeys    map[string]string // tenantKey(tenant, idempotency key) → turn ID
 
 	tasks *table[runtype.Task] // indexes: session, thread, tenant
@@ -94,6 +97,7 @@ func newData() *data {
 		turnsByTenant:    make(map[string][]string),
 		turnsByThread:    make(map[string][]string),
 		rollbackGen:      make(map[string]int64),
+		threadUsage:      make(map[string]runtype.Usage),
 		turnKeys:         make(map[string]string),
 		tasks: newTable(
 			func(t *runtype.Task) string { return t.SessionID },

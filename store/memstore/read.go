@@ -238,7 +238,7 @@ func (d *data) threadTotals(p *store.ThreadTotalsGetParams) (*store.ThreadTotals
 		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, store.ErrNotFound)
 	}
 	msgs := d.messages[p.ThreadID] // they carry their thread's tenant
-	t := &store.ThreadTotals{Messages: int64(len(msgs)), RollbackGen: d.rollbackGen[p.ThreadID]}
+	t := &store.ThreadTotals{Messages: int64(len(msgs)), RollbackGen: d.rollbackGen[p.ThreadID], Usage: d.threadUsage[p.ThreadID]}
 	if n := len(msgs); n > 0 {
 		t.LastSeq = msgs[n-1].Seq
 	}

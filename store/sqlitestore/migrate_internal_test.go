@@ -398,9 +398,9 @@ func TestMigration9GivesSessionsTheirActivity(t *testing.T) {
 }
 
 // TestMigration11BackfillsThreadTotals: migrating a used database to 011
-// gives every thread its totals from its messages and turns (a rolled
-// back turn counts in rollback_gen, an interrupted one does not), and
-// the triggers keep them from then on.
+// gives every thread its totals from its messages, turns and runs (a
+// rolled back turn counts in rollback_gen, an interrupted one does not)
+// and its turn counts, and the triggers keep them from then on.
 func TestMigration11BackfillsThreadTotals(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -424,8 +424,21 @@ func TestMigration11BackfillsThreadTotals(t *testing.T) {
 		exec(`INSERT INTO turns (`+turnCols+`) VALUES (?, 'ses_1', 'thr_1', 'ten_1', 'usr_1',
 			'a', '', 'hi', ?, ?, '', NULL, 'task_1', 'run_1', '', '{}', 1, 1, 1)`, turn.id, turn.status, turn.reason)
 	}
+	for i, usage := range []string{`{"inputTokens":100,"outputTokens":10,"costUsd":0.25}`, `{"inputTokens":5,"cachedInputTokens":2,"outputTokens":1,"reasoningTokens":3}`} {
+		exec(`INSERT INTO runs (id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
+			hops, tool_hops, usage, started_at, ended_at, routing) VALUES (?, 'task_1', 'turn_1', 'ses_1', 'thr_1', 'ten_1', 'usr_1',
+			?, 'completed', NULL, 1, 0, ?, 1, 1, NULL)`, fmt.Sprintf("run_%d", i), i+1, usage)
+	}
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatalf("Migrate: %v", err)
+	}
+	tally, err := s.TurnTally(ctx, &store.TurnTallyParams{TenantID: "ten_1", SessionID: "ses_1", ThreadID: "thr_1"})
+	if err != nil {
+		t.Fatalf("TurnTally: %v", err)
+	}
+	wantTally := &store.TurnTally{Counts: map[runtype.TaskStatus]int{runtype.StatusCompleted: 1, runtype.StatusCancelled: 2}, Open: []string{"turn_2", "turn_3"}}
+	if d := cmp.Diff(wantTally, tally); d != "" {
+		t.Errorf("TurnTally after 011 (-want +got):\n%s", d)
 	}
 	totals := func() map[string]store.ThreadTotals {
 		out := map[string]store.ThreadTotals{}
@@ -438,7 +451,8 @@ func TestMigration11BackfillsThreadTotals(t *testing.T) {
 		}
 		return out
 	}
-	want := map[string]store.ThreadTotals{"thr_1": {LastSeq: 5, Messages: 3, RollbackGen: 1}, "thr_2": {}}
+	used := runtype.Usage{InputTokens: 105, CachedInputTokens: 2, OutputTokens: 11, ReasoningTokens: 3, CostUSD: 0.25}
+	want := map[string]store.ThreadTotals{"thr_1": {LastSeq: 5, Messages: 3, RollbackGen: 1, Usage: used}, "thr_2": {}}
 	if d := cmp.Diff(want, totals()); d != "" {
 		t.Errorf("totals after 011 (-want +got):\n%s", d)
 	}
@@ -446,7 +460,9 @@ func TestMigration11BackfillsThreadTotals(t *testing.T) {
 	exec(`INSERT INTO messages (` + messageCols + `) VALUES ('thr_2', 7, 'ses_1', 'turn_4', 'run_4', 'ten_1', 'usr_1',
 		'user', 'hi', NULL, '', 0, 1, NULL)`)
 	exec(`UPDATE turns SET status = 'running', status_reason = '' WHERE id = 'turn_2'`)
-	want = map[string]store.ThreadTotals{"thr_1": {LastSeq: 5, Messages: 3, RollbackGen: 2}, "thr_2": {LastSeq: 7, Messages: 1}}
+	exec(`UPDATE runs SET usage = '{"inputTokens":1}' WHERE id = 'run_0'`)
+	used = runtype.Usage{InputTokens: 6, CachedInputTokens: 2, OutputTokens: 1, ReasoningTokens: 3}
+	want = map[string]store.ThreadTotals{"thr_1": {LastSeq: 5, Messages: 3, RollbackGen: 2, Usage: used}, "thr_2": {LastSeq: 7, Messages: 1}}
 	if d := cmp.Diff(want, totals()); d != "" {
 		t.Errorf("totals after more writes (-want +got):\n%s", d)
 	}

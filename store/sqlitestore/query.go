@@ -269,7 +269,9 @@ func buildQueries() [numQueries]string {
 	// however long the thread.
 	q[qMessageCount] = `SELECT CASE WHEN EXISTS (SELECT 1 FROM threads WHERE id = ? AND tenant_id = ?)
 		THEN (SELECT COALESCE(max(messages), 0) FROM thread_totals WHERE thread_id = ?) ELSE 0 END`
-	q[qThreadTotals] = `SELECT COALESCE(t.last_seq, 0), COALESCE(t.messages, 0), COALESCE(t.rollback_gen, 0)
+	q[qThreadTotals] = `SELECT COALESCE(t.last_seq, 0), COALESCE(t.messages, 0), COALESCE(t.rollback_gen, 0),
+		COALESCE(t.input_tokens, 0), COALESCE(t.cached_input_tokens, 0), COALESCE(t.output_tokens, 0),
+		COALESCE(t.reasoning_tokens, 0), COALESCE(t.cost_usd, 0)
 		FROM threads th LEFT JOIN thread_totals t ON t.thread_id = th.id WHERE th.id = ? AND th.tenant_id = ?`
 	for m := range 8 {
 		w := `SELECT ` + toolCallCols + ` FROM tool_calls WHERE tenant_id = ?`
@@ -487,8 +489,13 @@ func buildQueries() [numQueries]string {
 	q[qTokenList] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE tenant_id = ? ORDER BY created_at, id`
 	q[qTokenList+countAllTenants] = `SELECT ` + tokenCols + ` FROM api_tokens ORDER BY created_at, id`
 	// One pass over the thread's turns; ids only of those not completed.
-	q[qTurnTally] = `SELECT status, count(*), json_group_array(id) FILTER (WHERE status <> 'completed')
-		FROM turns INDEXED BY turns_session WHERE session_id = ? AND thread_id = ? AND tenant_id = ? GROUP BY status`
+	// The counts are kept by triggers (migration 11); the open turns are
+	// read through their partial index: neither reads a completed turn.
+	q[qTurnTally] = `SELECT c.status, c.turns, CASE WHEN c.status = 'completed' THEN '[]' ELSE
+			(SELECT json_group_array(id) FROM (SELECT id FROM turns INDEXED BY turns_thread_open
+				WHERE thread_id = c.thread_id AND status <> 'completed' AND status = c.status ORDER BY id)) END
+		FROM thread_turn_counts c WHERE c.thread_id = ? AND c.turns > 0
+			AND EXISTS (SELECT 1 FROM threads WHERE id = c.thread_id AND session_id = ? AND tenant_id = ?)`
 	return q
 }
 

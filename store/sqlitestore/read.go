@@ -224,7 +224,7 @@ func (r reader) TaskSearch(ctx context.Context, p *store.TaskSearchParams) ([]*r
 
 // TurnTally counts a thread's turns by status.
 func (r reader) TurnTally(ctx context.Context, p *store.TurnTallyParams) (*store.TurnTally, error) {
-	rows, err := r.q.query(ctx, qTurnTally, p.SessionID, p.ThreadID, p.TenantID)
+	rows, err := r.q.query(ctx, qTurnTally, p.ThreadID, p.SessionID, p.TenantID)
 	if err != nil {
 		return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
 	}
@@ -321,7 +321,8 @@ func (r reader) ThreadTotalsGet(ctx context.Context, p *store.ThreadTotalsGetPar
 		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, err)
 	}
 	var t store.ThreadTotals
-	err = scanOne(rows, func(sc scanner) error { return sc.Scan(&t.LastSeq, &t.Messages, &t.RollbackGen) })
+	err = scanOne(rows, func(sc scanner) error { return sc.Scan(&t.LastSeq, &t.Messages, &t.RollbackGen,
+			&t.Usage.InputTokens, &t.Usage.CachedInputTokens, &t.Usage.OutputTokens, &t.Usage.ReasoningTokens, &t.Usage.CostUSD) })
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -33,9 +34,18 @@ func exerciseThreadTotals(ctx context.Context, t *testing.T, newStore func(*test
 		}
 		a, b := turn(th1, runtype.StatusRunning, ""), turn(th1, runtype.StatusCancelled, runtype.ReasonRolledBack)
 		c := turn(th3, runtype.StatusCompleted, "")
-		tb.apply(t, &store.Batch{Turns: []*runtype.Turn{a, b, c},
+		ka, kc := tb.task(a), tb.task(c)
+		ra, rc := tb.run(ka), tb.run(kc) // runs with usage
+		tb.apply(t, &store.Batch{Turns: []*runtype.Turn{a, b, c}, Tasks: []*runtype.Task{ka, kc}, Runs: []*runtype.Run{ra, rc},
 			Messages: []*runtype.Message{tb.message(th1, 2), tb.message(th1, 1), tb.message(th3, 1)}})
-		r.check(t, "first turns and messages", threads)
+		r.check(t, "first turns, runs and messages", threads)
+		// A run's usage grows, and a second attempt starts.
+		ra2 := *ra
+		ra2.Usage = ra.Usage.Add(runtype.Usage{InputTokens: 7, OutputTokens: 3, CostUSD: 0.5})
+		ra3 := tb.run(ka)
+		ra3.Attempt = 3
+		tb.apply(t, &store.Batch{Runs: []*runtype.Run{&ra2, ra3}})
+		r.check(t, "usage grew", threads)
 
 		// a is rolled back; b, rolled back, is retried.
 		a2, b2 := *a, *b
@@ -59,7 +69,9 @@ func exerciseThreadTotals(ctx context.Context, t *testing.T, newStore func(*test
 		if err != nil {
 			t.Fatalf("Begin: %v", err)
 		}
-		if err := tx.Apply(ctx, &store.Batch{Turns: []*runtype.Turn{&a3}, Messages: []*runtype.Message{tb.message(th1, 9)}}); err != nil {
+		ra4 := ra2
+		ra4.Usage = ra4.Usage.Add(runtype.Usage{InputTokens: 1000, CostUSD: 9})
+		if err := tx.Apply(ctx, &store.Batch{Turns: []*runtype.Turn{&a3}, Runs: []*runtype.Run{&ra4, tb.run(ka)}, Messages: []*runtype.Message{tb.message(th1, 9)}}); err != nil {
 			t.Fatalf("Apply: %v", err)
 		}
 		if err := tx.Rollback(); err != nil {
@@ -111,11 +123,21 @@ func (r *rebuilder) check(t *testing.T, when string, threads []*runtype.Thread) 
 		if err != nil {
 			t.Fatalf("%s: MessageList: %v", when, err)
 		}
-		want := store.ThreadTotals{Messages: int64(len(msgs)), RollbackGen: got.RollbackGen}
+		runs, err := r.tb.store.RunList(ctx, &store.RunListParams{TenantID: th.TenantID, SessionID: th.SessionID})
+		if err != nil {
+			t.Fatalf("%s: RunList: %v", when, err)
+		}
+		var usage runtype.Usage
+		for _, run := range runs {
+			if run.ThreadID == th.ID {
+				usage = usage.Add(run.Usage)
+			}
+		}
+		want := store.ThreadTotals{Messages: int64(len(msgs)), RollbackGen: got.RollbackGen, Usage: usage}
 		if n := len(msgs); n > 0 {
 			want.LastSeq = msgs[n-1].Seq
 		}
-		if d := cmp.Diff(want, *got); d != "" {
+		if d := cmp.Diff(want, *got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
 			t.Errorf("%s: thread %s's totals (-rebuilt +maintained):\n%s", when, th.ID, d)
 		}
 		if n, err := r.tb.store.MessageCount(ctx, &store.MessageCountParams{TenantID: th.TenantID, ThreadID: th.ID}); err != nil || n != want.Messages {
