@@ -321,8 +321,10 @@ func (r reader) ThreadTotalsGet(ctx context.Context, p *store.ThreadTotalsGetPar
 		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, err)
 	}
 	var t store.ThreadTotals
-	err = scanOne(rows, func(sc scanner) error { return sc.Scan(&t.LastSeq, &t.Messages, &t.RollbackGen,
-			&t.Usage.InputTokens, &t.Usage.CachedInputTokens, &t.Usage.OutputTokens, &t.Usage.ReasoningTokens, &t.Usage.CostUSD) })
+	err = scanOne(rows, func(sc scanner) error {
+		return sc.Scan(&t.LastSeq, &t.Messages, &t.RollbackGen,
+			&t.Usage.InputTokens, &t.Usage.CachedInputTokens, &t.Usage.OutputTokens, &t.Usage.ReasoningTokens, &t.Usage.CostUSD)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
