@@ -27,8 +27,14 @@ import (
 // Anything else — a rollback, a thread unknown to the cache, a copy ahead
 // of the store — reads the whole thread as before.
 
-// maxCachedMessages bounds the messages the cache holds, across threads.
-const maxCachedMessages = 200_000
+// The cache holds at most maxCachedThreads threads and maxCachedMessages
+// messages across them (about 25 MB of message headers at most; parked
+// sessions cost disk, not memory, so the cache is for threads that run,
+// not for every thread a process has seen).
+const (
+	maxCachedThreads  = 256
+	maxCachedMessages = 100_000
+)
 
 type historyCache struct {
 	mu      sync.Mutex
@@ -96,7 +102,7 @@ func (c *Coordinator) history(ctx context.Context, job *Job) error {
 	e := h.threads[t.ThreadID]
 	h.mu.Unlock()
 	if e == nil || e.tenant != t.TenantID || e.gen != totals.RollbackGen || e.lastSeq > totals.LastSeq {
-		if e, err = c.loadHistory(ctx, t, totals.RollbackGen); err != nil {
+		if e, err = c.loadHistory(ctx, t, totals); err != nil {
 			return err
 		}
 	} else if e.lastSeq < totals.LastSeq {
@@ -112,8 +118,17 @@ func (c *Coordinator) history(ctx context.Context, job *Job) error {
 }
 
 // loadHistory reads a thread's whole conversation and keeps it as of
-// gen (the rollback generation read before it).
-func (c *Coordinator) loadHistory(ctx context.Context, t *runtype.Turn, gen int64) (*cachedThread, error) {
+// totals' rollback generation (read before it). A thread without
+// messages (a session's first turn) needs no read: its rolled-back
+// turns, if any, have no messages to leave out, and one that is retried
+// changes the generation.
+func (c *Coordinator) loadHistory(ctx context.Context, t *runtype.Turn, totals *store.ThreadTotals) (*cachedThread, error) {
+	gen := totals.RollbackGen
+	if totals.Messages == 0 {
+		e := &cachedThread{tenant: t.TenantID, gen: gen, msgs: make([]runtype.Message, 0, 16), ids: make(map[string]idAt)}
+		c.convs.put(t.ThreadID, e)
+		return e, nil
+	}
 	ms, err := c.cfg.Reader.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
 	if err != nil {
 		return nil, fmt.Errorf("reading the thread's history: %w", err)
@@ -174,7 +189,7 @@ func (h *historyCache) put(thread string, e *cachedThread) {
 		delete(h.threads, thread)
 	}
 	for id, old := range h.threads { // evict arbitrary threads until it fits
-		if h.total+len(e.msgs) <= maxCachedMessages {
+		if h.total+len(e.msgs) <= maxCachedMessages && len(h.threads) < maxCachedThreads {
 			break
 		}
 		h.total -= len(old.msgs)
