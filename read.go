@@ -57,7 +57,6 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 	if err != nil {
 		return nil, fmt.Errorf("listing threads: %w", err)
 	}
-	threadCount := len(threads)
 	if threadID != "" {
 		threads = slices.DeleteFunc(threads, func(t *runtype.Thread) bool { return t.ID != threadID })
 		if len(threads) == 0 {
@@ -82,7 +81,7 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 	counts := make(map[runtype.TaskStatus]int)
 	latest := sess.UpdatedAt
 	for _, th := range threads {
-		tr, tasks, last, err := rt.threadRead(ctx, tenant, th, threadCount == 1, pending, counts)
+		tr, tasks, last, err := rt.threadRead(ctx, tenant, th, pending, counts)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +129,7 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 // not completed. pending are the session's pending actions, oldest first;
 // the thread's turns are added to counts by status (a turn's status is
 // its task's: they are written together).
-func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Thread, onlyThread bool, pending []*runtype.Action, counts map[runtype.TaskStatus]int) (apitype.ThreadRead, []apitype.TaskRead, time.Time, error) {
+func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Thread, pending []*runtype.Action, counts map[runtype.TaskStatus]int) (apitype.ThreadRead, []apitype.TaskRead, time.Time, error) {
 	fail := func(err error) (apitype.ThreadRead, []apitype.TaskRead, time.Time, error) {
 		return apitype.ThreadRead{}, nil, time.Time{}, err
 	}
@@ -243,18 +242,13 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 		return fail(err)
 	}
 
-	// The thread's cost covers all of its runs, not the window's. (It
-	// reads every run of the thread: with the tally, what a long thread's
-	// read model costs beyond its window. A session's only thread reads
-	// them without checking each run's thread.)
-	up := &store.UsageTotalParams{TenantID: tenant, SessionID: th.SessionID}
-	if !onlyThread {
-		up.ThreadID = th.ID
-	}
-	usage, err := rt.store.UsageTotal(ctx, up)
+	// The thread's cost covers all of its runs, not the window's: the
+	// store keeps the sum (store.ThreadTotals) as runs are written.
+	totals, err := rt.store.ThreadTotalsGet(ctx, &store.ThreadTotalsGetParams{TenantID: tenant, ThreadID: th.ID})
 	if err != nil {
 		return fail(fmt.Errorf("totalling the thread's usage: %w", err))
 	}
+	usage := totals.Usage
 	tr.CostState = apitype.CostState{Usage: usage, CostUSD: usage.CostUSD}
 
 	// Tasks and their runs: of the shown turns.
@@ -312,11 +306,7 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 	if err != nil {
 		return fail(err)
 	}
-	count, err := rt.store.MessageCount(ctx, &store.MessageCountParams{TenantID: tenant, ThreadID: th.ID})
-	if err != nil {
-		return fail(fmt.Errorf("counting messages: %w", err))
-	}
-	tr.History = &apitype.HistoryRead{MessageCount: count, Window: h.Messages, OlderCursor: h.NextCursor}
+	tr.History = &apitype.HistoryRead{MessageCount: totals.Messages, Window: h.Messages, OlderCursor: h.NextCursor}
 	if olderTurns {
 		tr.History.OlderTurnsCursor = encodeCursor(recent[0].ID)
 	}

@@ -6,6 +6,10 @@
 // Loop is the agent-loop workload (the shared agent-loop workload, v1): a
 // stateless scripted model and an echo tool; `agentrt bench loop` runs it.
 //
+// Session runs one long session (the workload's v2 "Long session") and
+// reports how a step's cost grows with the session's length; `agentrt
+// bench session` runs it.
+//
 // Parked parks many sessions on an approval, measures the memory and
 // goroutines they hold, and times how soon an approved one runs again;
 // `agentrt bench parked` runs it.

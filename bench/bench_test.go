@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/agentrt/agentrt/policy"
@@ -218,5 +219,58 @@ func TestStepAllocs(t *testing.T) {
 				t.Errorf("one in-memory step allocates %.1f times, want ≤ %.0f", perStep, ceiling)
 			}
 		})
+	}
+}
+
+// TestSessionVerifies runs a short long session on both variants: it must
+// pass its own verification and report turns 1, 10 and N.
+func TestSessionVerifies(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"mem", "sqlite"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			res, err := Session(context.Background(), SessionOptions{Variant: v, Turns: 12, T: 2, W: 1, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Steps != 12*5 || res.Turns != 12 || res.Variant != v {
+				t.Errorf("result = %+v, want 60 steps of 12 turns of %s", res, v)
+			}
+			var turns []int
+			for _, p := range res.At {
+				turns = append(turns, p.Turn)
+				if p.WallUsPerStep <= 0 {
+					t.Errorf("turn %d: wall per step %v, want > 0", p.Turn, p.WallUsPerStep)
+				}
+			}
+			if diff := cmp.Diff([]int{1, 10, 12}, turns); diff != "" {
+				t.Errorf("reported turns (-want +got):\n%s", diff)
+			}
+			if res.RatioWall <= 0 {
+				t.Errorf("ratio_wall = %v, want > 0", res.RatioWall)
+			}
+		})
+	}
+}
+
+func TestSessionRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	for _, o := range []SessionOptions{{Variant: "pg", Turns: 1}, {Variant: "mem", Turns: 0}, {Variant: "mem", Turns: 1, T: -1}} {
+		if _, err := Session(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("Session(%+v) = %v, want ErrInvalidOptions", o, err)
+		}
+	}
+}
+
+func TestMedianAround(t *testing.T) {
+	t.Parallel()
+	ds := make([]time.Duration, 21) // turns 1..20, turn j took j ms
+	for j := range ds {
+		ds[j] = time.Duration(j) * time.Millisecond
+	}
+	for _, c := range []struct{ at, want int }{{1, 4}, {10, 10}, {20, 17}} {
+		if got := medianAround(ds, c.at); got != time.Duration(c.want)*time.Millisecond {
+			t.Errorf("medianAround(turn %d) = %v, want %d ms", c.at, got, c.want)
+		}
 	}
 }

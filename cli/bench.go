@@ -30,7 +30,7 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchStoreCmd())
+	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd())
 	return cmd
 }
 
@@ -195,6 +195,52 @@ one-dash spelling of the flags (-sessions 100000) works too.`,
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
 	fl.BoolVar(&o.Keep, "keep", false, "keep the filled data directory")
 	fl.StringVar(&o.Reuse, "reuse", "", "time the reads on this data directory, filled before with --keep")
+	return cmd
+}
+
+func newBenchSessionCmd() *cobra.Command {
+	o := bench.SessionOptions{ProcessStart: processStart}
+	var cpuprofile string
+	cmd := &cobra.Command{
+		Use:   "session [--variant mem|sqlite] [--turns 300] [-t 5] [-w 5] [--dir PARENT_TMP] [--cpuprofile FILE [--profile-from TURN]]",
+		Short: "Run one long session and print how a step's cost grows with its length",
+		Long: `Run the long-session workload (docs/benchmarks.md, "One long session"): one session, N
+sequential turns on one thread, turn j asking for T echo calls and an answer, the whole
+conversation passed to a scripted model each time. Prints exactly one line:
+RESULT {"bench":"session","variant":…,"at":[{"turn":1,…},…],"ratio_wall":…,"ratio_cpu":…}
+where "at" holds the per-step wall and CPU time at turns 1, 10, 100 and N (each the median
+of the 7 turns around it) and the ratios are turn N's over turn 1's. The one-dash spelling
+of the flags (-variant sqlite -turns 300) works too.`,
+		Example:     `  agentrt bench session --variant sqlite --turns 300 -t 5`,
+		Annotations: map[string]string{singleDash: "true"},
+		Args:        cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
+			f, err := createProfile(cpuprofile)
+			if err != nil {
+				return err
+			}
+			if f != nil {
+				defer f.Close()
+				o.CPUProfile = f
+			}
+			res, err := bench.Session(cmd.Context(), o)
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			return printResult(cmd, res)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Variant, "variant", "mem", "mem or sqlite")
+	fl.IntVarP(&o.Turns, "turns", "n", 300, "turns of the measured session")
+	fl.IntVarP(&o.T, "tool-calls", "t", 5, "tool calls per turn")
+	fl.IntVarP(&o.W, "warmup", "w", 5, "turns of a warm-up session run first")
+	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the turns to this file")
+	fl.IntVar(&o.ProfileFrom, "profile-from", 0, "start the CPU profile at this turn (default: the first)")
 	return cmd
 }
 

@@ -157,3 +157,43 @@ func TestBenchStore(t *testing.T) {
 		t.Errorf("reused: stdout = %q", again.stdout)
 	}
 }
+
+// TestBenchSession runs a short long session through the command, with
+// both flag spellings, and checks its one RESULT line.
+func TestBenchSession(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--variant", "mem", "--turns", "3", "-t", "1", "-w", "0"},
+		{"-variant", "sqlite", "-turns", "3", "-t", "1", "-w", "1", "-dir", "DIR"},
+	} {
+		t.Run(args[1], func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args = append([]string{"bench", "session"}, args...)
+			for i, a := range args {
+				args[i] = strings.ReplaceAll(a, "DIR", dir)
+			}
+			r := runOK(t, "", args...)
+			line, ok := strings.CutPrefix(strings.TrimSuffix(r.stdout, "\n"), "RESULT ")
+			if !ok || strings.Contains(line, "\n") {
+				t.Fatalf("stdout = %q, want exactly one RESULT line", r.stdout)
+			}
+			var res struct {
+				Bench, Variant string
+				Turns, Steps   int
+				At             []struct{ Turn int }
+			}
+			if err := json.Unmarshal([]byte(line), &res); err != nil {
+				t.Fatalf("RESULT is not JSON: %v", err)
+			}
+			want := struct {
+				Bench, Variant string
+				Turns, Steps   int
+				At             []struct{ Turn int }
+			}{"session", args[3], 3, 9, []struct{ Turn int }{{1}, {3}}}
+			if diff := cmp.Diff(want, res); diff != "" {
+				t.Errorf("RESULT (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -149,8 +149,7 @@ func (c *Coordinator) cancelAttempt(ctx context.Context, job *Job, cause error) 
 // startTurn runs a task's first attempt, with the thread's history. A
 // turn whose history cannot be read fails without reaching a model.
 func (c *Coordinator) startTurn(ctx context.Context, job *Job) (*Outcome, error) {
-	history, lastSeq, err := c.history(context.WithoutCancel(ctx), job.Turn)
-	if err != nil {
+	if err := c.history(context.WithoutCancel(ctx), job); err != nil {
 		c.cfg.Logger.ErrorContext(c.logContext(job.Turn), "loading thread history", "err", err)
 		f := &runtype.Failure{Kind: runtype.FailureStore, Message: fmt.Sprintf("reading the thread's history: %v", err), Retryable: true}
 		return c.fail(context.WithoutCancel(ctx), job, f)
@@ -158,7 +157,6 @@ func (c *Coordinator) startTurn(ctx context.Context, job *Job) (*Outcome, error)
 	if job.Start != nil {
 		job.Start()
 	}
-	job.History, job.LastSeq = history, lastSeq
 	return c.runNew(ctx, job)
 }
 
@@ -193,7 +191,7 @@ func (c *Coordinator) load(ctx context.Context, job *Job) error {
 	if err != nil || len(runs) == 0 {
 		return fmt.Errorf("reading turn %s's latest run: %w", turn.ID, errors.Join(err, store.ErrNotFound))
 	}
-	if job.History, job.LastSeq, err = c.history(ctx, turn); err != nil {
+	if err = c.history(ctx, job); err != nil {
 		return err
 	}
 	job.Run = runs[len(runs)-1]
@@ -203,32 +201,6 @@ func (c *Coordinator) load(ctx context.Context, job *Job) error {
 		}
 	}
 	return nil
-}
-
-// history reads the conversation of a turn's thread, without the
-// messages of turns a rollback took back, and the thread's last message
-// sequence.
-func (c *Coordinator) history(ctx context.Context, t *runtype.Turn) ([]runtype.Message, int64, error) {
-	ms, err := c.cfg.Reader.MessageList(ctx, &store.MessageListParams{TenantID: t.TenantID, ThreadID: t.ThreadID})
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading the thread's history: %w", err)
-	}
-	var last int64
-	if n := len(ms); n > 0 {
-		last = ms[n-1].Seq
-	}
-	rolledBack, err := c.rolledBack(ctx, t)
-	if err != nil {
-		return nil, 0, err
-	}
-	delete(rolledBack, t.ID) // a turn retried after its rollback sees its own messages
-	out := make([]runtype.Message, 0, len(ms))
-	for _, m := range ms {
-		if !rolledBack[m.TurnID] {
-			out = append(out, *m)
-		}
-	}
-	return out, last, nil
 }
 
 // rolledBack returns the ids of the thread's turns a rollback cancelled:

@@ -215,6 +215,7 @@ type Coordinator struct {
 	sched *execution.Scheduler
 	plans sync.Map // *Agent → *plan
 	held  heldInputs
+	convs historyCache // the conversations of threads run lately
 }
 
 // New returns a Coordinator.
@@ -267,6 +268,11 @@ type Job struct {
 	// or is to be retried) also release the lease Fence names, saying
 	// when the task is due next; Outcome.Released reports it did.
 	Release bool
+
+	// conv is where History came from when the coordinator read it: the
+	// cache entry that answers which tool call ids it holds, and whether
+	// the run may append to History in place.
+	conv *convView
 }
 
 // Outcome is how a run ended.
@@ -288,8 +294,18 @@ type Outcome struct {
 // could not be made durable; the turn's state is then whatever the store
 // last committed.
 func (c *Coordinator) runNew(ctx context.Context, job *Job) (*Outcome, error) {
+	if v := job.conv; v != nil && v.unfiltered {
+		// Borrow the cache's conversation rather than copy it (newRun
+		// takes it as it is); release below gives it back.
+		if msgs, ok := c.convs.lend(job.Turn.ThreadID, v); ok {
+			job.History = msgs
+		}
+	}
 	r, err := c.newRun(job)
 	if err != nil {
+		if job.conv != nil {
+			c.convs.giveBack(job.conv)
+		}
 		return nil, err
 	}
 	out, err := r.execute(ctx)

@@ -109,19 +109,26 @@ func (c *Coordinator) newRun(job *Job) (*run, error) {
 		tools:    p.tools,
 		toolDefs: p.toolDefs,
 		catalog:  p.catalog,
-		messages: append(make([]runtype.Message, 0, len(job.History)+16), job.History...),
+	}
+	if v := job.conv; v != nil && v.lent {
+		r.messages = job.History // the cache lent it: appends go past its length
+	} else {
+		r.messages = append(make([]runtype.Message, 0, len(job.History)+16), job.History...)
 	}
 	r.span = c.cfg.Tracer.StartRun(r.spanTurn(), c.cfg.Now())
 	if job.Run != nil {
 		r.rec = *job.Run
 		r.span.SetRunID(r.rec.ID, r.rec.Attempt)
 	}
-	for _, m := range job.History {
-		for _, tc := range m.ToolCalls {
-			if r.usedIDs == nil {
-				r.usedIDs = make(map[string]struct{})
+	if job.conv == nil {
+		// Without the cache's index of the history's ids: index them.
+		for _, m := range job.History {
+			for _, tc := range m.ToolCalls {
+				if r.usedIDs == nil {
+					r.usedIDs = make(map[string]struct{})
+				}
+				r.usedIDs[tc.ID] = struct{}{}
 			}
-			r.usedIDs[tc.ID] = struct{}{}
 		}
 	}
 	return r, nil
@@ -207,6 +214,10 @@ func (r *run) release() {
 	if r.lease != nil {
 		r.lease.Close()
 		r.lease = nil
+	}
+	if v := r.job.conv; v != nil && v.lent {
+		r.messages = nil // the run no longer reads them: the cache may write there again
+		r.c.convs.giveBack(v)
 	}
 }
 
@@ -484,6 +495,15 @@ func (r *run) modelCompleted(resp *model.Response, c *model.Candidate, usage run
 	return r.stepEvent(event.ModelCompleted, stepID, span, "", p)
 }
 
+// usedID reports whether a tool call of the thread's conversation, or
+// one this run assigned, has id.
+func (r *run) usedID(id string) bool {
+	if _, dup := r.usedIDs[id]; dup {
+		return true
+	}
+	return r.job.conv != nil && r.c.convs.usedID(r.job.conv, id)
+}
+
 // assignCallIDs gives every call an id unique in the thread, keeping the
 // provider's id when it is usable.
 func (r *run) assignCallIDs(calls []runtype.MessageToolCall) []runtype.MessageToolCall {
@@ -492,7 +512,7 @@ func (r *run) assignCallIDs(calls []runtype.MessageToolCall) []runtype.MessageTo
 	}
 	out := make([]runtype.MessageToolCall, len(calls))
 	for i, c := range calls {
-		if _, dup := r.usedIDs[c.ID]; dup || runtype.ValidateCallerID("tool call id", c.ID) != nil {
+		if r.usedID(c.ID) || runtype.ValidateCallerID("tool call id", c.ID) != nil {
 			c.ID = r.cfg.IDs.New(runtype.PrefixToolCall)
 		}
 		if r.usedIDs == nil {

@@ -457,6 +457,9 @@ type Reader interface {
 	RunList(ctx context.Context, p *RunListParams) ([]*runtype.Run, error)
 
 	MessageList(ctx context.Context, p *MessageListParams) ([]*runtype.Message, error)
+	// ThreadTotalsGet returns a thread's running totals (see
+	// ThreadTotals); ErrNotFound when the tenant has no such thread.
+	ThreadTotalsGet(ctx context.Context, p *ThreadTotalsGetParams) (*ThreadTotals, error)
 	// MessageCount counts a thread's messages.
 	MessageCount(ctx context.Context, p *MessageCountParams) (int64, error)
 
@@ -634,7 +637,9 @@ type TurnTallyParams struct {
 
 // TurnTally is a thread's turns counted by status, with the IDs of those
 // not completed (in ID order): what a read model must show however old.
-// It reads every turn of the thread once, and returns no records.
+// Drivers keep the counts as turns are written, so that its cost need not
+// follow the thread's length (the SQLite driver reads only the turns not
+// completed); it returns no records.
 type TurnTally struct {
 	Counts map[runtype.TaskStatus]int
 	Open   []string
@@ -716,6 +721,31 @@ type MessageListParams struct {
 	BeforeSeq int64
 	Newest    bool
 	Limit     int
+}
+
+// ThreadTotalsGetParams selects the thread whose totals ThreadTotalsGet
+// returns.
+type ThreadTotalsGetParams struct {
+	TenantID string
+	ThreadID string
+}
+
+// ThreadTotals are a thread's running totals: a projection of its
+// messages, turns and runs that the store changes in the transaction that
+// writes them, so that reading them costs the same however long the
+// thread is. Rebuilt from the log, they are: LastSeq the highest
+// message Seq (0 for none), Messages the number of messages. RollbackGen
+// rises (by an amount a driver chooses, never falls) whenever a turn of
+// the thread becomes, or stops being, cancelled by a rollback (status
+// cancelled, reason rolled_back): its messages leave or rejoin the
+// conversation. A reader that kept the conversation up to LastSeq with
+// the same RollbackGen needs only the messages after it. Usage is the sum
+// of the Usage of the thread's runs (costs may be added in any order).
+type ThreadTotals struct {
+	LastSeq     int64
+	Messages    int64
+	RollbackGen int64
+	Usage       runtype.Usage
 }
 
 // MessageCountParams selects a thread's messages to count.

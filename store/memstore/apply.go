@@ -278,9 +278,11 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		v.Failure = copyFailure(r.Failure)
 		v.Routing = copyRouting(r.Routing)
 		u := undo{kind: undoRun, id: v.ID}
-		if prev := d.runs.put(v.ID, v, &d.ord); prev != nil {
+		prev := d.runs.put(v.ID, v, &d.ord)
+		if prev != nil {
 			u.prev = prev
 		}
+		d.countUsage(prev, &v)
 		log = append(log, u)
 	}
 	for _, c := range b.Messages {
@@ -353,6 +355,7 @@ func (d *data) revert(u *undo) {
 		d.noteDue(u.id)
 	case undoRun:
 		prev, _ := u.prev.(*runtype.Run)
+		d.countUsage(&d.runs.rows[u.id].v, prev)
 		d.runs.restore(u.id, prev)
 	case undoMessage:
 		msgs := d.messages[u.id]
@@ -396,6 +399,12 @@ func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
 	}
 	if prev != nil {
 		d.dropTurnKey(prev)
+		if rolledBack(prev) != rolledBack(t) || prev.ThreadID != t.ThreadID {
+			d.rollbackGen[prev.ThreadID]++
+		}
+	}
+	if rolledBack(t) && (prev == nil || !rolledBack(prev) || prev.ThreadID != t.ThreadID) {
+		d.rollbackGen[t.ThreadID]++
 	}
 	d.turns[t.ID] = t
 	if t.IdempotencyKey != "" {
@@ -404,11 +413,33 @@ func (d *data) putTurn(t *runtype.Turn) *runtype.Turn {
 	return prev
 }
 
+// countUsage moves a run's usage in its thread's total from what was
+// (nil: nothing) to what is (nil: nothing).
+func (d *data) countUsage(was, is *runtype.Run) {
+	if was != nil {
+		u := d.threadUsage[was.ThreadID]
+		d.threadUsage[was.ThreadID] = u.Add(runtype.Usage{InputTokens: -was.Usage.InputTokens, CachedInputTokens: -was.Usage.CachedInputTokens,
+			OutputTokens: -was.Usage.OutputTokens, ReasoningTokens: -was.Usage.ReasoningTokens, CostUSD: -was.Usage.CostUSD})
+	}
+	if is != nil {
+		d.threadUsage[is.ThreadID] = d.threadUsage[is.ThreadID].Add(is.Usage)
+	}
+}
+
+// rolledBack reports whether t was cancelled by a rollback: its messages
+// are not part of its thread's conversation.
+func rolledBack(t *runtype.Turn) bool {
+	return t.Status == runtype.StatusCancelled && t.StatusReason == runtype.ReasonRolledBack
+}
+
 // dropTurn removes a turn that putTurn inserted.
 func (d *data) dropTurn(t *runtype.Turn) {
 	removeSorted(d.turnsByTenant, t.TenantID, t.ID)
 	removeSorted(d.turnsByThread, t.ThreadID, t.ID)
 	d.dropTurnKey(t)
+	if rolledBack(t) {
+		d.rollbackGen[t.ThreadID]++
+	}
 	delete(d.turns, t.ID)
 }
 

@@ -28,7 +28,15 @@ type data struct {
 	turns         map[string]*runtype.Turn
 	turnsByTenant map[string][]string // IDs, ascending
 	turnsByThread map[string][]string // IDs, ascending
-	turnKeys      map[string]string   // tenantKey(tenant, idempotency key) → turn ID
+	// rollbackGen is each thread's store.ThreadTotals.RollbackGen: it
+	// rises whenever putTurn or dropTurn changes whether one of the
+	// thread's turns is rolled back (an undo changes it back, and rises
+	// again).
+	rollbackGen map[string]int64
+	// threadUsage is each thread's store.ThreadTotals.Usage: the sum of
+	// its runs' usage, changed as runs are written and undone.
+	threadUsage map[string]runtype.Usage
+	turnKeys    map[string]string // tenantKey(tenant, idempotency key) → turn ID
 
 	tasks *table[runtype.Task] // indexes: session, thread, tenant
 	// due holds the tasks with a DueAt, for TaskListDue; see noteDue.
@@ -91,6 +99,8 @@ func newData() *data {
 		turns:            make(map[string]*runtype.Turn),
 		turnsByTenant:    make(map[string][]string),
 		turnsByThread:    make(map[string][]string),
+		rollbackGen:      make(map[string]int64),
+		threadUsage:      make(map[string]runtype.Usage),
 		turnKeys:         make(map[string]string),
 		tasks: newTable(
 			func(t *runtype.Task) string { return t.SessionID },

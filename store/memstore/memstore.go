@@ -250,6 +250,15 @@ func (r reader) MessageList(_ context.Context, p *store.MessageListParams) ([]*r
 	return r.s.d.messageList(p), nil
 }
 
+// ThreadTotalsGet returns a thread's running totals.
+func (r reader) ThreadTotalsGet(_ context.Context, p *store.ThreadTotalsGetParams) (*store.ThreadTotals, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	return r.s.d.threadTotals(p)
+}
+
 // MessageCount counts a thread's messages.
 func (r reader) MessageCount(_ context.Context, p *store.MessageCountParams) (int64, error) {
 	if err := r.enter(); err != nil {

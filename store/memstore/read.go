@@ -231,17 +231,26 @@ func (d *data) messageList(p *store.MessageListParams) []*runtype.Message {
 	return out
 }
 
-func (d *data) messageCount(p *store.MessageCountParams) int64 {
+// threadTotals computes a thread's totals from what the store keeps
+// sorted: constant time.
+func (d *data) threadTotals(p *store.ThreadTotalsGetParams) (*store.ThreadTotals, error) {
 	if th := d.threads[p.ThreadID]; th == nil || th.TenantID != p.TenantID {
+		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, store.ErrNotFound)
+	}
+	msgs := d.messages[p.ThreadID] // they carry their thread's tenant
+	t := &store.ThreadTotals{Messages: int64(len(msgs)), RollbackGen: d.rollbackGen[p.ThreadID], Usage: d.threadUsage[p.ThreadID]}
+	if n := len(msgs); n > 0 {
+		t.LastSeq = msgs[n-1].Seq
+	}
+	return t, nil
+}
+
+func (d *data) messageCount(p *store.MessageCountParams) int64 {
+	t, err := d.threadTotals(&store.ThreadTotalsGetParams{TenantID: p.TenantID, ThreadID: p.ThreadID})
+	if err != nil {
 		return 0 // as the SQL drivers: a thread the tenant does not have has none
 	}
-	var n int64
-	for _, m := range d.messages[p.ThreadID] {
-		if m.TenantID == p.TenantID {
-			n++
-		}
-	}
-	return n
+	return t.Messages
 }
 
 func (d *data) toolCallList(p *store.ToolCallListParams) []*runtype.ToolCall {

@@ -396,3 +396,74 @@ func TestMigration9GivesSessionsTheirActivity(t *testing.T) {
 		t.Errorf("SessionList after 009 (-want +got):\n%s", d)
 	}
 }
+
+// TestMigration11BackfillsThreadTotals: migrating a used database to 011
+// gives every thread its totals from its messages, turns and runs (a
+// rolled back turn counts in rollback_gen, an interrupted one does not)
+// and its turn counts, and the triggers keep them from then on.
+func TestMigration11BackfillsThreadTotals(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openAt(t, 10)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := s.write.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("at version 10: %v", err)
+		}
+	}
+	for _, th := range []string{"thr_1", "thr_2"} {
+		exec(`INSERT INTO threads (`+threadCols+`) VALUES (?, 'ses_1', 'ten_1', 'usr_1', 1)`, th)
+	}
+	for _, seq := range []int{1, 2, 5} { // a gap: the count is not the last seq
+		exec(`INSERT INTO messages (`+messageCols+`) VALUES ('thr_1', ?, 'ses_1', 'turn_1', 'run_1', 'ten_1', 'usr_1',
+			'user', 'hi', NULL, '', 0, 1, NULL)`, seq)
+	}
+	for _, turn := range []struct{ id, status, reason string }{
+		{"turn_1", "completed", ""}, {"turn_2", "cancelled", "rolled_back"}, {"turn_3", "cancelled", "interrupted"},
+	} {
+		exec(`INSERT INTO turns (`+turnCols+`) VALUES (?, 'ses_1', 'thr_1', 'ten_1', 'usr_1',
+			'a', '', 'hi', ?, ?, '', NULL, 'task_1', 'run_1', '', '{}', 1, 1, 1)`, turn.id, turn.status, turn.reason)
+	}
+	for i, usage := range []string{`{"inputTokens":100,"outputTokens":10,"costUsd":0.25}`, `{"inputTokens":5,"cachedInputTokens":2,"outputTokens":1,"reasoningTokens":3}`} {
+		exec(`INSERT INTO runs (id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
+			hops, tool_hops, usage, started_at, ended_at, routing) VALUES (?, 'task_1', 'turn_1', 'ses_1', 'thr_1', 'ten_1', 'usr_1',
+			?, 'completed', NULL, 1, 0, ?, 1, 1, NULL)`, fmt.Sprintf("run_%d", i), i+1, usage)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	tally, err := s.TurnTally(ctx, &store.TurnTallyParams{TenantID: "ten_1", SessionID: "ses_1", ThreadID: "thr_1"})
+	if err != nil {
+		t.Fatalf("TurnTally: %v", err)
+	}
+	wantTally := &store.TurnTally{Counts: map[runtype.TaskStatus]int{runtype.StatusCompleted: 1, runtype.StatusCancelled: 2}, Open: []string{"turn_2", "turn_3"}}
+	if d := cmp.Diff(wantTally, tally); d != "" {
+		t.Errorf("TurnTally after 011 (-want +got):\n%s", d)
+	}
+	totals := func() map[string]store.ThreadTotals {
+		out := map[string]store.ThreadTotals{}
+		for _, th := range []string{"thr_1", "thr_2"} {
+			got, err := s.ThreadTotalsGet(ctx, &store.ThreadTotalsGetParams{TenantID: "ten_1", ThreadID: th})
+			if err != nil {
+				t.Fatalf("ThreadTotalsGet(%s): %v", th, err)
+			}
+			out[th] = *got
+		}
+		return out
+	}
+	used := runtype.Usage{InputTokens: 105, CachedInputTokens: 2, OutputTokens: 11, ReasoningTokens: 3, CostUSD: 0.25}
+	want := map[string]store.ThreadTotals{"thr_1": {LastSeq: 5, Messages: 3, RollbackGen: 1, Usage: used}, "thr_2": {}}
+	if d := cmp.Diff(want, totals()); d != "" {
+		t.Errorf("totals after 011 (-want +got):\n%s", d)
+	}
+	// From now on the triggers keep them: a message, and turn_2 retried.
+	exec(`INSERT INTO messages (` + messageCols + `) VALUES ('thr_2', 7, 'ses_1', 'turn_4', 'run_4', 'ten_1', 'usr_1',
+		'user', 'hi', NULL, '', 0, 1, NULL)`)
+	exec(`UPDATE turns SET status = 'running', status_reason = '' WHERE id = 'turn_2'`)
+	exec(`UPDATE runs SET usage = '{"inputTokens":1}' WHERE id = 'run_0'`)
+	used = runtype.Usage{InputTokens: 6, CachedInputTokens: 2, OutputTokens: 1, ReasoningTokens: 3}
+	want = map[string]store.ThreadTotals{"thr_1": {LastSeq: 5, Messages: 3, RollbackGen: 2, Usage: used}, "thr_2": {LastSeq: 7, Messages: 1}}
+	if d := cmp.Diff(want, totals()); d != "" {
+		t.Errorf("totals after more writes (-want +got):\n%s", d)
+	}
+}

@@ -44,7 +44,8 @@ func TestReadModelPlans(t *testing.T) {
 	}{
 		{"newest messages", qMessageList + messageNewest, "sqlite_autoindex_messages_1 (thread_id=? AND seq>? AND seq<?)", false},
 		{"oldest messages", qMessageList, "sqlite_autoindex_messages_1 (thread_id=? AND seq>? AND seq<?)", false},
-		{"message count", qMessageCount, "COVERING INDEX", false},
+		{"message count", qMessageCount, "thread_totals USING PRIMARY KEY (thread_id=?)", false},
+		{"thread totals", qThreadTotals, "SEARCH t USING PRIMARY KEY (thread_id=?)", false},
 		{"turns of a thread", qTurnList + turnSession + turnThread, "turns_session", false},
 		{"turns of a thread, filtered", qTurnList + turnSession + turnThread + turnFilter, "turns_session", false},
 		{"turns of a tenant, filtered", qTurnList + turnFilter + turnBefore, "turns_tenant", false},
@@ -54,7 +55,7 @@ func TestReadModelPlans(t *testing.T) {
 		{"tasks of a session", qTaskSearch + searchSession + searchBefore, "tasks_session", false},
 		{"tasks of a tenant", qTaskSearch + searchBefore, "PRIMARY KEY", false},
 		{"runs of a page of tasks", qRunList + runTasks, "runs_task (task_id=?)", true},
-		{"turn tally", qTurnTally, "turns_session", false},
+		{"turn tally", qTurnTally, "turns USING INDEX turns_thread_open (thread_id=?)", false},
 		{"tool calls of turns", qToolCallList + callSession + callTurns, "sqlite_autoindex_tool_calls_1 (session_id=?)", true},
 		{"tool call by output ref", qToolCallByRef, "tool_calls_output_ref (output_ref=? AND tenant_id=?)", false},
 		{"pending actions, filtered", qActionList + actionStatus + actionFilter + actionBefore, "actions_", false},

@@ -93,7 +93,8 @@ const (
 	qTouchSession    = qTokenList + 2
 	qToolCallByRef   = qTouchSession + 1
 	qInsertScope     = qToolCallByRef + 1
-	qFencedEvents    = qInsertScope + 1 // maxEventRows variants, as qInsertEvent
+	qThreadTotals    = qInsertScope + 1
+	qFencedEvents    = qThreadTotals + 1 // maxEventRows variants, as qInsertEvent
 	numQueries       = qFencedEvents + maxEventRows
 )
 
@@ -289,10 +290,14 @@ func buildQueries() [numQueries]string {
 	const messageWhere = ` FROM messages WHERE thread_id = ? AND seq > ? AND seq < ? AND tenant_id = ?`
 	q[qMessageList] = `SELECT ` + messageCols + messageWhere + ` ORDER BY seq LIMIT ?`
 	q[qMessageList+messageNewest] = `SELECT ` + messageCols + messageWhere + ` ORDER BY seq DESC LIMIT ?`
-	// Messages carry their thread's tenant: counting through the primary
-	// key alone, once the thread is the tenant's, reads no rows.
+	// A thread's running totals (migration 11): the count costs one row,
+	// however long the thread.
 	q[qMessageCount] = `SELECT CASE WHEN EXISTS (SELECT 1 FROM threads WHERE id = ? AND tenant_id = ?)
-		THEN (SELECT count(*) FROM messages WHERE thread_id = ?) ELSE 0 END`
+		THEN (SELECT COALESCE(max(messages), 0) FROM thread_totals WHERE thread_id = ?) ELSE 0 END`
+	q[qThreadTotals] = `SELECT COALESCE(t.last_seq, 0), COALESCE(t.messages, 0), COALESCE(t.rollback_gen, 0),
+		COALESCE(t.input_tokens, 0), COALESCE(t.cached_input_tokens, 0), COALESCE(t.output_tokens, 0),
+		COALESCE(t.reasoning_tokens, 0), COALESCE(t.cost_usd, 0)
+		FROM threads th LEFT JOIN thread_totals t ON t.thread_id = th.id WHERE th.id = ? AND th.tenant_id = ?`
 	for m := range 8 {
 		w := `SELECT ` + toolCallCols + ` FROM tool_calls WHERE tenant_id = ?`
 		if m&callSession != 0 {
@@ -489,7 +494,7 @@ func buildQueries() [numQueries]string {
 		AND (lease_owner <> '' OR status IN ('` + string(runtype.StatusPreparing) + `', '` + string(runtype.StatusRunning) +
 		`', '` + string(runtype.StatusCancelling) + `')) ORDER BY due_at, queued_at, id LIMIT ?`
 	// Counting the pending actions would walk one index entry per parked
-	// session: triggers keep the counts (migration 14).
+	// session: triggers keep the counts (migration 13).
 	q[qActionCount] = `SELECT COALESCE((SELECT n FROM action_counts WHERE tenant_id = ? AND status = ?), 0)`
 	q[qActionCount+countAllTenants] = `SELECT COALESCE(SUM(n), 0) FROM action_counts WHERE status = ?`
 	q[qActionOldest] = `SELECT ` + actionCols + ` FROM actions INDEXED BY actions_tenant_status
@@ -526,8 +531,13 @@ func buildQueries() [numQueries]string {
 	q[qTokenList] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE tenant_id = ? ORDER BY created_at, id`
 	q[qTokenList+countAllTenants] = `SELECT ` + tokenCols + ` FROM api_tokens ORDER BY created_at, id`
 	// One pass over the thread's turns; ids only of those not completed.
-	q[qTurnTally] = `SELECT status, count(*), json_group_array(id) FILTER (WHERE status <> 'completed')
-		FROM turns INDEXED BY turns_session WHERE session_id = ? AND thread_id = ? AND tenant_id = ? GROUP BY status`
+	// The counts are kept by triggers (migration 11); the open turns are
+	// read through their partial index: neither reads a completed turn.
+	q[qTurnTally] = `SELECT c.status, c.turns, CASE WHEN c.status = 'completed' THEN '[]' ELSE
+			(SELECT json_group_array(id) FROM (SELECT id FROM turns INDEXED BY turns_thread_open
+				WHERE thread_id = c.thread_id AND status <> 'completed' AND status = c.status ORDER BY id)) END
+		FROM thread_turn_counts c WHERE c.thread_id = ? AND c.turns > 0
+			AND EXISTS (SELECT 1 FROM threads WHERE id = c.thread_id AND session_id = ? AND tenant_id = ?)`
 	return q
 }
 

@@ -161,7 +161,7 @@ func TestQueueCountsAreAProjectionOfTasks(t *testing.T) {
 	check("after rebuilding", nil)
 }
 
-// TestActionCountsRebuild: migration 14 builds the action counts from the
+// TestActionCountsRebuild: migration 13 builds the action counts from the
 // actions a store holds, so that counts that went wrong (edited by hand)
 // are rebuilt by migrating down and up again. The triggers that keep them
 // are held to the rows by storetest's ActionCountsAreAProjection.
@@ -207,7 +207,7 @@ func TestActionCountsRebuild(t *testing.T) {
 	if _, err := s.write.ExecContext(ctx, `UPDATE action_counts SET n = n + 7`); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.migrateDown(ctx, 13); err != nil {
+	if err := s.migrateDown(ctx, 12); err != nil {
 		t.Fatalf("migrateDown(13): %v", err)
 	}
 	if err := s.Migrate(ctx); err != nil {

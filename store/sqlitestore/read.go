@@ -268,7 +268,7 @@ func (r reader) TaskSearch(ctx context.Context, p *store.TaskSearchParams) ([]*r
 
 // TurnTally counts a thread's turns by status.
 func (r reader) TurnTally(ctx context.Context, p *store.TurnTallyParams) (*store.TurnTally, error) {
-	rows, err := r.q.query(ctx, qTurnTally, p.SessionID, p.ThreadID, p.TenantID)
+	rows, err := r.q.query(ctx, qTurnTally, p.ThreadID, p.SessionID, p.TenantID)
 	if err != nil {
 		return nil, fmt.Errorf("tallying the turns of thread %s: %w", p.ThreadID, err)
 	}
@@ -355,6 +355,27 @@ func (r reader) MessageCount(ctx context.Context, p *store.MessageCountParams) (
 		return 0, fmt.Errorf("counting messages of thread %s: %w", p.ThreadID, err)
 	}
 	return n, nil
+}
+
+// ThreadTotalsGet returns a thread's running totals, which migration 11's
+// triggers keep.
+func (r reader) ThreadTotalsGet(ctx context.Context, p *store.ThreadTotalsGetParams) (*store.ThreadTotals, error) {
+	rows, err := r.q.query(ctx, qThreadTotals, p.ThreadID, p.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, err)
+	}
+	var t store.ThreadTotals
+	err = scanOne(rows, func(sc scanner) error {
+		return sc.Scan(&t.LastSeq, &t.Messages, &t.RollbackGen,
+			&t.Usage.InputTokens, &t.Usage.CachedInputTokens, &t.Usage.OutputTokens, &t.Usage.ReasoningTokens, &t.Usage.CostUSD)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting the totals of thread %s: %w", p.ThreadID, err)
+	}
+	return &t, nil
 }
 
 // ToolCallList lists tool calls in first-insertion (start) order.

@@ -87,6 +87,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Task", exerciseTask},
 		{"Run", exerciseRun},
 		{"Message", exerciseMessage},
+		{"ThreadTotals", exerciseThreadTotals},
 		{"ToolCall", exerciseToolCall},
 		{"Blob", exerciseBlob},
 		{"Limit", exerciseLimit},

@@ -1,4 +1,4 @@
--- agentrt schema version 14: the operator's reads stay flat as the store
+-- agentrt schema version 13: the operator's reads stay flat as the store
 -- grows.
 --
 -- turns_tenant_status lists a tenant's turns in one status, newest first,

@@ -1,0 +1,11 @@
+DROP TRIGGER runs_totals_update;
+DROP TRIGGER runs_totals_insert;
+DROP TRIGGER turns_counts_update;
+DROP TRIGGER turns_counts_insert;
+DROP INDEX turns_thread_open;
+DROP TABLE thread_turn_counts;
+DROP TRIGGER turns_totals_update;
+DROP TRIGGER turns_totals_insert;
+DROP TRIGGER messages_totals_insert;
+DROP TRIGGER threads_totals_insert;
+DROP TABLE thread_totals;
