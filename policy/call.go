@@ -1,7 +1,7 @@
 package policy
 
 import (
-	"cel.dev/cel-go/interpreter"
+	"cel.dev/cel-go/common/cost"
 
 	"context"
 	"fmt"
@@ -41,7 +41,7 @@ type call struct {
 	act activation
 	// tracker is the cost tracker of the when expression being
 	// evaluated.
-	tracker interpreter.CostTracker
+	tracker cost.Tracker
 }
 
 // calls recycles evaluation state: Evaluate allocates little.

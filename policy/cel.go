@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
@@ -44,7 +45,7 @@ type whenProgram struct {
 	// tracker is the program's cost tracker before any cost, copied
 	// into the call for each evaluation (what cel-go's own Clone of it
 	// does, without allocating one); nil evaluates the plain way.
-	tracker *interpreter.CostTracker
+	tracker *cost.Tracker
 }
 
 // celIssue is one compile error of a when expression, at a 1-based line
@@ -112,7 +113,7 @@ func compileWhen(expr string) (*whenProgram, error) {
 
 // costTracker returns a fresh copy of the cost tracker prg evaluates
 // under, taken from a first evaluation without input, or nil.
-func costTracker(prg cel.Program) *interpreter.CostTracker {
+func costTracker(prg cel.Program) *cost.Tracker {
 	frame, err := interpreter.NewExecutionFrame(interpreter.EmptyActivation())
 	if err != nil {
 		return nil
