@@ -247,12 +247,18 @@ func (d *data) alone(b *store.Batch, id string) bool {
 }
 
 // headsThread reports whether no open task of k's thread (one neither
-// terminal nor blocked) was queued before k.
+// terminal nor blocked) was queued before k, or has started or is held
+// by a worker. (An eager start claims a task in its submission's commit:
+// a submission to the same thread that read the thread idle a moment
+// before, committed after, is queued before it but must wait for it.)
 func (d *data) headsThread(k *runtype.Task) bool {
 	for _, r := range d.tasks.idx[1][k.ThreadID] {
 		o := &r.v
 		if o.ID == k.ID || o.TenantID != k.TenantID || o.Status.Terminal() || o.Status == runtype.StatusBlocked {
 			continue
+		}
+		if o.LeaseOwner != "" || o.CurrentRunID != "" {
+			return false
 		}
 		if c := o.QueuedAt.Compare(k.QueuedAt); c < 0 || c == 0 && o.ID < k.ID {
 			return false

@@ -471,9 +471,14 @@ func buildQueries() [numQueries]string {
 		WHERE due_at <> 0 AND due_at <= ? AND ((status <> '` + string(runtype.StatusQueued) + `' AND current_run_id <> '')
 			OR control = '` + string(runtype.ControlCancel) + `' OR NOT EXISTS (
 			SELECT 1 FROM tasks AS o INDEXED BY tasks_thread
-			WHERE o.thread_id = k.thread_id AND o.queued_at <= k.queued_at
-				AND (o.queued_at < k.queued_at OR o.id < k.id) AND o.tenant_id = k.tenant_id
-				AND o.status NOT IN (` + closedStatuses + `)))
+			WHERE o.thread_id = k.thread_id AND o.tenant_id = k.tenant_id AND o.id <> k.id
+				AND o.status NOT IN (` + closedStatuses + `)
+				AND (o.queued_at < k.queued_at OR o.queued_at = k.queued_at AND o.id < k.id
+					-- started or held: an eager start's claim rides on its
+					-- submission's commit, so a submission that read the
+					-- thread idle just before, committed after, is queued
+					-- before it and must still wait for it.
+					OR o.current_run_id <> '' OR o.lease_owner <> '')))
 		ORDER BY current_run_id = '', due_at, queued_at, id LIMIT ?`
 	q[qTaskCount] = `SELECT count(*) FROM tasks WHERE tenant_id = ? AND status IN (SELECT value FROM json_each(?))`
 	q[qTaskCount+countAllTenants] = `SELECT count(*) FROM tasks WHERE status IN (SELECT value FROM json_each(?))`
