@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -60,17 +61,9 @@ spelling works too.`,
 			if err := o.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			f, err := createProfile(cpuprofile)
+			res, err := runBench(cmd, cpuprofile, &o.CPUProfile, func(ctx context.Context) (*bench.Result, error) { return bench.Loop(ctx, o) })
 			if err != nil {
 				return err
-			}
-			if f != nil {
-				defer f.Close()
-				o.CPUProfile = f
-			}
-			res, err := bench.Loop(cmd.Context(), o)
-			if err != nil {
-				return &exitError{code: ExitFailed, err: err}
 			}
 			return printResult(cmd, res)
 		},
@@ -114,17 +107,9 @@ is 1). The one-dash spelling of the flags (-variant sqlite -check) works too.`,
 			if err := o.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			f, err := createProfile(cpuprofile)
+			res, err := runBench(cmd, cpuprofile, &o.CPUProfile, func(ctx context.Context) (*bench.ParkedResult, error) { return bench.Parked(ctx, o) })
 			if err != nil {
 				return err
-			}
-			if f != nil {
-				defer f.Close()
-				o.CPUProfile = f
-			}
-			res, err := bench.Parked(cmd.Context(), o)
-			if err != nil {
-				return &exitError{code: ExitFailed, err: err}
 			}
 			if err := printResult(cmd, res); err != nil {
 				return err
@@ -218,17 +203,9 @@ of the flags (-variant sqlite -turns 300) works too.`,
 			if err := o.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			f, err := createProfile(cpuprofile)
+			res, err := runBench(cmd, cpuprofile, &o.CPUProfile, func(ctx context.Context) (*bench.SessionResult, error) { return bench.Session(ctx, o) })
 			if err != nil {
 				return err
-			}
-			if f != nil {
-				defer f.Close()
-				o.CPUProfile = f
-			}
-			res, err := bench.Session(cmd.Context(), o)
-			if err != nil {
-				return &exitError{code: ExitFailed, err: err}
 			}
 			return printResult(cmd, res)
 		},
@@ -270,16 +247,23 @@ func singleDashArgs(root *cobra.Command, args []string) []string {
 	return out
 }
 
-// createProfile creates the --cpuprofile file; nil when none was asked for.
-func createProfile(path string) (*os.File, error) {
-	if path == "" {
-		return nil, nil
+// runBench runs a benchmark, with the --cpuprofile file (when one is
+// asked for) as *profile; its failure is a failed run.
+func runBench[R any](cmd *cobra.Command, cpuprofile string, profile *io.Writer, run func(context.Context) (R, error)) (R, error) {
+	var zero R
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return zero, usageErr("creating CPU profile: %v", err)
+		}
+		defer f.Close()
+		*profile = f
 	}
-	f, err := os.Create(path)
+	res, err := run(cmd.Context())
 	if err != nil {
-		return nil, usageErr("creating CPU profile: %v", err)
+		return zero, &exitError{code: ExitFailed, err: err}
 	}
-	return f, nil
+	return res, nil
 }
 
 // printResult prints a benchmark's one RESULT line.

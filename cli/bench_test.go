@@ -111,6 +111,7 @@ func TestBenchLoopRejects(t *testing.T) {
 		{"no sessions", []string{"-s", "0"}, "need -s ≥ 1"},
 		{"negative tool calls", []string{"-t", "-1"}, "-t ≥ 0"},
 		{"no concurrency", []string{"-c", "0"}, "-c ≥ 1"},
+		{"profile in a missing directory", []string{"-s", "1", "--cpuprofile", "/nonexistent/dir/cpu.out"}, "creating CPU profile: open /nonexistent/dir/cpu.out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
