@@ -198,3 +198,37 @@ func TestBenchSession(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchSessionAndStoreReject: bad options of bench session and bench
+// store are usage errors (exit 2) that say what is wrong, and run nothing.
+func TestBenchSessionAndStoreReject(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"session variant", []string{"session", "--variant", "pg"}, `variant "pg" (want mem or sqlite)`},
+		{"session no turns", []string{"session", "--turns", "0"}, "need --turns ≥ 1"},
+		{"session bad number", []string{"session", "--turns", "many"}, `invalid argument "many"`},
+		{"store variant", []string{"store", "--variant", "redis"}, `variant "redis" (want mem or sqlite)`},
+		{"store too few sessions", []string{"store", "--sessions", "2"}, "need --sessions ≥ 3"},
+		{"store keep in memory", []string{"store", "--variant", "mem", "--sessions", "3", "--keep"}, "--keep and --reuse need the sqlite variant"},
+		{"store extra argument", []string{"store", "now"}, `unknown command "now"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, "", append([]string{"bench"}, tt.args...)...)
+			if r.code != cli.ExitUsage {
+				t.Errorf("exit %d, want %d", r.code, cli.ExitUsage)
+			}
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr = %q, want it to contain %q", r.stderr, tt.want)
+			}
+			if strings.Contains(r.stdout, "RESULT") {
+				t.Errorf("stdout = %q, want no RESULT", r.stdout)
+			}
+		})
+	}
+}
