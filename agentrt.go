@@ -138,6 +138,13 @@ type Config struct {
 	// should use telemetry.NewIDGenerator so that turn spans have the ids
 	// their children and events name. The runtime does not shut it down.
 	TracerProvider trace.TracerProvider
+	// EagerStart lets a submission to an idle thread claim its task in
+	// its own commit and start the turn here at once, without the
+	// dispatcher's claim (docs/durability.md, "Eager start"). Off by
+	// default: under load a run started this way can miss the loss of
+	// its lease (its running tool is then not cancelled when another
+	// worker takes the turn over), which is not fixed yet.
+	EagerStart bool
 	// MaxConcurrentRuns bounds runs executing at once (the worker pool);
 	// more wait queued. Default 64.
 	MaxConcurrentRuns int

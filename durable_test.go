@@ -97,6 +97,8 @@ type gate struct {
 	started  chan gateCall
 	release  chan struct{}
 	once     sync.Once
+	// cancels gets a value each time a blocked call's context ends.
+	cancels chan struct{}
 
 	mu        sync.Mutex
 	calls     []gateCall
@@ -106,7 +108,7 @@ type gate struct {
 type gateCall struct{ ID, IdempotencyKey string }
 
 func newGate(t *testing.T, blocking int) *gate {
-	g := &gate{blocking: blocking, started: make(chan gateCall, 64), release: make(chan struct{})}
+	g := &gate{blocking: blocking, started: make(chan gateCall, 64), release: make(chan struct{}), cancels: make(chan struct{}, 64)}
 	t.Cleanup(g.open)
 	return g
 }
@@ -129,6 +131,7 @@ func (g *gate) tool(name string, ann tool.Annotations) tool.Tool {
 			g.mu.Lock()
 			g.cancelled++
 			g.mu.Unlock()
+			g.cancels <- struct{}{}
 			return "", context.Cause(ctx)
 		}
 	})
@@ -1289,8 +1292,17 @@ func TestTimeouts(t *testing.T) {
 			rt := startDurable(t, cfg)
 			res := submitTo(t, rt, apitype.SubmitTurnParams{SessionID: "to-1", Input: "go"})
 			wantTurn(t, awaitTurn(t, rt, runtype.Owner{}, res.TurnID), runtype.StatusTimedOut, tt.reason)
+			// The tool is cancelled by the worker that ran it, which may
+			// learn of the timeout after the turn's end is recorded (when
+			// its short lease ran out on a loaded machine and the
+			// recovery timed the turn out): wait for it.
+			select {
+			case <-g.cancels:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the running tool's context was not cancelled")
+			}
 			if _, cancelled := g.record(); cancelled != 1 {
-				t.Error("the running tool's context was not cancelled")
+				t.Errorf("the running tool's context was cancelled %d times, want once", cancelled)
 			}
 			evs := logOf(t, rt, runtype.Owner{}, "to-1")
 			if len(turnLog(evs, res.TurnID, event.TaskTimedOut)) != 1 {

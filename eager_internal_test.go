@@ -43,7 +43,8 @@ func openEagerBundle(t *testing.T, dir string, now func() time.Time, blocking bo
 			return "held", nil
 		})
 	rt, err := New(Config{
-		DataDir: dir, LeaseTTL: time.Minute, PollInterval: 20 * time.Millisecond, Now: now, Tools: []tool.Tool{hold},
+		EagerStart: true,
+		DataDir:    dir, LeaseTTL: time.Minute, PollInterval: 20 * time.Millisecond, Now: now, Tools: []tool.Tool{hold},
 		Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "hold"}, Tools: []string{"hold"}}},
 	})
 	if err != nil {
@@ -261,7 +262,8 @@ func TestHeartbeatRenewsOnItsTimer(t *testing.T) {
 			return "held", nil
 		})
 	rt, err := New(Config{
-		DataDir: t.TempDir(), LeaseTTL: 30 * time.Second, Now: clock, Tools: []tool.Tool{hold},
+		EagerStart: true,
+		DataDir:    t.TempDir(), LeaseTTL: 30 * time.Second, Now: clock, Tools: []tool.Tool{hold},
 		Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "hold"}, Tools: []string{"hold"}}},
 	})
 	if err != nil {
@@ -359,7 +361,8 @@ func TestTurnLeaseChanges(t *testing.T) {
 	}
 	log := &leaseLog{Store: st}
 	rt, err := New(Config{
-		Store: log, LeaseTTL: time.Minute, Tools: []tool.Tool{tool.Func("hold", "Returns.", tool.Annotations{},
+		EagerStart: true,
+		Store:      log, LeaseTTL: time.Minute, Tools: []tool.Tool{tool.Func("hold", "Returns.", tool.Annotations{},
 			func(ctx context.Context, c *tool.Call, in struct{}) (string, error) { return "held", nil })},
 		Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "hold"}, Tools: []string{"hold"}}},
 	})

@@ -38,7 +38,7 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *apitype.SubmitTurnParams) 
 			return res, err
 		}
 	}
-	res, err := rt.accept(ctx, owner, p, true)
+	res, err := rt.accept(ctx, owner, p, rt.cfg.EagerStart)
 	if errors.Is(err, errSessionRace) {
 		// Another submission created the session first: now it exists.
 		res, err = rt.accept(ctx, owner, p, true)
