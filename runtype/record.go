@@ -403,6 +403,9 @@ type Action struct {
 	// model's arguments (a hook rewrote it, or a person edited it before
 	// the sandbox refused it); "" otherwise. ArgumentsSHA256 is its hash.
 	Input string
+	// RequestedSchema is the JSON Schema an elicitation's answer must
+	// validate against (ActionElicitation only; nil otherwise).
+	RequestedSchema []byte
 }
 
 // ActionResolution is how an action was resolved.
@@ -413,7 +416,8 @@ type ActionResolution struct {
 	// Message is the responder's message; a denial's message is what the
 	// model sees.
 	Message string
-	// UpdatedInput is the input an edit replaced the call's input with.
+	// UpdatedInput is the input an edit replaced the call's input with,
+	// or the content an accepted elicitation answered with.
 	UpdatedInput []byte
 	// By is the principal who responded ("runtime" for expiry and
 	// cancellation).
