@@ -28,6 +28,7 @@ const (
 // execution layer. They follow the MCP tool annotations.
 type Annotations struct {
 	ReadOnly    bool `json:"readOnly,omitempty" yaml:"read_only"`
+	OpenWorld   bool `json:"openWorld,omitempty" yaml:"open_world"`
 	Destructive bool `json:"destructive,omitempty" yaml:"destructive"`
 	Idempotent  bool `json:"idempotent,omitempty" yaml:"idempotent"`
 }
@@ -132,6 +133,7 @@ type Tool interface {
 // Call is one invocation.
 type Call struct {
 	ID        string // the tool call id
+	TenantID  string
 	SessionID string
 	TurnID    string
 	RunID     string
@@ -159,6 +161,61 @@ type Call struct {
 	Outputs      *output.Store
 	Redactor     *output.Redactor
 	OutputLimits output.Limits
+
+	// Progress reports how far a long call has come (an MCP server's
+	// progress notifications): the runtime records it as tool.progress,
+	// rate-limited, and keeps the last value in the read model. Nil
+	// discards. Safe for concurrent use.
+	Progress func(progress, total float64, message string)
+	// Ask asks a person for input the call needs before it can go on (an
+	// MCP server's elicitation), described by a JSON Schema, and waits
+	// for the answer. While it waits the call holds no worker. Nil means
+	// nobody can be asked: the tool declines.
+	Ask func(ctx context.Context, q *Question) (*Answer, error)
+	// Sample has the agent's model answer a prompt the tool sends (an
+	// MCP server's sampling request), governed like any model call of
+	// the run: a policy decision, routing, budget and cost. Nil refuses.
+	Sample func(ctx context.Context, req *SampleRequest) (*SampleResult, error)
+}
+
+// Question is input a tool asks a person for mid-call.
+type Question struct {
+	// Server names who asks (an MCP server's name).
+	Server  string
+	Message string
+	// Schema is the JSON Schema the answer's content must validate
+	// against: an object of primitive properties, as MCP elicitation
+	// allows.
+	Schema json.RawMessage
+}
+
+// Answer is a person's answer to a Question: Decision is accept (with
+// Content, a JSON object valid against the schema), decline or cancel.
+type Answer struct {
+	Decision string
+	Content  json.RawMessage
+}
+
+// SampleRequest is a prompt a tool asks the agent's model to answer.
+type SampleRequest struct {
+	Server       string
+	SystemPrompt string
+	Messages     []SampleMessage
+	MaxTokens    int
+}
+
+// SampleMessage is one message of a SampleRequest: Role is user or
+// assistant.
+type SampleMessage struct {
+	Role string
+	Text string
+}
+
+// SampleResult is the model's answer to a SampleRequest.
+type SampleResult struct {
+	Model      string
+	Text       string
+	StopReason string
 }
 
 // Result is what a call produced. Content is what the model sees: JSON or
@@ -174,4 +231,21 @@ type Result struct {
 	// refused something or a limit was hit: the runtime reports it as
 	// such and may offer to rerun the call with a wider profile.
 	Violation *sandbox.Violation
+	// Structured is the call's structured result (an MCP tool's
+	// structuredContent), kept as JSON beside Content; nil when none.
+	Structured json.RawMessage
+	// Artifacts are binary results (an MCP tool's images and audio): the
+	// runtime stores each as a blob and records artifact.changed.
+	Artifacts []Artifact
+	// EffectUnknown says the call failed in a way that leaves unknown
+	// whether it took effect (the connection to its server was lost
+	// while it ran): the runtime asks an operator what became of it
+	// (side_effect_unknown) rather than telling the model it failed.
+	EffectUnknown bool
+}
+
+// Artifact is a binary result of a call.
+type Artifact struct {
+	MediaType string
+	Data      []byte
 }
