@@ -106,6 +106,9 @@ type File struct {
 	Tools map[string]*Tool
 	// Models maps a declared model's key to the model. It is never nil.
 	Models map[string]*Model
+	// MCPServers maps a server's name under mcp_servers to the server. It
+	// is never nil.
+	MCPServers map[string]*MCPServer
 	// Budgets are the default token and cost budgets.
 	Budgets Budgets
 	// Policy is the policy section: nil when the file has none, and
@@ -313,6 +316,8 @@ type Agent struct {
 	// Sandbox is the profile the agent's processes run under: the file's
 	// sandbox key, or workspace_write with network none.
 	Sandbox Sandbox
+	// MCP are the agent's MCP servers, in file order; nil when none.
+	MCP []*AgentMCP
 }
 
 // Model is one model an agent may use: a provider kind, the model's name

@@ -74,8 +74,9 @@ func TestLoadExample(t *testing.T) {
 				Timeout: 90 * time.Second,
 			},
 		},
-		Models:  map[string]*Model{},
-		Budgets: Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
+		Models:     map[string]*Model{},
+		MCPServers: map[string]*MCPServer{},
+		Budgets:    Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
 	}
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("Load mismatch (-want +got):\n%s", diff)
@@ -288,9 +289,10 @@ func TestParseDefaults(t *testing.T) {
 				Sandbox:     Sandbox{Mode: SandboxWorkspaceWrite, Network: SandboxNetworkNone},
 			},
 		},
-		Tools:   map[string]*Tool{},
-		Models:  map[string]*Model{},
-		Budgets: Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
+		Tools:      map[string]*Tool{},
+		Models:     map[string]*Model{},
+		MCPServers: map[string]*MCPServer{},
+		Budgets:    Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
 	}
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)

@@ -16,9 +16,9 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health"}
+	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers"}
 	serverKeys     = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
-	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox"}
+	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp"}
 	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
 	annotationKeys = []string{"read_only", "destructive", "idempotent"}
 )
@@ -64,6 +64,7 @@ type decoder struct {
 	builtins   []string // sorted
 	refs       []toolRef
 	modelRefs  []modelRef
+	mcpRefs    []mcpRef
 	policyUses []policyUse
 	errs       Errors
 }
@@ -118,14 +119,15 @@ func (d *decoder) decode(data []byte) *File {
 		return nil
 	}
 	f := &File{
-		Path:    d.name,
-		Dir:     d.dir,
-		DataDir: filepath.Join(d.dir, DefaultDataDir),
-		Server:  Server{Listen: DefaultListen},
-		Agents:  make(map[string]*Agent),
-		Tools:   make(map[string]*Tool),
-		Models:  make(map[string]*Model),
-		Budgets: Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
+		Path:       d.name,
+		Dir:        d.dir,
+		DataDir:    filepath.Join(d.dir, DefaultDataDir),
+		Server:     Server{Listen: DefaultListen},
+		Agents:     make(map[string]*Agent),
+		Tools:      make(map[string]*Tool),
+		Models:     make(map[string]*Model),
+		MCPServers: make(map[string]*MCPServer),
+		Budgets:    Budgets{TenantWindow: WindowTotal, LowThreshold: DefaultLowThreshold, OnExceeded: OnExceededWait},
 	}
 	entries := root.Fields()
 	var agents, policy *yamlpos.Field
@@ -157,6 +159,8 @@ func (d *decoder) decode(data []byte) *File {
 			d.durability(e, &f.Durability)
 		case "health":
 			d.health(e, &f.Health)
+		case "mcp_servers":
+			d.mcpServers(e, f.MCPServers)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)
@@ -174,6 +178,7 @@ func (d *decoder) decode(data []byte) *File {
 		}
 	}
 	d.checkRefs(f)
+	d.checkMCPRefs(f)
 	d.resolveModels(f)
 	if policy == nil {
 		for _, u := range d.policyUses {
@@ -333,6 +338,8 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			}
 		case "sandbox":
 			a.Sandbox = d.sandbox(f, where)
+		case "mcp":
+			a.MCP = d.agentMCP(f, name, where)
 		default:
 			d.unknownKey(f, where, agentKeys)
 		}

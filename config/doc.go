@@ -35,8 +35,8 @@
 //
 // Relative paths resolve against the folder holding the file and come out
 // absolute and cleaned: data_dir, an agent's workspace, model.script and
-// sandbox roots, policy.rules, and a tool's or checker's command[0] when
-// it contains a path separator. A bare command
+// sandbox roots, policy.rules, an MCP server's cwd, and a tool's,
+// checker's or MCP server's command[0] when it contains a path separator. A bare command
 // name such as "jq" is kept as written and looked up in PATH when the tool
 // runs. A hook's command is a shell command line: only its first word is
 // resolved, when it is a path starting with ./ or ../. Parse checks that
@@ -58,6 +58,23 @@
 //	  redact: {secret_env: [GITHUB_TOKEN], patterns: ['acct-[0-9]{8}']}
 //	hooks:
 //	  - {point: pre_tool_use, matcher: shell, command: ./hooks/guard.sh}
+//
+// # MCP servers
+//
+// The mcp_servers section declares Model Context Protocol servers, each
+// started over stdio (command, args, env, cwd) or reached over streamable
+// HTTP (url, headers, bearer_token_env); an agent's mcp key lists the ones
+// whose tools it may call, with allow and deny globs over their tool names:
+//
+//	mcp_servers:
+//	  everything: {command: npx, args: [-y, "@modelcontextprotocol/server-everything"], env: [HOME_TOKEN]}
+//	  remote: {url: "https://example.test/mcp", bearer_token_env: REMOTE_MCP_TOKEN}
+//	agents:
+//	  helper:
+//	    mcp: [everything, {server: remote, tools: {allow: ["search*"], deny: ["delete_*"]}}]
+//
+// Environment variables are named, never read: the runtime reads them
+// when it connects.
 //
 // # Policy
 //

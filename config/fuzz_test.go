@@ -25,6 +25,8 @@ func FuzzLoadConfig(f *testing.F) {
 		"agents: " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\n",
 		"x-a: &a [*a]\nagents: *a\n",
 		"agents: !!map {a: !!str 1}\n---\nb: 2\n",
+		"mcp_servers: {s: {command: x, env: {A: B}}, r: {url: \"https://h.test\", headers: {X-A: b}}}\n" +
+			"agents: {a: {model: {provider: replay, script: support.replay.yaml}, mcp: [s, {server: r, tools: {allow: [\"a*\"]}}]}}\n",
 		"{",
 		"agents:\n\t- a\n",
 	} {
