@@ -120,8 +120,32 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 			snap.TaskSummary.Active += n
 		}
 	}
+	if threadID == "" {
+		if snap.CapabilitySessions, err = rt.capabilityReads(ctx, tenant, sessionID); err != nil {
+			return nil, err
+		}
+	}
 	snap.UpdatedAt = ts(latest)
 	return snap, nil
+}
+
+// capabilityReads returns the read models of a session's capability
+// sessions, oldest first; never nil.
+func (rt *Runtime) capabilityReads(ctx context.Context, tenant, sessionID string) ([]apitype.CapabilitySessionRead, error) {
+	cs, err := rt.store.CapabilitySessionList(ctx, &store.CapabilitySessionListParams{TenantID: tenant, SessionID: sessionID, Limit: store.MaxListLimit})
+	if err != nil {
+		return nil, fmt.Errorf("listing capability sessions: %w", err)
+	}
+	out := make([]apitype.CapabilitySessionRead, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, apitype.CapabilitySessionRead{
+			CapabilitySessionID: c.ID, Server: c.Server, Transport: c.Transport, ProtocolVersion: c.ProtocolVersion,
+			MCPSessionID: c.ServerSessionID, Status: c.Status, Generation: c.Generation, ExpiresAt: ts(c.ExpiresAt),
+			ResumeCursor: c.ResumeCursor, Error: c.Error, RunIDs: append([]string{}, c.RunIDs...),
+			CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+		})
+	}
+	return out, nil
 }
 
 // threadRead builds a thread's read model and the read models of the

@@ -27,6 +27,44 @@ type Snapshot struct {
 	// HistorySummary says how much history the threads hold and how
 	// much of it the snapshot shows.
 	HistorySummary *HistorySummary `json:"historySummary,omitempty"`
+	// CapabilitySessions are the session's connections to MCP servers,
+	// oldest first (at most store.MaxListLimit). A session snapshot
+	// always has the list; a thread read model, which shows one thread,
+	// leaves it out.
+	CapabilitySessions []CapabilitySessionRead `json:"capabilitySessions,omitzero"`
+}
+
+// CapabilitySessionRead is one capability session: the runtime's
+// connection to one MCP server on behalf of the session, which its runs
+// share and which outlives each of them.
+type CapabilitySessionRead struct {
+	CapabilitySessionID string `json:"capabilitySessionId"`
+	// Server is the server's name under mcp_servers; Transport is stdio
+	// or streamable_http.
+	Server    string `json:"server"`
+	Transport string `json:"transport"`
+	// ProtocolVersion is the MCP version the server agreed to; absent
+	// before the first initialize.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// MCPSessionID is the server's Mcp-Session-Id (streamable HTTP
+	// servers that keep sessions).
+	MCPSessionID string                          `json:"mcpSessionId,omitempty"`
+	Status       runtype.CapabilitySessionStatus `json:"status"`
+	// Generation counts initialize handshakes: 1, and one more for each
+	// reinitialisation or restart.
+	Generation int `json:"generation"`
+	// ExpiresAt is when the server said the session ends, when it said.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// ResumeCursor is the last event id read from the server's stream
+	// (Last-Event-ID).
+	ResumeCursor string `json:"resumeCursor,omitempty"`
+	// Error says why the session failed or expired last.
+	Error string `json:"error,omitempty"`
+	// RunIDs are the runs that used the session, oldest first: the last
+	// runtype.MaxCapabilityRuns.
+	RunIDs    []string   `json:"runIds"`
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // ThreadRead is a thread's read model: status, active turn, pending

@@ -126,6 +126,22 @@ func TestBatchMerge(t *testing.T) {
 		}
 	})
 
+	// A capability session is upserted whole: the later version of an ID
+	// wins; its runs are inserts, appended.
+	t.Run("CapabilitySessionsReplacedByID", func(t *testing.T) {
+		t.Parallel()
+		c1 := &runtype.CapabilitySession{ID: "cap_1", Owner: owner, Status: runtype.CapabilityReady}
+		c2 := &runtype.CapabilitySession{ID: "cap_2", Owner: owner, Status: runtype.CapabilityReady}
+		c1b := &runtype.CapabilitySession{ID: "cap_1", Owner: owner, Status: runtype.CapabilityExpired}
+		r := &runtype.CapabilityRun{Owner: owner, CapabilitySessionID: "cap_1", RunID: "run_1"}
+		dst := &store.Batch{CapabilitySessions: []*runtype.CapabilitySession{c1, c2}, CapabilityRuns: []*runtype.CapabilityRun{r}}
+		dst.Merge(&store.Batch{CapabilitySessions: []*runtype.CapabilitySession{c1b}, CapabilityRuns: []*runtype.CapabilityRun{r}})
+		want := &store.Batch{CapabilitySessions: []*runtype.CapabilitySession{c1b, c2}, CapabilityRuns: []*runtype.CapabilityRun{r, r}}
+		if d := cmp.Diff(want, dst); d != "" {
+			t.Errorf("Batch after Merge (-want +got):\n%s", d)
+		}
+	})
+
 	t.Run("LimitsReplacedByKey", func(t *testing.T) {
 		t.Parallel()
 		dst := &store.Batch{Limits: []*runtype.Limit{l1, l2}}

@@ -65,6 +65,9 @@ func (b *Batch) Redact(r Redactor) {
 	for _, t := range b.Tokens {
 		t.Name = r.Text(t.Name)
 	}
+	for _, c := range b.CapabilitySessions {
+		c.Error = r.Text(c.Error)
+	}
 	for _, e := range b.Events {
 		e.Redact(r)
 	}
@@ -115,6 +118,11 @@ func redactMessage(m *runtype.Message, r Redactor) {
 
 func redactAction(a *runtype.Action, r Redactor) {
 	a.InputPreview, a.Prompt, a.Input = r.Text(a.InputPreview), r.Text(a.Prompt), r.JSON(a.Input)
+	if len(a.RequestedSchema) > 0 {
+		if red := r.JSON(string(a.RequestedSchema)); red != string(a.RequestedSchema) {
+			a.RequestedSchema = []byte(red)
+		}
+	}
 	res := a.Resolution
 	if res == nil {
 		return

@@ -107,6 +107,8 @@ var notText = []string{
 	"Reasoning.Encrypted", "ToolCall.Name", "ToolCall.Decision", "Blob.MediaType", "Action.Type", "Action.ToolName",
 	"Action.Decisions", "Action.ReasonCode", "Action.Escalation", "ActionResolution.Decision", "ActionResolution.By",
 	"PolicyGrant.Agent", "PolicyGrant.ToolName", "SessionMode.Mode", "LeaseChange.Owner", "APIToken.Prefix",
+	"CapabilitySession.Server", "CapabilitySession.Transport", "CapabilitySession.ProtocolVersion",
+	"CapabilitySession.ResumeCursor",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

@@ -217,6 +217,16 @@ type Batch struct {
 	// the batch with an error wrapping ErrNotFound.
 	Tokens       []*runtype.APIToken
 	TokenUpdates []*TokenUpdate
+	// CapabilitySessions are upserted by ID (insert, or replace every
+	// field of the record with that ID; the ID is unique across tenants,
+	// and a record of another tenant with that ID is a conflict,
+	// ErrConflict). Their RunIDs are not written: CapabilityRuns are.
+	CapabilitySessions []*runtype.CapabilitySession
+	// CapabilityRuns record that a run used a capability session:
+	// inserted, a repeat (same tenant, capability session and run) is
+	// ignored and keeps its first At. They apply after
+	// CapabilitySessions.
+	CapabilityRuns []*runtype.CapabilityRun
 	// Events are appended. Each event that Sealed reports is also sealed
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
@@ -511,6 +521,13 @@ type Reader interface {
 	TokenGetByHash(ctx context.Context, p *TokenGetByHashParams) (*runtype.APIToken, error)
 	// TokenList returns API tokens oldest first; see TokenListParams.
 	TokenList(ctx context.Context, p *TokenListParams) ([]*runtype.APIToken, error)
+
+	// CapabilitySessionGet returns the tenant's capability session, its
+	// RunIDs filled; ErrNotFound when the tenant has none with that ID.
+	CapabilitySessionGet(ctx context.Context, p *CapabilitySessionGetParams) (*runtype.CapabilitySession, error)
+	// CapabilitySessionList returns the tenant's capability sessions
+	// that match p, their RunIDs filled; see CapabilitySessionListParams.
+	CapabilitySessionList(ctx context.Context, p *CapabilitySessionListParams) ([]*runtype.CapabilitySession, error)
 }
 
 // DefaultListLimit applies when a list's Limit is zero; MaxListLimit caps it.
@@ -887,4 +904,25 @@ type TokenGetByHashParams struct {
 type TokenListParams struct {
 	TenantID   string
 	AllTenants bool
+}
+
+// CapabilitySessionGetParams selects one capability session.
+type CapabilitySessionGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// CapabilitySessionListParams lists a tenant's capability sessions
+// ordered by CreatedAt, then ID. SessionID, Server and Status, when set,
+// keep those of that agentrt session, MCP server and status. Limit is
+// clamped like other lists. Listing one session's capability sessions
+// costs what it returns, not the store's size. Each record's RunIDs are
+// its last runtype.MaxCapabilityRuns runs (by At, then run ID), oldest
+// first.
+type CapabilitySessionListParams struct {
+	TenantID  string
+	SessionID string
+	Server    string
+	Status    runtype.CapabilitySessionStatus
+	Limit     int
 }

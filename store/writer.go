@@ -417,7 +417,7 @@ func (w *Writer) Stats() WriterStats {
 }
 
 // Merge adds src's records and events to dst, after dst's own. A turn,
-// task, run, tool call or limit already in dst with the same key is
+// task, run, tool call, limit or capability session already in dst with the same key is
 // replaced in place, since records are written whole and the later version wins;
 // so is a session mode for the same session. Inserts and action
 // resolutions are appended, so a duplicate still conflicts. Merge lets a
@@ -451,6 +451,8 @@ func (dst *Batch) Merge(src *Batch) {
 	})
 	dst.Tokens = append(dst.Tokens, src.Tokens...)
 	dst.TokenUpdates = append(dst.TokenUpdates, src.TokenUpdates...)
+	dst.CapabilitySessions = mergeByKey(dst.CapabilitySessions, src.CapabilitySessions, func(c *runtype.CapabilitySession) string { return c.ID })
+	dst.CapabilityRuns = append(dst.CapabilityRuns, src.CapabilityRuns...)
 	dst.Events = append(dst.Events, src.Events...)
 }
 
@@ -490,12 +492,15 @@ func (b *Batch) Reset() {
 	clear(b.TaskUpdates)
 	clear(b.Tokens)
 	clear(b.TokenUpdates)
+	clear(b.CapabilitySessions)
+	clear(b.CapabilityRuns)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
 		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
 		Actions: b.Actions[:0], ResolvedActions: b.ResolvedActions[:0], Grants: b.Grants[:0],
 		SessionModes: b.SessionModes[:0], Events: b.Events[:0], Leases: b.Leases[:0], TaskUpdates: b.TaskUpdates[:0],
 		Tokens: b.Tokens[:0], TokenUpdates: b.TokenUpdates[:0],
+		CapabilitySessions: b.CapabilitySessions[:0], CapabilityRuns: b.CapabilityRuns[:0],
 	}
 }
 
@@ -504,5 +509,6 @@ func (b *Batch) Empty() bool {
 	return len(b.Sessions)+len(b.Threads)+len(b.Turns)+len(b.Tasks)+len(b.Runs)+
 		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+
 		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events)+
-		len(b.Leases)+len(b.TaskUpdates)+len(b.Tokens)+len(b.TokenUpdates) == 0
+		len(b.Leases)+len(b.TaskUpdates)+len(b.Tokens)+len(b.TokenUpdates)+
+		len(b.CapabilitySessions)+len(b.CapabilityRuns) == 0
 }

@@ -58,6 +58,9 @@ func (d *data) validate(b *store.Batch) error {
 	if err := d.validateTokens(b); err != nil {
 		return err
 	}
+	if err := d.validateCapabilities(b); err != nil {
+		return err
+	}
 	if err := d.validateSchedule(b); err != nil {
 		return err
 	}
@@ -215,6 +218,8 @@ const (
 	undoReceipt       // id and id2 are the chain's tenant and session
 	undoToken         // an inserted API token
 	undoTokenUpdate   // prev is the token before
+	undoCapSession    // a capability session written; prev is the one before, or nil
+	undoCapRun        // a capability run inserted; prev is a *capRunUndo
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -319,6 +324,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 	}
 	log = d.applyGovernance(b, log)
 	log = d.applyTokens(b, log)
+	log = d.applyCapabilities(b, log)
 	if len(b.Events) > 0 {
 		d.appendEvents(b.Events)
 		log = append(log, undo{kind: undoEvents, events: b.Events})
@@ -381,6 +387,8 @@ func (d *data) revert(u *undo) {
 		d.dropEvents(u.events)
 	case undoToken, undoTokenUpdate:
 		d.revertToken(u)
+	case undoCapSession, undoCapRun:
+		d.revertCapability(u)
 	default:
 		d.revertGovernance(u)
 	}

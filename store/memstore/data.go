@@ -63,6 +63,7 @@ type data struct {
 	grantsByTenant map[string][]*runtype.PolicyGrant // insertion order
 	receipts       map[receiptKey]*chain
 	tokens         tokens
+	caps           capabilities
 	sealMu         sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
@@ -126,6 +127,7 @@ func newData() *data {
 		grantsByTenant:  make(map[string][]*runtype.PolicyGrant),
 		receipts:        make(map[receiptKey]*chain),
 		tokens:          newTokens(),
+		caps:            newCapabilities(),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}

@@ -289,6 +289,7 @@ func copyAction(a *runtype.Action) *runtype.Action {
 	c := *a
 	c.Decisions = slices.Clone(a.Decisions)
 	c.RuleIDs = slices.Clone(a.RuleIDs)
+	c.RequestedSchema = slices.Clone(a.RequestedSchema)
 	if a.Resolution != nil {
 		r := *a.Resolution
 		r.UpdatedInput = slices.Clone(r.UpdatedInput)

@@ -31,7 +31,7 @@ func (t *Tx) writeActions(ctx context.Context, b *store.Batch) (wrote bool, err 
 			a.ID, a.TenantID, a.PrincipalID, a.SessionID, a.ThreadID, a.TurnID, a.TaskID, a.RunID, a.ToolCallID,
 			a.Type, a.ToolName, a.InputPreview, a.ArgumentsSHA256, a.Prompt, encodeStrings(a.Decisions),
 			a.ReasonCode, encodeStrings(a.RuleIDs), string(a.Status), nanos(a.CreatedAt), nanos(a.ExpiresAt),
-			resolution, a.Escalation, a.Input, int64(a.Hop),
+			resolution, a.Escalation, a.Input, int64(a.Hop), a.RequestedSchema,
 		); err != nil {
 			return wrote, fmt.Errorf("inserting action %s: %w", a.ID, translate(err))
 		}
@@ -46,7 +46,7 @@ func (t *Tx) writeActions(ctx context.Context, b *store.Batch) (wrote bool, err 
 			a.PrincipalID, a.SessionID, a.ThreadID, a.TurnID, a.TaskID, a.RunID, a.ToolCallID, a.Type, a.ToolName,
 			a.InputPreview, a.ArgumentsSHA256, a.Prompt, encodeStrings(a.Decisions), a.ReasonCode,
 			encodeStrings(a.RuleIDs), string(a.Status), nanos(a.CreatedAt), nanos(a.ExpiresAt), resolution,
-			a.Escalation, a.Input, int64(a.Hop), a.ID, a.TenantID,
+			a.Escalation, a.Input, int64(a.Hop), a.RequestedSchema, a.ID, a.TenantID,
 		)
 		var n int64
 		if err == nil {
@@ -314,7 +314,7 @@ func scanAction(sc scanner) (*runtype.Action, error) {
 	)
 	if err := sc.Scan(&a.ID, &a.TenantID, &a.PrincipalID, &a.SessionID, &a.ThreadID, &a.TurnID, &a.TaskID, &a.RunID,
 		&a.ToolCallID, &a.Type, &a.ToolName, &a.InputPreview, &a.ArgumentsSHA256, &a.Prompt, &decisions,
-		&a.ReasonCode, &rules, &status, &created, &expires, &resolution, &a.Escalation, &a.Input, &a.Hop); err != nil {
+		&a.ReasonCode, &rules, &status, &created, &expires, &resolution, &a.Escalation, &a.Input, &a.Hop, &a.RequestedSchema); err != nil {
 		return nil, err
 	}
 	a.Status = runtype.ActionStatus(status)

@@ -67,12 +67,17 @@ func TestReadModelPlans(t *testing.T) {
 		{"action count", qActionCount, "action_counts USING PRIMARY KEY (tenant_id=? AND status=?)", false},
 		{"action count, every tenant", qActionCount + countAllTenants, "action_counts", false},
 		{"fenced events", qFencedEvents + maxEventRows - 1, "SEARCH tasks EXISTS USING PRIMARY KEY (id=?)", false},
+		{"capability sessions of a session", qCapList + capSession, "capability_sessions_session (tenant_id=? AND session_id=?)", false},
+		{"capability sessions of a tenant", qCapList, "capability_sessions_tenant (tenant_id=?)", false},
+		{"capability session", qCapGet, "SEARCH c USING PRIMARY KEY (id=?)", false},
+		{"capability runs", qCapList + capSession, "capability_runs_at (tenant_id=? AND capability_session_id=?)", false},
 	} {
 		plan := explain(t, s.read, queries[tt.q])
 		if !strings.Contains(plan, tt.want) {
 			t.Errorf("%s: plan does not use %s:\n%s", tt.name, tt.want, plan)
 		}
-		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN tool_calls", "SCAN turns", "SCAN sessions", "SCAN runs"} {
+		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN tool_calls", "SCAN turns", "SCAN sessions", "SCAN runs",
+			"SCAN c", "SCAN capability_runs"} {
 			if strings.Contains(plan, bad) && !(tt.sorts && strings.HasPrefix(bad, "USE TEMP")) {
 				t.Errorf("%s: plan has %q:\n%s", tt.name, bad, plan)
 			}

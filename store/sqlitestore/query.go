@@ -95,7 +95,11 @@ const (
 	qInsertScope     = qToolCallByRef + 1
 	qThreadTotals    = qInsertScope + 1
 	qFencedEvents    = qThreadTotals + 1 // maxEventRows variants, as qInsertEvent
-	numQueries       = qFencedEvents + maxEventRows
+	qUpsertCap       = qFencedEvents + maxEventRows
+	qInsertCapRun    = qUpsertCap + 1
+	qCapGet          = qInsertCapRun + 1
+	qCapList         = qCapGet + 1 // 2 variants: capSession
+	numQueries       = qCapList + 2
 )
 
 // Filter bits of the statement variants.
@@ -146,6 +150,8 @@ const (
 	updateQueued  = 4
 
 	countAllTenants = 1 // no tenant filter
+
+	capSession = 1
 )
 
 const (
@@ -170,7 +176,7 @@ const (
 	// actionCols starts with the key; the resolve UPDATE sets the rest.
 	actionCols = `id, tenant_id, principal_id, session_id, thread_id, turn_id, task_id, run_id, tool_call_id, type,
 		tool_name, input_preview, arguments_sha256, prompt, decisions, reason_code, rule_ids, status, created_at,
-		expires_at, resolution, escalation, input, hop`
+		expires_at, resolution, escalation, input, hop, requested_schema`
 	grantCols = `id, tenant_id, principal_id, session_id, agent, tool_name, action_id, created_at`
 	// A receipt row keeps its event's cursor and its hash; receiptCols
 	// read the rest through the event (see 012_compact_events.up.sql).
@@ -183,6 +189,9 @@ const (
 	// eventFrom joins each event to its scope, events first.
 	eventFrom = ` FROM events e CROSS JOIN event_scopes s ON s.id = e.scope`
 	tokenCols = `id, tenant_id, principal_id, role, name, prefix, hash, created_at, last_used_at, revoked_at`
+	capCols   = `id, tenant_id, principal_id, session_id, server, transport, protocol_version, server_session_id,
+		status, generation, expires_at, resume_cursor, error, runtime_id, created_at, updated_at`
+	capRunCols = `tenant_id, capability_session_id, run_id, principal_id, at`
 )
 
 // queries holds the text of every statement, by queryID.
@@ -364,7 +373,7 @@ func buildQueries() [numQueries]string {
 	q[qResolveAction] = `UPDATE actions SET principal_id = ?, session_id = ?, thread_id = ?, turn_id = ?, task_id = ?,
 		run_id = ?, tool_call_id = ?, type = ?, tool_name = ?, input_preview = ?, arguments_sha256 = ?, prompt = ?,
 		decisions = ?, reason_code = ?, rule_ids = ?, status = ?, created_at = ?, expires_at = ?, resolution = ?,
-		escalation = ?, input = ?, hop = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
+		escalation = ?, input = ?, hop = ?, requested_schema = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'`
 	q[qInsertGrant] = insertSQL("policy_grants", grantCols, "", "")
 	q[qSetSessionMode] = `UPDATE sessions SET policy_mode = ? WHERE tenant_id = ? AND id = ?`
 	// Only a later time is written: a turn's write that does not move its
@@ -543,7 +552,30 @@ func buildQueries() [numQueries]string {
 				WHERE thread_id = c.thread_id AND status <> 'completed' AND status = c.status ORDER BY id)) END
 		FROM thread_turn_counts c WHERE c.thread_id = ? AND c.turns > 0
 			AND EXISTS (SELECT 1 FROM threads WHERE id = c.thread_id AND session_id = ? AND tenant_id = ?)`
+	buildCapabilityQueries(&q)
 	return q
+}
+
+// buildCapabilityQueries adds the statements of capability sessions
+// (migration 14).
+func buildCapabilityQueries(q *[numQueries]string) {
+	// An upsert that finds the ID held by another tenant changes no row:
+	// the batch fails with a conflict.
+	q[qUpsertCap] = insertSQL("capability_sessions", capCols, "id", "") +
+		` WHERE capability_sessions.tenant_id = excluded.tenant_id`
+	q[qInsertCapRun] = insertSQL("capability_runs", capRunCols, "", "") + ` ON CONFLICT DO NOTHING`
+	// Each capability session's last runs, newest first (the reader
+	// reverses them): the newest MaxCapabilityRuns of its range of
+	// capability_runs_at, read backwards, without a sort.
+	runIDs := fmt.Sprintf(`, (SELECT json_group_array(run_id) FROM (
+		SELECT run_id FROM capability_runs INDEXED BY capability_runs_at
+		WHERE tenant_id = c.tenant_id AND capability_session_id = c.id ORDER BY at DESC, run_id DESC LIMIT %d))`,
+		runtype.MaxCapabilityRuns)
+	cols := `SELECT c.` + strings.Join(splitCols(capCols), `, c.`) + runIDs + ` FROM capability_sessions AS c`
+	q[qCapGet] = cols + ` WHERE c.id = ? AND c.tenant_id = ?`
+	const filters = ` AND (? = '' OR c.server = ?) AND (? = '' OR c.status = ?) ORDER BY c.created_at, c.id LIMIT ?`
+	q[qCapList] = cols + ` INDEXED BY capability_sessions_tenant WHERE c.tenant_id = ?` + filters
+	q[qCapList+capSession] = cols + ` INDEXED BY capability_sessions_session WHERE c.tenant_id = ? AND c.session_id = ?` + filters
 }
 
 // createdFilter keeps the rows of a principal and of an agent (any when

@@ -296,6 +296,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	if wrote, err = t.writeTokens(ctx, b, wrote); err != nil {
 		return wrote, err
 	}
+	if wrote, err = t.writeCapabilities(ctx, b, wrote); err != nil {
+		return wrote, err
+	}
 	for _, s := range b.Sessions {
 		if _, err := t.exec(ctx, qInsertSession,
 			s.ID, s.TenantID, s.PrincipalID, s.Agent, s.Title, nanos(s.CreatedAt), nanos(s.UpdatedAt), s.PolicyMode,

@@ -184,6 +184,40 @@ func exerciseAction(ctx context.Context, t *testing.T, newStore func(*testing.T)
 		wantAction(t, "after changing a read copy", tb.store, r)
 	})
 
+	t.Run("Elicitation", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		// An elicitation's schema, and the content an accepted one answered
+		// with: JSON bytes, kept as they are (key order, spacing, escapes).
+		schema := []byte(`{"type":"object","properties":{"name":{"type":"string","description":"your \"name\" — 名前"}},"required":["name"]}`)
+		a := tb.action(tb.someRun(tenantA))
+		a.Type, a.Decisions, a.RequestedSchema = runtype.ActionElicitation, []string{runtype.DecisionAccept, runtype.DecisionDecline, runtype.DecisionCancel}, schema
+		declined := tb.action(tb.someRun(tenantA))
+		declined.Type, declined.RequestedSchema = runtype.ActionElicitation, []byte(`{}`)
+		tb.apply(t, &store.Batch{Actions: []*runtype.Action{a, declined}})
+		wantAction(t, "pending elicitation", tb.store, a)
+
+		r := *a
+		r.Status = runtype.ActionApproved
+		r.Resolution = &runtype.ActionResolution{Decision: runtype.DecisionAccept, UpdatedInput: []byte(`{ "name" : "Ada \u00e9",  "n":1e3}`), By: "user_a", At: tb.now()}
+		dr := *declined
+		dr.Status = runtype.ActionDenied
+		dr.Resolution = &runtype.ActionResolution{Decision: runtype.DecisionDecline, By: "user_a", At: tb.now()}
+		tb.apply(t, &store.Batch{ResolvedActions: []*runtype.Action{&r, &dr}})
+		wantAction(t, "accepted", tb.store, &r)
+		wantAction(t, "declined", tb.store, &dr)
+		as, err := tb.store.ActionList(ctx, &store.ActionListParams{TenantID: tenantA, SessionID: a.SessionID})
+		if err != nil || len(as) != 1 || string(as[0].RequestedSchema) != string(schema) || string(as[0].Resolution.UpdatedInput) != string(r.Resolution.UpdatedInput) {
+			t.Errorf("ActionList = %+v, %v; want the accepted elicitation with its schema and content", as, err)
+		}
+
+		// What a read returns is the caller's.
+		if got, err := getAction(tb.store, a); err == nil {
+			got.RequestedSchema[0] = 'X'
+		}
+		wantAction(t, "after changing a read copy", tb.store, &r)
+	})
+
 	t.Run("ResolveConflicts", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(ctx, t, newStore)

@@ -10,7 +10,7 @@
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
 // limits, usage totals, events, transactions, tenancy, the Writer, the
 // scheduling of tasks, admission, the aggregates health reads, API
-// tokens); a change to a driver extends the suite rather than only that
+// tokens, capability sessions); a change to a driver extends the suite rather than only that
 // driver's tests.
 //
 // # What the suite pins down beyond store.go
@@ -45,6 +45,13 @@
 //
 // API tokens list oldest first (by CreatedAt, then ID). A token update
 // may name a token its own batch inserts.
+//
+// Capability sessions list by CreatedAt, then ID, whatever order they
+// were written in; a batch that writes one ID twice keeps the last. The
+// RunIDs a capability session is written with are ignored: its runs are
+// the CapabilityRuns of its tenant, ordered by At, then run ID. An
+// elicitation action's RequestedSchema and its answer's UpdatedInput
+// read back byte for byte.
 //
 // The read models' filters (Agent, PrincipalID, Since, Until, Statuses) apply before a
 // list's Limit, so that a page is full until the list ends. MessageCount
@@ -105,6 +112,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Stats", exerciseStats},
 		{"ReadModel", exerciseReadModel},
 		{"Token", exerciseToken},
+		{"Capability", exerciseCapability},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
