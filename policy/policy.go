@@ -138,8 +138,14 @@ type Request struct {
 	Input json.RawMessage
 	// ArgumentsSHA256 is the hex SHA-256 of the canonical input.
 	ArgumentsSHA256 string
-	ReadOnly        bool
-	Destructive     bool
+	// ReadOnly, Destructive, Idempotent and OpenWorld are the tool's
+	// annotations (for an MCP tool, its server's hints): rules match them
+	// (Rule.Annotations), and the mode decides by ReadOnly and
+	// Destructive when no rule does.
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
 	// Intent is what the call does, from the tool's declaration: read,
 	// write, execute, network, … (empty when the tool declares none).
 	Intent string
