@@ -58,6 +58,7 @@ func PolicyRequest(spec tool.Spec, input json.RawMessage) *policy.Request {
 	req := &policy.Request{
 		ToolName: spec.Name, Input: input,
 		ReadOnly: spec.Annotations.ReadOnly, Destructive: spec.Annotations.Destructive,
+		Idempotent: spec.Annotations.Idempotent, OpenWorld: spec.Annotations.OpenWorld,
 		Intent: spec.CallIntent(), RequiredScopes: spec.Scopes,
 	}
 	if server, ok := strings.CutPrefix(spec.Source, "mcp:"); ok {

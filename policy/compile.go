@@ -60,10 +60,20 @@ func ParseTier(s string) (Tier, error) {
 // compiledRule is a rule's matchers, prepared once.
 type compiledRule struct {
 	tools, mcpServers, agents, intents, principals, roles globSet
-	command                                               *commandMatcher
-	when                                                  *whenProgram
+	// annotations are the rule's annotation matchers in the order of
+	// allAnnotations.
+	annotations []annotationWant
+	command     *commandMatcher
+	when        *whenProgram
 	// message is the decision message when the rule has none.
 	message string
+}
+
+// annotationWant is one annotation matcher: the annotation and the value
+// the call must have.
+type annotationWant struct {
+	name Annotation
+	want bool
 }
 
 // globSet matches names against path.Match globs.
@@ -197,6 +207,16 @@ func (r *Rule) compile() (*compiledRule, error) {
 		var err error
 		if *g.dst, err = compileGlobs(g.src); err != nil {
 			bad("%s: %w", g.name, err)
+		}
+	}
+	for a := range r.Annotations {
+		if !a.Valid() {
+			bad("annotations: unknown annotation %q; use %s", a, annotationNames())
+		}
+	}
+	for _, a := range allAnnotations {
+		if want, ok := r.Annotations[a]; ok {
+			c.annotations = append(c.annotations, annotationWant{a, want})
 		}
 	}
 	if r.Command != nil {

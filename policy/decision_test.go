@@ -67,6 +67,8 @@ type goldenCall struct {
 	Input       map[string]any `yaml:"input"`
 	ReadOnly    bool           `yaml:"read_only"`
 	Destructive bool           `yaml:"destructive"`
+	Idempotent  bool           `yaml:"idempotent"`
+	OpenWorld   bool           `yaml:"open_world"`
 	Scopes      []string       `yaml:"scopes"`
 	Want        goldenDecision `yaml:"want"`
 }
@@ -154,6 +156,8 @@ func (gc *goldenCall) request(t *testing.T, extra []*Rule) *Request {
 		Command:        gc.Command,
 		ReadOnly:       gc.ReadOnly,
 		Destructive:    gc.Destructive,
+		Idempotent:     gc.Idempotent,
+		OpenWorld:      gc.OpenWorld,
 		RequiredScopes: gc.Scopes,
 		Mode:           Mode(gc.Mode),
 		Extra:          extra,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // decisionRank orders decisions for ties: deny beats ask beats allow.
@@ -187,6 +188,7 @@ const (
 	missRoles
 	missIntent
 	missMCPServer
+	missAnnotations
 )
 
 // matchFields applies the rule's matchers of names and modes.
@@ -209,6 +211,8 @@ func (c *call) matchFields(r *Rule, rc *compiledRule) fieldMatch {
 		return missIntent
 	case !rc.mcpServers.empty() && !rc.mcpServers.match(req.MCPServer):
 		return missMCPServer
+	case !matchAnnotations(rc.annotations, req):
+		return missAnnotations
 	}
 	return matchOK
 }
@@ -233,8 +237,26 @@ func (c *call) missReason(m fieldMatch, r *Rule) string {
 		return fmt.Sprintf("intent %s does not match %s", orNone(req.Intent), list(r.Intents))
 	case missMCPServer:
 		return fmt.Sprintf("mcp server %s does not match %s", orNone(req.MCPServer), list(r.MCPServers))
+	case missAnnotations:
+		var misses []string
+		for _, a := range allAnnotations {
+			if want, ok := r.Annotations[a]; ok && a.of(req) != want {
+				misses = append(misses, fmt.Sprintf("%s is %t, not %t", a, !want, want))
+			}
+		}
+		return fmt.Sprintf("annotations of tool %s: %s", req.ToolName, strings.Join(misses, "; "))
 	}
 	return ""
+}
+
+// matchAnnotations reports whether every annotation matcher holds on req.
+func matchAnnotations(want []annotationWant, req *Request) bool {
+	for _, a := range want {
+		if a.name.of(req) != a.want {
+			return false
+		}
+	}
+	return true
 }
 
 // ruleDecision is the decision of the first matched rule; RuleRefs list

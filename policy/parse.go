@@ -14,7 +14,7 @@ import (
 // The keys each mapping of a rule file accepts.
 var (
 	fileKeys    = []string{"tier", "rules"}
-	ruleKeys    = []string{"id", "description", "priority", "tier", "tools", "mcp_servers", "agents", "intents", "principals", "roles", "modes", "when", "command", "checker", "decision", "reason_code", "message"}
+	ruleKeys    = []string{"id", "description", "priority", "tier", "tools", "mcp_servers", "agents", "intents", "principals", "roles", "modes", "annotations", "when", "command", "checker", "decision", "reason_code", "message"}
 	commandKeys = []string{"prefix", "regex", "opaque"}
 	decisions   = []string{"allow", "deny", "ask"}
 )
@@ -31,6 +31,7 @@ var (
 //	    tools: [shell]      # globs; a single string is a list of one
 //	    mcp_servers: […]    # and agents, intents, principals, roles: globs
 //	    modes: [default]    # the modes the rule applies in
+//	    annotations: {destructive: true, open_world: false}  # the tool's annotations
 //	    when: input.path.startsWith("/etc")   # CEL, must be a bool
 //	    command: {prefix: "rm -rf", regex: "…"}  # prefix: a string or a list
 //	    # or command: {opaque: true}: lines the policy cannot see into
@@ -271,6 +272,8 @@ func (p *ruleParser) rule(i int, v *yamlpos.Value, fileTier Tier) *Rule {
 				}
 				r.Modes = append(r.Modes, m)
 			}
+		case "annotations":
+			r.Annotations = p.annotations(f, label)
 		case "when":
 			p.when(f, label, r)
 		case "command":
@@ -393,6 +396,40 @@ func (p *ruleParser) globs(f yamlpos.Field, label string) []string {
 			continue
 		}
 		out = append(out, item.Text)
+	}
+	return out
+}
+
+// annotations decodes an annotations matcher: a mapping of annotation
+// names to true or false.
+func (p *ruleParser) annotations(f yamlpos.Field, label string) map[Annotation]bool {
+	v := f.Value()
+	switch {
+	case v == nil:
+		return nil
+	case v.Kind != yamlpos.Map:
+		p.errorAt(v.Pos, "%s must be a mapping of annotations to true or false, such as {destructive: true}, got %s", label, v.Describe())
+		return nil
+	}
+	fields := v.Fields()
+	if len(fields) == 0 {
+		p.errorAt(v.Pos, "%s must not be empty; leave the key out to match every call", label)
+		return nil
+	}
+	out := make(map[Annotation]bool, len(fields))
+	for _, af := range fields {
+		a := Annotation(af.Key)
+		if !a.Valid() {
+			p.errorAt(af.KeyPos, "%s: unknown annotation %q; use %s%s", label, af.Key, annotationNames(), didYouMean(af.Key, annotationStrings()))
+			continue
+		}
+		switch av := af.Value(); {
+		case av == nil:
+		case av.Kind != yamlpos.Bool:
+			p.errorAt(av.Pos, "%s: %s must be true or false, got %s", label, af.Key, av.Describe())
+		default:
+			out[a] = av.Bool
+		}
 	}
 	return out
 }
@@ -562,3 +599,13 @@ func didYouMean(s string, candidates []string) string {
 	}
 	return ""
 }
+
+func annotationStrings() []string {
+	out := make([]string, len(allAnnotations))
+	for i, a := range allAnnotations {
+		out[i] = string(a)
+	}
+	return out
+}
+
+func annotationNames() string { return strings.Join(annotationStrings(), ", ") }

@@ -34,6 +34,7 @@ rules:
     principals: ["*@corp"]
     roles: [ops, oncall]
     modes: [default, auto]
+    annotations: {destructive: true, open_world: false}
     when: input.priority == "urgent"
     checker: secrets
     decision: ask
@@ -53,7 +54,8 @@ rules:
 			ID: "tickets:urgent", Tier: TierWorkspace, Source: "rules.yaml:14",
 			Tools: []string{"create_ticket", "update_*"}, MCPServers: []string{"jira"}, Agents: []string{"support"},
 			Intents: []string{"write"}, Principals: []string{"*@corp"}, Roles: []string{"ops", "oncall"},
-			Modes: []Mode{ModeDefault, ModeAuto}, When: `input.priority == "urgent"`, Checker: "secrets",
+			Modes: []Mode{ModeDefault, ModeAuto}, Annotations: map[Annotation]bool{AnnotationDestructive: true, AnnotationOpenWorld: false},
+			When: `input.priority == "urgent"`, Checker: "secrets",
 			Decision: Ask, ReasonCode: "urgent_ticket",
 		},
 	}
@@ -132,6 +134,34 @@ func TestParseErrors(t *testing.T) {
 			name: "opaque with a prefix",
 			src:  head + "    command: {opaque: true, prefix: rm}\n" + tail,
 			want: []string{`f.yaml:4:14: command in rule "r1": opaque cannot be combined with prefix or regex (an opaque command has no words to match)`},
+		},
+		{
+			name: "unknown annotation with a suggestion",
+			src:  head + "    annotations: {read_only: true, destructiv: true}\n" + tail,
+			want: []string{`f.yaml:4:36: annotations in rule "r1": unknown annotation "destructiv"; use read_only, destructive, idempotent, open_world; did you mean destructive?`},
+		},
+		{
+			name: "MCP hint name as an annotation",
+			src:  head + "    annotations:\n      readOnlyHint: true\n" + tail,
+			want: []string{`f.yaml:5:7: annotations in rule "r1": unknown annotation "readOnlyHint"; use read_only, destructive, idempotent, open_world`},
+		},
+		{
+			name: "annotation not a bool",
+			src:  head + "    annotations: {destructive: yes please, open_world: 1}\n" + tail,
+			want: []string{
+				`f.yaml:4:32: annotations in rule "r1": destructive must be true or false, got string "yes please"`,
+				`f.yaml:4:56: annotations in rule "r1": open_world must be true or false, got integer 1`,
+			},
+		},
+		{
+			name: "annotations not a mapping",
+			src:  head + "    annotations: [destructive]\n" + tail,
+			want: []string{`f.yaml:4:18: annotations in rule "r1" must be a mapping of annotations to true or false, such as {destructive: true}, got a list`},
+		},
+		{
+			name: "annotations empty",
+			src:  head + "    annotations: {}\n" + tail,
+			want: []string{`f.yaml:4:18: annotations in rule "r1" must not be empty; leave the key out to match every call`},
 		},
 		{
 			name: "bad CEL",
@@ -338,7 +368,7 @@ func TestRuleCompile(t *testing.T) {
 	if err := good.Compile(); err != nil {
 		t.Fatal(err)
 	}
-	bad := &Rule{ID: "x y", Tools: []string{"["}, Modes: []Mode{"plan"}, Command: &CommandMatch{Regex: "("}, When: "1", Decision: "maybe"}
+	bad := &Rule{ID: "x y", Tools: []string{"["}, Modes: []Mode{"plan"}, Annotations: map[Annotation]bool{"readOnlyHint": true}, Command: &CommandMatch{Regex: "("}, When: "1", Decision: "maybe"}
 	err := bad.Compile()
 	if err == nil {
 		t.Fatal("no error")
@@ -347,6 +377,7 @@ func TestRuleCompile(t *testing.T) {
 		`invalid rule id "x y"`, "tier must be", `decision must be allow, deny or ask, got "maybe"`,
 		"reason code must be", `unknown mode "plan"`, `tools: invalid glob "["`, "invalid command regex",
 		"when: must be a bool expression, got int",
+		`annotations: unknown annotation "readOnlyHint"; use read_only, destructive, idempotent, open_world`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)

@@ -13,7 +13,9 @@
 // Rules come from YAML rule files (ParseRules, LoadRuleFiles), whose
 // errors carry a file:line:column, or are built in code and compiled with
 // Rule.Compile. A rule matches a call when all its matchers do: tool,
-// MCP server, agent, intent, principal and role globs, modes, a CEL
+// MCP server, agent, intent, principal and role globs, modes, the tool's
+// annotations (read_only, destructive, idempotent, open_world; for an MCP
+// tool, its server's hints, which a matching rule overrides), a CEL
 // condition (when) over the input and the call, a command prefix or
 // regex for shell-like tools, and a checker that must flag the input.
 // Matching rules are ranked: higher tier first (admin > workspace > user
@@ -138,8 +140,14 @@ type Request struct {
 	Input json.RawMessage
 	// ArgumentsSHA256 is the hex SHA-256 of the canonical input.
 	ArgumentsSHA256 string
-	ReadOnly        bool
-	Destructive     bool
+	// ReadOnly, Destructive, Idempotent and OpenWorld are the tool's
+	// annotations (for an MCP tool, its server's hints): rules match them
+	// (Rule.Annotations), and the mode decides by ReadOnly and
+	// Destructive when no rule does.
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
 	// Intent is what the call does, from the tool's declaration: read,
 	// write, execute, network, … (empty when the tool declares none).
 	Intent string

@@ -49,6 +49,9 @@ func drawWorld(t *rapid.T) *propWorld {
 		if rapid.IntRange(0, 3).Draw(t, "hasModes") == 0 {
 			r.Modes = rapid.SliceOfN(rapid.SampledFrom(allModes), 1, 2).Draw(t, "modes")
 		}
+		if rapid.IntRange(0, 3).Draw(t, "hasAnnotations") == 0 {
+			r.Annotations = rapid.MapOfN(rapid.SampledFrom(allAnnotations), rapid.Bool(), 1, 2).Draw(t, "annotations")
+		}
 		w.rules = append(w.rules, r)
 	}
 	cfg := KernelConfig{
@@ -75,6 +78,8 @@ func drawWorld(t *rapid.T) *propWorld {
 		ToolName:       rapid.SampledFrom(propTools).Draw(t, "tool"),
 		ReadOnly:       rapid.Bool().Draw(t, "readOnly"),
 		Destructive:    rapid.Bool().Draw(t, "destructive"),
+		Idempotent:     rapid.Bool().Draw(t, "idempotent"),
+		OpenWorld:      rapid.Bool().Draw(t, "openWorld"),
 		RequiredScopes: rapid.SliceOfN(rapid.SampledFrom(propScopes), 0, 2).Draw(t, "requiredScopes"),
 		Mode:           rapid.SampledFrom(append([]Mode{""}, allModes...)).Draw(t, "mode"),
 	}
@@ -114,7 +119,14 @@ func (w *propWorld) matching(req *Request) []*Rule {
 		roleOK := len(r.Roles) == 0 || slices.ContainsFunc(r.Roles, func(role string) bool {
 			return slices.Contains(w.roles(req), role)
 		})
-		if toolOK && modeOK && roleOK {
+		annotations := map[Annotation]bool{
+			"read_only": req.ReadOnly, "destructive": req.Destructive, "idempotent": req.Idempotent, "open_world": req.OpenWorld,
+		}
+		annotationsOK := true
+		for a, want := range r.Annotations {
+			annotationsOK = annotationsOK && annotations[a] == want
+		}
+		if toolOK && modeOK && roleOK && annotationsOK {
 			out = append(out, r)
 		}
 	}

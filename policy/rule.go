@@ -1,6 +1,9 @@
 package policy
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Rule is one policy rule. Matchers left empty match every call; a rule
 // applies to a call when all its matchers match. Rule files hold rules
@@ -30,6 +33,12 @@ type Rule struct {
 	Roles []string
 	// Modes match the mode the call is decided in.
 	Modes []Mode
+	// Annotations match the tool's annotations: each listed annotation
+	// must have the given value on the call (Request.ReadOnly, …). An
+	// MCP server's annotations are hints, so a rule that matches them
+	// decides in their place: a deny rule on a tool its server calls
+	// read-only denies it in every mode.
+	Annotations map[Annotation]bool
 	// When is a CEL expression over the tool input (bound as input, a map
 	// with JSON integers as int and other numbers as double) and the call
 	// (tool, agent, principal, intent, mode as strings, roles as a list of
@@ -108,4 +117,37 @@ type CommandMatch struct {
 	// lines (or ask, or allow them for an agent it trusts) in its own
 	// tier and scope. It cannot be combined with Prefixes or Regex.
 	Opaque bool
+}
+
+// Annotation names a tool annotation a rule can match, as rule files
+// write it.
+type Annotation string
+
+// Annotations.
+const (
+	AnnotationReadOnly    Annotation = "read_only"
+	AnnotationDestructive Annotation = "destructive"
+	AnnotationIdempotent  Annotation = "idempotent"
+	AnnotationOpenWorld   Annotation = "open_world"
+)
+
+// allAnnotations lists the annotations, in the order messages name them.
+var allAnnotations = []Annotation{AnnotationReadOnly, AnnotationDestructive, AnnotationIdempotent, AnnotationOpenWorld}
+
+// Valid reports whether a is one of the annotations.
+func (a Annotation) Valid() bool { return slices.Contains(allAnnotations, a) }
+
+// of returns the annotation's value on req.
+func (a Annotation) of(req *Request) bool {
+	switch a {
+	case AnnotationReadOnly:
+		return req.ReadOnly
+	case AnnotationDestructive:
+		return req.Destructive
+	case AnnotationIdempotent:
+		return req.Idempotent
+	case AnnotationOpenWorld:
+		return req.OpenWorld
+	}
+	return false
 }

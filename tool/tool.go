@@ -25,12 +25,18 @@ const (
 )
 
 // Annotations are hints about a tool's effects, used by policy and by the
-// execution layer. They follow the MCP tool annotations.
+// execution layer. They follow the MCP tool annotations (readOnlyHint,
+// destructiveHint, idempotentHint, openWorldHint). A tool from an MCP
+// server carries the server's word for them: policy rules can match them
+// and override what they would imply.
 type Annotations struct {
 	ReadOnly    bool `json:"readOnly,omitempty" yaml:"read_only"`
 	OpenWorld   bool `json:"openWorld,omitempty" yaml:"open_world"`
 	Destructive bool `json:"destructive,omitempty" yaml:"destructive"`
 	Idempotent  bool `json:"idempotent,omitempty" yaml:"idempotent"`
+	// OpenWorld: the tool reaches outside systems (the web, a third
+	// party's API), not only the runtime's own environment.
+	OpenWorld bool `json:"openWorld,omitempty" yaml:"open_world"`
 }
 
 // Spec describes a tool.
