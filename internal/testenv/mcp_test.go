@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -153,5 +154,20 @@ func TestNode22(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "v22.") {
 		t.Errorf("the pinned node is %s, want v22.x", got)
+	}
+}
+
+func TestMCPEverythingHTTPStopsAtCleanup(t *testing.T) {
+	var url string
+	t.Run("serve", func(t *testing.T) {
+		url = MCPEverythingHTTP(t)
+	})
+	if t.Skipped() || url == "" {
+		return
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	if c, err := net.Dial("tcp", host); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after the test that started the server ended", host)
 	}
 }
