@@ -31,7 +31,6 @@ const (
 // and override what they would imply.
 type Annotations struct {
 	ReadOnly    bool `json:"readOnly,omitempty" yaml:"read_only"`
-	OpenWorld   bool `json:"openWorld,omitempty" yaml:"open_world"`
 	Destructive bool `json:"destructive,omitempty" yaml:"destructive"`
 	Idempotent  bool `json:"idempotent,omitempty" yaml:"idempotent"`
 	// OpenWorld: the tool reaches outside systems (the web, a third
