@@ -34,6 +34,7 @@ import (
 	"github.com/agentrt/agentrt/store/sqlitestore"
 	"github.com/agentrt/agentrt/telemetry"
 	"github.com/agentrt/agentrt/tool"
+	"github.com/agentrt/agentrt/tool/mcp"
 	"github.com/agentrt/agentrt/tool/process"
 )
 
@@ -82,6 +83,16 @@ type Agent struct {
 	// Sandbox is the profile the agent's processes (the shell and exec
 	// tools) run under; nil means workspace_write with network none.
 	Sandbox *sandbox.Profile
+	// MCP are the MCP servers (Config.MCPServers) whose tools the agent
+	// offers, found when the runtime starts.
+	MCP []MCPUse
+}
+
+// MCPUse is an MCP server an agent uses: Allow says which of its tools
+// (by the server's own names; nil allows all).
+type MCPUse struct {
+	Server string
+	Allow  func(tool string) bool
 }
 
 // Config configures a Runtime.
@@ -103,6 +114,9 @@ type Config struct {
 	Agents map[string]*Agent
 	// Tools are registered besides the built-ins.
 	Tools []tool.Tool
+	// MCPServers are the MCP servers agents may use (Agent.MCP): their
+	// tools are listed when the runtime starts.
+	MCPServers []*mcp.Server
 	// Policy decides every tool call; default policy.DefaultEvaluator
 	// (allow all, "no_policy_configured"). A *policy.Kernel applies rules,
 	// modes, scopes and checkers; the runtime adds to each request the
@@ -444,6 +458,9 @@ type Runtime struct {
 	hooks    *hook.Runner
 	procs    *process.Manager
 	tenants  sync.Map // session id → tenant id, for background process events
+	// mcp holds the MCP servers' capability sessions (mcp.go); nil
+	// without servers.
+	mcp *mcp.Manager
 
 	baseCtx   context.Context
 	cancelAll context.CancelCauseFunc
@@ -459,6 +476,9 @@ type Runtime struct {
 	// reserved to start their turns at once (eager start, submit.go).
 	// Guarded by mu.
 	eagerSlots int
+	// waiting counts the claims whose runs wait for a person's answer
+	// during a tool call (waitInput): they hold no worker. Guarded by mu.
+	waiting int
 	// tokenUses is when this process last recorded each token's use
 	// (token.go): it only spares the store a write per request, the
 	// store's LastUsedAt is the truth. Guarded by mu.
@@ -559,6 +579,7 @@ func New(cfg Config) (*Runtime, error) {
 		OutputLimits:     cfg.Output,
 		Retry:            cfg.Retry,
 		Tracer:           rt.tracer,
+		WaitInput:        rt.waitInput,
 	})
 	if err != nil {
 		rt.closeAgents()
@@ -628,6 +649,9 @@ func (rt *Runtime) checkNotHidden(workspace string) error {
 }
 
 func (rt *Runtime) closeAgents() {
+	if rt.mcp != nil {
+		rt.mcp.Close()
+	}
 	rt.closeExecution()
 	for _, a := range rt.agents {
 		if a.Workspace != nil {
@@ -775,6 +799,9 @@ func (rt *Runtime) Start(ctx context.Context) error {
 		return fmt.Errorf("migrating store: %w", err)
 	}
 	rt.baseCtx, rt.cancelAll = context.WithCancelCause(context.Background())
+	if err := rt.startMCP(ctx); err != nil {
+		return err
+	}
 	rt.startedAt = rt.cfg.Now()
 	rt.state = stateRunning
 	var sweepCtx context.Context
@@ -861,6 +888,9 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	}
 	rt.cancelAll(ErrStop)
 	rt.procs.Close() // background processes end, and say so, before the writer stops
+	if rt.mcp != nil {
+		rt.mcp.Close() // capability sessions are recorded closed
+	}
 	werr := rt.writer.Stop(context.WithoutCancel(ctx))
 	rt.closeAgents()
 	var cerr error

@@ -87,7 +87,7 @@ func (rt *Runtime) dispatch(ctx context.Context) {
 func (rt *Runtime) claimDue(ctx context.Context) {
 	for ctx.Err() == nil {
 		rt.mu.Lock()
-		free := rt.cfg.MaxConcurrentRuns - len(rt.claims) - rt.eagerSlots
+		free := rt.cfg.MaxConcurrentRuns - (len(rt.claims) - rt.waiting) - rt.eagerSlots
 		rt.mu.Unlock()
 		if free <= 0 {
 			return

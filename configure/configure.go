@@ -78,6 +78,9 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 		return agentrt.Config{}, err
 	}
 	durabilityFromFile(f, &cfg)
+	if err := mcpFromFile(f, &cfg); err != nil {
+		return agentrt.Config{}, err
+	}
 	cfg.Health = agentrt.HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
 	if err := executionFromFile(f, &cfg); err != nil {
 		return agentrt.Config{}, err
@@ -122,6 +125,7 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 			MaxToolHops:       a.MaxToolHops,
 			Workspace:         a.Workspace,
 			Sandbox:           sandboxProfile(a.Sandbox),
+			MCP:               mcpUses(a),
 		}
 	}
 	return cfg, nil

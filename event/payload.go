@@ -21,6 +21,48 @@ type Payload interface {
 type SessionPayload struct {
 	Agent string `json:"agent,omitempty"`
 	Title string `json:"title,omitempty"`
+	// CapabilitySession is set on the session.updated that records a
+	// change of one of the session's capability sessions (its connection
+	// to an MCP server): the standard has no event type of its own for
+	// them.
+	CapabilitySession *CapabilitySessionPayload `json:"capabilitySession,omitempty"`
+}
+
+// CapabilitySessionPayload is a capability session's state, as
+// session.updated carries it.
+type CapabilitySessionPayload struct {
+	CapabilitySessionID string     `json:"capabilitySessionId"`
+	Server              string     `json:"server"`
+	Transport           string     `json:"transport"`
+	Status              string     `json:"status"`
+	ProtocolVersion     string     `json:"protocolVersion,omitempty"`
+	MCPSessionID        string     `json:"mcpSessionId,omitempty"`
+	Generation          int        `json:"generation"`
+	ExpiresAt           *time.Time `json:"expiresAt,omitempty"`
+	ResumeCursor        string     `json:"resumeCursor,omitempty"`
+	Error               string     `json:"error,omitempty"`
+	// RunID is a run that began to use the session; Tools the server's
+	// tools, when they were (re)listed.
+	RunID string   `json:"runId,omitempty"`
+	Tools []string `json:"tools,omitempty"`
+}
+
+// ToolProgressPayload is the payload of tool.progress: how far a long
+// call has come, as its server reported.
+type ToolProgressPayload struct {
+	ToolName string  `json:"toolName,omitempty"`
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// ArtifactPayload is the payload of artifact.changed: a binary result of
+// a tool call (an image, audio), kept as a blob.
+type ArtifactPayload struct {
+	Ref       string `json:"ref"`
+	MediaType string `json:"mediaType"`
+	Bytes     int    `json:"bytes"`
+	ToolName  string `json:"toolName,omitempty"`
 }
 
 // ThreadPayload is the payload of thread.* events.
@@ -246,8 +288,11 @@ type ActionPayload struct {
 	// secrets redacted.
 	InputPreview string `json:"inputPreview,omitempty"`
 	// ReasonCode is why the policy asked (action.required).
-	ReasonCode string     `json:"reasonCode,omitempty"`
-	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
+	ReasonCode string `json:"reasonCode,omitempty"`
+	// RequestedSchema is the JSON Schema an elicitation's answer must
+	// validate against (actionType elicitation).
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	ExpiresAt       *time.Time      `json:"expiresAt,omitempty"`
 	// Status is the action's status after it was resolved: approved,
 	// denied, expired or cancelled (action.resolved).
 	Status string `json:"status,omitempty"`
@@ -613,6 +658,8 @@ func (*OutputPayload) isPayload()         {}
 func (*HookPayload) isPayload()           {}
 func (*QueuePayload) isPayload()          {}
 func (*EvidencePayload) isPayload()       {}
+func (*ToolProgressPayload) isPayload()   {}
+func (*ArtifactPayload) isPayload()       {}
 
 // payloadFor returns a new zero payload for t's family, or nil when agentrt
 // has no typed payload for t.
@@ -676,6 +723,8 @@ func payloadFor(t Type) Payload {
 		return &HookPayload{}
 	case EvidenceChanged:
 		return &EvidencePayload{}
+	case ToolProgress:
+		return &ToolProgressPayload{}
 	}
 	return nil
 }

@@ -218,25 +218,8 @@ func (r *run) unknownEffects(ctx context.Context, calls []runtype.MessageToolCal
 		}
 		s := r.newStep(mc)
 		s.tc.ArgumentsSHA256 = tc.ArgumentsSHA256
-		preview, _ := r.c.cut(mc.Arguments, event.PreviewBytes)
-		act := &runtype.Action{
-			ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
-			TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: mc.ID, Hop: tc.Hop, Type: actionSideEffectUnknown,
-			ToolName: mc.Name, InputPreview: preview, ArgumentsSHA256: tc.ArgumentsSHA256,
-			Prompt: fmt.Sprintf("%s (idempotency key %s) was started at %s but its result was never recorded: it may or may not have taken effect. "+
-				"Retry it, mark it done (your message becomes its result), or fail it.", mc.Name, tc.IdempotencyKey, tc.StartedAt.Format(time.RFC3339)),
-			Decisions:  []string{runtype.DecisionRetry, runtype.DecisionMarkDone, runtype.DecisionFail},
-			ReasonCode: actionSideEffectUnknown, Status: runtype.ActionPending, CreatedAt: r.cfg.Now().UTC(),
-			// It never expires: nobody answering is not an answer.
-		}
-		if tc.Arguments != mc.Arguments {
-			act.Input = tc.Arguments // the call ran with what was decided, not the model's input
-		}
-		required := s.event(event.ActionRequired, &event.ActionPayload{
-			ActionType: act.Type, ToolName: act.ToolName, Decisions: act.Decisions, Prompt: act.Prompt,
-			InputPreview: act.InputPreview, ReasonCode: act.ReasonCode,
-		})
-		required.ActionID = act.ID
+		act, required := r.effectUnknown(s, mc, tc, fmt.Sprintf("%s (idempotency key %s) was started at %s but its result was never recorded: it may or may not have taken effect. ",
+			mc.Name, tc.IdempotencyKey, tc.StartedAt.Format(time.RFC3339)))
 		b.Actions = append(b.Actions, act)
 		b.Events = append(b.Events, required)
 		if out == nil {
@@ -245,4 +228,29 @@ func (r *run) unknownEffects(ctx context.Context, calls []runtype.MessageToolCal
 		out[mc.ID] = act
 	}
 	return out, nil
+}
+
+// effectUnknown returns a pending side_effect_unknown action, and its
+// action.required, for the call mc whose record tc says it started:
+// what explains why nobody knows whether it took effect.
+func (r *run) effectUnknown(s *step, mc runtype.MessageToolCall, tc *runtype.ToolCall, what string) (*runtype.Action, *event.Event) {
+	preview, _ := r.c.cut(mc.Arguments, event.PreviewBytes)
+	act := &runtype.Action{
+		ID: r.cfg.IDs.New(runtype.PrefixAction), Owner: r.turn.Owner, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
+		TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID, ToolCallID: mc.ID, Hop: tc.Hop, Type: actionSideEffectUnknown,
+		ToolName: mc.Name, InputPreview: preview, ArgumentsSHA256: tc.ArgumentsSHA256,
+		Prompt:     what + "Retry it, mark it done (your message becomes its result), or fail it.",
+		Decisions:  []string{runtype.DecisionRetry, runtype.DecisionMarkDone, runtype.DecisionFail},
+		ReasonCode: actionSideEffectUnknown, Status: runtype.ActionPending, CreatedAt: r.cfg.Now().UTC(),
+		// It never expires: nobody answering is not an answer.
+	}
+	if tc.Arguments != mc.Arguments {
+		act.Input = tc.Arguments // the call ran with what was decided, not the model's input
+	}
+	required := s.event(event.ActionRequired, &event.ActionPayload{
+		ActionType: act.Type, ToolName: act.ToolName, Decisions: act.Decisions, Prompt: act.Prompt,
+		InputPreview: act.InputPreview, ReasonCode: act.ReasonCode,
+	})
+	required.ActionID = act.ID
+	return act, required
 }

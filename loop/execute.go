@@ -92,6 +92,12 @@ type invoked struct {
 	failure   *runtype.Failure
 	output    *output.Spill
 	violation *sandbox.Violation
+	// artifacts are the call's binary results and its structured result
+	// (as application/json), kept as blobs.
+	artifacts []tool.Artifact
+	// effectUnknown: the call may or may not have taken effect (its
+	// server was lost while it ran); an operator decides.
+	effectUnknown bool
 }
 
 // runTools executes the calls of one hop. Every call goes through lookup,
@@ -592,7 +598,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 		input = withIdempotencyKey(input, s.tc.IdempotencyKey)
 	}
 	p.ran = true
-	p.res = r.invoke(s.span.Context(ctx), p.t, spec, &tool.Call{
+	call := &tool.Call{
 		ID: p.mc.ID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
 		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
 		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
@@ -613,7 +619,10 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 		},
 		Sandbox: r.cfg.Sandbox, Profile: p.profile,
 		Outputs: r.cfg.Outputs, Redactor: r.cfg.Redactor, OutputLimits: r.outputLimits(spec),
-	})
+	}
+	hooks := r.capabilityHooks(s, spec, call)
+	p.res = r.invoke(s.span.Context(ctx), p.t, spec, call)
+	hooks.flush()
 }
 
 // withIdempotencyKey adds the call's idempotency key to the input a
@@ -676,6 +685,16 @@ func (r *run) render(ctx context.Context, p *prepared) (*store.Batch, stepKind, 
 	}
 	if p.markErr != nil {
 		return nil, stepDone, "", p.markErr
+	}
+	if p.res.effectUnknown {
+		// DESIGN §5: a call that may not run twice and may have run is
+		// for an operator to settle, as after a crash.
+		act, required := r.effectUnknown(s, p.mc, s.tc, fmt.Sprintf("%s: %s. ", p.mc.Name, p.res.failure.Message))
+		b := r.batch()
+		b.Actions = append(b.Actions, act)
+		b.Events = append(b.Events, required)
+		r.pending = append(r.pending, pendingCall{call: runtype.MessageToolCall{ID: s.tc.ID, Name: s.tc.Name, Arguments: s.args}, act: act})
+		return b, stepParked, "", nil
 	}
 	res := p.res // as the escalation left it: explained, or rerun
 	var redacted *event.Event

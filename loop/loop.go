@@ -132,6 +132,13 @@ type Config struct {
 	// feeds its metrics. nil exports and records nothing; the events
 	// still get span ids by the same rules.
 	Tracer *telemetry.Tracer
+	// WaitInput waits until a person resolved act, which the run just
+	// recorded pending (an MCP server's elicitation, or a sampling
+	// request the policy asked about, during a tool call), and returns
+	// it resolved. While it waits the run's task holds no worker. Nil
+	// means nobody can answer: elicitation is declined, and sampling a
+	// person must approve is refused.
+	WaitInput func(ctx context.Context, act *runtype.Action) (*runtype.Action, error)
 }
 
 // RetryPolicy says when a failed attempt gets another: its failure is

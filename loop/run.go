@@ -87,6 +87,10 @@ type run struct {
 	stream     streamBuf   // guarded by pendMu: streamed text not yet in an event
 
 	free []*store.Batch // batches to reuse; used by the run's goroutine only
+
+	// sampleMu serialises the model calls tools ask for (MCP sampling),
+	// which run on the tools' goroutines while the run's waits for them.
+	sampleMu sync.Mutex
 }
 
 // flushDelay is how long held facts may wait for the run's next write

@@ -63,9 +63,20 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 		}
 	}()
 	out, err := t.Call(cctx, call)
+	defer func() {
+		if out != nil {
+			res.artifacts = out.Artifacts
+			if len(out.Structured) > 0 {
+				res.artifacts = append(res.artifacts, tool.Artifact{MediaType: "application/json", Data: out.Structured})
+			}
+		}
+	}()
 	switch {
 	case err == nil && out == nil:
 		return invoked{}
+	case err == nil && out.EffectUnknown:
+		msg, _ := r.c.cut(out.Content, 512)
+		return invoked{content: out.Content, isError: true, effectUnknown: true, failure: failuref(runtype.FailureSideEffectUnknown, "%s", msg)}
 	case err == nil && out.Violation != nil:
 		msg, _ := r.c.cut(out.Content, 512)
 		kind := runtype.FailureSandboxViolation
@@ -157,6 +168,13 @@ func (s *step) result(pre *event.Event, res invoked) *store.Batch {
 	})
 	ev.OutputRef = tc.OutputRef
 	b.Events = append(b.Events, ev)
+	for _, a := range res.artifacts {
+		blob := r.blob(a.Data, a.MediaType)
+		b.Blobs = append(b.Blobs, blob)
+		art := s.event(event.ArtifactChanged, &event.ArtifactPayload{Ref: blob.Ref, MediaType: a.MediaType, Bytes: len(a.Data), ToolName: tc.Name})
+		art.OutputRef = blob.Ref
+		b.Events = append(b.Events, art)
+	}
 	b.ToolCalls = append(b.ToolCalls, tc)
 	var kind string
 	if f != nil {
