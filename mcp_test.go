@@ -1,0 +1,211 @@
+package agentrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/internal/spectest"
+	"github.com/agentrt/agentrt/internal/testenv"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/sandbox"
+	"github.com/agentrt/agentrt/tool/mcp"
+)
+
+// everythingRuntime starts a runtime whose agent "a" uses the npm
+// reference server-everything over stdio (sandboxed, workspace_write,
+// network none), answering with m.
+func everythingRuntime(t *testing.T, pol policy.Evaluator, cfg agentrt.Config, m model.Provider) (*agentrt.Runtime, string) {
+	t.Helper()
+	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
+		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
+	}
+	argv := testenv.MCPServer(t, "everything")
+	ws := t.TempDir()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cfg.Policy = pol
+	cfg.MCPServers = []*mcp.Server{{Name: "everything", Transport: runtype.TransportStdio, Command: argv,
+		Env: []string{"PATH=" + os.Getenv("PATH")}, ToolPrefix: "everything__"}}
+	cfg.Agents = map[string]*agentrt.Agent{"a": {Provider: m, Workspace: ws, Sandbox: profile(t, "workspace_write"),
+		MCP: []agentrt.MCPUse{{Server: "everything"}}}}
+	rt, err := agentrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt, ws
+}
+
+func mcpCall(id, name string, in any) runtype.MessageToolCall {
+	b, _ := json.Marshal(in)
+	return runtype.MessageToolCall{ID: id, Name: name, Arguments: string(b)}
+}
+
+// validEvents checks every event of the session against the standard's
+// schema, and returns them.
+func validEvents(t *testing.T, tb *testBundle, sessionID string) []*event.Event {
+	t.Helper()
+	evs := tb.sessionEvents(t, runtype.Owner{}, sessionID)
+	for _, e := range evs {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spectest.Event(t, b)
+	}
+	return evs
+}
+
+// TestMCPEverythingOverStdio: an agent calls a real MCP server's tools
+// over stdio, sandboxed: text results reach the model, progress becomes
+// tool.progress, an image becomes an artifact, structured content is
+// kept as JSON; the capability session is in the snapshot (ready, used
+// by the run) and every change of it is a session.updated event; every
+// event validates.
+func TestMCPEverythingOverStdio(t *testing.T) {
+	t.Parallel()
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{{ToolCalls: []runtype.MessageToolCall{
+		mcpCall("call_echo", "everything__echo", map[string]string{"message": "hello mcp"}),
+		mcpCall("call_long", "everything__trigger-long-running-operation", map[string]float64{"duration": 0.6, "steps": 3}),
+		mcpCall("call_img", "everything__get-tiny-image", map[string]string{}),
+		mcpCall("call_struct", "everything__get-structured-content", map[string]string{"location": "Chicago"}),
+	}}}}
+	rt, _ := everythingRuntime(t, nil, agentrt.Config{}, m)
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "use the server"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s (%s)", turn.Status, turn.StatusReason)
+	}
+	if got := m.seen("call_echo"); !strings.Contains(got, "hello mcp") {
+		t.Errorf("echo: the model saw %q", got)
+	}
+	if got := m.seen("call_struct"); !strings.Contains(got, "temperature") {
+		t.Errorf("structured content: the model saw %q", got)
+	}
+	evs := validEvents(t, tb, res.SessionID)
+	var progress, images, jsons, capUpdates int
+	for _, e := range evs {
+		switch p := e.Payload.(type) {
+		case *event.ToolProgressPayload:
+			if e.ToolCallID == "call_long" {
+				progress++
+			}
+		case *event.SessionPayload:
+			if p.CapabilitySession != nil {
+				capUpdates++
+			}
+		}
+		if e.Type == event.ArtifactChanged {
+			switch {
+			case strings.Contains(string(e.Payload.(event.RawPayload)), `"image/png"`):
+				images++
+			case strings.Contains(string(e.Payload.(event.RawPayload)), `"application/json"`):
+				jsons++
+			}
+		}
+	}
+	if progress == 0 {
+		t.Error("no tool.progress for the long-running operation")
+	}
+	if images != 1 || jsons != 1 {
+		t.Errorf("artifact.changed: %d images, %d JSON results; want 1 and 1", images, jsons)
+	}
+	if capUpdates < 2 {
+		t.Errorf("%d session.updated events for the capability session; want connecting, ready and the run's use", capUpdates)
+	}
+	snap, err := rt.GetSession(t.Context(), runtype.Owner{}, res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.CapabilitySessions) != 1 {
+		t.Fatalf("snapshot capability sessions: %+v", snap.CapabilitySessions)
+	}
+	cs := snap.CapabilitySessions[0]
+	if cs.Server != "everything" || cs.Status != runtype.CapabilityReady || cs.Generation != 1 || cs.ProtocolVersion == "" || !slices.Contains(cs.RunIDs, turn.RunID) {
+		t.Errorf("capability session = %+v (run %s)", cs, turn.RunID)
+	}
+}
+
+// TestMCPSampling: a server's sampling request is a governed model call
+// of the tool call: allowed, the agent's model answers it (model.*
+// events carry the tool call id); denied by a rule, the server gets an
+// error and the model sees it; over budget, it is refused.
+func TestMCPSampling(t *testing.T) {
+	t.Parallel()
+	sample := func(id string) *model.Response {
+		return &model.Response{ToolCalls: []runtype.MessageToolCall{
+			mcpCall(id, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 40})}}
+	}
+	t.Run("allowed", func(t *testing.T) {
+		t.Parallel()
+		m := &seer{tools: map[string]string{}, resps: []*model.Response{sample("call_s"), {Text: "hi from the model"}}}
+		rt, _ := everythingRuntime(t, nil, agentrt.Config{}, m)
+		tb := &testBundle{rt: rt}
+		res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "sample"})
+		if turn.Status != runtype.StatusCompleted {
+			t.Fatalf("status = %s (%s)", turn.Status, turn.StatusReason)
+		}
+		if got := m.seen("call_s"); !strings.Contains(got, "hi from the model") {
+			t.Errorf("the model saw %q, want the sampled answer", got)
+		}
+		var linked int
+		for _, e := range validEvents(t, tb, res.SessionID) {
+			if e.Type == event.ModelCompleted && e.ToolCallID == "call_s" && e.Payload.(*event.ModelCompletedPayload).Intent == "mcp_sampling" {
+				linked++
+			}
+		}
+		if linked != 1 {
+			t.Errorf("%d model.completed events linked to the sampling tool call, want 1", linked)
+		}
+	})
+	t.Run("denied", func(t *testing.T) {
+		t.Parallel()
+		m := &seer{tools: map[string]string{}, resps: []*model.Response{sample("call_s")}}
+		rt, _ := everythingRuntime(t, kernel(t, `
+rules:
+  - id: allow-mcp
+    mcp_servers: ["*"]
+    decision: allow
+    reason_code: mcp_allowed
+  - id: no-sampling
+    intents: [mcp_sampling]
+    decision: deny
+    reason_code: no_sampling
+    priority: 10
+`), agentrt.Config{}, m)
+		tb := &testBundle{rt: rt}
+		res, _ := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "sample"})
+		if got := m.seen("call_s"); !strings.Contains(got, "denied by policy") {
+			t.Errorf("the model saw %q, want the denial", got)
+		}
+		for _, e := range validEvents(t, tb, res.SessionID) {
+			if e.Type == event.ModelCompleted && e.ToolCallID == "call_s" {
+				t.Errorf("a denied sampling request reached the model: %+v", e)
+			}
+		}
+	})
+	t.Run("over budget", func(t *testing.T) {
+		t.Parallel()
+		m := &seer{tools: map[string]string{}, resps: []*model.Response{
+			{ToolCalls: []runtype.MessageToolCall{mcpCall("call_s", "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 900000})}}}}
+		rt, _ := everythingRuntime(t, nil, agentrt.Config{Budgets: agentrt.Budgets{Session: agentrt.Budget{MaxTokens: 200000}}}, m)
+		tb := &testBundle{rt: rt}
+		tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "sample"})
+		if got := m.seen("call_s"); !strings.Contains(got, "exceed") {
+			t.Errorf("the model saw %q, want the budget refusal", got)
+		}
+	})
+}
