@@ -35,9 +35,9 @@ type capabilityHooks struct {
 	s    *step
 	spec tool.Spec
 
-	mu       sync.Mutex // guards last
-	last     time.Time  // when progress was last recorded
-	held     *event.Event
+	mu   sync.Mutex // guards last
+	last time.Time  // when progress was last recorded
+	held *event.Event
 }
 
 func (r *run) capabilityHooks(s *step, spec tool.Spec, call *tool.Call) *capabilityHooks {
