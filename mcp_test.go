@@ -25,19 +25,32 @@ import (
 // network none), answering with m.
 func everythingRuntime(t *testing.T, pol policy.Evaluator, cfg agentrt.Config, m model.Provider) (*agentrt.Runtime, string) {
 	t.Helper()
+	return mcpRuntime(t, "everything", "", pol, cfg, m)
+}
+
+// mcpRuntime starts a runtime whose agent "a" uses the npm reference
+// server name over stdio, as server "everything" or "fs" …, sandboxed
+// (workspace_write, network none). env is an extra variable of the
+// server's (KEY=value, "%s" standing for the workspace), "" for none.
+func mcpRuntime(t *testing.T, name, env string, pol policy.Evaluator, cfg agentrt.Config, m model.Provider) (*agentrt.Runtime, string) {
+	t.Helper()
 	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
 		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
 	}
-	argv := testenv.MCPServer(t, "everything")
+	argv := testenv.MCPServer(t, name)
 	ws := t.TempDir()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
 	cfg.Policy = pol
-	cfg.MCPServers = []*mcp.Server{{Name: "everything", Transport: runtype.TransportStdio, Command: argv,
-		Env: []string{"PATH=" + os.Getenv("PATH")}, ToolPrefix: "everything__"}}
+	srv := &mcp.Server{Name: name, Transport: runtype.TransportStdio, Command: argv,
+		Env: []string{"PATH=" + os.Getenv("PATH")}, ToolPrefix: name + "__"}
+	if env != "" {
+		srv.Env = append(srv.Env, strings.ReplaceAll(env, "%s", ws))
+	}
+	cfg.MCPServers = []*mcp.Server{srv}
 	cfg.Agents = map[string]*agentrt.Agent{"a": {Provider: m, Workspace: ws, Sandbox: profile(t, "workspace_write"),
-		MCP: []agentrt.MCPUse{{Server: "everything"}}}}
+		MCP: []agentrt.MCPUse{{Server: name}}}}
 	rt, err := agentrt.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -208,4 +221,73 @@ rules:
 			t.Errorf("the model saw %q, want the budget refusal", got)
 		}
 	})
+}
+
+// TestMCPFilesystemRoots: the agent's workspace is the server's root
+// (the filesystem server, given no folder, takes the client's roots): a
+// file in it is read; the runtime's data directory, outside it, is
+// refused (by the server, and hidden by the sandbox besides).
+func TestMCPFilesystemRoots(t *testing.T) {
+	t.Parallel()
+	m := &seer{tools: map[string]string{}}
+	rt, ws := mcpRuntime(t, "filesystem", "", nil, agentrt.Config{}, m)
+	if err := os.WriteFile(ws+"/note.txt", []byte("a note in the root"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	if err := os.WriteFile(dataDir+"/secret.txt", []byte("outside"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.resps = []*model.Response{{ToolCalls: []runtype.MessageToolCall{
+		mcpCall("call_in", "filesystem__read_text_file", map[string]string{"path": ws + "/note.txt"}),
+		mcpCall("call_out", "filesystem__read_text_file", map[string]string{"path": dataDir + "/secret.txt"}),
+	}}}
+	tb := &testBundle{rt: rt}
+	res, _ := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "read"})
+	if got := m.seen("call_in"); !strings.Contains(got, "a note in the root") {
+		t.Errorf("reading in the root: the model saw %q", got)
+	}
+	if got := strings.ToLower(m.seen("call_out")); !strings.Contains(got, "access denied") || strings.Contains(got, "\noutside") {
+		t.Errorf("reading outside the root: the model saw %q, want a refusal", got)
+	}
+	validEvents(t, tb, res.SessionID)
+}
+
+// TestMCPMemoryServer: the memory server keeps what one call stored for
+// the next, in the agent's workspace (its file named by env).
+func TestMCPMemoryServer(t *testing.T) {
+	t.Parallel()
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_put", "memory__create_entities", map[string]any{
+			"entities": []map[string]any{{"name": "agentrt", "entityType": "project", "observations": []string{"governed runtime"}}}})}},
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_get", "memory__read_graph", map[string]any{})}},
+	}}
+	rt, ws := mcpRuntime(t, "memory", "MEMORY_FILE_PATH=%s/memory.jsonl", nil, agentrt.Config{}, m)
+	tb := &testBundle{rt: rt}
+	tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "remember"})
+	if got := m.seen("call_get"); !strings.Contains(got, "governed runtime") {
+		t.Errorf("read_graph: the model saw %q", got)
+	}
+	if _, err := os.Stat(ws + "/memory.jsonl"); err != nil {
+		t.Errorf("the memory file is not in the workspace: %v", err)
+	}
+}
+
+// TestMCPStdioServerEnvironment: a stdio server sees only the variables
+// its configuration names (and PATH), never the runtime's own, such as
+// a provider's API key.
+func TestMCPStdioServerEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-runtime-only-must-not-leak")
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_env", "everything__get-env", map[string]any{})}}}}
+	rt, _ := everythingRuntime(t, nil, agentrt.Config{}, m)
+	tb := &testBundle{rt: rt}
+	tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "env"})
+	got := m.seen("call_env")
+	if !strings.Contains(got, "PATH") {
+		t.Fatalf("get-env: the model saw %q, want the server's environment", got)
+	}
+	if strings.Contains(got, "sk-runtime-only") || strings.Contains(got, "OPENAI_API_KEY") {
+		t.Errorf("the server saw the runtime's environment: %q", got)
+	}
 }
