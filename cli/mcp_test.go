@@ -162,3 +162,39 @@ func TestDoctorMCP(t *testing.T) {
 		t.Errorf("doctor --json: ok %v, mcp %+v", rep.OK, rep.MCP)
 	}
 }
+
+// TestBenchMCP: bench mcp times echo calls through agentrt's client and
+// the SDK's directly and prints one RESULT line with both medians and the
+// overhead.
+func TestBenchMCP(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
+		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
+	}
+	argv := testenv.MCPServer(t, "everything")
+	r := runOK(t, "", "bench", "mcp", "--calls", "20", "--warmup", "2", "--server-command", strings.Join(argv, " "))
+	line, ok := strings.CutPrefix(strings.TrimSpace(r.stdout), "RESULT ")
+	if !ok || strings.Contains(line, "\n") {
+		t.Fatalf("want exactly one RESULT line, got:\n%s", r.stdout)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res["bench"] != "mcp" || res["calls"] != 20.0 {
+		t.Errorf("RESULT %s: want bench mcp, 20 calls", line)
+	}
+	for _, k := range []string{"agentrt_us_per_call", "direct_us_per_call", "session_start_ms"} {
+		if v, _ := res[k].(float64); v <= 0 {
+			t.Errorf("RESULT %s: %s = %v, want > 0", line, k, res[k])
+		}
+	}
+	if _, ok := res["overhead_us_per_call"].(float64); !ok {
+		t.Errorf("RESULT %s: no overhead_us_per_call", line)
+	}
+
+	r = run(t, "", "bench", "mcp", "--calls", "0", "--server-command", strings.Join(argv, " "))
+	if r.code != cli.ExitUsage {
+		t.Errorf("--calls 0: exit %d, want %d", r.code, cli.ExitUsage)
+	}
+}
