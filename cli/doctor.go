@@ -27,6 +27,10 @@ type DoctorReport struct {
 	OK     bool          `json:"ok"`
 	Models []DoctorModel `json:"models"`
 	Agents []DoctorAgent `json:"agents"`
+	// MCP is a check per MCP server of the config: that it starts (or
+	// answers) and lists its tools. A server that does not is a warning:
+	// the runtime runs without its tools, so OK stays as it is.
+	MCP []MCPServerInfo `json:"mcp,omitempty"`
 }
 
 // DoctorModel is one configured model and whether it can be called.
@@ -115,6 +119,10 @@ configured model, or "probe failed" with why (auth: the key was refused; network
 answered; timeout; invalid_request with HTTP 404: the base URL is wrong; …). Replay models need no probe, and a
 model whose key is missing is not called.
 
+For a config with mcp_servers, every server is reached as agentrt mcp list does (a stdio
+server started in the sandbox, within --probe-timeout) and must list its tools: one that does
+not is a warning with the reason (the runtime runs without its tools), not a failure.
+
 Exit codes: 0 every agent can be routed (and, with --probe, every probed endpoint
 answered), 1 an agent has no usable model or a probe failed, 2 the configuration does
 not load.`,
@@ -127,6 +135,9 @@ not load.`,
 			}
 			rep, providers, err := doctor(configPath)
 			if err != nil {
+				return err
+			}
+			if err := checkMCP(commandContext(cmd), rep, configPath, probeTimeout); err != nil {
 				return err
 			}
 			if probe {
@@ -204,6 +215,20 @@ func doctor(path string) (*DoctorReport, map[string]doctorProvider, error) {
 		rep.Agents = append(rep.Agents, da)
 	}
 	return rep, providers, nil
+}
+
+// checkMCP reaches every MCP server of the config at path, at once, each
+// within timeout, as agentrt mcp list does.
+func checkMCP(ctx context.Context, rep *DoctorReport, path string, timeout time.Duration) error {
+	_, m, err := openMCP(&mcpCommon{config: path, timeout: timeout})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if len(m.Servers()) > 0 {
+		rep.MCP = pingServers(ctx, m, m.Servers(), timeout)
+	}
+	return nil
 }
 
 // probeModels probes every model of rep an agent uses, at once, each
@@ -320,6 +345,17 @@ func printDoctor(w io.Writer, rep *DoctorReport) {
 		}
 		for _, ex := range a.Excluded {
 			fmt.Fprintf(w, "      excluded %s: %s\n", ex.Candidate, ex.Reason)
+		}
+	}
+	if len(rep.MCP) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nmcp servers")
+	for _, s := range rep.MCP {
+		if s.Status == mcpOK {
+			fmt.Fprintf(w, "  ✔ %-18s %s: started, %d tools, protocol %s (%dms)\n", s.Name, s.Transport, s.Tools, s.ProtocolVersion, s.LatencyMs)
+		} else {
+			fmt.Fprintf(w, "  ! %-18s %s: warning: its tools will not be offered: %s\n", s.Name, s.Transport, s.Error)
 		}
 	}
 }
