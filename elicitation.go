@@ -126,7 +126,17 @@ func schemaViolations(err error) string {
 		}
 	}
 	walk(verr)
-	slices.Sort(leaves) // the validator visits properties in map order
+	// The validator visits properties in map order: sort for stable
+	// text, violations of the whole object (missing properties) first.
+	slices.SortFunc(leaves, func(a, b string) int {
+		if aAt, bAt := strings.HasPrefix(a, "at '"), strings.HasPrefix(b, "at '"); aAt != bAt {
+			if aAt {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
 	leaves = slices.Compact(leaves)
 	if n := len(leaves); n > maxViolations {
 		leaves = append(leaves[:maxViolations], fmt.Sprintf("and %d more", n-maxViolations))
