@@ -301,3 +301,22 @@ func TestElicitationAnswerDueAtRespond(t *testing.T) {
 		t.Errorf("the action %+v (%v), want expired as cancel", a, err)
 	}
 }
+
+// TestElicitationIsNotSelfApproval: with ForbidSelfApproval, the
+// submitter of the turn may still answer a server's question (it is not
+// an approval), while approving its own tool call stays forbidden.
+func TestElicitationIsNotSelfApproval(t *testing.T) {
+	t.Parallel()
+	rt, st := readRuntimeWith(t, nil, func(cfg *agentrt.Config) { cfg.ForbidSelfApproval = true })
+	ctx := t.Context()
+	e := writeElicitation(t, st, apitype.DefaultTenant, elicitSchema, time.Time{})
+	perm := writeBigSession(t, st, apitype.DefaultTenant, 1, true).action
+	res, err := rt.RespondAction(ctx, &apitype.RespondActionParams{Owner: e.owner, ActionID: e.action.ID, Decision: runtype.DecisionAccept, Content: json.RawMessage(`{"name":"Ada"}`)})
+	if err != nil || res.Action.Status != runtype.ActionApproved {
+		t.Fatalf("the submitter answering: %+v, %v; want approved", res, err)
+	}
+	var self *apitype.SelfApprovalError
+	if _, err := rt.RespondAction(ctx, &apitype.RespondActionParams{Owner: e.owner, ActionID: perm.ID, Decision: runtype.DecisionApprove}); !errors.As(err, &self) {
+		t.Errorf("the submitter approving its own call: %v, want a SelfApprovalError", err)
+	}
+}
