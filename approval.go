@@ -37,7 +37,7 @@ func actionRead(a *runtype.Action) apitype.ActionRead {
 		ActionID: a.ID, Type: a.Type, Status: a.Status, SessionID: a.SessionID, ThreadID: a.ThreadID, TurnID: a.TurnID,
 		TaskID: a.TaskID, RunID: a.RunID, ToolCallID: a.ToolCallID, ToolName: a.ToolName, InputPreview: a.InputPreview,
 		ArgumentsSHA256: a.ArgumentsSHA256, Prompt: a.Prompt, Decisions: a.Decisions, ReasonCode: a.ReasonCode,
-		RuleIDs: a.RuleIDs, Escalation: a.Escalation, CreatedAt: a.CreatedAt, ExpiresAt: ts(a.ExpiresAt),
+		RuleIDs: a.RuleIDs, Escalation: a.Escalation, RequestedSchema: a.RequestedSchema, CreatedAt: a.CreatedAt, ExpiresAt: ts(a.ExpiresAt),
 	}
 	if r.Decisions == nil {
 		r.Decisions = []string{}
@@ -74,7 +74,11 @@ func (rt *Runtime) GetAction(ctx context.Context, owner runtype.Owner, id string
 // approve_always (and add a persisted rule allowing it for the agent),
 // deny (the model sees the message) or edit (run it with UpdatedInput).
 // It records action.resolved and permission.resolved, and once no action
-// of the turn's hop is pending, resumes the turn. Responding twice (or to
+// of the turn's hop is pending, resumes the turn. An elicitation is
+// answered instead: accept (with Content that validates against its
+// RequestedSchema; approved), decline (denied) or cancel (cancelled); it
+// records action.resolved only, and resumes nothing, as the run that
+// asked is live and reads the answer. Responding twice (or to
 // an expired action) is ErrConflict; an unknown id is ErrNotFound; a
 // responder without the operator role is ErrForbidden, and so, with
 // Config.ForbidSelfApproval, is the turn's submitter answering anything
@@ -94,18 +98,35 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 	if a.Status != runtype.ActionPending {
 		return nil, alreadyResolved(a)
 	}
-	if !slices.Contains(a.Decisions, p.Decision) {
-		return nil, invalid("decision", "must be one of %s, got %q", strings.Join(a.Decisions, ", "), p.Decision)
+	allowed := a.Decisions
+	if a.Type == runtype.ActionElicitation {
+		allowed = elicitationDecisions
+	}
+	if !slices.Contains(allowed, p.Decision) {
+		return nil, invalid("decision", "must be one of %s, got %q", strings.Join(allowed, ", "), p.Decision)
 	}
 	switch {
 	case len(p.Message) > maxActionMessage:
 		return nil, invalid("message", "is %d bytes, more than the limit of %d", len(p.Message), maxActionMessage)
 	case !utf8.ValidString(p.Message):
 		return nil, invalid("message", "is not valid UTF-8")
+	case len(p.UpdatedInput) > 0 && p.Decision != runtype.DecisionEdit:
+		return nil, invalid("updatedInput", "only allowed with decision edit")
+	}
+	if a.Type == runtype.ActionElicitation {
+		// The submitter answering a server's question is the point, not
+		// a self-approval: ForbidSelfApproval does not apply.
+		content, err := elicitationContent(a, p.Decision, p.Content)
+		if err != nil {
+			return nil, err
+		}
+		return rt.answerElicitation(ctx, a, p.Decision, p.Message, content, owner.PrincipalID)
+	}
+	if len(p.Content) > 0 {
+		return nil, invalid("content", "only answers an elicitation action, and %s is a %s action", a.ID, a.Type)
 	}
 	var updated []byte
-	switch {
-	case p.Decision == runtype.DecisionEdit:
+	if p.Decision == runtype.DecisionEdit {
 		if len(p.UpdatedInput) == 0 {
 			return nil, invalid("updatedInput", "required with decision edit")
 		}
@@ -115,8 +136,6 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 		if updated, err = tool.CanonicalJSON(p.UpdatedInput); err != nil {
 			return nil, invalid("updatedInput", "%v", err)
 		}
-	case len(p.UpdatedInput) > 0:
-		return nil, invalid("updatedInput", "only allowed with decision edit")
 	}
 	turn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: a.TurnID})
 	if err != nil {
@@ -186,6 +205,9 @@ func alreadyResolved(a *runtype.Action) error {
 // expire resolves a pending action expired, and resumes its turn when it
 // was the last one pending.
 func (rt *Runtime) expire(ctx context.Context, a *runtype.Action) error {
+	if a.Type == runtype.ActionElicitation {
+		return rt.expireElicitation(ctx, a)
+	}
 	ctx = context.WithoutCancel(ctx)
 	turn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: a.TenantID, ID: a.TurnID})
 	if err != nil {

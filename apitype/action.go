@@ -27,13 +27,17 @@ type ActionRead struct {
 	RuleIDs         []string             `json:"ruleIds,omitempty"`
 	// Escalation names the sandbox profile a sandbox_escalation action
 	// offers to rerun the call under.
-	Escalation string     `json:"escalation,omitempty"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
-	Decision   string     `json:"decision,omitempty"`
-	Message    string     `json:"message,omitempty"`
-	ResolvedBy string     `json:"resolvedBy,omitempty"`
-	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
+	Escalation string `json:"escalation,omitempty"`
+	// RequestedSchema is the JSON Schema an elicitation's answer (its
+	// content) must validate against: an object of primitive properties.
+	// Elicitation actions only.
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	ExpiresAt       *time.Time      `json:"expiresAt,omitempty"`
+	Decision        string          `json:"decision,omitempty"`
+	Message         string          `json:"message,omitempty"`
+	ResolvedBy      string          `json:"resolvedBy,omitempty"`
+	ResolvedAt      *time.Time      `json:"resolvedAt,omitempty"`
 }
 
 // ListActionsParams filters ListActions and ListActionsPage; empty
@@ -68,7 +72,7 @@ type RespondActionParams struct {
 	Role     runtype.APIRole
 	ActionID string
 	// Decision is approve, approve_for_session, approve_always, deny or
-	// edit.
+	// edit; for an elicitation action, accept, decline or cancel.
 	Decision string
 	// Message is shown to the model with a denial (and kept with any
 	// decision). At most 4 KiB.
@@ -76,13 +80,16 @@ type RespondActionParams struct {
 	// UpdatedInput replaces the call's input (edit only); it must validate
 	// against the tool's input schema.
 	UpdatedInput json.RawMessage
+	// Content answers an elicitation (accept only): a JSON object that
+	// validates against the action's RequestedSchema, at most 64 KiB.
+	Content json.RawMessage
 }
 
 // RespondActionResult is the action after RespondAction.
 type RespondActionResult struct {
 	Action ActionRead `json:"action"`
 	// Resumed: this was the turn's last pending action, and the turn
-	// resumed.
+	// resumed. Always false for an elicitation: its run never stopped.
 	Resumed bool `json:"resumed"`
 }
 

@@ -40,6 +40,7 @@ type RespondActionRequest struct {
 	Decision     string          `json:"decision"`
 	Message      string          `json:"message,omitempty"`
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	Content      json.RawMessage `json:"content,omitempty"`
 }
 
 // SetPolicyModeRequest is the body of PUT /v1/sessions/{sessionId}/policy.

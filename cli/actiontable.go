@@ -30,13 +30,22 @@ func newActionLister(w io.Writer, asJSON, withStatus bool, now func() time.Time)
 		if withStatus {
 			row = append(row, string(a.Status))
 		}
-		return append(row, a.ToolName, a.SessionID, a.TurnID, compactDuration(t.Sub(a.CreatedAt)), expires(a, t), cmp.Or(a.ReasonCode, "-"), a.InputPreview)
+		return append(row, a.ToolName, a.SessionID, a.TurnID, compactDuration(t.Sub(a.CreatedAt)), expires(a, t), cmp.Or(a.ReasonCode, "-"), actionInput(a))
 	})
 	l.none = "no actions"
 	if withStatus {
 		l.paint[1] = paintStatus
 	}
 	return l
+}
+
+// actionInput is what an action's row shows of what it decides: the
+// call's input, or what an elicitation asks and the fields it wants.
+func actionInput(a *apitype.ActionRead) string {
+	if a.Type == runtype.ActionElicitation {
+		return fmt.Sprintf("%q %s", oneLine(a.Prompt, 80), elicitationFields(a.RequestedSchema))
+	}
+	return a.InputPreview
 }
 
 // expires says when a pending action expires; "-" for one resolved.

@@ -27,11 +27,13 @@ func newApprovalsCmd() *cobra.Command {
 		Long: `When the policy asks about a tool call, the turn parks waiting_permission and the call
 waits as an action. These commands list and watch the actions of the config's data
 directory, and approve or deny them; answering a turn's last pending action resumes the
-turn in this process.`,
+turn in this process. When an MCP server asks for input during a tool call (an
+elicitation), the call waits as an action too, its run still running: answer it with
+answer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newApprovalsListCmd(), newApprovalsWatchCmd(), newRespondCmd(runtype.DecisionApprove), newRespondCmd(runtype.DecisionDeny))
+	cmd.AddCommand(newApprovalsListCmd(), newApprovalsWatchCmd(), newRespondCmd(runtype.DecisionApprove), newRespondCmd(runtype.DecisionDeny), newAnswerCmd())
 	return cmd
 }
 

@@ -170,3 +170,32 @@ func actions(t *testing.T, out string) []apitype.ActionRead {
 	}
 	return acts
 }
+
+// TestElicitationRow: a watch's or list's row of an elicitation shows
+// what the server asks and the fields it wants, in the schema's order,
+// required ones starred, choices for an enum.
+func TestElicitationRow(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 13, 0, 0, 0, time.UTC)
+	a := apitype.ActionRead{
+		ActionID: "act_4", Type: runtype.ActionElicitation, Status: runtype.ActionPending, ToolName: "everything__signup",
+		SessionID: "ses-44", TurnID: "turn_4", CreatedAt: now.Add(-time.Minute), Prompt: "Who are you?",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"plan":{"type":"string","enum":["basic","pro"]},"age":{"type":"integer"},"note":{}},"required":["plan","name"]}`),
+	}
+	var out bytes.Buffer
+	if err := newActionLister(&out, false, false, func() time.Time { return now }).tableOf(160).print([]apitype.ActionRead{a}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"ACTION  TOOL                SESSION  TURN    AGE  EXPIRES  REASON  INPUT",
+		`act_4   everything__signup  ses-44   turn_4  1m   never    -       "Who are you?" {name*: string, plan*: basic|pro, age: integer, note: any}`,
+	}
+	if diff := cmp.Diff(want, strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	for schema, want := range map[string]string{`{}`: "{}", `not json`: "{}", `{"properties":{"a":{"type":"boolean"}}}`: "{a: boolean}"} {
+		if got := elicitationFields(json.RawMessage(schema)); got != want {
+			t.Errorf("elicitationFields(%s) = %q, want %q", schema, got, want)
+		}
+	}
+}

@@ -468,7 +468,7 @@ func (c *Client) GetAction(ctx context.Context, actionID string) (*apitype.Actio
 // RespondAction answers a pending action as the server's principal.
 func (c *Client) RespondAction(ctx context.Context, p *apitype.RespondActionParams) (*apitype.RespondActionResult, error) {
 	var res apitype.RespondActionResult
-	body := apitype.RespondActionRequest{Decision: p.Decision, Message: p.Message, UpdatedInput: p.UpdatedInput}
+	body := apitype.RespondActionRequest{Decision: p.Decision, Message: p.Message, UpdatedInput: p.UpdatedInput, Content: p.Content}
 	return &res, c.do(ctx, http.MethodPost, "/v1/actions/"+seg(p.ActionID), nil, body, &res)
 }
 

@@ -272,7 +272,7 @@ func (s *Server) respondAction(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.rt.RespondAction(r.Context(), &apitype.RespondActionParams{
 		Owner: owner(r), Role: caller(r).Role, ActionID: r.PathValue("actionId"), Decision: req.Decision,
-		Message: req.Message, UpdatedInput: req.UpdatedInput,
+		Message: req.Message, UpdatedInput: req.UpdatedInput, Content: req.Content,
 	})
 	if err != nil {
 		s.writeErr(w, r, err)
