@@ -43,7 +43,7 @@ type capSession struct {
 	mu       sync.Mutex // guards what follows
 	rec      runtype.CapabilitySession
 	cs       *sdk.ClientSession
-	cmd      *sandbox.Cmd
+	cmd      *proc
 	stderr   *tailBuffer
 	lastErr  error
 	lastUsed time.Time
@@ -94,7 +94,7 @@ func (c *capSession) connect(ctx context.Context) error {
 	client.AddRoots(c.roots()...)
 	var (
 		transport sdk.Transport
-		cmd       *sandbox.Cmd
+		cmd       *proc
 		stderr    *tailBuffer
 	)
 	switch cfg.Transport {
@@ -114,7 +114,7 @@ func (c *capSession) connect(ctx context.Context) error {
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		if cmd != nil {
-			cmd.Cancel()
+			cmd.cancel()
 			cmd.Wait()
 			err = withStderr(err, stderr)
 		}
@@ -124,7 +124,7 @@ func (c *capSession) connect(ctx context.Context) error {
 	if err != nil {
 		cs.Close()
 		if cmd != nil {
-			cmd.Wait()
+			cmd.stop()
 		}
 		return fmt.Errorf("listing tools: %w", withStderr(err, stderr))
 	}
@@ -133,6 +133,15 @@ func (c *capSession) connect(ctx context.Context) error {
 	c.srv.mu.Unlock()
 
 	c.mu.Lock()
+	if c.closing {
+		// Closed while it connected (a restart racing Close): it ends here.
+		c.mu.Unlock()
+		cs.Close()
+		if cmd != nil {
+			cmd.stop()
+		}
+		return errors.New("the session is closed")
+	}
 	c.cs, c.cmd, c.stderr, c.lastErr = cs, cmd, stderr, nil
 	if ir := cs.InitializeResult(); ir != nil {
 		c.rec.ProtocolVersion = ir.ProtocolVersion
@@ -159,7 +168,7 @@ func (c *capSession) connect(ctx context.Context) error {
 
 // startProcess starts the stdio server under the sandbox and returns
 // its transport.
-func (c *capSession) startProcess() (*sandbox.Cmd, *tailBuffer, sdk.Transport, error) {
+func (c *capSession) startProcess() (*proc, *tailBuffer, sdk.Transport, error) {
 	cfg := c.srv.cfg
 	if c.sandbox == nil || c.profile == nil {
 		return nil, nil, nil, errors.New("a stdio server runs only under a sandbox, and this runtime has none for it")
@@ -167,24 +176,59 @@ func (c *capSession) startProcess() (*sandbox.Cmd, *tailBuffer, sdk.Transport, e
 	prof := *c.profile
 	prof.ReadRoots = append(append([]string(nil), prof.ReadRoots...), programRoots(cfg.Command, cfg.Cwd)...)
 	dir := cmpStr(cfg.Cwd, c.workspace)
-	cmd, err := c.sandbox.Command(c.m.ctx, prof, sandbox.Spec{Argv: cfg.Command, Dir: dir, Workspace: c.workspace, Env: cfg.Env})
+	ctx, cancel := context.WithCancel(c.m.ctx)
+	cmd, err := c.sandbox.Command(ctx, prof, sandbox.Spec{Argv: cfg.Command, Dir: dir, Workspace: c.workspace, Env: cfg.Env})
 	if err != nil {
+		cancel()
 		return nil, nil, nil, fmt.Errorf("sandboxing %s: %w", cfg.Command[0], err)
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		cancel()
 		return nil, nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		cancel()
 		return nil, nil, nil, err
 	}
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
+		cancel()
 		return nil, nil, nil, fmt.Errorf("starting %s: %w", cfg.Command[0], err)
 	}
-	return cmd, stderr, &sdk.IOTransport{Reader: stdout, Writer: stdin}, nil
+	return &proc{Cmd: cmd, cancel: cancel}, stderr, &sdk.IOTransport{Reader: stdout, Writer: stdin}, nil
+}
+
+// proc is a stdio server's process; cancel kills it (and what it
+// started).
+type proc struct {
+	*sandbox.Cmd
+	cancel context.CancelFunc
+}
+
+// stopGrace is how long a stdio server whose input was closed may take
+// to exit before it is killed.
+const stopGrace = time.Second
+
+// stop waits for the process to exit, killing it after stopGrace: its
+// input is closed already.
+func (p *proc) stop() {
+	done := make(chan struct{})
+	go func() {
+		p.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		p.cancel()
+		<-done
+	}
+	p.cancel()
 }
 
 // programRoots are the paths a stdio server must read beyond the
@@ -255,18 +299,23 @@ func (c *capSession) watch(cs *sdk.ClientSession, gen int) {
 		c.mu.Unlock()
 		return // closed, or replaced by a reinitialisation
 	}
-	if c.cmd != nil {
-		c.cmd.Wait()
-	}
+	cmd := c.cmd
+	c.mu.Unlock()
 	why := "the connection ended"
-	if c.cmd != nil {
+	if cmd != nil {
+		cmd.stop()
 		why = "the server exited"
-		if c.cmd.ProcessState != nil {
-			why = "the server exited (" + c.cmd.ProcessState.String() + ")"
+		if cmd.ProcessState != nil {
+			why = "the server exited (" + cmd.ProcessState.String() + ")"
 		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		why += ": " + err.Error()
+	}
+	c.mu.Lock()
+	if c.closing || c.rec.Generation != gen || c.cs != cs {
+		c.mu.Unlock()
+		return
 	}
 	why = withStderr(errors.New(why), c.stderr).Error()
 	c.cs, c.cmd = nil, nil
@@ -336,7 +385,7 @@ func (c *capSession) reinit(ctx context.Context, gen int, cause error) error {
 		old.Close()
 	}
 	if oldCmd != nil {
-		oldCmd.Wait()
+		oldCmd.stop()
 	}
 	if err := c.connect(ctx); err != nil {
 		c.fail(ctx, err)
@@ -396,7 +445,7 @@ func (c *capSession) shut(ctx context.Context, status runtype.CapabilitySessionS
 		cs.Close()
 	}
 	if cmd != nil {
-		cmd.Wait()
+		cmd.stop()
 	}
 	c.record(ctx, "", nil)
 }
@@ -412,7 +461,7 @@ func (c *capSession) close() {
 		cs.Close()
 	}
 	if cmd != nil {
-		cmd.Wait()
+		cmd.stop()
 	}
 }
 
