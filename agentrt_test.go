@@ -28,6 +28,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(mcpServerEnv) == "1" {
+		runMCPTestServer() // this binary is an MCP server a test started
+	}
 	sandbox.Main() // a sandboxed process this binary starts runs through it
 	goleak.VerifyTestMain(m)
 }

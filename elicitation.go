@@ -12,7 +12,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentrt/agentrt/apitype"
-	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/tool"
@@ -178,9 +177,7 @@ func (rt *Runtime) writeElicitation(ctx context.Context, resolved *runtype.Actio
 	if err != nil {
 		return fmt.Errorf("reading the action's turn: %w", err)
 	}
-	b := rt.coord.ResolutionFacts(resolved, turn.TraceID)
-	b.Events = slices.DeleteFunc(b.Events, func(e *event.Event) bool { return e.Type != event.ActionResolved })
-	return rt.writer.Write(ctx, b)
+	return rt.writer.Write(ctx, rt.coord.ResolutionFacts(resolved, turn.TraceID))
 }
 
 // expireElicitation cancels an elicitation nobody answered in time; the

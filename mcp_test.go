@@ -3,10 +3,15 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
@@ -290,4 +295,242 @@ func TestMCPStdioServerEnvironment(t *testing.T) {
 	if strings.Contains(got, "sk-runtime-only") || strings.Contains(got, "OPENAI_API_KEY") {
 		t.Errorf("the server saw the runtime's environment: %q", got)
 	}
+}
+
+// mcpServerEnv makes the test binary an MCP server over stdio
+// (runMCPTestServer).
+const mcpServerEnv = "AGENTRT_TEST_MCP_SERVER"
+
+// runMCPTestServer serves tools that kill the server while they run, the
+// first time in its working directory: write (neither read-only nor
+// idempotent) and read (read-only). Called again, they answer.
+func runMCPTestServer() {
+	s := sdk.NewServer(&sdk.Implementation{Name: "agentrt-test", Version: "1"}, nil)
+	dying := func(name string) sdk.ToolHandlerFor[struct{}, any] {
+		return func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			if _, err := os.Stat(name + ".ran"); err == nil {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name + " ran again"}}}, nil, nil
+			}
+			os.WriteFile(name+".ran", nil, 0o600)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "write", Annotations: &sdk.ToolAnnotations{}}, dying("write"))
+	sdk.AddTool(s, &sdk.Tool{Name: "read", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, dying("read"))
+	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestMCPServerKilledMidCall: a stdio server that dies while a call runs
+// is started again. The read-only call is sent again and answers; the
+// call that may not run twice parks the turn with a side_effect_unknown
+// action (DESIGN §5), which an operator settles: marked done, the turn
+// completes with the operator's word as its result and the call does not
+// run again.
+func TestMCPServerKilledMidCall(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
+		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(bin, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_read", "local__read", map[string]any{})}},
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_write", "local__write", map[string]any{})}},
+		{Text: "finished"},
+	}}
+	rt, err := agentrt.New(agentrt.Config{
+		DataDir: t.TempDir(),
+		MCPServers: []*mcp.Server{{Name: "local", Transport: runtype.TransportStdio, Command: []string{bin, "-test.run=^$"},
+			Env: []string{mcpServerEnv + "=1"}, ToolPrefix: "local__"}},
+		Agents: map[string]*agentrt.Agent{"a": {Provider: m, Workspace: ws, Sandbox: profile(t, "workspace_write"),
+			MCP: []agentrt.MCPUse{{Server: "local"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "read, then write"})
+	if got := m.seen("call_read"); got != "read ran again" {
+		t.Errorf("the read-only call: the model saw %q, want it sent again to the restarted server", got)
+	}
+	if turn.Status != runtype.StatusWaitingPermission {
+		t.Fatalf("turn = %s (%s), want waiting_permission for the write", turn.Status, turn.StatusReason)
+	}
+	acts, err := rt.ListActions(t.Context(), &apitype.ListActionsParams{SessionID: res.SessionID, Status: runtype.ActionPending})
+	if err != nil || len(acts) != 1 || acts[0].Type != "side_effect_unknown" || acts[0].ToolCallID != "call_write" {
+		t.Fatalf("pending actions = %+v, %v; want one side_effect_unknown for the write", acts, err)
+	}
+	if _, err := rt.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: acts[0].ActionID, Decision: runtype.DecisionMarkDone, Message: "it was written"}); err != nil {
+		t.Fatal(err)
+	}
+	turn, err = rt.WaitTurn(t.Context(), runtype.Owner{}, res.TurnID)
+	if err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn after mark_done = %+v, %v", turn, err)
+	}
+	if got := m.seen("call_write"); !strings.Contains(got, "it was written") {
+		t.Errorf("the write: the model saw %q, want the operator's word", got)
+	}
+	snap, err := rt.GetSession(t.Context(), runtype.Owner{}, res.SessionID)
+	if err != nil || len(snap.CapabilitySessions) != 1 {
+		t.Fatalf("snapshot: %+v, %v", snap, err)
+	}
+	if cs := snap.CapabilitySessions[0]; cs.Generation < 2 {
+		t.Errorf("capability session = %+v, want it restarted", cs)
+	}
+	var statuses []string
+	for _, e := range validEvents(t, tb, res.SessionID) {
+		if p, ok := e.Payload.(*event.SessionPayload); ok && p.CapabilitySession != nil {
+			statuses = append(statuses, p.CapabilitySession.Status)
+		}
+	}
+	if i := slices.Index(statuses, "reinitializing"); i < 0 || !slices.Contains(statuses[i:], "ready") {
+		t.Errorf("capability session statuses %v, want reinitializing then ready", statuses)
+	}
+}
+
+// TestMCPSessionsIsolated: each agentrt session has its own capability
+// session, and a stdio server process serves one of them only: what
+// tenant acme's session stored in the memory server (in the server's
+// private /tmp) is not there for tenant globex's; neither tenant sees the
+// other's capability session.
+func TestMCPSessionsIsolated(t *testing.T) {
+	t.Parallel()
+	acme := runtype.Owner{TenantID: "acme", PrincipalID: "alice"}
+	globex := runtype.Owner{TenantID: "globex", PrincipalID: "bob"}
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_put", "memory__create_entities", map[string]any{
+			"entities": []map[string]any{{"name": "acme-secret-plan", "entityType": "plan", "observations": []string{"acme only"}}}})}},
+		{Text: "stored"},
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_get", "memory__read_graph", map[string]any{})}},
+		{Text: "read"},
+	}}
+	rt, _ := mcpRuntime(t, "memory", "MEMORY_FILE_PATH=/tmp/memory.jsonl", nil, agentrt.Config{}, m)
+	tb := &testBundle{rt: rt}
+	resA, _ := tb.submit(t, &apitype.SubmitTurnParams{Owner: acme, Agent: "a", Input: "store"})
+	resB, _ := tb.submit(t, &apitype.SubmitTurnParams{Owner: globex, Agent: "a", Input: "read"})
+	if got := m.seen("call_get"); got == "" || strings.Contains(got, "acme") {
+		t.Errorf("globex's session read %q, want an empty graph", got)
+	}
+	snapA, err := rt.GetSession(t.Context(), acme, resA.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapB, err := rt.GetSession(t.Context(), globex, resB.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snapA.CapabilitySessions) != 1 || len(snapB.CapabilitySessions) != 1 ||
+		snapA.CapabilitySessions[0].CapabilitySessionID == snapB.CapabilitySessions[0].CapabilitySessionID {
+		t.Errorf("capability sessions: acme %+v, globex %+v; want one each, not the same", snapA.CapabilitySessions, snapB.CapabilitySessions)
+	}
+	if _, err := rt.GetSession(t.Context(), globex, resA.SessionID); err == nil {
+		t.Error("globex read acme's session")
+	}
+}
+
+// awaitAction follows the session's events until an action.required of
+// actionType typ, and returns it.
+func awaitAction(t *testing.T, rt *agentrt.Runtime, sessionID, typ string) *event.Event {
+	t.Helper()
+	sub, err := rt.Subscribe(t.Context(), &apitype.SubscribeParams{SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for {
+		e, err := sub.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := e.Payload.(*event.ActionPayload); ok && e.Type == event.ActionRequired && p.ActionType == typ {
+			return e
+		}
+	}
+}
+
+// TestMCPElicitation: a server's elicitation becomes an action.required
+// with the requested schema, while the call waits; the waiting turn
+// holds no worker (another session's turn runs meanwhile on the one
+// worker). An answer that fails the schema is refused with the reason
+// and the action stays pending; a valid answer, or a decline, reaches
+// the server and the turn goes on.
+func TestMCPElicitation(t *testing.T) {
+	t.Parallel()
+	elicit := &model.Response{ToolCalls: []runtype.MessageToolCall{mcpCall("call_ask", "everything__trigger-elicitation-request", map[string]any{})}}
+	t.Run("accepted", func(t *testing.T) {
+		t.Parallel()
+		m := &seer{tools: map[string]string{}, resps: []*model.Response{elicit,
+			{ToolCalls: []runtype.MessageToolCall{mcpCall("call_echo", "everything__echo", map[string]string{"message": "meanwhile"})}}}}
+		rt, _ := everythingRuntime(t, nil, agentrt.Config{MaxConcurrentRuns: 1}, m)
+		res, err := rt.SubmitTurn(t.Context(), &apitype.SubmitTurnParams{Agent: "a", Input: "ask me"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := awaitAction(t, rt, res.SessionID, runtype.ActionElicitation)
+		if p := req.Payload.(*event.ActionPayload); !strings.Contains(string(p.RequestedSchema), `"name"`) || req.ToolCallID != "call_ask" {
+			t.Errorf("action.required = %+v, want the requested schema of the call", p)
+		}
+		// The one worker is free: another session's turn runs to the end.
+		tb := &testBundle{rt: rt}
+		if _, other := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "meanwhile"}); other.Status != runtype.StatusCompleted {
+			t.Fatalf("another turn while the elicitation waits: %s (%s)", other.Status, other.StatusReason)
+		}
+		_, err = rt.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: req.ActionID, Decision: runtype.DecisionAccept, Content: json.RawMessage(`{"color":"blue"}`)})
+		if err == nil || !strings.Contains(err.Error(), "name") {
+			t.Fatalf("an answer without the required name: %v, want it refused naming the property", err)
+		}
+		if a, err := rt.GetAction(t.Context(), runtype.Owner{}, req.ActionID); err != nil || a.Status != runtype.ActionPending {
+			t.Fatalf("after a refused answer the action is %+v, %v; want it pending", a, err)
+		}
+		if _, err := rt.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: req.ActionID, Decision: runtype.DecisionAccept, Content: json.RawMessage(`{"name":"Ada"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		turn, err := rt.WaitTurn(t.Context(), runtype.Owner{}, res.TurnID)
+		if err != nil || turn.Status != runtype.StatusCompleted {
+			t.Fatalf("turn after the answer = %+v, %v", turn, err)
+		}
+		if got := m.seen("call_ask"); !strings.Contains(got, "Ada") {
+			t.Errorf("the model saw %q, want the server's use of the answer", got)
+		}
+		validEvents(t, tb, res.SessionID)
+	})
+	t.Run("declined", func(t *testing.T) {
+		t.Parallel()
+		m := &seer{tools: map[string]string{}, resps: []*model.Response{elicit}}
+		rt, _ := everythingRuntime(t, nil, agentrt.Config{}, m)
+		res, err := rt.SubmitTurn(t.Context(), &apitype.SubmitTurnParams{Agent: "a", Input: "ask me"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := awaitAction(t, rt, res.SessionID, runtype.ActionElicitation)
+		if _, err := rt.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: req.ActionID, Decision: runtype.DecisionDecline}); err != nil {
+			t.Fatal(err)
+		}
+		if turn, err := rt.WaitTurn(t.Context(), runtype.Owner{}, res.TurnID); err != nil || turn.Status != runtype.StatusCompleted {
+			t.Fatalf("turn after the decline = %+v, %v", turn, err)
+		}
+		if got := strings.ToLower(m.seen("call_ask")); !strings.Contains(got, "declin") {
+			t.Errorf("the model saw %q, want the server's word on the decline", got)
+		}
+	})
 }

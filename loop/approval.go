@@ -284,6 +284,10 @@ func (c *Coordinator) ResolutionFacts(a *runtype.Action, traceID string) *store.
 		}
 		perm.PermissionDecision.UpdatedInputSHA256 = tool.ArgumentsSHA256(json.RawMessage(in))
 	}
+	if a.Type == runtype.ActionElicitation {
+		// An answer to a server's question decides no permission.
+		return &store.Batch{ResolvedActions: []*runtype.Action{a}, Events: []*event.Event{resolved}}
+	}
 	return &store.Batch{ResolvedActions: []*runtype.Action{a}, Events: []*event.Event{resolved, perm}}
 }
 

@@ -129,7 +129,19 @@ func (h *capabilityHooks) wait(ctx context.Context, act *runtype.Action, extra *
 	if err != nil {
 		return nil, fmt.Errorf("recording the question for a person: %w", err)
 	}
-	return r.cfg.WaitInput(ctx, act)
+	got, err := r.cfg.WaitInput(ctx, act)
+	if err != nil {
+		// The call ended (interrupted, timed out) before anyone answered:
+		// the question is withdrawn. One answered meanwhile keeps its
+		// answer (the store refuses to resolve it twice).
+		b := r.c.ResolutionFacts(resolve(act, runtype.ActionCancelled, runtype.DecisionCancel, "the tool call ended before an answer", "runtime", r.cfg.Now()), r.turn.TraceID)
+		b.Fence = r.job.Fence
+		if werr := r.cfg.Writer.Write(context.WithoutCancel(ctx), b); werr != nil && !errors.Is(werr, store.ErrConflict) {
+			r.cfg.Logger.Warn("withdrawing a question nobody answered", "actionId", act.ID, "err", werr)
+		}
+		return nil, err
+	}
+	return got, nil
 }
 
 // sample has the agent's model answer a server's prompt, as a governed
