@@ -289,8 +289,8 @@ func listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) 
 }
 
 // watch waits for the connection of generation gen to end. An end
-// nobody asked for (a stdio server that exited or broke its pipe)
-// restarts the server with backoff.
+// nobody asked for (a stdio server that exited or broke its pipe, an
+// HTTP server's stream that broke for good) connects again with backoff.
 func (c *capSession) watch(cs *sdk.ClientSession, gen int) {
 	defer c.m.wg.Done()
 	err := cs.Wait()
@@ -320,17 +320,22 @@ func (c *capSession) watch(cs *sdk.ClientSession, gen int) {
 	why = withStderr(errors.New(why), c.stderr).Error()
 	c.cs, c.cmd = nil, nil
 	c.lastErr = errors.New(why)
+	if errors.Is(err, sdk.ErrSessionMissing) {
+		// The server forgot the session (its event stream got a 404).
+		c.rec.Status, c.rec.Error, c.rec.UpdatedAt = runtype.CapabilityExpired, "the server no longer knows session "+c.rec.ServerSessionID, c.m.opts.Now().UTC()
+		c.mu.Unlock()
+		c.record(c.m.ctx, "", nil)
+		c.mu.Lock()
+	}
 	c.rec.Status, c.rec.Error, c.rec.UpdatedAt = runtype.CapabilityReinitializing, why, c.m.opts.Now().UTC()
 	c.signal()
 	c.mu.Unlock()
 	c.record(c.m.ctx, "", nil)
-	if c.srv.cfg.Transport != runtype.TransportStdio {
-		return // HTTP reconnects on the next call
-	}
 	c.restart()
 }
 
-// restart starts a stdio server that exited again, with backoff.
+// restart starts a stdio server that exited again, or reaches an HTTP
+// server whose connection broke again, with backoff.
 func (c *capSession) restart() {
 	c.connMu.Lock()
 	defer c.connMu.Unlock()
@@ -344,10 +349,10 @@ func (c *capSession) restart() {
 		case <-t.C:
 		}
 		c.mu.Lock()
-		closing := c.closing
+		closing, connected := c.closing, c.cs != nil
 		c.mu.Unlock()
-		if closing {
-			return
+		if closing || connected {
+			return // closed, or a call reconnected it meanwhile
 		}
 		if err = c.connect(c.m.ctx); err == nil {
 			return
