@@ -534,3 +534,59 @@ func TestMCPElicitation(t *testing.T) {
 		}
 	})
 }
+
+// TestMCPEverythingOverHTTP: the same server over streamable HTTP: its
+// tools join the agent with the server's annotations (the inventory
+// shows them, with the MCP server and the policy's decision), a call
+// answers, and the capability session records the server's
+// Mcp-Session-Id.
+func TestMCPEverythingOverHTTP(t *testing.T) {
+	t.Parallel()
+	url := testenv.MCPEverythingHTTP(t)
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_sum", "web__get-sum", map[string]float64{"a": 2, "b": 3})}}}}
+	rt, err := agentrt.New(agentrt.Config{
+		DataDir:    t.TempDir(),
+		MCPServers: []*mcp.Server{{Name: "web", Transport: runtype.TransportStreamableHTTP, URL: url, ToolPrefix: "web__"}},
+		Agents:     map[string]*agentrt.Agent{"a": {Provider: m, MCP: []agentrt.MCPUse{{Server: "web", Allow: func(n string) bool { return n != "echo" }}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	inv, err := rt.ToolInventory(t.Context(), &apitype.ToolInventoryParams{Agent: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum *apitype.ToolRead
+	for i, tr := range inv.Tools {
+		if tr.Name == "web__echo" {
+			t.Errorf("web__echo is offered, though the agent's allow list leaves it out")
+		}
+		if tr.Name == "web__get-sum" {
+			sum = &inv.Tools[i]
+		}
+	}
+	if sum == nil || sum.MCPServer != "web" || !sum.ReadOnly || sum.Destructive || sum.Source != "mcp:web" || sum.Policy.Decision == "" {
+		t.Fatalf("inventory entry of web__get-sum = %+v", sum)
+	}
+	tb := &testBundle{rt: rt}
+	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "add"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("status = %s (%s)", turn.Status, turn.StatusReason)
+	}
+	if got := m.seen("call_sum"); !strings.Contains(got, "5") {
+		t.Errorf("get-sum: the model saw %q", got)
+	}
+	snap, err := rt.GetSession(t.Context(), runtype.Owner{}, res.SessionID)
+	if err != nil || len(snap.CapabilitySessions) != 1 {
+		t.Fatalf("snapshot: %+v, %v", snap, err)
+	}
+	if cs := snap.CapabilitySessions[0]; cs.Transport != runtype.TransportStreamableHTTP || cs.MCPSessionID == "" || cs.Status != runtype.CapabilityReady {
+		t.Errorf("capability session = %+v, want ready with the server's session id", cs)
+	}
+	validEvents(t, tb, res.SessionID)
+}

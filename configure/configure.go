@@ -78,14 +78,15 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 		return agentrt.Config{}, err
 	}
 	durabilityFromFile(f, &cfg)
-	if err := mcpFromFile(f, &cfg); err != nil {
-		return agentrt.Config{}, err
-	}
 	cfg.Health = agentrt.HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
 	if err := executionFromFile(f, &cfg); err != nil {
 		return agentrt.Config{}, err
 	}
 	cfg.Redact.Secrets = append(cfg.Redact.Secrets, modelKeys(f)...)
+	// After the execution section, which sets the redactor up.
+	if err := mcpFromFile(f, &cfg); err != nil {
+		return agentrt.Config{}, err
+	}
 	// A model declared under models is one candidate, shared by every
 	// agent that lists it; inline models belong to their agent.
 	shared := make(map[string]*model.Candidate)
