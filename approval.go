@@ -185,6 +185,11 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 		rt.gov.forget(owner.TenantID)
 	}
 	res := &apitype.RespondActionResult{Action: actionRead(resolved)}
+	if a.Type == runtype.ActionSampling {
+		// The run that asked is live, waiting for this answer: nothing
+		// resumes.
+		return res, nil
+	}
 	if last {
 		rt.kick()
 		res.Resumed = true

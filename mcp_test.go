@@ -215,6 +215,37 @@ rules:
 			}
 		}
 	})
+	t.Run("asked", func(t *testing.T) {
+		t.Parallel()
+		m := &seer{tools: map[string]string{}, resps: []*model.Response{sample("call_s"), {Text: "approved answer"}}}
+		rt, _ := everythingRuntime(t, kernel(t, `
+rules:
+  - id: allow-mcp
+    mcp_servers: ["*"]
+    decision: allow
+    reason_code: mcp_allowed
+  - id: ask-sampling
+    intents: [mcp_sampling]
+    decision: ask
+    reason_code: sampling_needs_a_person
+    priority: 10
+`), agentrt.Config{}, m)
+		res, err := rt.SubmitTurn(t.Context(), &apitype.SubmitTurnParams{Agent: "a", Input: "sample"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := awaitAction(t, rt, res.SessionID, runtype.ActionSampling)
+		if _, err := rt.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: req.ActionID, Decision: runtype.DecisionApprove}); err != nil {
+			t.Fatal(err)
+		}
+		if turn, err := rt.WaitTurn(t.Context(), runtype.Owner{}, res.TurnID); err != nil || turn.Status != runtype.StatusCompleted {
+			t.Fatalf("turn after the approval = %+v, %v", turn, err)
+		}
+		if got := m.seen("call_s"); !strings.Contains(got, "approved answer") {
+			t.Errorf("the model saw %q, want the sampled answer", got)
+		}
+		validEvents(t, &testBundle{rt: rt}, res.SessionID)
+	})
 	t.Run("over budget", func(t *testing.T) {
 		t.Parallel()
 		m := &seer{tools: map[string]string{}, resps: []*model.Response{
@@ -316,6 +347,35 @@ func runMCPTestServer() {
 			select {}
 		}
 	}
+	text := func(s string) *sdk.CallToolResult {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "block", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			<-ctx.Done() // only a cancellation ends it
+			return nil, nil, ctx.Err()
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "big", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			return text(strings.Repeat("0123456789abcdef", 20000)), nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			r := text("the server says no")
+			r.IsError = true
+			return r, nil, nil
+		})
+	type pathIn struct {
+		Path string `json:"path"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "cat", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest, in pathIn) (*sdk.CallToolResult, any, error) {
+			b, err := os.ReadFile(in.Path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(string(b)), nil, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "write", Annotations: &sdk.ToolAnnotations{}}, dying("write"))
 	sdk.AddTool(s, &sdk.Tool{Name: "read", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, dying("read"))
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
@@ -333,41 +393,12 @@ func runMCPTestServer() {
 // run again.
 func TestMCPServerKilledMidCall(t *testing.T) {
 	t.Parallel()
-	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
-		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "server")
-	if err := os.WriteFile(bin, data, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
 	m := &seer{tools: map[string]string{}, resps: []*model.Response{
 		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_read", "local__read", map[string]any{})}},
 		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_write", "local__write", map[string]any{})}},
 		{Text: "finished"},
 	}}
-	rt, err := agentrt.New(agentrt.Config{
-		DataDir: t.TempDir(),
-		MCPServers: []*mcp.Server{{Name: "local", Transport: runtype.TransportStdio, Command: []string{bin, "-test.run=^$"},
-			Env: []string{mcpServerEnv + "=1"}, ToolPrefix: "local__"}},
-		Agents: map[string]*agentrt.Agent{"a": {Provider: m, Workspace: ws, Sandbox: profile(t, "workspace_write"),
-			MCP: []agentrt.MCPUse{{Server: "local"}}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(context.Background()) })
+	rt, _ := localRuntime(t, m, "")
 	tb := &testBundle{rt: rt}
 	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "read, then write"})
 	if got := m.seen("call_read"); got != "read ran again" {
@@ -589,4 +620,124 @@ func TestMCPEverythingOverHTTP(t *testing.T) {
 		t.Errorf("capability session = %+v, want ready with the server's session id", cs)
 	}
 	validEvents(t, tb, res.SessionID)
+}
+
+// localRuntime starts a runtime whose agent "a" uses this test binary as
+// a stdio MCP server (runMCPTestServer), sandboxed, as server "local".
+// It returns the runtime and its data directory.
+func localRuntime(t *testing.T, m model.Provider, dataDir string) (*agentrt.Runtime, string) {
+	t.Helper()
+	if _, err := sandbox.New(sandbox.Options{}).Enforcer(); err != nil {
+		testenv.Missing(t, "no sandbox can be enforced here: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(bin, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	rt, err := agentrt.New(agentrt.Config{
+		DataDir: dataDir,
+		MCPServers: []*mcp.Server{{Name: "local", Transport: runtype.TransportStdio, Command: []string{bin, "-test.run=^$"},
+			Env: []string{mcpServerEnv + "=1"}, ToolPrefix: "local__"}},
+		Agents: map[string]*agentrt.Agent{"a": {Provider: m, Workspace: t.TempDir(), Sandbox: profile(t, "workspace_write"),
+			MCP: []agentrt.MCPUse{{Server: "local"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt, dataDir
+}
+
+// TestMCPResults: what a server returns reaches the model as agentrt's
+// results: a large text spills to the output store (the model sees its
+// head and tail and the output ref), isError is a tool error the model
+// sees; and the stdio server, sandboxed, cannot read the runtime's data
+// directory.
+func TestMCPResults(t *testing.T) {
+	t.Parallel()
+	m := &seer{tools: map[string]string{}}
+	rt, dataDir := localRuntime(t, m, "")
+	m.resps = []*model.Response{{ToolCalls: []runtype.MessageToolCall{
+		mcpCall("call_big", "local__big", map[string]any{}),
+		mcpCall("call_fail", "local__fail", map[string]any{}),
+		mcpCall("call_db", "local__cat", map[string]string{"path": filepath.Join(dataDir, "agentrt.db")}),
+	}}}
+	tb := &testBundle{rt: rt}
+	res, _ := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "go"})
+	if got := m.seen("call_big"); len(got) >= 320000 || !strings.Contains(got, "0123456789abcdef") {
+		t.Errorf("a large result: the model saw %d bytes, want a bounded preview", len(got))
+	}
+	if got := m.seen("call_fail"); !strings.Contains(got, "the server says no") {
+		t.Errorf("an isError result: the model saw %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "agentrt.db")); err != nil {
+		t.Fatalf("the store is not where the test looks: %v", err)
+	}
+	if got := m.seen("call_db"); strings.Contains(got, "SQLite format") || !(strings.Contains(got, "no such file") || strings.Contains(got, "permission denied")) {
+		t.Errorf("reading the data directory from the server: the model saw %.200q, want a refusal", got)
+	}
+	var spilled, failed int
+	for _, e := range validEvents(t, tb, res.SessionID) {
+		switch {
+		case e.Type == event.OutputSpilled && e.ToolCallID == "call_big" && e.OutputRef != "":
+			spilled++
+		case e.Type == event.ToolFailed && e.ToolCallID == "call_fail":
+			if p := e.Payload.(*event.ToolResultPayload); p.Failure != nil && p.Failure.Kind == runtype.FailureToolError {
+				failed++
+			}
+		}
+	}
+	if spilled != 1 || failed != 1 {
+		t.Errorf("output.spilled for the large result: %d; tool.failed (tool_error) for isError: %d; want 1 and 1", spilled, failed)
+	}
+}
+
+// TestMCPInterruptCancelsCall: interrupting a turn ends the MCP call it
+// waits on (the call's context ends: the client sends
+// notifications/cancelled, TestCancelSendsNotification in tool/mcp), and
+// the turn stops.
+func TestMCPInterruptCancelsCall(t *testing.T) {
+	t.Parallel()
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_block", "local__block", map[string]any{})}}}}
+	rt, _ := localRuntime(t, m, "")
+	res, err := rt.SubmitTurn(t.Context(), &apitype.SubmitTurnParams{Agent: "a", Input: "block"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := rt.Subscribe(t.Context(), &apitype.SubscribeParams{SessionID: res.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for {
+		e, err := sub.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == event.ToolStarted && e.ToolCallID == "call_block" {
+			break
+		}
+	}
+	if _, err := rt.InterruptTurn(t.Context(), runtype.Owner{}, res.TurnID); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := rt.WaitTurn(t.Context(), runtype.Owner{}, res.TurnID)
+	if err != nil || turn.Status == runtype.StatusRunning || turn.Status == runtype.StatusCompleted {
+		t.Fatalf("turn after the interrupt = %+v, %v", turn, err)
+	}
 }
