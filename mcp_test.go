@@ -741,3 +741,37 @@ func TestMCPInterruptCancelsCall(t *testing.T) {
 		t.Fatalf("turn after the interrupt = %+v, %v", turn, err)
 	}
 }
+
+// TestMCPElicitationAnsweredElsewhere: a second runtime on the same
+// store answers the elicitation the first one's run waits on: the run
+// reads the answer from the store, not from its own process.
+func TestMCPElicitationAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	m := &seer{tools: map[string]string{}, resps: []*model.Response{
+		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_ask", "everything__trigger-elicitation-request", map[string]any{})}}}}
+	rt, _ := everythingRuntime(t, nil, agentrt.Config{DataDir: dataDir}, m)
+	res, err := rt.SubmitTurn(t.Context(), &apitype.SubmitTurnParams{Agent: "a", Input: "ask me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := awaitAction(t, rt, res.SessionID, runtype.ActionElicitation)
+
+	other, err := agentrt.New(agentrt.Config{DataDir: dataDir, Agents: map[string]*agentrt.Agent{"a": {Provider: &seer{tools: map[string]string{}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop(context.Background())
+	if _, err := other.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: req.ActionID, Decision: runtype.DecisionAccept, Content: json.RawMessage(`{"name":"Grace"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if turn, err := rt.WaitTurn(t.Context(), runtype.Owner{}, res.TurnID); err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn after the other runtime's answer = %+v, %v", turn, err)
+	}
+	if got := m.seen("call_ask"); !strings.Contains(got, "Grace") {
+		t.Errorf("the model saw %q, want the answer given through the other runtime", got)
+	}
+}
