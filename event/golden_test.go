@@ -293,6 +293,8 @@ func goldenEvents() []*Event {
 		IdempotencyKey: gSession + "/" + gCall, ReadOnly: true, Destructive: false, Idempotent: true,
 	})
 	toolStarted.StepID, toolStarted.ToolCallID = gStep, gCall
+	toolProgress := gRunEvent(ToolProgress, 61, &ToolProgressPayload{ToolName: "everything__trigger-long-running-operation", Progress: 2, Total: 5, Message: "step 2 of 5"})
+	toolProgress.StepID, toolProgress.ToolCallID = gStep, gCall
 	toolResult := gRunEvent(ToolResult, 14, &ToolResultPayload{
 		Name: "lookup_order", Preview: `{"order_id":"1042","status":"in_transit","carrier":"Parcelo"}`,
 		Bytes: 4096, Truncated: true, DurationMs: 9,
@@ -455,7 +457,7 @@ func goldenEvents() []*Event {
 		turnSubmitted, turnCompleted, turnFailed,
 		taskWaiting, taskFailed, attemptFailed,
 		catalog, modelRequested, modelCompleted, modelFailed,
-		permission, toolStarted, toolResult, toolFailed,
+		permission, toolStarted, toolProgress, toolResult, toolFailed,
 		actionRequired, warning, artifact,
 		permissionRequested, actionResolved, permissionResolved, policyChanged,
 		delta, reasoningDelta, reasoningSummary,
