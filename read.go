@@ -317,11 +317,15 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 			calls = calls[len(calls)-maxReadToolCalls:]
 		}
 		for _, c := range calls {
-			tr.ToolCalls = append(tr.ToolCalls, apitype.ToolCallRead{
+			read := apitype.ToolCallRead{
 				ToolCallID: c.ID, TurnID: c.TurnID, StepID: c.StepID, Name: c.Name, Status: c.Status, Decision: c.Decision,
 				ArgumentsSHA256: c.ArgumentsSHA256, ResultPreview: c.ResultPreview, OutputRef: c.OutputRef,
 				OutputBytes: c.OutputBytes, Failure: c.Failure, StartedAt: ts(c.StartedAt), EndedAt: ts(c.EndedAt),
-			})
+			}
+			if p := c.Progress; p != nil {
+				read.Progress = &apitype.ToolProgressRead{Progress: p.Progress, Total: p.Total, Message: p.Message, At: p.At.UTC()}
+			}
+			tr.ToolCalls = append(tr.ToolCalls, read)
 		}
 	}
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/spectest"
@@ -597,6 +599,68 @@ func requestIDs(rs []apitype.RequestSummary) []string {
 
 // TestSnapshotJSONShape pins the JSON keys a client of the read model
 // reads.
+// TestSnapshotToolCallProgress: a tool call's last progress is in the
+// snapshot's toolCalls (total and message only when known), absent for a
+// call that reported none, and the snapshot is valid.
+func TestSnapshotToolCallProgress(t *testing.T) {
+	t.Parallel()
+	rt, st := readRuntime(t)
+	b := writeBigSession(t, st, apitype.DefaultTenant, 3, false)
+	ctx := t.Context()
+	calls, err := st.ToolCallList(ctx, &store.ToolCallListParams{TenantID: b.owner.TenantID, SessionID: b.session.ID})
+	if err != nil || len(calls) != 3 {
+		t.Fatalf("ToolCallList = %d calls, %v; want 3", len(calls), err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 9, 0, time.UTC)
+	done, running := calls[1], calls[2]
+	done.Progress = &runtype.ToolProgress{Progress: 3, At: at}
+	running.Status, running.EndedAt = runtype.ToolCallStarted, time.Time{}
+	running.Progress = &runtype.ToolProgress{Progress: 40, Total: 100, Message: "copying", At: at.Add(time.Second)}
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply(ctx, &store.Batch{ToolCalls: []*runtype.ToolCall{done, running}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	snap, err := rt.GetSession(ctx, b.owner, b.session.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spectest.Snapshot(t, snap)
+	raw, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Threads []struct {
+			ToolCalls []struct {
+				ToolCallID string          `json:"toolCallId"`
+				Progress   json.RawMessage `json:"progress"`
+			} `json:"toolCalls"`
+		} `json:"threads"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range doc.Threads[0].ToolCalls {
+		got[c.ToolCallID] = string(c.Progress)
+	}
+	want := map[string]string{
+		calls[0].ID: "",
+		done.ID:     `{"progress":3,"at":"2026-01-02T03:04:09Z"}`,
+		running.ID:  `{"progress":40,"total":100,"message":"copying","at":"2026-01-02T03:04:10Z"}`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("toolCalls' progress (-want +got):\n%s", d)
+	}
+}
+
 func TestSnapshotJSONShape(t *testing.T) {
 	t.Parallel()
 	rt, st := readRuntime(t)

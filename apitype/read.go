@@ -192,6 +192,19 @@ type ToolCallRead struct {
 	Failure         *runtype.Failure       `json:"failure,omitempty"`
 	StartedAt       *time.Time             `json:"startedAt,omitempty"`
 	EndedAt         *time.Time             `json:"endedAt,omitempty"`
+	// Progress is the last progress the tool reported (an MCP server's
+	// progress notifications): while the call runs, as of its last
+	// tool.progress event; once it ended, the last it reported.
+	Progress *ToolProgressRead `json:"progress,omitempty"`
+}
+
+// ToolProgressRead is how far a tool call has come. Total is absent when
+// the tool does not know it.
+type ToolProgressRead struct {
+	Progress float64   `json:"progress"`
+	Total    float64   `json:"total,omitempty"`
+	Message  string    `json:"message,omitempty"`
+	At       time.Time `json:"at"`
 }
 
 // CostState sums the thread's model usage and what it cost at the

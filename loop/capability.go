@@ -34,14 +34,21 @@ type capabilityHooks struct {
 	r    *run
 	s    *step
 	spec tool.Spec
+	// base is the call's record as it started. s.tc belongs to the
+	// goroutine running the call; a progress record copies base instead.
+	base runtype.ToolCall
 
-	mu   sync.Mutex // guards last
-	last time.Time  // when progress was last recorded
-	held *event.Event
+	mu     sync.Mutex // guards what follows
+	last   time.Time  // when progress was last recorded
+	held   *event.Event
+	latest *runtype.ToolProgress // the last progress reported
+	closed bool                  // the call ended: progress is dropped
 }
 
+// capabilityHooks makes the hooks of the call s runs. Call it on the
+// goroutine that runs the call, once s.tc is marked started.
 func (r *run) capabilityHooks(s *step, spec tool.Spec, call *tool.Call) *capabilityHooks {
-	h := &capabilityHooks{r: r, s: s, spec: spec}
+	h := &capabilityHooks{r: r, s: s, spec: spec, base: *s.tc}
 	call.TenantID = r.turn.TenantID
 	call.Progress = h.progress
 	call.Ask = h.ask
@@ -49,36 +56,47 @@ func (r *run) capabilityHooks(s *step, spec tool.Spec, call *tool.Call) *capabil
 	return h
 }
 
-// progress records tool.progress, at most once per progressEvery; the
-// last value held back is recorded when the call ends (flush).
+// progress records tool.progress, at most once per progressEvery, with a
+// copy of the call's record showing it; the last value held back is
+// recorded when the call ends (flush).
 func (h *capabilityHooks) progress(progress, total float64, message string) {
+	// Recording under mu orders it before flush: no progress record
+	// follows the completed one.
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
 	msg, _ := h.r.c.cut(message, 512)
 	if h.r.cfg.Redactor != nil {
 		msg, _ = h.r.cfg.Redactor.String(msg)
 	}
 	ev := h.s.event(event.ToolProgress, &event.ToolProgressPayload{ToolName: h.spec.Name, Progress: progress, Total: total, Message: msg})
 	now := h.r.cfg.Now()
-	h.mu.Lock()
+	p := &runtype.ToolProgress{Progress: progress, Total: total, Message: msg, At: now.UTC()}
+	h.latest = p
 	if !h.last.IsZero() && now.Sub(h.last) < progressEvery {
 		h.held = ev
-		h.mu.Unlock()
 		return
 	}
 	h.last, h.held = now, nil
-	h.mu.Unlock()
-	h.r.holdFacts(nil, ev)
+	rec := h.base
+	rec.Progress = p
+	h.r.holdFacts(&rec, ev)
 	h.r.flushSoon()
 }
 
-// flush records the progress held back, if any.
-func (h *capabilityHooks) flush() {
+// flush records the progress held back, if any, drops progress reported
+// from now on, and returns the last progress reported, or nil.
+func (h *capabilityHooks) flush() *runtype.ToolProgress {
 	h.mu.Lock()
-	ev := h.held
-	h.held = nil
-	h.mu.Unlock()
-	if ev != nil {
-		h.r.holdFacts(nil, ev)
+	defer h.mu.Unlock()
+	h.closed = true
+	if h.held != nil {
+		h.r.holdFacts(nil, h.held)
+		h.held = nil
 	}
+	return h.latest
 }
 
 // ask records an elicitation action (action.required with the requested

@@ -560,6 +560,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	s, spec := p.s, p.spec
 	s.tc.Decision = string(policy.Allow)
 	s.tc.Status = runtype.ToolCallStarted
+	s.tc.Progress = nil // a rerun starts afresh
 	// The record keeps the input that runs (a hook's rewrite or a
 	// person's edit, not the model's): a retry after a crash runs it again.
 	in := p.mc.Arguments
@@ -622,7 +623,10 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	}
 	hooks := r.capabilityHooks(s, spec, call)
 	p.res = r.invoke(s.span.Context(ctx), p.t, spec, call)
-	hooks.flush()
+	if last := hooks.flush(); last != nil {
+		cp := *last
+		s.tc.Progress = &cp // the completed record keeps it
+	}
 }
 
 // withIdempotencyKey adds the call's idempotency key to the input a
@@ -661,7 +665,7 @@ func (r *run) writeNow(tc *runtype.ToolCall, events ...*event.Event) error {
 	if err := r.flushErr; err != nil {
 		return err
 	}
-	r.held.ToolCalls = append(r.held.ToolCalls, tc)
+	r.holdToolCall(tc)
 	r.held.Events = append(r.held.Events, events...)
 	return r.commitHeld()
 }

@@ -102,6 +102,8 @@ type setupOpts struct {
 	outputs  *output.Store
 	redactor *output.Redactor
 	limits   output.Limits
+	// now is the loop's clock (default time.Now).
+	now func() time.Time
 }
 
 func setup(t testing.TB, o setupOpts) *testBundle {
@@ -142,6 +144,7 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 		Outputs:          o.outputs,
 		Redactor:         o.redactor,
 		OutputLimits:     o.limits,
+		Now:              o.now,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			b.sleeps = append(b.sleeps, d)

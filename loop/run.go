@@ -749,10 +749,23 @@ func (r *run) hold(b *store.Batch) {
 func (r *run) holdFacts(tc *runtype.ToolCall, events ...*event.Event) {
 	r.pendMu.Lock()
 	if tc != nil {
-		r.held.ToolCalls = append(r.held.ToolCalls, tc)
+		r.holdToolCall(tc)
 	}
 	r.held.Events = append(r.held.Events, events...)
 	r.pendMu.Unlock()
+}
+
+// holdToolCall adds tc to the held facts, in place of a version of the
+// call held before: Merge replaces one version of a key, so the held
+// facts keep one. pendMu is held.
+func (r *run) holdToolCall(tc *runtype.ToolCall) {
+	for i, c := range r.held.ToolCalls {
+		if c.ID == tc.ID && c.SessionID == tc.SessionID {
+			r.held.ToolCalls[i] = tc
+			return
+		}
+	}
+	r.held.ToolCalls = append(r.held.ToolCalls, tc)
 }
 
 // batch returns an empty batch, reusing one the run wrote before: a step

@@ -322,6 +322,18 @@ type ToolCall struct {
 	Failure         *Failure
 	StartedAt       time.Time
 	EndedAt         time.Time
+	// Progress is the last progress the tool reported (an MCP server's
+	// progress notifications), nil when it reported none.
+	Progress *ToolProgress
+}
+
+// ToolProgress is how far a running tool call has come, as the tool last
+// reported it. Total is 0 when the tool does not know it.
+type ToolProgress struct {
+	Progress float64
+	Total    float64
+	Message  string
+	At       time.Time
 }
 
 // Blob is content-addressed bytes: tool outputs, raw provider responses,

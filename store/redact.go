@@ -55,6 +55,13 @@ func (b *Batch) Redact(r Redactor) {
 	for _, tc := range b.ToolCalls {
 		tc.Arguments, tc.ResultPreview = r.JSON(tc.Arguments), r.Text(tc.ResultPreview)
 		tc.Failure = redactFailure(tc.Failure, r)
+		if p := tc.Progress; p != nil {
+			if red := r.Text(p.Message); red != p.Message {
+				c := *p
+				c.Message = red
+				tc.Progress = &c
+			}
+		}
 	}
 	for _, a := range b.Actions {
 		redactAction(a, r)

@@ -301,8 +301,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		log = append(log, undo{kind: undoMessage, id: c.ThreadID, seq: c.Seq})
 	}
 	for _, tc := range b.ToolCalls {
-		v := *tc
-		v.Failure = copyFailure(tc.Failure)
+		v := *copyToolCall(tc)
 		u := undo{kind: undoToolCall, id: v.ID, id2: v.SessionID}
 		if prev := d.calls.put(v, &d.ord); prev != nil {
 			u.prev = prev

@@ -422,6 +422,10 @@ func copyMessage(m *runtype.Message) *runtype.Message {
 func copyToolCall(t *runtype.ToolCall) *runtype.ToolCall {
 	c := *t
 	c.Failure = copyFailure(t.Failure)
+	if t.Progress != nil {
+		p := *t.Progress
+		c.Progress = &p
+	}
 	return &c
 }
 

@@ -170,7 +170,7 @@ const (
 		tool_calls, tool_call_id, is_error, created_at, reasoning`
 	toolCallCols = `session_id, id, run_id, turn_id, thread_id, tenant_id, principal_id, step_id, hop, name,
 		arguments, arguments_sha256, idempotency_key, status, decision, result_preview, output_ref,
-		output_bytes, failure, started_at, ended_at`
+		output_bytes, failure, started_at, ended_at, progress, progress_total, progress_message, progress_at`
 	blobCols  = `tenant_id, ref, principal_id, media_type, data, created_at`
 	limitCols = `tenant_id, scope, scope_id, principal_id, max_tokens, max_cost_usd, updated_at`
 	// actionCols starts with the key; the resolve UPDATE sets the rest.

@@ -717,14 +717,22 @@ func scanToolCall(sc scanner) (*runtype.ToolCall, error) {
 		failure        sql.NullString
 		hop            int64
 		started, ended int64
+		progress       sql.NullFloat64
+		total          sql.NullFloat64
+		message        sql.NullString
+		progressAt     sql.NullInt64
 	)
 	if err := sc.Scan(&c.SessionID, &c.ID, &c.RunID, &c.TurnID, &c.ThreadID, &c.TenantID, &c.PrincipalID, &c.StepID,
 		&hop, &c.Name, &c.Arguments, &c.ArgumentsSHA256, &c.IdempotencyKey, &status, &c.Decision,
-		&c.ResultPreview, &c.OutputRef, &c.OutputBytes, &failure, &started, &ended); err != nil {
+		&c.ResultPreview, &c.OutputRef, &c.OutputBytes, &failure, &started, &ended,
+		&progress, &total, &message, &progressAt); err != nil {
 		return nil, err
 	}
 	c.Hop, c.Status = int(hop), runtype.ToolCallStatus(status)
 	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
+	if progressAt.Valid {
+		c.Progress = &runtype.ToolProgress{Progress: progress.Float64, Total: total.Float64, Message: message.String, At: fromNanos(progressAt.Int64)}
+	}
 	var err error
 	if c.Failure, err = decodeFailure(failure); err != nil {
 		return nil, err

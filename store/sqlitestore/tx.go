@@ -382,11 +382,16 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		wrote = true
 	}
 	for _, c := range b.ToolCalls {
+		// Progress is NULL in every column when there is none.
+		var progress, total, message, at any
+		if p := c.Progress; p != nil {
+			progress, total, message, at = p.Progress, p.Total, p.Message, nanos(p.At)
+		}
 		if _, err := t.exec(ctx, qUpsertToolCall,
 			c.SessionID, c.ID, c.RunID, c.TurnID, c.ThreadID, c.TenantID, c.PrincipalID, c.StepID, int64(c.Hop),
 			c.Name, c.Arguments, c.ArgumentsSHA256, c.IdempotencyKey, string(c.Status), c.Decision,
 			c.ResultPreview, c.OutputRef, c.OutputBytes, encodeFailure(c.Failure), nanos(c.StartedAt),
-			nanos(c.EndedAt),
+			nanos(c.EndedAt), progress, total, message, at,
 		); err != nil {
 			return wrote, fmt.Errorf("writing tool call %s: %w", c.ID, translate(err))
 		}

@@ -356,6 +356,7 @@ func (tb *testBundle) toolCall(r *runtype.Run, id string) *runtype.ToolCall {
 		Failure:         &runtype.Failure{Kind: runtype.FailureToolError, Message: "exit status 2"},
 		StartedAt:       now,
 		EndedAt:         now.Add(40 * time.Millisecond),
+		Progress:        &runtype.ToolProgress{Progress: 2.5, Total: 10, Message: "copying — ünïcödé", At: now.Add(20 * time.Millisecond)},
 	}
 }
 

@@ -16,7 +16,7 @@ func exerciseToolCall(ctx context.Context, t *testing.T, newStore func(*testing.
 		r := tb.run(tb.task(tb.turn(tb.thread(tb.session(tenantA)))))
 		started := tb.toolCall(r, "toolu_01")
 		started.Status, started.ResultPreview, started.OutputRef, started.OutputBytes = runtype.ToolCallStarted, "", "", 0
-		started.Failure, started.EndedAt = nil, time.Time{}
+		started.Failure, started.EndedAt, started.Progress = nil, time.Time{}, nil
 		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{started}})
 
 		list := func() []*runtype.ToolCall {
@@ -36,6 +36,60 @@ func exerciseToolCall(ctx context.Context, t *testing.T, newStore func(*testing.
 		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{&completed}})
 		if d := diff([]*runtype.ToolCall{&completed}, list()); d != "" {
 			t.Errorf("ToolCallList after completion (-want +got):\n%s", d)
+		}
+	})
+
+	// A running call's record is upserted with each progress it shows,
+	// then completed: the last version written wins, column by column,
+	// also when one batch holds the call twice.
+	t.Run("Progress", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		r := tb.run(tb.task(tb.turn(tb.thread(tb.session(tenantA)))))
+		started := tb.toolCall(r, "toolu_01")
+		started.Status, started.ResultPreview, started.OutputRef, started.OutputBytes = runtype.ToolCallStarted, "", "", 0
+		started.Failure, started.EndedAt, started.Progress = nil, time.Time{}, nil
+		list := func() []*runtype.ToolCall {
+			t.Helper()
+			got, err := tb.store.ToolCallList(ctx, &store.ToolCallListParams{TenantID: tenantA, SessionID: r.SessionID})
+			if err != nil {
+				t.Fatalf("ToolCallList: %v", err)
+			}
+			return got
+		}
+		at := func(p, total float64, msg string) *runtype.ToolCall {
+			c := *started
+			c.Progress = &runtype.ToolProgress{Progress: p, Total: total, Message: msg, At: tb.now()}
+			return &c
+		}
+
+		// Started and its first progress in one batch, as a read-only
+		// call's are held together: the later one is stored.
+		first := at(1, 0, "")
+		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{started, first}})
+		if d := diff([]*runtype.ToolCall{first}, list()); d != "" {
+			t.Errorf("ToolCallList after started and progress in one batch (-want +got):\n%s", d)
+		}
+		second := at(7, 10, "seven of ten")
+		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{second}})
+		if d := diff([]*runtype.ToolCall{second}, list()); d != "" {
+			t.Errorf("ToolCallList after a second progress (-want +got):\n%s", d)
+		}
+		// The completed record keeps the last progress; two versions of
+		// it in one transaction's batches, the later wins.
+		completed := *second
+		completed.Status, completed.ResultPreview, completed.EndedAt = runtype.ToolCallCompleted, "done", tb.now()
+		completed.Progress = &runtype.ToolProgress{Progress: 10, Total: 10, Message: "done", At: tb.now()}
+		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{at(9, 10, "")}}, &store.Batch{ToolCalls: []*runtype.ToolCall{&completed}})
+		if d := diff([]*runtype.ToolCall{&completed}, list()); d != "" {
+			t.Errorf("ToolCallList after completion (-want +got):\n%s", d)
+		}
+		// A record written whole without progress has none.
+		none := completed
+		none.Progress = nil
+		tb.apply(t, &store.Batch{ToolCalls: []*runtype.ToolCall{&none}})
+		if d := diff([]*runtype.ToolCall{&none}, list()); d != "" {
+			t.Errorf("ToolCallList after a record without progress (-want +got):\n%s", d)
 		}
 	})
 
