@@ -1,3 +1,9 @@
+// Roots and sampling are deprecated as of MCP 2026-07-28 (SEP-2577) but
+// remain in the protocol, and servers of earlier versions use them:
+// agentrt offers both, governed.
+//
+//lint:file-ignore SA1019 roots and sampling are offered on purpose (see above)
+
 package mcp
 
 import (
