@@ -5,11 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/runtype"
@@ -50,97 +47,27 @@ func elicitationContent(a *runtype.Action, decision string, content []byte) ([]b
 	case len(content) > maxElicitationContent:
 		return nil, invalid("content", "is %d bytes, more than the limit of %d", len(content), maxElicitationContent)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(content))
-	if err != nil {
-		return nil, invalid("content", "not valid JSON: %v", err)
-	}
-	if _, ok := doc.(map[string]any); !ok {
+	if b := bytes.TrimSpace(content); len(b) == 0 || b[0] != '{' {
 		return nil, invalid("content", "must be a JSON object")
 	}
-	schema, err := compileRequestedSchema(a)
+	raw := a.RequestedSchema
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte(`{"type":"object"}`)
+	}
+	schema, err := tool.CompileSchema("agentrt:///action/"+a.ID+"/requested.schema.json", raw)
 	if err != nil {
 		// The server's schema, not the answer, is at fault: nothing can
 		// answer it but decline or cancel.
 		return nil, invalid("content", "the action's requestedSchema cannot be used (%v); decline or cancel instead", err)
 	}
-	if err := schema.Validate(doc); err != nil {
-		return nil, invalid("content", "does not match the requested schema: %s", schemaViolations(err))
+	if err := schema.Check(content); err != nil {
+		return nil, invalid("content", "does not match the requested schema: %v", err)
 	}
 	canon, err := tool.CanonicalJSON(content)
 	if err != nil {
 		return nil, invalid("content", "%v", err)
 	}
 	return canon, nil
-}
-
-// compileRequestedSchema compiles an elicitation's schema. References to
-// other documents are refused: nothing is fetched.
-func compileRequestedSchema(a *runtype.Action) (*jsonschema.Schema, error) {
-	raw := a.RequestedSchema
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = []byte(`{"type":"object"}`)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("parsing: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noRemoteSchemas{})
-	loc := "agentrt:///action/" + a.ID + "/requested.schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("adding: %w", err)
-	}
-	return c.Compile(loc)
-}
-
-// noRemoteSchemas refuses every reference to another document.
-type noRemoteSchemas struct{}
-
-func (noRemoteSchemas) Load(url string) (any, error) {
-	return nil, fmt.Errorf("loading %s: external schema references are not supported", url)
-}
-
-// maxViolations bounds how many schema violations a refusal lists.
-const maxViolations = 5
-
-// schemaViolations flattens a validation error into its leaf violations,
-// each prefixed with where in the content it is: "missing property
-// 'name'; at '/age': got string, want integer".
-func schemaViolations(err error) string {
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		return err.Error()
-	}
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			msg, _ := strings.CutPrefix(e.Error(), "at '': ")
-			leaves = append(leaves, msg)
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(verr)
-	// The validator visits properties in map order: sort for stable
-	// text, violations of the whole object (missing properties) first.
-	slices.SortFunc(leaves, func(a, b string) int {
-		if aAt, bAt := strings.HasPrefix(a, "at '"), strings.HasPrefix(b, "at '"); aAt != bAt {
-			if aAt {
-				return 1
-			}
-			return -1
-		}
-		return strings.Compare(a, b)
-	})
-	leaves = slices.Compact(leaves)
-	if n := len(leaves); n > maxViolations {
-		leaves = append(leaves[:maxViolations], fmt.Sprintf("and %d more", n-maxViolations))
-	}
-	return strings.Join(leaves, "; ")
 }
 
 // answerElicitation resolves a pending elicitation with a checked answer.

@@ -112,18 +112,60 @@ func compileInputSchema(name string, raw json.RawMessage) (*jsonschema.Schema, *
 	if typ, _ := obj["type"].(string); typ != "object" {
 		return nil, nil, fmt.Errorf(`input schema has top-level type %s, want "object"`, describeType(obj["type"]))
 	}
+	schema, err := compileDoc("agentrt:///tool/"+name+"/input.schema.json", doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compiling input schema: %w", err)
+	}
+	return schema, plainOf(doc), nil
+}
+
+// compileDoc compiles a decoded JSON Schema (draft 2020-12 unless it
+// says otherwise) known as loc, refusing references to other documents.
+func compileDoc(loc string, doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refusingLoader{})
-	loc := "agentrt:///tool/" + name + "/input.schema.json"
 	if err := c.AddResource(loc, doc); err != nil {
-		return nil, nil, fmt.Errorf("adding input schema: %w", err)
+		return nil, err
 	}
 	schema, err := c.Compile(loc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("compiling input schema: %s", schemaProblem(err))
+		return nil, errors.New(schemaProblem(err))
 	}
-	return schema, plainOf(doc), nil
+	return schema, nil
+}
+
+// A Schema is a compiled JSON Schema that checks documents (answers,
+// inputs) against it.
+type Schema struct{ s *jsonschema.Schema }
+
+// CompileSchema compiles raw, a self-contained JSON Schema named loc in
+// messages: references to other documents are refused, so nothing is
+// read from files or the network.
+func CompileSchema(loc string, raw json.RawMessage) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("parsing: %w", err)
+	}
+	s, err := compileDoc(loc, doc)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{s}, nil
+}
+
+// Check validates doc, a JSON document, against the schema. The error
+// lists the violations, each with where it is ("missing property
+// 'name'; at '/age': got string, want integer").
+func (s *Schema) Check(doc []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	if err := s.s.Validate(v); err != nil {
+		return errors.New(validationReason(err))
+	}
+	return nil
 }
 
 // schemaProblem shortens the validator's multi-line report on an invalid
