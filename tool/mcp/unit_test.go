@@ -141,7 +141,7 @@ func TestHostileStdioServer(t *testing.T) {
 	}
 	prof, _ := sandbox.Builtin(string(sandbox.WorkspaceWrite))
 	m := mcp.NewManager(mcp.Options{Servers: []*mcp.Server{{Name: "junk", Transport: runtype.TransportStdio,
-		Command: []string{"/bin/sh", "-c", "echo 'this is not JSON-RPC'; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":'; cat >/dev/null"},
+		Command:        []string{"/bin/sh", "-c", "echo 'this is not JSON-RPC'; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":'; cat >/dev/null"},
 		ConnectTimeout: 5e9}}, Sandbox: sb, Profile: &prof})
 	defer m.Close()
 	err := m.Discover(t.Context())
