@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
@@ -123,4 +124,36 @@ func (rt *Runtime) waitInput(ctx context.Context, act *runtype.Action) (*runtype
 			return nil, context.Cause(ctx)
 		}
 	}
+}
+
+// mcpServerReads are the agent's MCP servers as the runtime found them
+// when it started, for the tool inventory.
+func (rt *Runtime) mcpServerReads(agent string) []apitype.MCPServerRead {
+	a := rt.cfg.Agents[agent]
+	if a == nil || len(a.MCP) == 0 {
+		return nil
+	}
+	out := make([]apitype.MCPServerRead, 0, len(a.MCP))
+	for _, use := range a.MCP {
+		r := apitype.MCPServerRead{Name: use.Server, Status: "not_started"}
+		for _, s := range rt.cfg.MCPServers {
+			if s.Name == use.Server {
+				r.Transport = s.Transport
+			}
+		}
+		if rt.mcp != nil {
+			tools, err := rt.mcp.Listed(use.Server)
+			r.Status = "ready"
+			if err != nil {
+				r.Status, r.Error = "failed", rt.redactor.Text(err.Error())
+			}
+			for _, t := range tools {
+				if use.Allow == nil || use.Allow(t.Name) {
+					r.Tools = append(r.Tools, t.Name)
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }

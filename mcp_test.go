@@ -578,8 +578,11 @@ func TestMCPEverythingOverHTTP(t *testing.T) {
 		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_sum", "web__get-sum", map[string]float64{"a": 2, "b": 3})}}}}
 	rt, err := agentrt.New(agentrt.Config{
 		DataDir:    t.TempDir(),
-		MCPServers: []*mcp.Server{{Name: "web", Transport: runtype.TransportStreamableHTTP, URL: url, ToolPrefix: "web__"}},
-		Agents:     map[string]*agentrt.Agent{"a": {Provider: m, MCP: []agentrt.MCPUse{{Server: "web", Allow: func(n string) bool { return n != "echo" }}}}},
+		MCPServers: []*mcp.Server{{Name: "web", Transport: runtype.TransportStreamableHTTP, URL: url, ToolPrefix: "web__"},
+			// Nothing listens there: the runtime starts without its tools.
+			{Name: "gone", Transport: runtype.TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp", ToolPrefix: "gone__", ConnectTimeout: 5e9}},
+		Agents: map[string]*agentrt.Agent{"a": {Provider: m, MCP: []agentrt.MCPUse{
+			{Server: "web", Allow: func(n string) bool { return n != "echo" }}, {Server: "gone"}}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -603,6 +606,13 @@ func TestMCPEverythingOverHTTP(t *testing.T) {
 	}
 	if sum == nil || sum.MCPServer != "web" || !sum.ReadOnly || sum.Destructive || sum.Source != "mcp:web" || sum.Policy.Decision == "" {
 		t.Fatalf("inventory entry of web__get-sum = %+v", sum)
+	}
+	if len(inv.MCPServers) != 2 {
+		t.Fatalf("inventory servers = %+v", inv.MCPServers)
+	}
+	if web, gone := inv.MCPServers[0], inv.MCPServers[1]; web.Status != "ready" || !slices.Contains(web.Tools, "get-sum") || slices.Contains(web.Tools, "echo") ||
+		gone.Status != "failed" || gone.Error == "" || len(gone.Tools) != 0 {
+		t.Errorf("inventory servers: web %+v, gone %+v", web, gone)
 	}
 	tb := &testBundle{rt: rt}
 	res, turn := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "add"})

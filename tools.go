@@ -111,6 +111,7 @@ func (rt *Runtime) ToolInventory(ctx context.Context, p *apitype.ToolInventoryPa
 		}
 		inv.Tools = append(inv.Tools, tr)
 	}
+	inv.MCPServers = rt.mcpServerReads(p.Agent)
 	return inv, nil
 }
 

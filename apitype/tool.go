@@ -25,6 +25,23 @@ type ToolInventory struct {
 	// default applies (each tool's policy says which it was).
 	Mode  string     `json:"mode,omitempty"`
 	Tools []ToolRead `json:"tools"`
+	// MCPServers are the MCP servers whose tools the agent offers, with
+	// how the runtime found them when it started; absent when the agent
+	// uses none.
+	MCPServers []MCPServerRead `json:"mcpServers,omitempty"`
+}
+
+// MCPServerRead is an MCP server of an agent, as its tools were listed
+// when the runtime started: Status is ready (listed: Tools of them, by
+// the server's own names, the agent offers), failed (Error says why: the
+// agent offers none of its tools), or not_started (the runtime has not
+// started).
+type MCPServerRead struct {
+	Name      string   `json:"name"`
+	Transport string   `json:"transport"`
+	Status    string   `json:"status"`
+	Error     string   `json:"error,omitempty"`
+	Tools     []string `json:"tools,omitempty"`
 }
 
 // ToolRead is one tool of an inventory.
