@@ -49,7 +49,6 @@ type capabilityHooks struct {
 // goroutine that runs the call, once s.tc is marked started.
 func (r *run) capabilityHooks(s *step, spec tool.Spec, call *tool.Call) *capabilityHooks {
 	h := &capabilityHooks{r: r, s: s, spec: spec, base: *s.tc}
-	call.TenantID = r.turn.TenantID
 	call.Progress = h.progress
 	call.Ask = h.ask
 	call.Sample = h.sample

@@ -49,7 +49,7 @@ func TestToolProgress(t *testing.T) {
 		clock.set(t0.Add(after))
 		c.Progress(n, 6, msg)
 	}
-	slow := tool.Func("slow", "Reports progress.", tool.Annotations{ReadOnly: true}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
+	var slow tool.Tool = interactive{tool.Func("slow", "Reports progress.", tool.Annotations{ReadOnly: true}, func(ctx context.Context, c *tool.Call, in struct{}) (string, error) {
 		report(c, 0, 1, "one")                      // recorded: the first
 		report(c, 100*time.Millisecond, 2, "two")   // held back, then superseded
 		report(c, 300*time.Millisecond, 3, "three") // recorded
@@ -76,7 +76,7 @@ func TestToolProgress(t *testing.T) {
 		report(c, 950*time.Millisecond, 6, "six")  // held back, recorded at the end
 		late = c.Progress
 		return "done", nil
-	})
+	})}
 	b = setup(t, setupOpts{tools: []tool.Tool{slow}, now: clock.now, notify: func() {
 		select {
 		case committed <- struct{}{}:
@@ -124,4 +124,14 @@ func TestToolProgress(t *testing.T) {
 	if d := cmp.Diff(wantRecs, gotRecs); d != "" {
 		t.Errorf("slow's records after the turn (-want +got):\n%s", d)
 	}
+}
+
+// interactive makes a tool Interactive: its calls get Progress, Ask and
+// Sample.
+type interactive struct{ tool.Tool }
+
+func (t interactive) Spec() tool.Spec {
+	s := t.Tool.Spec()
+	s.Interactive = true
+	return s
 }

@@ -600,7 +600,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	}
 	p.ran = true
 	call := &tool.Call{
-		ID: p.mc.ID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
+		ID: p.mc.ID, TenantID: r.turn.TenantID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
 		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
 		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
 		Emit: func(t event.Type, pl event.Payload) {
@@ -620,6 +620,10 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 		},
 		Sandbox: r.cfg.Sandbox, Profile: p.profile,
 		Outputs: r.cfg.Outputs, Redactor: r.cfg.Redactor, OutputLimits: r.outputLimits(spec),
+	}
+	if !spec.Interactive {
+		p.res = r.invoke(s.span.Context(ctx), p.t, spec, call)
+		return
 	}
 	hooks := r.capabilityHooks(s, spec, call)
 	p.res = r.invoke(s.span.Context(ctx), p.t, spec, call)

@@ -89,6 +89,10 @@ type Spec struct {
 	// Output bounds the call's output: what is shown inline and what is
 	// stored. Zero fields take the runtime's limits.
 	Output output.Limits
+	// Interactive says the tool may report progress, ask a person for
+	// input or have the agent's model answer a prompt while a call runs
+	// (MCP tools do): its calls get Progress, Ask and Sample.
+	Interactive bool
 }
 
 // Concurrency classes.
@@ -167,6 +171,9 @@ type Call struct {
 	Redactor     *output.Redactor
 	OutputLimits output.Limits
 
+	// Progress, Ask and Sample are set for tools whose Spec says
+	// Interactive; nil otherwise.
+	//
 	// Progress reports how far a long call has come (an MCP server's
 	// progress notifications): the runtime records it as tool.progress,
 	// rate-limited, and keeps the last value in the read model. Nil

@@ -58,6 +58,7 @@ func newTool(m *Manager, s *server, t *sdk.Tool) (*mcpTool, error) {
 	spec := tool.Spec{
 		Name: ToolName(s.cfg.ToolPrefix, t.Name), Description: desc, InputSchema: schema,
 		Annotations: Annotations(t.Annotations), Timeout: s.cfg.CallTimeout, Source: "mcp:" + s.cfg.Name,
+		Interactive: true,
 	}
 	return &mcpTool{m: m, srv: s, remote: t.Name, spec: spec}, nil
 }
