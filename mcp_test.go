@@ -577,7 +577,7 @@ func TestMCPEverythingOverHTTP(t *testing.T) {
 	m := &seer{tools: map[string]string{}, resps: []*model.Response{
 		{ToolCalls: []runtype.MessageToolCall{mcpCall("call_sum", "web__get-sum", map[string]float64{"a": 2, "b": 3})}}}}
 	rt, err := agentrt.New(agentrt.Config{
-		DataDir:    t.TempDir(),
+		DataDir: t.TempDir(),
 		MCPServers: []*mcp.Server{{Name: "web", Transport: runtype.TransportStreamableHTTP, URL: url, ToolPrefix: "web__"},
 			// Nothing listens there: the runtime starts without its tools.
 			{Name: "gone", Transport: runtype.TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp", ToolPrefix: "gone__", ConnectTimeout: 5e9}},
