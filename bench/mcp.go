@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -186,5 +187,17 @@ func median(ds []time.Duration) time.Duration {
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
-// ParseCommand splits a --server-command value on white space.
-func ParseCommand(s string) []string { return strings.Fields(s) }
+// ParseCommand splits a --server-command value on white space. Words
+// that are relative paths (holding a /) are made absolute: the sandboxed
+// server starts in another directory.
+func ParseCommand(s string) []string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		if strings.Contains(w, "/") && !filepath.IsAbs(w) {
+			if abs, err := filepath.Abs(w); err == nil {
+				words[i] = abs
+			}
+		}
+	}
+	return words
+}
