@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -150,7 +151,7 @@ func (c *capSession) send(ctx context.Context, t *mcpTool, call *tool.Call) (*sd
 	if cs == nil {
 		err := c.lastErr
 		c.mu.Unlock()
-		return nil, gen, fmt.Errorf("MCP server %s is not connected: %w", t.srv.cfg.Name, cmpErr(err, errors.New("reconnecting")))
+		return nil, gen, fmt.Errorf("MCP server %s is not connected: %w", t.srv.cfg.Name, cmp.Or[error](err, errors.New("reconnecting")))
 	}
 	if c.idle != nil {
 		c.idle.Stop()
@@ -189,11 +190,11 @@ func result(r *sdk.CallToolResult) *tool.Result {
 			out.Artifacts = append(out.Artifacts, tool.Artifact{MediaType: c.MIMEType, Data: c.Data})
 			text = append(text, fmt.Sprintf("[audio %s, %d bytes, kept as an artifact]", c.MIMEType, len(c.Data)))
 		case *sdk.ResourceLink:
-			text = append(text, fmt.Sprintf("[resource %s: %s]", cmpStr(c.Name, c.Title), c.URI))
+			text = append(text, fmt.Sprintf("[resource %s: %s]", cmp.Or(c.Name, c.Title), c.URI))
 		case *sdk.EmbeddedResource:
 			if rc := c.Resource; rc != nil {
 				if rc.Blob != nil {
-					out.Artifacts = append(out.Artifacts, tool.Artifact{MediaType: cmpStr(rc.MIMEType, "application/octet-stream"), Data: rc.Blob})
+					out.Artifacts = append(out.Artifacts, tool.Artifact{MediaType: cmp.Or(rc.MIMEType, "application/octet-stream"), Data: rc.Blob})
 					text = append(text, fmt.Sprintf("[resource %s, %d bytes, kept as an artifact]", rc.URI, len(rc.Blob)))
 				} else {
 					text = append(text, rc.Text)

@@ -29,12 +29,14 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -292,18 +294,8 @@ func (m *Manager) Sessions() []runtype.CapabilitySession {
 		out = append(out, c.rec)
 		c.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b runtype.CapabilitySession) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b runtype.CapabilitySession) int { return strings.Compare(a.ID, b.ID) })
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Close closes every capability session (recorded closed) and stops
@@ -373,18 +365,11 @@ func (m *Manager) session(ctx context.Context, s *server, call *tool.Call) (*cap
 				delete(m.sessions, key)
 			}
 			m.mu.Unlock()
-			return nil, fmt.Errorf("MCP server %s: %w", s.cfg.Name, cmpErr(err, errors.New("not connected")))
+			return nil, fmt.Errorf("MCP server %s: %w", s.cfg.Name, cmp.Or[error](err, errors.New("not connected")))
 		}
 		// Restarting: wait for it.
 		if err := c.awaitGeneration(ctx, gen); err != nil {
 			return nil, fmt.Errorf("MCP server %s: %w", s.cfg.Name, err)
 		}
 	}
-}
-
-func cmpErr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }

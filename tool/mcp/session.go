@@ -8,6 +8,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,7 +182,7 @@ func (c *capSession) startProcess() (*proc, *tailBuffer, sdk.Transport, error) {
 	}
 	prof := *c.profile
 	prof.ReadRoots = append(append([]string(nil), prof.ReadRoots...), programRoots(cfg.Command, cfg.Cwd)...)
-	dir := cmpStr(cfg.Cwd, c.workspace)
+	dir := cmp.Or(cfg.Cwd, c.workspace)
 	ctx, cancel := context.WithCancel(c.m.ctx)
 	cmd, err := c.sandbox.Command(ctx, prof, sandbox.Spec{Argv: cfg.Command, Dir: dir, Workspace: c.workspace, Env: cfg.Env})
 	if err != nil {
@@ -257,13 +258,6 @@ func programRoots(argv []string, cwd string) []string {
 		out = append(out, dir)
 	}
 	return out
-}
-
-func cmpStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // roots are the agent's workspace and its write roots, as file URIs.
@@ -417,7 +411,7 @@ func (c *capSession) awaitGeneration(ctx context.Context, gen int) error {
 		case ok:
 			return nil
 		case failed:
-			return cmpErr(err, errors.New("the session is closed"))
+			return cmp.Or[error](err, errors.New("the session is closed"))
 		}
 		select {
 		case <-ch:
