@@ -63,35 +63,16 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 		}
 	}()
 	out, err := t.Call(cctx, call)
-	defer func() {
-		if out != nil {
-			res.artifacts = out.Artifacts
-			if len(out.Structured) > 0 {
-				res.artifacts = append(res.artifacts, tool.Artifact{MediaType: "application/json", Data: out.Structured})
-			}
-		}
-	}()
 	switch {
 	case err == nil && out == nil:
 		return invoked{}
-	case err == nil && out.EffectUnknown:
-		msg, _ := r.c.cut(out.Content, 512)
-		return invoked{content: out.Content, isError: true, effectUnknown: true, failure: failuref(runtype.FailureSideEffectUnknown, "%s", msg)}
-	case err == nil && out.Violation != nil:
-		msg, _ := r.c.cut(out.Content, 512)
-		kind := runtype.FailureSandboxViolation
-		if out.Violation.Limit() {
-			kind = runtype.FailureResourceLimit
-		}
-		return invoked{content: out.Content, isError: true, output: out.Output, violation: out.Violation,
-			failure: failuref(kind, "%s: %s%s: %s", out.Violation.Profile, out.Violation.Kind, detail(out.Violation.Detail), msg)}
-	case err == nil && out.IsError:
-		msg, _ := r.c.cut(out.Content, 512)
-		return invoked{content: out.Content, isError: true, output: out.Output, failure: failuref(runtype.FailureToolError, "%s", msg)}
 	case err == nil:
-		// The tool finished: its result stands even if the turn was
-		// interrupted or the deadline passed meanwhile — its effects happened.
-		return invoked{content: out.Content, output: out.Output}
+		res = r.finished(out)
+		res.artifacts = out.Artifacts
+		if len(out.Structured) > 0 {
+			res.artifacts = append(res.artifacts, tool.Artifact{MediaType: "application/json", Data: out.Structured})
+		}
+		return res
 	case ctx.Err() != nil:
 		res.failure = failuref(runtype.FailureInterrupted, "%s was interrupted (%s)", spec.Name, cancelReason(ctx))
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
@@ -101,6 +82,29 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 	}
 	res.content, res.isError = "error: "+res.failure.Message, true
 	return res
+}
+
+// finished is what became of a call whose tool returned a result. The
+// tool finished: its result stands even if the turn was interrupted or
+// the deadline passed meanwhile — its effects happened.
+func (r *run) finished(out *tool.Result) invoked {
+	switch {
+	case out.EffectUnknown:
+		msg, _ := r.c.cut(out.Content, 512)
+		return invoked{content: out.Content, isError: true, effectUnknown: true, failure: failuref(runtype.FailureSideEffectUnknown, "%s", msg)}
+	case out.Violation != nil:
+		msg, _ := r.c.cut(out.Content, 512)
+		kind := runtype.FailureSandboxViolation
+		if out.Violation.Limit() {
+			kind = runtype.FailureResourceLimit
+		}
+		return invoked{content: out.Content, isError: true, output: out.Output, violation: out.Violation,
+			failure: failuref(kind, "%s: %s%s: %s", out.Violation.Profile, out.Violation.Kind, detail(out.Violation.Detail), msg)}
+	case out.IsError:
+		msg, _ := r.c.cut(out.Content, 512)
+		return invoked{content: out.Content, isError: true, output: out.Output, failure: failuref(runtype.FailureToolError, "%s", msg)}
+	}
+	return invoked{content: out.Content, output: out.Output}
 }
 
 // refused records a call that never ran: its result is the failure.
