@@ -169,7 +169,7 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 	// The common case — the last pending action of its hop — makes the
 	// task due in the same commit, so a worker takes it up at once.
 	pending, err := rt.store.ActionList(ctx, &store.ActionListParams{TenantID: owner.TenantID, RunID: a.RunID, Status: runtype.ActionPending, Limit: 2})
-	last := err == nil && len(pending) == 1 && pending[0].ID == a.ID && turn.Status == runtype.StatusWaitingPermission
+	last := !answersLiveRun(a) && err == nil && len(pending) == 1 && pending[0].ID == a.ID && turn.Status == runtype.StatusWaitingPermission
 	if last {
 		b.TaskUpdates = append(b.TaskUpdates, &store.TaskUpdate{TenantID: owner.TenantID, TaskID: a.TaskID, DueAt: &now})
 	}
@@ -185,9 +185,7 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 		rt.gov.forget(owner.TenantID)
 	}
 	res := &apitype.RespondActionResult{Action: actionRead(resolved)}
-	if a.Type == runtype.ActionSampling {
-		// The run that asked is live, waiting for this answer: nothing
-		// resumes.
+	if answersLiveRun(a) {
 		return res, nil
 	}
 	if last {
@@ -197,6 +195,14 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 	}
 	res.Resumed, err = rt.resumeDecided(ctx, turn, a.RunID)
 	return res, err
+}
+
+// answersLiveRun says the action asks for an answer a running run waits
+// for (a sampling request of an MCP server): answering it resumes
+// nothing, the run reads the answer from the store. Elicitations are
+// such too, and are answered by answerElicitation.
+func answersLiveRun(a *runtype.Action) bool {
+	return a.Type == runtype.ActionSampling || a.Type == runtype.ActionElicitation
 }
 
 func alreadyResolved(a *runtype.Action) error {

@@ -40,14 +40,17 @@ func (rt *Runtime) startMCP(ctx context.Context) error {
 				return fmt.Errorf("agent %q: %w", name, err)
 			}
 			for _, t := range tools {
-				if _, ok := rt.registry.Lookup(t.Spec().Name); !ok {
+				// Agents that use one server share its tools' registration.
+				reg, ok := rt.registry.Lookup(t.Spec().Name)
+				switch {
+				case !ok:
 					if err := rt.registry.Register(t); err != nil {
 						return fmt.Errorf("agent %q: MCP server %s: %w", name, use.Server, err)
 					}
-				} else if got, _ := rt.registry.Lookup(t.Spec().Name); got.Spec().Source != t.Spec().Source {
+					reg = t
+				case reg.Spec().Source != t.Spec().Source:
 					return fmt.Errorf("agent %q: MCP server %s's tool %s has the name of another tool: set the server's tool_prefix", name, use.Server, t.Spec().Name)
 				}
-				reg, _ := rt.registry.Lookup(t.Spec().Name)
 				la.Tools = append(la.Tools, reg)
 			}
 		}
