@@ -28,6 +28,9 @@ type Thread struct {
 	SessionID string
 	Owner
 	CreatedAt time.Time
+	// Lineage is the thread this one continues (a reset or a fork); nil
+	// for a thread that began on its own.
+	Lineage *Lineage
 }
 
 // Turn is one submitted input cycle: what operators call a request. Its id
@@ -39,7 +42,8 @@ type Turn struct {
 	ThreadID  string
 	Owner
 	Agent          string
-	IdempotencyKey string // empty when the caller gave none
+	Kind           TurnKind // TurnAnswer, or a maintenance turn
+	IdempotencyKey string   // empty when the caller gave none
 	Input          string
 	Status         TaskStatus
 	StatusReason   Reason   // why the turn has its current status, e.g. no_completion
@@ -252,6 +256,9 @@ type Message struct {
 	// Reasoning is the reasoning an assistant message came with, as its
 	// provider exposed it; adapters send a provider's own blocks back to it.
 	Reasoning []Reasoning
+	// Boundary, when set, makes the message stand in for the earlier
+	// ones it covers in the context the model sees.
+	Boundary  *Boundary
 	CreatedAt time.Time
 }
 

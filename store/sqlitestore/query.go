@@ -156,9 +156,9 @@ const (
 
 const (
 	sessionCols = `id, tenant_id, principal_id, agent, title, created_at, updated_at, policy_mode`
-	threadCols  = `id, session_id, tenant_id, principal_id, created_at`
+	threadCols  = `id, session_id, tenant_id, principal_id, created_at, lineage, source_thread_id`
 	turnCols    = `id, session_id, thread_id, tenant_id, principal_id, agent, idempotency_key, input, status,
-		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at`
+		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at, kind`
 	// taskCols ends with the scheduling columns, taskScheduleCols, which
 	// a task's upsert leaves alone.
 	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
@@ -167,7 +167,7 @@ const (
 	runCols          = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
 		hops, tool_hops, usage, started_at, ended_at, routing, worker`
 	messageCols = `thread_id, seq, session_id, turn_id, run_id, tenant_id, principal_id, role, content,
-		tool_calls, tool_call_id, is_error, created_at, reasoning`
+		tool_calls, tool_call_id, is_error, created_at, reasoning, boundary`
 	toolCallCols = `session_id, id, run_id, turn_id, thread_id, tenant_id, principal_id, step_id, hop, name,
 		arguments, arguments_sha256, idempotency_key, status, decision, result_preview, output_ref,
 		output_bytes, failure, started_at, ended_at, progress, progress_total, progress_message, progress_at`

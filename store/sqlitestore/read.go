@@ -604,27 +604,32 @@ func scanThread(sc scanner) (*runtype.Thread, error) {
 	var (
 		t       runtype.Thread
 		created int64
+		lineage sql.NullString
+		source  string
 	)
-	if err := sc.Scan(&t.ID, &t.SessionID, &t.TenantID, &t.PrincipalID, &created); err != nil {
+	if err := sc.Scan(&t.ID, &t.SessionID, &t.TenantID, &t.PrincipalID, &created, &lineage, &source); err != nil {
 		return nil, err
 	}
 	t.CreatedAt = fromNanos(created)
+	if err := decodeJSON(lineage, &t.Lineage); err != nil {
+		return nil, fmt.Errorf("decoding thread %s's lineage: %w", t.ID, err)
+	}
 	return &t, nil
 }
 
 func scanTurn(sc scanner) (*runtype.Turn, error) {
 	var (
 		t                       runtype.Turn
-		status, usage           string
+		status, usage, kind     string
 		failure                 sql.NullString
 		created, started, ended int64
 	)
 	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TenantID, &t.PrincipalID, &t.Agent, &t.IdempotencyKey,
 		&t.Input, &status, &t.StatusReason, &t.Result, &failure, &t.TaskID, &t.RunID, &t.TraceID, &usage,
-		&created, &started, &ended); err != nil {
+		&created, &started, &ended, &kind); err != nil {
 		return nil, err
 	}
-	t.Status = runtype.TaskStatus(status)
+	t.Status, t.Kind = runtype.TaskStatus(status), runtype.TurnKind(kind)
 	t.CreatedAt, t.StartedAt, t.EndedAt = fromNanos(created), fromNanos(started), fromNanos(ended)
 	var err error
 	if t.Failure, err = decodeFailure(failure); err != nil {
@@ -693,10 +698,11 @@ func scanMessage(sc scanner) (*runtype.Message, error) {
 		m                runtype.Message
 		role             string
 		calls, reasoning sql.NullString
+		boundary         sql.NullString
 		isError, created int64
 	)
 	if err := sc.Scan(&m.ThreadID, &m.Seq, &m.SessionID, &m.TurnID, &m.RunID, &m.TenantID, &m.PrincipalID, &role,
-		&m.Content, &calls, &m.ToolCallID, &isError, &created, &reasoning); err != nil {
+		&m.Content, &calls, &m.ToolCallID, &isError, &created, &reasoning, &boundary); err != nil {
 		return nil, err
 	}
 	m.Role, m.IsError, m.CreatedAt = runtype.Role(role), isError != 0, fromNanos(created)
@@ -706,6 +712,9 @@ func scanMessage(sc scanner) (*runtype.Message, error) {
 	}
 	if m.Reasoning, err = decodeReasoning(reasoning); err != nil {
 		return nil, err
+	}
+	if err = decodeJSON(boundary, &m.Boundary); err != nil {
+		return nil, fmt.Errorf("decoding message %d's boundary: %w", m.Seq, err)
 	}
 	return &m, nil
 }
