@@ -86,7 +86,14 @@ type Agent struct {
 	// MCP are the MCP servers (Config.MCPServers) whose tools the agent
 	// offers, found when the runtime starts.
 	MCP []MCPUse
+	// Context manages the agent's context window (compaction, reset);
+	// nil compacts only when asked (CompactThread). See docs/context.md.
+	Context *ContextPolicy
 }
+
+// ContextPolicy is an agent's context management: when and how a run
+// compacts its thread's context. See docs/context.md.
+type ContextPolicy = loop.ContextPolicy
 
 // MCPUse is an MCP server an agent uses: Allow says which of its tools
 // (by the server's own names; nil allows all).
@@ -580,6 +587,7 @@ func New(cfg Config) (*Runtime, error) {
 		Retry:            cfg.Retry,
 		Tracer:           rt.tracer,
 		WaitInput:        rt.waitInput,
+		PolicySnapshot:   rt.policySnapshot,
 	})
 	if err != nil {
 		rt.closeAgents()
@@ -607,6 +615,7 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 		RequireCompletion: a.RequireCompletion,
 		MaxToolHops:       a.MaxToolHops,
 		Sandbox:           a.Sandbox,
+		Context:           a.Context,
 	}
 	if la.Sandbox == nil {
 		p, _ := sandbox.Builtin(string(sandbox.WorkspaceWrite))

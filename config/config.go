@@ -318,6 +318,9 @@ type Agent struct {
 	Sandbox Sandbox
 	// MCP are the agent's MCP servers, in file order; nil when none.
 	MCP []*AgentMCP
+	// Context manages the agent's context window; nil when the file has
+	// no context key (no automatic compaction).
+	Context *Context
 }
 
 // Model is one model an agent may use: a provider kind, the model's name
