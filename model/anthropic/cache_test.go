@@ -69,11 +69,12 @@ func breakpoints(t *testing.T, raw []byte) []string {
 }
 
 // TestCacheBreakpoints checks where cache_control goes: the last tool, the
-// last system block and the last cacheable block of the last message, at
-// most four in all.
+// last system block, a boundary that opens the conversation and the last
+// cacheable block of the last message, at most four in all.
 func TestCacheBreakpoints(t *testing.T) {
 	t.Parallel()
 	tools := []model.ToolDefinition{{Name: "a"}, {Name: "b"}}
+	summary := &runtype.Boundary{ID: "cmp_1", Kind: runtype.BoundaryCompaction, Strategy: runtype.StrategySummarize, FromSeq: 1, ThroughSeq: 40}
 	tests := []struct {
 		name string
 		req  *model.Request
@@ -130,6 +131,31 @@ func TestCacheBreakpoints(t *testing.T) {
 			want: []string{"messages[1].content[1]"},
 		},
 		{
+			name: "a compaction summary opens the conversation: four breakpoints",
+			req: &model.Request{Instructions: "Be brief.", Tools: tools, Messages: []runtype.Message{
+				{Role: runtype.RoleUser, Content: "Summary of the conversation so far.", Boundary: summary},
+				{Role: runtype.RoleUser, Content: "next"},
+				{Role: runtype.RoleAssistant, Content: "reply"},
+				{Role: runtype.RoleUser, Content: "again"},
+			}},
+			want: []string{"messages[0].content[0]", "messages[2].content[0]", "system[0]", "tools[1]"},
+		},
+		{
+			name: "a summary in the system role: the instructions keep a breakpoint of their own",
+			req: &model.Request{Instructions: "Be brief.", Tools: tools, Messages: []runtype.Message{
+				{Role: runtype.RoleSystem, Content: "Summary of the conversation so far.", Boundary: summary},
+				{Role: runtype.RoleUser, Content: "next"},
+			}},
+			want: []string{"messages[0].content[0]", "system[0]", "system[1]", "tools[1]"},
+		},
+		{
+			name: "a summary that is the whole conversation: one breakpoint for both",
+			req: &model.Request{Messages: []runtype.Message{
+				{Role: runtype.RoleUser, Content: "Summary of the conversation so far.", Boundary: summary},
+			}},
+			want: []string{"messages[0].content[0]"},
+		},
+		{
 			name: "a turn of thinking only is left unmarked",
 			req: &model.Request{Messages: []runtype.Message{
 				{Role: runtype.RoleUser, Content: "go"},
@@ -154,8 +180,9 @@ func TestCacheBreakpoints(t *testing.T) {
 	}
 }
 
-// TestStablePrefix sends three requests of one session (a tool call, its
-// result, then the next turn), each built from the responses before it,
+// TestStablePrefix sends three requests of a compacted session (a tool
+// call, its result, then the next turn), each built from the responses
+// before it,
 // and checks that each request starts with the one before it, byte for
 // byte: tools, system and every message, except that the rolling
 // breakpoint moves off the previous request's last message.
@@ -171,7 +198,7 @@ func TestStablePrefix(t *testing.T) {
 			{Name: "get_weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)},
 		},
 		Messages: []runtype.Message{
-			{Role: runtype.RoleSystem, Content: "The user is on the free plan."},
+			{Role: runtype.RoleUser, Content: "Summary: the user asked about orders 1042 and 7; both shipped.", Boundary: &runtype.Boundary{ID: "cmp_1", Kind: runtype.BoundaryCompaction}},
 			{Role: runtype.RoleUser, Content: "What is the weather in SF?"},
 		},
 	}
@@ -194,6 +221,11 @@ func TestStablePrefix(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("server got %d requests, want 3", len(reqs))
 	}
+	for i, r := range reqs {
+		if bp := breakpoints(t, r.body); !slices.Contains(bp, "messages[0].content[0]") || len(bp) != 4 {
+			t.Errorf("request %d: breakpoints %v, want four, the summary's among them", i, bp)
+		}
+	}
 	for i := 1; i < len(reqs); i++ {
 		prev, cur := decodeBody(t, reqs[i-1].body), decodeBody(t, reqs[i].body)
 		if !bytes.Equal(prev.Tools, cur.Tools) {
@@ -211,11 +243,14 @@ func TestStablePrefix(t *testing.T) {
 				t.Errorf("request %d: message %d differs:\n%s\n%s", i, j, prev.Messages[j], cur.Messages[j])
 			}
 		}
-		// The previous last message lost only its rolling breakpoint.
-		unmarked := bytes.Replace(prev.Messages[last], []byte(`,"cache_control":{"type":"ephemeral"}`), nil, 1)
-		if bytes.Equal(unmarked, prev.Messages[last]) {
-			t.Errorf("request %d: the last message %s has no breakpoint", i-1, prev.Messages[last])
+		// The previous last message lost only its rolling breakpoint, the
+		// last in it (the first turn keeps the summary's).
+		marker := []byte(`,"cache_control":{"type":"ephemeral"}`)
+		k := bytes.LastIndex(prev.Messages[last], marker)
+		if k < 0 {
+			t.Fatalf("request %d: the last message %s has no breakpoint", i-1, prev.Messages[last])
 		}
+		unmarked := slices.Concat(prev.Messages[last][:k], prev.Messages[last][k+len(marker):])
 		if !bytes.Equal(unmarked, cur.Messages[last]) {
 			t.Errorf("request %d: message %d differs beyond its breakpoint:\n%s\n%s", i, last, unmarked, cur.Messages[last])
 		}

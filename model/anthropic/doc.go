@@ -32,8 +32,9 @@
 //
 // Every request marks prompt cache breakpoints (cache_control ephemeral,
 // at most the API's four): the last tool definition, the last system
-// block, the boundary message that opens a compacted conversation (a hook
-// until messages carry their boundary), and the last cacheable block of
+// block, the boundary message that opens a compacted conversation (its
+// summary or a reset's handoff; when it joined the system prompt, the
+// instructions block before it too), and the last cacheable block of
 // the last turn (not a thinking block), a rolling breakpoint that caches
 // the conversation so far for the next hop. Nothing else in a request
 // changes between two hops of a session, so each request starts with the

@@ -64,7 +64,7 @@ func (p *Provider) params(req *model.Request) (anthropic.MessageNewParams, error
 
 // markCache sets the prompt cache breakpoints (cache_control ephemeral; the
 // API allows four): the last tool definition, the last system block, the
-// message that opens the conversation when it is a boundary, and the last
+// boundary message that opens a compacted conversation, and the last
 // message, so each hop reads the conversation so far from the cache and
 // writes it for the next. The API renders tools, then system, then
 // messages, and caches the prefix up to each breakpoint; a prefix shorter
@@ -77,31 +77,29 @@ func markCache(params *anthropic.MessageNewParams, msgs []runtype.Message) {
 	if n := len(params.System); n > 0 {
 		params.System[n-1].CacheControl = ephemeral
 	}
+	// A boundary (a compaction summary or a reset handoff) opens the
+	// conversation and stays put until the next compaction.
 	switch {
-	case len(msgs) == 0 || !boundary(&msgs[0]):
+	case len(msgs) == 0 || msgs[0].Boundary == nil || msgs[0].Content == "":
 	case msgs[0].Role == runtype.RoleSystem:
-		// The boundary joined the system prompt as its last block, marked
-		// above; the instructions before it get their own breakpoint, so
-		// they stay cached when the next compaction replaces it.
+		// It joined the system prompt as its last block, marked above; the
+		// instructions before it get their own breakpoint, so they stay
+		// cached when the next compaction replaces it.
 		if n := len(params.System); n > 1 {
 			params.System[n-2].CacheControl = ephemeral
 		}
 	case len(params.Messages) > 0:
-		markLast(params.Messages[0].Content, ephemeral)
+		for _, b := range params.Messages[0].Content {
+			if b.OfText != nil && b.OfText.Text == msgs[0].Content {
+				b.OfText.CacheControl = ephemeral
+				break
+			}
+		}
 	}
 	if n := len(params.Messages); n > 0 {
 		markLast(params.Messages[n-1].Content, ephemeral)
 	}
 }
-
-// boundary reports whether m stands in for earlier messages (a compaction
-// summary or a reset handoff): the conversation after a compaction starts
-// with it, and it stays put until the next one, so it is worth a
-// breakpoint of its own.
-//
-// Hook: always false until runtype.Message carries its Boundary; then it
-// is m.Boundary != nil.
-func boundary(m *runtype.Message) bool { return false }
 
 // markLast sets cc on the last block of a turn that can carry it: thinking
 // blocks cannot, so a turn of thinking only is left unmarked.
