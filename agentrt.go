@@ -145,6 +145,11 @@ type Config struct {
 	// but deny or fail to an action from the principal who submitted its
 	// turn (policy.self_approval: forbid).
 	ForbidSelfApproval bool
+	// ForkGrants copies a session's standing approvals (approve_for_session
+	// grants) into the sessions forked from it (policy.fork_grants: copy).
+	// By default a fork starts without them: a person approved the tool
+	// for that session, not for its copies.
+	ForkGrants bool
 	// ActionSweepInterval is how often expired actions are resolved;
 	// default 30s.
 	ActionSweepInterval time.Duration

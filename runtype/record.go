@@ -56,6 +56,17 @@ type Turn struct {
 	CreatedAt      time.Time
 	StartedAt      time.Time // zero until a run starts
 	EndedAt        time.Time // zero until terminal or parked
+	// RolledBackAt is when rollback_thread took the turn back (zero when
+	// it did not): its facts stand and its status stays, but its messages
+	// leave the conversation the model sees.
+	RolledBackAt time.Time
+}
+
+// RolledBack reports whether t's messages are out of its thread's
+// conversation: a rollback_thread marked it, or a newer turn's rollback
+// (multitask rollback) cancelled it.
+func (t *Turn) RolledBack() bool {
+	return !t.RolledBackAt.IsZero() || t.Status == StatusCancelled && t.StatusReason == ReasonRolledBack
 }
 
 // Task is the unit of work a turn asks for: objective, lifecycle, attempts.

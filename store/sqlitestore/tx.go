@@ -319,7 +319,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		if _, err := t.exec(ctx, qUpsertTurn,
 			u.ID, u.SessionID, u.ThreadID, u.TenantID, u.PrincipalID, u.Agent, u.IdempotencyKey, u.Input,
 			string(u.Status), string(u.StatusReason), u.Result, encodeFailure(u.Failure), u.TaskID, u.RunID, u.TraceID,
-			encodeUsage(u.Usage), nanos(u.CreatedAt), nanos(u.StartedAt), nanos(u.EndedAt), string(u.Kind),
+			encodeUsage(u.Usage), nanos(u.CreatedAt), nanos(u.StartedAt), nanos(u.EndedAt), string(u.Kind), nanos(u.RolledBackAt),
 		); err != nil {
 			return wrote, fmt.Errorf("writing turn %s: %w", u.ID, translate(err))
 		}

@@ -95,6 +95,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Run", exerciseRun},
 		{"Message", exerciseMessage},
 		{"ThreadTotals", exerciseThreadTotals},
+		{"ThreadLineage", exerciseThreadLineage},
 		{"ToolCall", exerciseToolCall},
 		{"Blob", exerciseBlob},
 		{"Limit", exerciseLimit},
