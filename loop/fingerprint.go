@@ -143,9 +143,9 @@ type contextBlobs struct {
 	instructions, tools runtype.Blob
 }
 
-// ContextTool is one tool of the tool list blob of a model call's
+// contextTool is one tool of the tool list blob of a model call's
 // context: the JSON array of the tools the model was offered, in order.
-type ContextTool struct {
+type contextTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
@@ -153,17 +153,17 @@ type ContextTool struct {
 
 // Media types of the context blobs.
 const (
-	InstructionsMediaType = "text/plain; charset=utf-8"
-	ToolsMediaType        = "application/vnd.agentrt.tools+json"
+	instructionsMediaType = "text/plain; charset=utf-8"
+	toolsMediaType        = "application/vnd.agentrt.tools+json"
 )
 
 // newContextBlobs makes the blobs of agent a's system prompt and tool
 // list defs, redacted as the run's blobs are (their refs are of what the
 // store keeps).
 func (c *Coordinator) newContextBlobs(a *Agent, defs []model.ToolDefinition) (*contextBlobs, error) {
-	list := make([]ContextTool, len(defs))
+	list := make([]contextTool, len(defs))
 	for i, d := range defs {
-		list[i] = ContextTool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema}
+		list[i] = contextTool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema}
 	}
 	tools, err := json.Marshal(list)
 	if err != nil {
@@ -173,5 +173,5 @@ func (c *Coordinator) newContextBlobs(a *Agent, defs []model.ToolDefinition) (*c
 	mk := func(data []byte, mt string) runtype.Blob {
 		return *r.blob(data, mt)
 	}
-	return &contextBlobs{instructions: mk([]byte(a.Instructions), InstructionsMediaType), tools: mk(tools, ToolsMediaType)}, nil
+	return &contextBlobs{instructions: mk([]byte(a.Instructions), instructionsMediaType), tools: mk(tools, toolsMediaType)}, nil
 }
