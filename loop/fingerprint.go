@@ -164,6 +164,10 @@ func (c *Coordinator) newContextBlobs(a *Agent, defs []model.ToolDefinition) (*c
 	list := make([]contextTool, len(defs))
 	for i, d := range defs {
 		list[i] = contextTool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema}
+		if len(d.InputSchema) > 0 && !json.Valid(d.InputSchema) {
+			// Kept as the text it is: the list records what was offered.
+			list[i].InputSchema, _ = json.Marshal(string(d.InputSchema))
+		}
 	}
 	tools, err := json.Marshal(list)
 	if err != nil {
