@@ -82,9 +82,13 @@ func caseOf(ctx context.Context, r store.Reader, runtimeID, tenant, sessionID, t
 	for _, tc := range calls {
 		records[tc.ID] = tc
 	}
-	decisions, err := firstDecisions(ctx, r, tenant, turn)
+	decisions, contexts, err := turnFacts(ctx, r, tenant, turn)
 	if err != nil {
 		return nil, err
+	}
+	c.Contexts = contexts
+	if len(contexts) > 0 {
+		c.HistoryMessages = historyMessages(msgs, turn.ID, contexts[0].MessageCount)
 	}
 	acts, err := r.ActionList(ctx, &store.ActionListParams{TenantID: tenant, TurnID: turn.ID, Limit: store.MaxListLimit})
 	if err != nil {
@@ -152,26 +156,49 @@ func humanAnswer(a *runtype.Action) (decision, by, message, edited string) {
 	return "", "", "", ""
 }
 
-// firstDecisions returns the first permission.evaluated decision of each
-// tool call of the turn: the policy's decision on the model's call
-// (later ones re-evaluate an edited input).
-func firstDecisions(ctx context.Context, r store.Reader, tenant string, turn *runtype.Turn) (map[string]*event.PermissionDecision, error) {
+// historyMessages counts the messages of the first model call's context
+// (n of them, the thread's last before the call) that are not the
+// turn's own: msgs is the thread in Seq order.
+func historyMessages(msgs []*runtype.Message, turnID string, n int) int {
+	for i, m := range msgs {
+		if m.TurnID == turnID {
+			return min(i, n-1) // the call sent the turn's input at least
+		}
+	}
+	return 0
+}
+
+// turnFacts returns the first permission.evaluated decision of each tool
+// call of the turn — the policy's decision on the model's call (later
+// ones re-evaluate an edited input) — and the context fingerprints of its
+// model calls, the last attempt of each hop.
+func turnFacts(ctx context.Context, r store.Reader, tenant string, turn *runtype.Turn) (map[string]*event.PermissionDecision, []replaycase.Context, error) {
 	out := make(map[string]*event.PermissionDecision)
+	var contexts []replaycase.Context
 	var after int64
 	for {
 		evs, err := r.EventListAfter(ctx, &store.EventListAfterParams{
 			Filter: event.Filter{TenantID: tenant, SessionID: turn.SessionID, TurnID: turn.ID}, AfterCursor: after, Limit: store.MaxListLimit,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("reading the request's events: %w", err)
+			return nil, nil, fmt.Errorf("reading the request's events: %w", err)
 		}
 		for _, e := range evs {
 			if e.Type == event.PermissionEvaluated && e.PermissionDecision != nil && e.ToolCallID != "" && out[e.ToolCallID] == nil {
 				out[e.ToolCallID] = e.PermissionDecision
 			}
+			if p, ok := e.Payload.(*event.ModelRequestedPayload); ok && p.Context != nil && e.ToolCallID == "" {
+				fp := p.Context
+				c := replaycase.Context{Hop: p.Hop, Hash: fp.Hash, MessageCount: fp.MessageCount, InstructionsRef: fp.InstructionsRef, ToolsRef: fp.ToolsRef}
+				if n := len(contexts); n > 0 && contexts[n-1].Hop == p.Hop {
+					contexts[n-1] = c // a later attempt of the hop
+				} else {
+					contexts = append(contexts, c)
+				}
+			}
 		}
 		if len(evs) < store.MaxListLimit {
-			return out, nil
+			return out, contexts, nil
 		}
 		after = evs[len(evs)-1].Cursor
 	}

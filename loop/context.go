@@ -235,6 +235,7 @@ func (r *run) compact(ctx context.Context, trigger, strategy string, tokens, win
 	kept := r.messages[k.cut : len(r.messages)-1]
 	next := make([]runtype.Message, 0, len(kept)+17)
 	r.messages = append(append(next, *bm), kept...)
+	r.fp.restart()
 	r.ctxBase, r.ctxBaseN = 0, 0
 	after := r.contextTokens()
 	bm.Boundary.TokensAfter, r.messages[0].Boundary = after, bm.Boundary
@@ -609,15 +610,15 @@ func (r *run) reset(ctx context.Context, b *store.Batch, trigger string) (*runty
 	return thr, nil
 }
 
-// maintain runs a maintenance turn (compact_thread, reset_thread): its
-// input names the strategy for a compaction.
+// maintain runs a maintenance turn (compact_thread, reset_thread): a
+// compaction's input is "compact" or "compact:" and its strategy.
 func (r *run) maintain(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	r.hold(b)
 	tokens := r.contextTokens()
 	window, threshold := r.windowTokens()
 	switch r.turn.Kind {
 	case runtype.TurnCompact:
-		strategy := strings.TrimSpace(r.turn.Input)
+		_, strategy, _ := strings.Cut(r.turn.Input, ":")
 		switch strategy {
 		case runtype.StrategySummarize, runtype.StrategyDropToolOutputs, runtype.StrategySummarizeThenDrop:
 		default:

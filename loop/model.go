@@ -267,14 +267,13 @@ func (r *run) generate(ctx context.Context, stepID string) (*model.Response, *mo
 		info := c.Provider.Info()
 		ms := r.span.StartModel(telemetry.ModelCall{Provider: info.Kind, Model: info.Model, Candidate: c.Name, Hop: r.rec.Hops, Attempt: attempt}, start)
 		span := ms.ID()
-		r.holdFacts(nil, r.stepEvent(event.ModelRequested, stepID, span, "", &event.ModelRequestedPayload{
-			Provider: providerRef(c), Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
-		}))
+		req := r.request(c)
+		r.holdFacts(nil, r.stepEvent(event.ModelRequested, stepID, span, "", r.requestedPayload(c, attempt, req)))
 		r.pendMu.Lock()
 		r.stream.step, r.stream.span, r.stream.attempt = stepID, span, attempt
 		r.pendMu.Unlock()
 		r.flushSoon()
-		resp, err := c.Provider.Generate(ms.Context(stepCtx), r.request(c))
+		resp, err := c.Provider.Generate(ms.Context(stepCtx), req)
 		r.endStream()
 		if err == nil {
 			return resp, c, start, ms, nil

@@ -62,6 +62,25 @@ type Case struct {
 	ModelOutputs []ModelOutput `json:"modelOutputs"`
 	// Steps are the request's tool calls, in call order.
 	Steps []Step `json:"steps"`
+	// Contexts are the fingerprints of the contexts the request's model
+	// calls sent, one a hop in order (the last attempt of each), as their
+	// model.requested events recorded them. Empty in a case made before
+	// agentrt recorded them.
+	Contexts []Context `json:"contexts,omitempty"`
+	// HistoryMessages counts the thread's messages from before the
+	// request that its first model call saw: a replay, which starts a
+	// fresh thread, cannot send the same contexts when there are some.
+	HistoryMessages int `json:"historyMessages,omitempty"`
+}
+
+// Context is the fingerprint of one model call's context
+// (event.ContextFingerprint): its hash, and the parts it covers.
+type Context struct {
+	Hop             int    `json:"hop"`
+	Hash            string `json:"hash"`
+	MessageCount    int    `json:"messageCount"`
+	InstructionsRef string `json:"instructionsRef"`
+	ToolsRef        string `json:"toolsRef"`
 }
 
 // ModelOutput is one answer of the model.
@@ -238,7 +257,7 @@ type StepDiff struct {
 
 // Difference is a difference that is not one step's.
 type Difference struct {
-	// Kind is model_outputs or status.
+	// Kind is model_outputs, context or status.
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -334,6 +353,7 @@ func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
 		d.Differences = append(d.Differences, Difference{Kind: "model_outputs",
 			Message: fmt.Sprintf("the replay used %d of the %d recorded model outputs", rep, rec)})
 	}
+	d.Differences = append(d.Differences, compareContexts(recorded, replayed, d, o)...)
 	if recorded.Status != replayed.Status {
 		msg := fmt.Sprintf("the request ended %s, the replay %s", recorded.Status, replayed.Status)
 		if f := replayed.Failure; f != nil {
@@ -343,6 +363,52 @@ func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
 	}
 	d.Summary.Differs = d.Summary.Changed > 0 || len(d.Differences) > 0
 	return d
+}
+
+// compareContexts reports the first model call whose replayed context
+// differs from the recorded one, saying which part differs: the system
+// prompt, the tool list or the messages. Only the calls before a changed
+// step's result reached the model are compared (d's steps say which): a
+// changed step changes every later context, and is reported already;
+// without results (o.NoResults) only the first call, as later ones see
+// placeholder results. Nothing is compared when the recording has no
+// contexts or continued a thread (a replay has no history to send).
+func compareContexts(recorded, replayed *Case, d *Diff, o CompareOptions) []Difference {
+	if len(recorded.Contexts) == 0 || recorded.HistoryMessages > 0 {
+		return nil
+	}
+	n := min(len(recorded.Contexts), len(replayed.Contexts))
+	if o.NoResults {
+		n = min(n, 1)
+	}
+	for i, sd := range d.Steps {
+		if len(sd.Changed) > 0 && i < len(recorded.Steps) {
+			n = min(n, recorded.Steps[i].Output) // the call that asked for it saw the same context
+			break
+		}
+	}
+	for i := range n {
+		rec, rep := &recorded.Contexts[i], &replayed.Contexts[i]
+		if rec.Hash == rep.Hash {
+			continue
+		}
+		var parts []string
+		if rec.InstructionsRef != rep.InstructionsRef {
+			parts = append(parts, "the system prompt differs")
+		}
+		if rec.ToolsRef != rep.ToolsRef {
+			parts = append(parts, "the tool list differs")
+		}
+		if rec.MessageCount != rep.MessageCount {
+			parts = append(parts, fmt.Sprintf("it sent %d messages, the recording %d", rep.MessageCount, rec.MessageCount))
+		} else if len(parts) == 0 {
+			parts = append(parts, "a message differs (a tool result, or reasoning a case does not keep)")
+		}
+		return []Difference{{Kind: "context", Message: fmt.Sprintf(
+			"the replay's model call at hop %d sent another context than the recording's: %s (recorded %s, replayed %s)",
+			rec.Hop, strings.Join(parts, ", "), short(strings.TrimPrefix(rec.Hash, "sha256:")), short(strings.TrimPrefix(rep.Hash, "sha256:")))}}
+	}
+	return nil
 }
 
 // ChangedSteps returns the steps with a change.

@@ -152,3 +152,38 @@ func TestContentSHA256(t *testing.T) {
 		t.Errorf("ContentSHA256(abc) = %s", got)
 	}
 }
+
+// TestCompareContexts: a context that differs is reported at its hop;
+// none is compared after a changed step's call, nor for a request that
+// continued a thread.
+func TestCompareContexts(t *testing.T) {
+	t.Parallel()
+	ctx := func(hop int, hash string) replaycase.Context {
+		return replaycase.Context{Hop: hop, Hash: "sha256:" + hash, MessageCount: 2*hop - 1, InstructionsRef: "sha256:i", ToolsRef: "sha256:t"}
+	}
+	base := func() *replaycase.Case {
+		return &replaycase.Case{Version: replaycase.FormatVersion, Agent: "a", Input: "x", Status: "completed",
+			ModelOutputs: []replaycase.ModelOutput{{ToolCalls: []replaycase.ToolCall{{ID: "c1", Name: "t", Arguments: "{}"}}}, {Text: "done"}},
+			Steps:        []replaycase.Step{{Index: 1, Output: 1, ToolCallID: "c1", Tool: "t", ArgumentsSHA256: "h", Outcome: replaycase.Outcome{Decision: "allow", ResultStatus: "completed", ResultSHA256: "r"}}},
+			Contexts:     []replaycase.Context{ctx(1, "a"), ctx(2, "b")}}
+	}
+	rec, rep := base(), base()
+	rep.Contexts[1] = ctx(2, "c")
+	d := replaycase.Compare(rec, rep, replaycase.CompareOptions{})
+	if len(d.Differences) != 1 || !strings.Contains(d.Differences[0].Message, "hop 2 sent another context than the recording's: a message differs") {
+		t.Errorf("differences %+v", d.Differences)
+	}
+	if d := replaycase.Compare(rec, rep, replaycase.CompareOptions{NoResults: true}); len(d.Differences) != 0 {
+		t.Errorf("without results, hop 2 was compared: %+v", d.Differences)
+	}
+	rep.Steps[0].ResultSHA256 = "other" // the result changed: hop 2's context follows from it
+	if d := replaycase.Compare(rec, rep, replaycase.CompareOptions{}); len(d.Differences) != 0 || d.Summary.Changed != 1 {
+		t.Errorf("after a changed result: %+v", d)
+	}
+	rep = base()
+	rep.Contexts[0] = ctx(1, "z")
+	rec.HistoryMessages = 4
+	if d := replaycase.Compare(rec, rep, replaycase.CompareOptions{}); len(d.Differences) != 0 {
+		t.Errorf("a request with history was compared: %+v", d.Differences)
+	}
+}
