@@ -1,10 +1,12 @@
 package agentrt_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -480,5 +482,87 @@ func TestResetRefusesABadHandoff(t *testing.T) {
 	}
 	if f := failed[0].Payload.(*event.CompactionPayload).Failure; f == nil || !strings.Contains(f.Message, "fails its schema") {
 		t.Errorf("failure %+v, want the schema named", f)
+	}
+}
+
+// TestAcceptanceContextCompaction is the Agent Runtime standard's
+// acceptance scenario "Context compaction": given a long thread that
+// requires compaction, the runtime emits compaction start and completed
+// events and keeps a boundary snapshot; unresolved requests and evidence
+// refs survive compaction.
+func TestAcceptanceContextCompaction(t *testing.T) {
+	t.Parallel()
+	b := setupContext(t, agentrt.ContextPolicy{WindowTokens: 1200, CompactAt: 0.5, KeepRecentTurns: 1, Strategy: runtype.StrategySummarize}, nil)
+	ctx := context.Background()
+	session := b.turns(t, "", 2)
+	turns, err := b.st.TurnList(ctx, &store.TurnListParams{TenantID: "default", SessionID: session, Limit: 10})
+	if err != nil || len(turns) != 2 {
+		t.Fatalf("TurnList: %v (%d)", err, len(turns))
+	}
+	firstTurn := turns[0]
+	for _, u := range turns {
+		if u.CreatedAt.Before(firstTurn.CreatedAt) {
+			firstTurn = u
+		}
+	}
+	// While the next turn compacts, a request is queued on the thread.
+	queued := make(chan string, 1)
+	b.summary.answer = func(n int, req *model.Request) *model.Response {
+		if n == 1 {
+			res, err := b.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Owner: b.owner, SessionID: session, Input: "a question queued meanwhile"})
+			if err != nil {
+				t.Errorf("submitting during the compaction: %v", err)
+				close(queued)
+			} else {
+				queued <- res.TurnID
+			}
+		}
+		return &model.Response{Text: fmt.Sprintf("summary %d of the conversation", n), Usage: runtype.Usage{InputTokens: 100, OutputTokens: 10}}
+	}
+	b.turns(t, session, 1)
+	id, ok := <-queued
+	if !ok {
+		t.Fatal("the compaction did not run")
+	}
+	turn, err := b.rt.WaitTurn(ctx, b.owner, id)
+	if err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("the request queued during the compaction: %v %+v", err, turn)
+	}
+
+	evs := rttest.SessionEvents(t, b.rt, b.owner, session)
+	started, completed := ofType(evs, event.ContextCompactionStarted), ofType(evs, event.ContextCompactionCompleted)
+	if len(started) == 0 || len(completed) != len(started) {
+		t.Fatalf("%d compactions started, %d completed", len(started), len(completed))
+	}
+	if started[0].Sequence >= completed[0].Sequence {
+		t.Errorf("started at %d, completed at %d", started[0].Sequence, completed[0].Sequence)
+	}
+	// The boundary snapshot: the summary and the policy in force, kept.
+	p := completed[0].Payload.(*event.CompactionPayload)
+	for _, ref := range []string{p.SummaryRef, p.PolicySnapshotRef} {
+		if _, err := b.st.BlobGet(ctx, &store.BlobGetParams{TenantID: "default", Ref: ref}); err != nil {
+			t.Errorf("boundary snapshot %q: %v", ref, err)
+		}
+	}
+	if !slices.Contains(p.CoveredTurns, firstTurn.ID) {
+		t.Errorf("the compaction covers turns %q, want the first, %s", p.CoveredTurns, firstTurn.ID)
+	}
+	// Evidence refs survive: the first turn, whose messages the summary
+	// covers, still exports whole, and the session's receipts verify.
+	var buf bytes.Buffer
+	m, err := b.rt.ExportEvidence(ctx, &buf, &apitype.ExportEvidenceParams{Owner: b.owner, SessionID: session, TurnID: firstTurn.ID})
+	if err != nil {
+		t.Fatalf("exporting the covered turn: %v", err)
+	}
+	if m.Counts.ToolCalls != 1 || m.Counts.Events == 0 {
+		t.Errorf("the covered turn's evidence counts %+v, want its tool call and events", m.Counts)
+	}
+	if v, err := b.rt.VerifySession(ctx, b.owner, session); err != nil || !v.OK {
+		t.Errorf("VerifySession after compaction: %+v, %v", v, err)
+	}
+	// The queued request ran after the compaction, from its summary.
+	reqs := b.chat.requests()
+	if last := reqs[len(reqs)-1]; last[0].Boundary == nil {
+		t.Errorf("the queued request's context starts with %q, want the summary", last[0].Content)
 	}
 }
