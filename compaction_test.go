@@ -566,3 +566,86 @@ func TestAcceptanceContextCompaction(t *testing.T) {
 		t.Errorf("the queued request's context starts with %q, want the summary", last[0].Content)
 	}
 }
+
+// blockingModel stands for a model whose process dies mid-call: its
+// first call signals entered and waits for its context to end.
+type blockingModel struct {
+	entered chan struct{}
+	once    sync.Once
+	then    model.Provider
+}
+
+func (m *blockingModel) Info() model.Info { return m.then.Info() }
+
+func (m *blockingModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	first := false
+	m.once.Do(func() { first = true })
+	if first {
+		close(m.entered)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return m.then.Generate(ctx, req)
+}
+
+// TestResetSurvivesACrash: a runtime that dies while its reset turn
+// waits for the handoff leaves nothing half done — no fresh thread, no
+// handoff — and the next runtime on the store runs the reset again from
+// its last recorded step to a single fresh thread.
+func TestResetSurvivesACrash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "agentrt.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	owner := runtype.Owner{TenantID: "default", PrincipalID: "local"}
+	start := func(summary model.Provider) *agentrt.Runtime {
+		t.Helper()
+		rt, err := agentrt.New(agentrt.Config{Store: st, Agents: map[string]*agentrt.Agent{"support": {
+			Instructions: "help", Provider: &chatModel{}, Tools: []string{"read_file"},
+			Context: &agentrt.ContextPolicy{Strategy: runtype.StrategySummarize, Summary: &model.Candidate{Name: "summarizer", Provider: summary}},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	block := &blockingModel{entered: make(chan struct{}), then: &summarizer{}}
+	rt1 := start(block)
+	res, _ := rttest.Submit(t, rt1, &apitype.SubmitTurnParams{Owner: owner, Agent: "support", Input: "question one"})
+	reset, err := rt1.ResetThread(ctx, &apitype.CompactThreadParams{ThreadParams: apitype.ThreadParams{SessionID: res.SessionID, ThreadID: res.ThreadID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-block.entered
+	// The process dies: its attempt is abandoned as a crash leaves it.
+	dead, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := rt1.Stop(dead); err != nil {
+		t.Logf("Stop: %v", err)
+	}
+	threads, err := st.ThreadList(ctx, &store.ThreadListParams{TenantID: "default", SessionID: res.SessionID})
+	if err != nil || len(threads) != 1 {
+		t.Fatalf("after the crash the session has %d threads (%v), want its one", len(threads), err)
+	}
+
+	rt2 := start(&summarizer{})
+	defer rt2.Stop(ctx)
+	turn, err := rt2.WaitTurn(ctx, owner, reset.TurnID)
+	if err != nil || turn.Status != runtype.StatusCompleted {
+		t.Fatalf("the reset after the restart: %v %+v", err, turn)
+	}
+	threads, err = st.ThreadList(ctx, &store.ThreadListParams{TenantID: "default", SessionID: res.SessionID})
+	if err != nil || len(threads) != 2 || threads[1].Lineage == nil || threads[1].Lineage.TurnID != reset.TurnID {
+		t.Fatalf("after the recovered reset the session has %d threads (%v)", len(threads), err)
+	}
+	next, after := rttest.Submit(t, rt2, &apitype.SubmitTurnParams{Owner: owner, SessionID: res.SessionID, Input: "question two"})
+	if after.Status != runtype.StatusCompleted || next.ThreadID != threads[1].ID {
+		t.Errorf("the next turn ran on %s (%s), want the fresh thread %s", next.ThreadID, after.Status, threads[1].ID)
+	}
+}
