@@ -84,7 +84,7 @@ type contextBundle struct {
 	owner   runtype.Owner
 }
 
-func setupContext(t *testing.T, p agentrt.ContextPolicy, sum *summarizer) *contextBundle {
+func setupContext(t *testing.T, p agentrt.ContextPolicy, sum *summarizer, opts ...func(*agentrt.Config)) *contextBundle {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "agentrt.db"), sqlitestore.Options{})
@@ -97,12 +97,16 @@ func setupContext(t *testing.T, p agentrt.ContextPolicy, sum *summarizer) *conte
 	}
 	p.Summary = &model.Candidate{Name: "summarizer", Provider: sum}
 	b := &contextBundle{st: st, chat: &chatModel{}, summary: sum, owner: runtype.Owner{TenantID: "default", PrincipalID: "local"}}
-	rt, err := agentrt.New(agentrt.Config{
+	cfg := agentrt.Config{
 		Store: st,
 		Agents: map[string]*agentrt.Agent{"support": {
 			Instructions: "help", Provider: b.chat, Tools: []string{"read_file"}, Context: &p,
 		}},
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	rt, err := agentrt.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +405,29 @@ func TestCompactionFallsBack(t *testing.T) {
 				t.Errorf("the context starts with %q, want the dropped-outputs digest", first.Content)
 			}
 		})
+	}
+}
+
+// TestCompactionWithinBudget: the summary call is checked against the
+// session's budget like any model call; one that would exceed it is not
+// made, and the compaction fails with quota_exceeded without losing the
+// turn.
+func TestCompactionWithinBudget(t *testing.T) {
+	t.Parallel()
+	b := setupContext(t, agentrt.ContextPolicy{WindowTokens: 4000, CompactAt: 0.15, KeepRecentTurns: 1, Strategy: runtype.StrategySummarize}, nil,
+		func(c *agentrt.Config) { c.Budgets = agentrt.Budgets{Session: agentrt.Budget{MaxTokens: 6000}} })
+	session := b.turns(t, "", 3)
+	evs := rttest.SessionEvents(t, b.rt, b.owner, session)
+	failed := ofType(evs, event.ContextCompactionFailed)
+	if len(failed) == 0 {
+		t.Fatal("no context.compaction.failed")
+	}
+	f := failed[0].Payload.(*event.CompactionPayload).Failure
+	if f == nil || f.Kind != runtype.FailureQuotaExceeded || !strings.Contains(f.Message, "would exceed the tokens budget") {
+		t.Errorf("failure %+v, want the session budget named", f)
+	}
+	if b.summary.calls != 0 {
+		t.Errorf("the summary model was called %d times over budget", b.summary.calls)
 	}
 }
 

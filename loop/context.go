@@ -396,6 +396,11 @@ func (r *run) contextCall(ctx context.Context, k *compaction, req *model.Request
 	req.MaxOutputTokens = min(cmp.Or(c.MaxOutputTokens, maxSummaryTokens), maxSummaryTokens)
 	est := runtype.Usage{InputTokens: model.EstimateInputTokens(req), OutputTokens: int64(req.MaxOutputTokens)}
 	est.CostUSD = c.Price.Cost(est)
+	if err := r.openLease(ctx); err != nil {
+		f := failuref(runtype.FailureStore, "reading the budgets of the session and its tenant: %v", err)
+		f.Retryable = true
+		return nil, f
+	}
 	if r.lease != nil {
 		for _, q := range r.lease.Check(est) {
 			if q.Exceeded != "" {
