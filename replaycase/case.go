@@ -478,7 +478,7 @@ func compareContexts(recorded, replayed *Case, d *Diff, o CompareOptions) []Diff
 		if rec.MessageCount != rep.MessageCount {
 			parts = append(parts, fmt.Sprintf("it sent %d messages, the recording %d", rep.MessageCount, rec.MessageCount))
 		} else if len(parts) == 0 {
-			parts = append(parts, "a message differs (a tool result, or reasoning a case does not keep)")
+			parts = append(parts, "a message differs ("+suspects(recorded, rec.Hop)+")")
 		}
 		return append(out, Difference{Kind: "context", Message: fmt.Sprintf(
 			"the replay's model call at hop %d sent another context than the recording's: %s (recorded %s, replayed %s)",
@@ -539,6 +539,20 @@ func compareCompactions(recorded, replayed *Case, n int, all bool) string {
 		}
 	}
 	return ""
+}
+
+// suspects names what may make a message of the context of the call at
+// hop differ from the recording's.
+func suspects(c *Case, hop int) string {
+	for i, k := range c.Compactions {
+		if k.Hop == hop && k.Summary != "" {
+			return fmt.Sprintf("the summary of compaction %d, which the call follows, a tool result, or reasoning a case does not keep", i+1)
+		}
+	}
+	if hop == 1 && len(c.History) > 0 {
+		return "a message of the starting context (history), or reasoning a case does not keep"
+	}
+	return "a tool result, or reasoning a case does not keep"
 }
 
 func strategyOf(k *Compaction) string {
