@@ -443,8 +443,10 @@ func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
 // step's result reached the model are compared (d's steps say which): a
 // changed step changes every later context, and is reported already;
 // without results (o.NoResults) only the first call, as later ones see
-// placeholder results. Nothing is compared when the recording has no
-// contexts or continued a thread (a replay has no history to send).
+// placeholder results. The compactions before those calls are compared
+// too (compareCompactions), and reported first. Nothing is compared when
+// the recording has no contexts, or continued a thread without keeping
+// its starting context (History: a case made before agentrt kept it).
 func compareContexts(recorded, replayed *Case, d *Diff, o CompareOptions) []Difference {
 	if len(recorded.Contexts) == 0 || recorded.HistoryMessages > 0 && len(recorded.History) == 0 {
 		return nil
