@@ -137,6 +137,8 @@ func TestParse(t *testing.T) {
 		{`{"version":1,"input":"x"}`, "agent is missing"},
 		{`{"version":1,"agent":"a","input":"x","steps":[{"index":1}]}`, "1 steps, but the model outputs request only 0 tool calls"},
 		{`{"version":1,"agent":"a","input":"x","modelOutputs":[{"toolCalls":[{"id":"c"}]}]}`, "model output 1, tool call 1: name is missing"},
+		{`{"version":1,"agent":"a","input":"x","history":[{"seq":3,"role":"user"},{"seq":2,"role":"assistant"}]}`, "history message 2 has seq 2, not after 3"},
+		{`{"version":1,"agent":"a","input":"x","history":[{"seq":1,"role":"boss"}]}`, `history message 1 (seq 1) has role "boss"`},
 	}
 	for _, b := range bad {
 		_, err := replaycase.Parse([]byte(b.doc))
