@@ -195,7 +195,7 @@ func historyMessages(msgs []*runtype.Message, turnID string, n int) int {
 // messages before the turn's first one (msgs is the thread in Seq
 // order), without those of rolled-back turns, and after a compaction
 // only its boundary message and the messages after the ones it covers —
-// the window the loop loads (loop/history.go contextWindow).
+// the window the loop loads (runtype.ContextWindow).
 func startingContext(ctx context.Context, r store.Reader, tenant string, turn *runtype.Turn, msgs []*runtype.Message) ([]replaycase.HistoryMessage, error) {
 	start := slices.IndexFunc(msgs, func(m *runtype.Message) bool { return m.TurnID == turn.ID })
 	if start <= 0 {
@@ -216,22 +216,13 @@ func startingContext(ctx context.Context, r store.Reader, tenant string, turn *r
 		}
 		p.BeforeID = page[len(page)-1].ID
 	}
-	before := slices.DeleteFunc(slices.Clone(msgs[:start]), func(m *runtype.Message) bool { return rolledBack[m.TurnID] })
-	compaction := func(m *runtype.Message) bool {
-		return m.Boundary != nil && m.Boundary.Kind == runtype.BoundaryCompaction
-	}
-	window := before
-	for i := len(before) - 1; i >= 0; i-- {
-		if b := before[i]; compaction(b) {
-			window = []*runtype.Message{b}
-			for _, m := range before {
-				if m.Seq > b.Boundary.ThroughSeq && !compaction(m) {
-					window = append(window, m)
-				}
-			}
-			break
+	before := make([]runtype.Message, 0, start)
+	for _, m := range msgs[:start] {
+		if !rolledBack[m.TurnID] {
+			before = append(before, *m)
 		}
 	}
+	window, _ := runtype.ContextWindow(before)
 	out := make([]replaycase.HistoryMessage, len(window))
 	for i, m := range window {
 		h := replaycase.HistoryMessage{

@@ -23,7 +23,7 @@ import (
 // it). Both are recorded as context.compaction.* facts that name what
 // they covered, what they wrote and the policy in force; the covered
 // messages stay in the thread, only out of the model's view
-// (contextWindow in history.go).
+// (runtype.ContextWindow).
 
 // ContextPolicy is an agent's context management (agents.NAME.context).
 type ContextPolicy struct {
