@@ -341,6 +341,11 @@ func goldenEvents() []*Event {
 		Code: "completion_required", Message: "the model replied without calling complete_task; it gets one more hop with a reminder",
 	})
 
+	contextResolved := gRunEvent(ContextResolved, 4, &ContextResolvedPayload{
+		Source: ContextSourceMemory, Query: "Where is order 1042?",
+		MemoryIDs: []string{"mem_01M7Z5ME2ZQ6D1F4QY3S8W4X4A", "mem_01M7Z5ME2ZQ6D1F4QY3S8W4X4B"}, MessageSeq: 7,
+	})
+
 	// An event agentrt keeps undecoded: other runtimes' payloads of types
 	// agentrt does not produce survive a round trip as they were.
 	artifact := gRunEvent(ArtifactChanged, 35, RawPayload(`{"artifactId":"art_1","kind":"file","path":"tickets/T-1042.json"}`))
@@ -451,7 +456,7 @@ func goldenEvents() []*Event {
 	evidenceChanged.EvidenceID, evidenceChanged.TraceID = "evd_5c0b8e7f1a2d3c4b5a69788796a5b4c3", ""
 
 	return []*Event{
-		evidenceChanged, taskRetrying, taskLost, queueChanged,
+		contextResolved, evidenceChanged, taskRetrying, taskLost, queueChanged,
 		sandboxApplied, sandboxViolation, processCompleted, processOutput, outputRedacted, outputSpilled, hookCompleted, hookFailed,
 		sessionCreated, sessionUpdated, threadStarted,
 		turnSubmitted, turnCompleted, turnFailed,

@@ -725,6 +725,8 @@ func payloadFor(t Type) Payload {
 		return &EvidencePayload{}
 	case ToolProgress:
 		return &ToolProgressPayload{}
+	case ContextResolved:
+		return &ContextResolvedPayload{}
 	}
 	return nil
 }
