@@ -64,6 +64,7 @@ type run struct {
 	attemptEnded bool
 
 	toolHops int
+	noRecall bool // the turn recalls no memories (see recallMemories)
 	grace    bool // a reminder was given and the model has not called tools since
 	// stopBlocks counts the times stop hooks kept the run going.
 	stopBlocks int
@@ -227,7 +228,7 @@ func (r *run) release() {
 
 // execute runs the turn to its end.
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
-	b := r.startBatch()
+	b := r.startBatch(ctx)
 	if ctx.Err() != nil || len(r.route.Eligible) == 0 {
 		// Cancelled before it started, or no model can take it: the input
 		// never reached a model, so it does not join the thread's
@@ -346,7 +347,7 @@ func (r *run) resumeBatch(reason runtype.Reason) *store.Batch {
 	return b
 }
 
-func (r *run) startBatch() *store.Batch {
+func (r *run) startBatch(ctx context.Context) *store.Batch {
 	now := r.cfg.Now().UTC()
 	r.rec = runtype.Run{
 		ID:        r.cfg.IDs.New(runtype.PrefixRun),
@@ -365,6 +366,7 @@ func (r *run) startBatch() *store.Batch {
 	r.task.Status, r.task.StartedAt, r.task.UpdatedAt, r.task.CurrentRunID = runtype.StatusRunning, now, now, r.rec.ID
 	r.task.Attempts = 1
 	b := r.batch()
+	r.recallMemories(ctx, b)
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
 	b.Events = append(b.Events,
 		r.event(event.TurnStarted, "", "", &event.TurnPayload{Status: runtype.StatusRunning, Agent: r.agent.Name}),
