@@ -25,10 +25,11 @@ const (
 // ErrNoMemories: the runtime's store keeps no memories.
 var ErrNoMemories = errors.New("this runtime's store keeps no memories")
 
-// Tools returns memory_save, memory_search and memory_forget on s. With a
-// nil s they exist (agents may list them) but every call fails with
-// ErrNoMemories. now stamps saved memories; nil is time.Now.
-func Tools(s store.Memories, now func() time.Time) []tool.Tool {
+// Tools returns memory_save, memory_search and memory_forget on the store
+// s returns when they are called. When s is nil or returns nil they exist
+// (agents may list them) but every call fails with ErrNoMemories. now
+// stamps saved memories; nil is time.Now.
+func Tools(s func() store.Memories, now func() time.Time) []tool.Tool {
 	if now == nil {
 		now = time.Now
 	}
@@ -37,7 +38,7 @@ func Tools(s store.Memories, now func() time.Time) []tool.Tool {
 }
 
 type tools struct {
-	s   store.Memories
+	s   func() store.Memories
 	now func() time.Time
 	ids *runtype.IDGen
 }
@@ -45,17 +46,21 @@ type tools struct {
 // memoryTool is a memory tool whose fn decodes In and returns the result's
 // content; an error becomes an error result, prefixed with the tool's
 // name.
-func memoryTool[In any](t *tools, spec tool.Spec, fn func(ctx context.Context, call *tool.Call, in *In) (any, error)) tool.Tool {
+func memoryTool[In any](t *tools, spec tool.Spec, fn func(ctx context.Context, s store.Memories, call *tool.Call, in *In) (any, error)) tool.Tool {
 	spec.Source = "builtin"
 	return &memTool{spec: spec, run: func(ctx context.Context, call *tool.Call) *tool.Result {
-		if t.s == nil {
+		var s store.Memories
+		if t.s != nil {
+			s = t.s()
+		}
+		if s == nil {
 			return errResult(spec.Name, ErrNoMemories)
 		}
 		v := new(In)
 		if err := json.Unmarshal(call.Input, v); err != nil {
 			return errResult(spec.Name, fmt.Errorf("decoding input: %w", err))
 		}
-		out, err := fn(ctx, call, v)
+		out, err := fn(ctx, s, call, v)
 		if err != nil {
 			return errResult(spec.Name, err)
 		}
@@ -127,7 +132,7 @@ func (t *tools) save() tool.Tool {
   "required": ["content"],
   "additionalProperties": false
 }`),
-	}, func(ctx context.Context, call *tool.Call, in *saveInput) (any, error) {
+	}, func(ctx context.Context, s store.Memories, call *tool.Call, in *saveInput) (any, error) {
 		source := runtype.MemorySourceModel
 		if in.Source == string(runtype.MemorySourceToolOutput) {
 			source = runtype.MemorySourceToolOutput
@@ -143,7 +148,7 @@ func (t *tools) save() tool.Tool {
 			Agent: call.Agent, Content: in.Content, Source: source,
 			SessionID: call.SessionID, TurnID: call.TurnID, RunID: call.RunID, ToolCallID: call.ID, CreatedAt: t.now().UTC(),
 		}
-		if err := t.s.MemorySave(ctx, m); err != nil {
+		if err := s.MemorySave(ctx, m); err != nil {
 			return nil, err
 		}
 		return saveOutput{ID: m.ID, Saved: true, Source: string(source)}, nil
@@ -181,8 +186,8 @@ func (t *tools) search() tool.Tool {
   "additionalProperties": false
 }`),
 		Annotations: tool.Annotations{ReadOnly: true},
-	}, func(ctx context.Context, call *tool.Call, in *searchInput) (any, error) {
-		hits, err := t.s.MemorySearch(ctx, &store.MemorySearchParams{MemoryScope: scopeOf(call), Query: in.Query,
+	}, func(ctx context.Context, s store.Memories, call *tool.Call, in *searchInput) (any, error) {
+		hits, err := s.MemorySearch(ctx, &store.MemorySearchParams{MemoryScope: scopeOf(call), Query: in.Query,
 			Limit: cmpOr(in.Limit, DefaultSearchLimit)})
 		if err != nil {
 			return nil, err
@@ -210,8 +215,8 @@ func (t *tools) forget() tool.Tool {
   "additionalProperties": false
 }`),
 		Annotations: tool.Annotations{Destructive: true, Idempotent: true},
-	}, func(ctx context.Context, call *tool.Call, in *forgetInput) (any, error) {
-		err := t.s.MemoryForget(ctx, &store.MemoryForgetParams{MemoryScope: scopeOf(call), ID: in.ID})
+	}, func(ctx context.Context, s store.Memories, call *tool.Call, in *forgetInput) (any, error) {
+		err := s.MemoryForget(ctx, &store.MemoryForgetParams{MemoryScope: scopeOf(call), ID: in.ID})
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("this agent has no memory %s", in.ID)
 		}
