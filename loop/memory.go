@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/memory"
+	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
@@ -20,8 +21,11 @@ type RecallFunc func(ctx context.Context, owner runtype.Owner, agent, sessionID,
 // the turn goes on without memories. A turn that will not reach a model
 // (cancelled, or no model can take it) recalls nothing.
 func (r *run) recallMemories(ctx context.Context, b *store.Batch) {
-	if r.cfg.Recall == nil || r.noRecall || ctx.Err() != nil || len(r.route.Eligible) == 0 {
+	if r.cfg.Recall == nil || r.noRecall || ctx.Err() != nil {
 		return
+	}
+	if p := r.agent.Profile; len(model.Decide(&p, r.agent.Candidates).Eligible) == 0 {
+		return // routing comes after the turn's message; it will find no model either
 	}
 	hits, err := r.cfg.Recall(ctx, r.turn.Owner, r.agent.Name, r.turn.SessionID, r.turn.Input)
 	if err != nil {
