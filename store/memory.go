@@ -148,17 +148,13 @@ func CheckMemorySearch(p *MemorySearchParams) error {
 // CheckMemoryScope checks that s names a tenant and an agent.
 func CheckMemoryScope(s MemoryScope) error { return s.check() }
 
-// MemoryTerms splits a query into the words a search looks for:
-// lowercased runs of letters and digits, each once, in order, at most
-// MaxMemoryQueryTerms, without the commonest English words (which would
-// match nearly every memory and rank nothing).
+// MemoryTerms splits a query into the words a search looks for, as
+// MemoryWords does, each once, in order, at most MaxMemoryQueryTerms.
 func MemoryTerms(q string) []string {
 	var terms []string
 	seen := map[string]bool{}
-	for w := range strings.FieldsFuncSeq(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if seen[w] || stopWords[w] {
+	for _, w := range MemoryWords(q) {
+		if seen[w] {
 			continue
 		}
 		seen[w] = true
@@ -168,6 +164,50 @@ func MemoryTerms(q string) []string {
 		}
 	}
 	return terms
+}
+
+// MemoryWords splits text into the words memories are indexed and
+// searched by: runs of letters and digits, lowercased, without the
+// commonest English words (which would match nearly every memory and rank
+// nothing), each cut to a light English stem so that "deploys",
+// "deployed" and "deploying" are one word (see stem).
+func MemoryWords(text string) []string {
+	var out []string
+	for w := range strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if !stopWords[w] {
+			out = append(out, stem(w))
+		}
+	}
+	return out
+}
+
+// stem cuts an English inflection off w: a plural s or es, ies (to y),
+// ing and ed, then a doubled final consonant (running → run) and a final
+// e (based, base → bas). It is cruder than Porter's stemmer, and the
+// same on both drivers.
+func stem(w string) string {
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		return w[:n-3] + "y"
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = w[:n-3]
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		w = w[:n-2]
+	case n > 4 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes")):
+		return w[:n-2]
+	case n > 3 && w[n-1] == 's' && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:n-1]
+	}
+	if n = len(w); n > 3 && w[n-1] == w[n-2] && strings.IndexByte("bdgmnprt", w[n-1]) >= 0 {
+		w = w[:n-1]
+	}
+	if n = len(w); n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
+	}
+	return w
 }
 
 // stopWords are left out of queries.

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -17,8 +15,8 @@ import (
 // Memories: the store keeps them in a map of its own, outside the
 // transactions (store.Memories writes each on its own). A search scans the
 // scope's memories and ranks them by BM25 (k1 1.2, b 0.75) over that scope
-// alone, with the words of store.MemoryTerms matched exactly: no stemming,
-// unlike the SQLite driver, so "deploys" does not find "deploy".
+// alone, with every word of the query (store.MemoryTerms) and the words of
+// each memory as store.MemoryWords splits them.
 
 var _ store.Memories = (*Store)(nil)
 
@@ -121,9 +119,7 @@ func (s *Store) MemorySearch(_ context.Context, p *store.MemorySearchParams) ([]
 	total := 0
 	for i, m := range ms {
 		tf := map[string]int{}
-		for w := range strings.FieldsFuncSeq(strings.ToLower(m.Content), func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-		}) {
+		for _, w := range store.MemoryWords(m.Content) {
 			tf[w]++
 			total++
 		}

@@ -2,21 +2,32 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 )
 
-// Memories (migration 17): one row each in memories, indexed for search
-// by the FTS5 table memories_fts and ranked by its bm25(). A search
-// matches any of the query's words (store.MemoryTerms, each quoted, so
-// nothing in a query is FTS5 syntax) with porter stemming, then keeps
-// the scope's rows. BM25's statistics (how rare a word is, how long a
-// memory is on average) are the whole file's, so other scopes' memories
-// shift scores, never which memories a scope sees. Writes are single
-// statements on the write connection, between the Writer's transactions.
+// Memories (migration 17): one row each in memories, and its words
+// (store.MemoryWords) in the contentless FTS5 table memories_fts under the
+// same seq, written in one transaction on the write connection, between
+// the Writer's. A search ranks by FTS5's bm25() the memories holding any
+// of the query's rarest words, then keeps the scope's rows.
+//
+// Which words: those of the query (store.MemoryTerms) that some memory
+// holds, the rarest first (memory_words counts the memories holding
+// each), at most searchWords of them, without those in more than one
+// memory in twenty (and more than commonWordMemories) unless no rarer one
+// is left. A common word costs a
+// search its every memory and changes the ranking little (BM25 weighs a
+// word by its rarity), so it is left out; this is what keeps a search
+// over 100000 memories within milliseconds. Word counts and BM25's other
+// statistics are the whole file's, so other scopes' memories shift
+// scores and which words are searched, never which memories a scope
+// sees.
 
 var _ store.Memories = (*Store)(nil)
 
@@ -31,15 +42,57 @@ func (s *Store) MemorySave(ctx context.Context, m *runtype.Memory) error {
 	if err := store.CheckMemory(m); err != nil {
 		return fmt.Errorf("saving memory: %w", err)
 	}
-	_, err := s.write.ExecContext(ctx, `INSERT INTO memories
-		(id, tenant_id, principal_id, agent, instance, source, session_id, turn_id, run_id, tool_call_id, content, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.TenantID, m.PrincipalID, m.Agent, m.Instance, string(m.Source), m.SessionID, m.TurnID, m.RunID,
-		m.ToolCallID, m.Content, nanos(m.CreatedAt))
+	err := s.memoryTx(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO memories
+			(id, tenant_id, principal_id, agent, instance, source, session_id, turn_id, run_id, tool_call_id, content, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+			m.ID, m.TenantID, m.PrincipalID, m.Agent, m.Instance, string(m.Source), m.SessionID, m.TurnID, m.RunID,
+			m.ToolCallID, m.Content, nanos(m.CreatedAt)).Scan(&seq)
+		if err != nil {
+			return err
+		}
+		words := store.MemoryWords(m.Content)
+		if _, err = tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, words) VALUES (?, ?)`, seq, strings.Join(words, " ")); err != nil {
+			return err
+		}
+		return countWords(ctx, tx, words, 1)
+	})
 	if err != nil {
 		return fmt.Errorf("saving memory %s: %w", m.ID, translate(err))
 	}
 	return nil
+}
+
+// countWords adds delta to the count of memories holding each of words
+// (a memory's words; each counts once), dropping the words no memory
+// holds any more.
+func countWords(ctx context.Context, tx *sql.Tx, words []string, delta int) error {
+	slices.Sort(words)
+	for _, w := range slices.Compact(words) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_words (word, memories) VALUES (?, ?)
+			ON CONFLICT (word) DO UPDATE SET memories = memories + excluded.memories`, w, delta); err != nil {
+			return err
+		}
+	}
+	if delta < 0 {
+		_, err := tx.ExecContext(ctx, `DELETE FROM memory_words WHERE memories <= 0`)
+		return err
+	}
+	return nil
+}
+
+// memoryTx runs fn in a transaction on the write connection.
+func (s *Store) memoryTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // MemoryForget implements store.Memories.
@@ -50,17 +103,23 @@ func (s *Store) MemoryForget(ctx context.Context, p *store.MemoryForgetParams) e
 	if err := store.CheckMemoryScope(p.MemoryScope); err != nil {
 		return fmt.Errorf("forgetting memory %s: %w", p.ID, err)
 	}
-	res, err := s.write.ExecContext(ctx, `DELETE FROM memories WHERE id = ? AND tenant_id = ? AND agent = ? AND instance = ?`,
-		p.ID, p.TenantID, p.Agent, p.Instance)
-	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
-	}
+	err := s.memoryTx(ctx, func(tx *sql.Tx) error {
+		var (
+			seq     int64
+			content string
+		)
+		err := tx.QueryRowContext(ctx, `DELETE FROM memories WHERE id = ? AND tenant_id = ? AND agent = ? AND instance = ?
+			RETURNING seq, content`, p.ID, p.TenantID, p.Agent, p.Instance).Scan(&seq, &content)
+		if err != nil {
+			return err
+		}
+		if _, err = tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, seq); err != nil {
+			return err
+		}
+		return countWords(ctx, tx, store.MemoryWords(content), -1)
+	})
 	if err != nil {
 		return fmt.Errorf("forgetting memory %s: %w", p.ID, translate(err))
-	}
-	if n == 0 {
-		return fmt.Errorf("forgetting memory %s: %w", p.ID, store.ErrNotFound)
 	}
 	return nil
 }
@@ -102,10 +161,14 @@ func (s *Store) MemorySearch(ctx context.Context, p *store.MemorySearchParams) (
 	if err := store.CheckMemorySearch(p); err != nil {
 		return nil, fmt.Errorf("searching memories: %w", err)
 	}
+	words, err := s.searchWords(ctx, store.MemoryTerms(p.Query))
+	if err != nil || len(words) == 0 {
+		return nil, err
+	}
 	rows, err := s.read.QueryContext(ctx, `SELECT `+memCols+` FROM memories_fts f JOIN memories m ON m.seq = f.rowid
 		WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.agent = ? AND m.instance = ?
 		ORDER BY bm25(memories_fts), m.seq DESC LIMIT ?`,
-		ftsQuery(store.MemoryTerms(p.Query)), p.TenantID, p.Agent, p.Instance, store.ClampLimit(p.Limit))
+		ftsQuery(words), p.TenantID, p.Agent, p.Instance, store.ClampLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("searching memories: %w", translate(err))
 	}
@@ -122,6 +185,45 @@ func (s *Store) MemorySearch(ctx context.Context, p *store.MemorySearchParams) (
 		return nil, fmt.Errorf("searching memories: %w", translate(err))
 	}
 	return out, nil
+}
+
+// searchWords is the most searchWords words a search looks for, the
+// rarest of terms that some memory holds (see the top of this file).
+const searchWords = 6
+
+// commonWordMemories: a word in more memories than this (and in more than
+// one in twenty) is common.
+const commonWordMemories = 500
+
+func (s *Store) searchWords(ctx context.Context, terms []string) ([]string, error) {
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT word, memories, (SELECT max(seq) FROM memories) FROM memory_words
+		WHERE word IN (?`+strings.Repeat(", ?", len(terms)-1)+`) ORDER BY memories`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("searching memories: %w", translate(err))
+	}
+	defer rows.Close()
+	var (
+		words     []string
+		docs, all int64
+	)
+	for rows.Next() && len(words) < searchWords {
+		var w string
+		if err := rows.Scan(&w, &docs, &all); err != nil {
+			return nil, fmt.Errorf("searching memories: %w", translate(err))
+		}
+		if len(words) > 0 && docs*20 > all && docs > commonWordMemories {
+			break // common, and rarer words were found
+		}
+		words = append(words, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("searching memories: %w", translate(err))
+	}
+	return words, nil
 }
 
 // ftsQuery matches any of terms. Each is a run of letters and digits,

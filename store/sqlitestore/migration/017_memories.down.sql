@@ -1,4 +1,3 @@
-DROP TRIGGER memories_fts_delete;
-DROP TRIGGER memories_fts_insert;
+DROP TABLE memory_words;
 DROP TABLE memories_fts;
 DROP TABLE memories;

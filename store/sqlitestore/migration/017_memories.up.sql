@@ -1,8 +1,12 @@
 -- agentrt schema version 17: agents' long-term memories (store.Memories).
 -- One row per memory, scoped by (tenant_id, agent, instance), with the
--- provenance of who wrote it; memories_fts indexes the content for BM25
--- ranked search (FTS5, porter stemming over unicode61 tokens), kept in
--- step by triggers. created_at is unix nanoseconds.
+-- provenance of who wrote it; created_at is unix nanoseconds.
+-- memories_fts indexes each memory's words (store.MemoryWords, written by
+-- the driver in the memory's transaction) under the memory's seq, for
+-- BM25-ranked search; it keeps no copy of the text (contentless).
+-- memory_words counts the memories holding each word, kept by the driver
+-- in the same transactions, so that a search can choose its words by
+-- rarity with a keyed read each.
 CREATE TABLE memories (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -20,11 +24,9 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_scope ON memories (tenant_id, agent, instance, seq);
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    content, content = 'memories', content_rowid = 'seq', tokenize = 'porter unicode61'
+    words, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'
 );
-CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
-END;
-CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
-END;
+CREATE TABLE memory_words (
+    word TEXT PRIMARY KEY,
+    memories INTEGER NOT NULL
+) WITHOUT ROWID;
