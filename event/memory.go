@@ -22,4 +22,5 @@ type ContextResolvedPayload struct {
 
 // ContextSourceMemory is ContextResolvedPayload.Source for memories.
 const ContextSourceMemory = "memory"
+
 func (*ContextResolvedPayload) isPayload() {}
