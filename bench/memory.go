@@ -162,6 +162,9 @@ func Memory(ctx context.Context, o MemoryOptions) (*MemoryResult, error) {
 	hits := 0
 	for range o.Searches {
 		q := text.sentence(4, 14) + "?"
+		for len(store.MemoryTerms(q)) == 0 { // only common words: a turn's recall would not search
+			q = text.sentence(4, 14) + "?"
+		}
 		t0 := time.Now()
 		found, err := s.MemorySearch(ctx, &store.MemorySearchParams{MemoryScope: scope, Query: q, Limit: o.Limit})
 		took = append(took, time.Since(t0))
