@@ -2,11 +2,13 @@
 -- One row per memory, scoped by (tenant_id, agent, instance), with the
 -- provenance of who wrote it; created_at is unix nanoseconds.
 -- memories_fts indexes each memory's words (store.MemoryWords, written by
--- the driver in the memory's transaction) under the memory's seq, for
--- BM25-ranked search; it keeps no copy of the text (contentless).
--- memory_words counts the memories holding each word, kept by the driver
--- in the same transactions, so that a search can choose its words by
--- rarity with a keyed read each.
+-- the driver in the memory's transaction) under the memory's seq: the
+-- inverted index searches start from. It keeps no copy of the text
+-- (contentless).
+-- memory_words counts the memories holding each word and memory_stats the
+-- memories and their words, kept by the driver in the same transactions:
+-- the statistics of BM25, and how a search chooses its words by rarity
+-- with a keyed read each.
 CREATE TABLE memories (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -30,3 +32,9 @@ CREATE TABLE memory_words (
     word TEXT PRIMARY KEY,
     memories INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE memory_stats (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    memories INTEGER NOT NULL,
+    words INTEGER NOT NULL
+);
+INSERT INTO memory_stats (id, memories, words) VALUES (1, 0, 0);
