@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -25,9 +24,10 @@ import (
 // store is in thousands of memories:
 //
 //  1. Candidates. The query's words (store.MemoryTerms) that some memory
-//     holds, the rarest first, at most searchWords, leaving out a word in
-//     more than one memory in twenty (and more than commonWordMemories)
-//     when a rarer one is left. FTS5 lists the memories holding each;
+//     holds, the rarest first, at most searchWords and, after the first,
+//     while they are in at most stage1Memories memories together, leaving
+//     out a word in more than one memory in twenty (and more than
+//     commonWordMemories). FTS5 lists the memories holding each;
 //     each memory scores the summed inverse document frequency of those
 //     it holds (BM25 with k1 = 0, which needs no text). The best of the
 //     scope's (its rows read by the memories_scope index, best first,
@@ -55,6 +55,9 @@ const (
 	// commonWordMemories: a word in more memories than this, and in more
 	// than one in twenty, is common.
 	commonWordMemories = 500
+	// stage1Memories bounds the memories stage 1 reads: it looks for no
+	// further word once the words it has are in this many memories.
+	stage1Memories = 2500
 	// rerankFactor times the limit is how many candidates stage 2 ranks.
 	rerankFactor = 8
 	// scopeChunk is how many candidates a read of the scope's rows asks
@@ -228,9 +231,19 @@ func (s *Store) memorySearch(ctx context.Context, p *store.MemorySearchParams) (
 			return nil, err
 		}
 	}
-	cands := slices.SortedFunc(maps.Keys(score), func(a, b int64) int {
-		return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(b, a))
-	})
+	type cand struct {
+		seq   int64
+		score float64
+	}
+	all := make([]cand, 0, len(score))
+	for seq, sc := range score {
+		all = append(all, cand{seq, sc})
+	}
+	slices.SortFunc(all, func(a, b cand) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.seq, a.seq)) })
+	cands := make([]int64, len(all))
+	for i, c := range all {
+		cands[i] = c.seq
+	}
 	type hit struct {
 		seq   int64
 		m     *runtype.Memory
@@ -279,15 +292,19 @@ func (c *corpus) bm25(query, words []string) float64 {
 }
 
 // stage1Words are the words stage 1 looks for: the rarest searchWords of
-// words (which are by rarity), without common ones once a rarer one is in.
+// words (which are by rarity), without common ones once a rarer one is
+// in, and no more once they are in stage1Memories memories.
 func stage1Words(c *corpus, words []string) []string {
-	var out []string
+	var (
+		out  []string
+		rows float64
+	)
 	for _, w := range words {
 		df := c.docs[w]
-		if len(out) == searchWords || len(out) > 0 && df*20 > c.n && df > commonWordMemories {
+		if len(out) == searchWords || len(out) > 0 && (df*20 > c.n && df > commonWordMemories || rows+df > stage1Memories) {
 			break
 		}
-		out = append(out, w)
+		out, rows = append(out, w), rows+df
 	}
 	return out
 }
