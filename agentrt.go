@@ -86,6 +86,9 @@ type Agent struct {
 	// MCP are the MCP servers (Config.MCPServers) whose tools the agent
 	// offers, found when the runtime starts.
 	MCP []MCPUse
+	// Context manages the agent's context window (compaction, reset);
+	// nil compacts only when asked (CompactThread). See docs/context.md.
+	Context *ContextPolicy
 	// Memory configures the agent's long-term memory.
 	Memory AgentMemory
 }
@@ -102,6 +105,10 @@ type AgentMemory struct {
 	// context.resolved; 0 injects none.
 	Inject int
 }
+
+// ContextPolicy is an agent's context management: when and how a run
+// compacts its thread's context. See docs/context.md.
+type ContextPolicy = loop.ContextPolicy
 
 // MCPUse is an MCP server an agent uses: Allow says which of its tools
 // (by the server's own names; nil allows all).
@@ -153,6 +160,11 @@ type Config struct {
 	// but deny or fail to an action from the principal who submitted its
 	// turn (policy.self_approval: forbid).
 	ForbidSelfApproval bool
+	// ForkGrants copies a session's standing approvals (approve_for_session
+	// grants) into the sessions forked from it (policy.fork_grants: copy).
+	// By default a fork starts without them: a person approved the tool
+	// for that session, not for its copies.
+	ForkGrants bool
 	// ActionSweepInterval is how often expired actions are resolved;
 	// default 30s.
 	ActionSweepInterval time.Duration
@@ -603,6 +615,7 @@ func New(cfg Config) (*Runtime, error) {
 		Retry:            cfg.Retry,
 		Tracer:           rt.tracer,
 		WaitInput:        rt.waitInput,
+		PolicySnapshot:   rt.policySnapshot,
 		Recall:           recall,
 	})
 	if err != nil {
@@ -631,6 +644,7 @@ func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
 		RequireCompletion: a.RequireCompletion,
 		MaxToolHops:       a.MaxToolHops,
 		Sandbox:           a.Sandbox,
+		Context:           a.Context,
 	}
 	if la.Sandbox == nil {
 		p, _ := sandbox.Builtin(string(sandbox.WorkspaceWrite))

@@ -201,7 +201,14 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 	tr := apitype.ThreadRead{
 		ThreadID: th.ID, Status: runtype.ThreadIdle, Turns: []apitype.TurnRead{}, PendingRequests: []apitype.PendingRequest{},
 		QueuedTurns: []apitype.QueuedTurn{}, Incidents: []apitype.Incident{}, ToolCalls: []apitype.ToolCallRead{}, Actions: []apitype.ActionRead{},
-		IncidentsTruncated: truncated,
+		IncidentsTruncated: truncated, Lineage: apitype.LineageOf(th.Lineage),
+	}
+	next, err := rt.store.ThreadList(ctx, &store.ThreadListParams{TenantID: tenant, SourceThreadID: th.ID})
+	if err != nil {
+		return fail(fmt.Errorf("listing the threads that continue it: %w", err))
+	}
+	for _, n := range next {
+		tr.ContinuedBy = append(tr.ContinuedBy, apitype.ThreadLink{Kind: n.Lineage.Kind, SessionID: n.SessionID, ThreadID: n.ID, TurnID: n.Lineage.TurnID})
 	}
 	actionsOf := make(map[string][]apitype.ActionRead)
 	for _, a := range pending {
@@ -396,7 +403,7 @@ func turnRead(t *runtype.Turn) apitype.TurnRead {
 	in, _ := event.Preview(t.Input, 200)
 	res, _ := event.Preview(t.Result, event.PreviewBytes)
 	return apitype.TurnRead{
-		TurnID: t.ID, Status: t.Status, StatusReason: t.StatusReason, Agent: t.Agent, InputPreview: in,
+		TurnID: t.ID, Status: t.Status, StatusReason: t.StatusReason, Kind: t.Kind, RolledBackAt: ts(t.RolledBackAt), Agent: t.Agent, InputPreview: in,
 		ResultPreview: res, TaskID: t.TaskID, RunID: t.RunID, AttemptID: t.RunID, TraceID: t.TraceID,
 		Usage: t.Usage, Failure: t.Failure, CreatedAt: ts(t.CreatedAt), StartedAt: ts(t.StartedAt), CompletedAt: ts(t.EndedAt),
 	}

@@ -26,6 +26,12 @@ import (
 // runtime's queue is full, and with ErrBusy when the thread is busy and
 // the multitask policy is reject.
 func (rt *Runtime) SubmitTurn(ctx context.Context, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, error) {
+	return rt.submit(ctx, p, runtype.TurnAnswer)
+}
+
+// submit accepts a turn of the kind: one that answers its input, or a
+// maintenance turn (compact_thread, reset_thread).
+func (rt *Runtime) submit(ctx context.Context, p *apitype.SubmitTurnParams, kind runtype.TurnKind) (*apitype.SubmitTurnResult, error) {
 	if !rt.running() {
 		return nil, apitype.ErrStopped
 	}
@@ -38,15 +44,15 @@ func (rt *Runtime) SubmitTurn(ctx context.Context, p *apitype.SubmitTurnParams) 
 			return res, err
 		}
 	}
-	res, err := rt.accept(ctx, owner, p, rt.cfg.EagerStart)
+	res, err := rt.accept(ctx, owner, p, kind, rt.cfg.EagerStart)
 	if errors.Is(err, errSessionRace) {
 		// Another submission created the session first: now it exists.
-		res, err = rt.accept(ctx, owner, p, true)
+		res, err = rt.accept(ctx, owner, p, kind, true)
 	}
 	if errors.Is(err, errThreadTaken) {
 		// Another turn of the thread was accepted meanwhile: this one
 		// waits for it, as any submission to a busy thread does.
-		res, err = rt.accept(ctx, owner, p, false)
+		res, err = rt.accept(ctx, owner, p, kind, false)
 	}
 	return res, err
 }
@@ -64,10 +70,10 @@ var errSessionRace = fmt.Errorf("%w: the session id is not available", store.Err
 // accept records the turn (with its session and thread when they are new)
 // and queues it on its thread. When eager is set and the thread is idle,
 // the turn may start at once on a worker of this runtime (see eager).
-func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams, eager bool) (*apitype.SubmitTurnResult, error) {
+func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams, kind runtype.TurnKind, eager bool) (*apitype.SubmitTurnResult, error) {
 	now := rt.cfg.Now().UTC()
 	turn := &runtype.Turn{
-		ID: rt.ids.New(runtype.PrefixTurn), Owner: owner, IdempotencyKey: p.IdempotencyKey, Input: p.Input,
+		ID: rt.ids.New(runtype.PrefixTurn), Owner: owner, Kind: kind, IdempotencyKey: p.IdempotencyKey, Input: p.Input,
 		Status: runtype.StatusQueued, TaskID: rt.ids.New(runtype.PrefixTask), TraceID: rt.ids.TraceID(), CreatedAt: now,
 	}
 	span := telemetry.TurnSpanID(turn.ID) // events outside a run belong to the turn's span

@@ -74,13 +74,19 @@ type CapabilitySessionRead struct {
 // theirs; PendingRequests, QueuedTurns, Incidents and Actions cover every
 // turn of the thread, however old.
 type ThreadRead struct {
-	ThreadID        string               `json:"threadId"`
-	Status          runtype.ThreadStatus `json:"status"`
-	ActiveTurnID    string               `json:"activeTurnId,omitempty"`
-	Turns           []TurnRead           `json:"turns"`
-	PendingRequests []PendingRequest     `json:"pendingRequests"`
-	QueuedTurns     []QueuedTurn         `json:"queuedTurns"`
-	Incidents       []Incident           `json:"incidents"`
+	ThreadID     string               `json:"threadId"`
+	Status       runtype.ThreadStatus `json:"status"`
+	ActiveTurnID string               `json:"activeTurnId,omitempty"`
+	// Lineage is the thread this one continues (it began as a fork or a
+	// reset of it); absent for a thread that began on its own.
+	Lineage *ThreadLineage `json:"lineage,omitempty"`
+	// ContinuedBy are the threads that continue this one (its forks and
+	// resets, in any session of the tenant), oldest first.
+	ContinuedBy     []ThreadLink     `json:"continuedBy,omitempty"`
+	Turns           []TurnRead       `json:"turns"`
+	PendingRequests []PendingRequest `json:"pendingRequests"`
+	QueuedTurns     []QueuedTurn     `json:"queuedTurns"`
+	Incidents       []Incident       `json:"incidents"`
 	// IncidentsTruncated reports that the thread has more turns that are
 	// not completed than a read model lists (store.MaxListLimit): the
 	// oldest are left out.
@@ -137,21 +143,27 @@ type BudgetRead struct {
 
 // TurnRead is one turn (request) in a thread read model.
 type TurnRead struct {
-	TurnID        string             `json:"turnId"`
-	Status        runtype.TaskStatus `json:"status"`
-	StatusReason  runtype.Reason     `json:"statusReason,omitempty"`
-	Agent         string             `json:"agent"`
-	InputPreview  string             `json:"inputPreview"`
-	ResultPreview string             `json:"resultPreview,omitempty"`
-	TaskID        string             `json:"taskId"`
-	RunID         string             `json:"runId,omitempty"`
-	AttemptID     string             `json:"attemptId,omitempty"`
-	TraceID       string             `json:"traceId,omitempty"`
-	Usage         runtype.Usage      `json:"usage"`
-	Failure       *runtype.Failure   `json:"failure,omitempty"`
-	CreatedAt     *time.Time         `json:"createdAt,omitempty"`
-	StartedAt     *time.Time         `json:"startedAt,omitempty"`
-	CompletedAt   *time.Time         `json:"completedAt,omitempty"`
+	TurnID       string             `json:"turnId"`
+	Status       runtype.TaskStatus `json:"status"`
+	StatusReason runtype.Reason     `json:"statusReason,omitempty"`
+	// Kind is compact or reset for a maintenance turn; absent for a turn
+	// that answers its input.
+	Kind runtype.TurnKind `json:"kind,omitempty"`
+	// RolledBackAt is when rollback_thread took the turn back: its facts
+	// and status stand, its messages left the conversation.
+	RolledBackAt  *time.Time       `json:"rolledBackAt,omitempty"`
+	Agent         string           `json:"agent"`
+	InputPreview  string           `json:"inputPreview"`
+	ResultPreview string           `json:"resultPreview,omitempty"`
+	TaskID        string           `json:"taskId"`
+	RunID         string           `json:"runId,omitempty"`
+	AttemptID     string           `json:"attemptId,omitempty"`
+	TraceID       string           `json:"traceId,omitempty"`
+	Usage         runtype.Usage    `json:"usage"`
+	Failure       *runtype.Failure `json:"failure,omitempty"`
+	CreatedAt     *time.Time       `json:"createdAt,omitempty"`
+	StartedAt     *time.Time       `json:"startedAt,omitempty"`
+	CompletedAt   *time.Time       `json:"completedAt,omitempty"`
 }
 
 // PendingRequest is a parked turn waiting for a person.

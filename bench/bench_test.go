@@ -256,9 +256,22 @@ func TestSessionVerifies(t *testing.T) {
 	}
 }
 
+// TestSessionCompacts: with a window, the long session compacts along
+// the way and still verifies every turn.
+func TestSessionCompacts(t *testing.T) {
+	t.Parallel()
+	res, err := Session(context.Background(), SessionOptions{Variant: "sqlite", Turns: 30, T: 3, W: 1, Dir: t.TempDir(), CompactWindow: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Compactions < 3 || res.CompactWindow != 2000 {
+		t.Errorf("result = %+v, want several compactions within 2000 tokens", res)
+	}
+}
+
 func TestSessionRejectsBadOptions(t *testing.T) {
 	t.Parallel()
-	for _, o := range []SessionOptions{{Variant: "pg", Turns: 1}, {Variant: "mem", Turns: 0}, {Variant: "mem", Turns: 1, T: -1}} {
+	for _, o := range []SessionOptions{{Variant: "pg", Turns: 1}, {Variant: "mem", Turns: 0}, {Variant: "mem", Turns: 1, T: -1}, {Variant: "mem", Turns: 1, CompactWindow: -1}} {
 		if _, err := Session(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("Session(%+v) = %v, want ErrInvalidOptions", o, err)
 		}

@@ -25,6 +25,10 @@ type SessionOptions struct {
 	Variant string // mem or sqlite
 	Turns   int    // turns of the measured session
 	T       int    // tool calls per turn
+	// CompactWindow, when positive, turns automatic compaction on: the
+	// agent compacts at 80 % of a window of that many tokens, keeping the
+	// two latest turns, with a scripted summary model.
+	CompactWindow int64
 	// W is how many turns a separate warm-up session runs first, so that
 	// the measured session's first turn does not pay for code run for the
 	// first time.
@@ -47,8 +51,8 @@ func (o SessionOptions) Validate() error {
 	default:
 		return fmt.Errorf("%w: variant %q (want mem or sqlite)", ErrInvalidOptions, o.Variant)
 	}
-	if o.Turns < 1 || o.T < 0 || o.W < 0 || o.ProfileFrom < 0 {
-		return fmt.Errorf("%w: need --turns ≥ 1, -t ≥ 0, -w ≥ 0, --profile-from ≥ 0", ErrInvalidOptions)
+	if o.Turns < 1 || o.T < 0 || o.W < 0 || o.ProfileFrom < 0 || o.CompactWindow < 0 {
+		return fmt.Errorf("%w: need --turns ≥ 1, -t ≥ 0, -w ≥ 0, --profile-from ≥ 0, --compact-window ≥ 0", ErrInvalidOptions)
 	}
 	return nil
 }
@@ -79,10 +83,14 @@ type SessionResult struct {
 	At []SessionPoint `json:"at"`
 	// RatioWall and RatioCPU are the last point's per-step figures over
 	// the first's: 1 when a turn's cost does not grow with the session.
-	RatioWall float64           `json:"ratio_wall"`
-	RatioCPU  float64           `json:"ratio_cpu"`
-	DBBytes   int64             `json:"db_bytes,omitempty"`
-	Versions  map[string]string `json:"versions"`
+	RatioWall float64 `json:"ratio_wall"`
+	RatioCPU  float64 `json:"ratio_cpu"`
+	// CompactWindow and Compactions: the window compaction kept within
+	// (0: off) and how many compactions the measured session made.
+	CompactWindow int64             `json:"compact_window,omitempty"`
+	Compactions   int64             `json:"compactions,omitempty"`
+	DBBytes       int64             `json:"db_bytes,omitempty"`
+	Versions      map[string]string `json:"versions"`
 }
 
 // SessionPoint is the per-step cost of one turn of the session: the
@@ -103,11 +111,18 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 	}
 	sm := &turnModel{t: o.T}
 	echo := &echoTool{}
+	summaries := &summaryModel{}
 	cfg := agentrt.Config{
 		Agents: map[string]*agentrt.Agent{"bench": {
 			Provider: sm, Tools: []string{"echo"}, MaxToolHops: o.T + 1,
 		}},
 		Tools: []tool.Tool{echo},
+	}
+	if o.CompactWindow > 0 {
+		cfg.Agents["bench"].Context = &agentrt.ContextPolicy{
+			WindowTokens: o.CompactWindow, CompactAt: 0.8, KeepRecentTurns: 2, Strategy: runtype.StrategySummarize,
+			Summary: &model.Candidate{Name: "summary", Provider: summaries},
+		}
 	}
 	rt, dbPath, done, err := start(ctx, cfg, o.Variant, o.Dir, "agentrt-bench-session-")
 	if err != nil {
@@ -122,6 +137,7 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 	}
 	sm.calls.Store(0)
 	echo.calls.Store(0)
+	summaries.calls.Store(0)
 	steps := 2*o.T + 1
 	wall := make([]time.Duration, o.Turns+1) // by turn, 1-based
 	cpu := make([]time.Duration, o.Turns+1)
@@ -157,6 +173,11 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 		SetupS:        setup.Seconds(),
 		MaxRSSMB:      maxRSSMB(),
 		Versions:      versions(),
+		CompactWindow: o.CompactWindow,
+		Compactions:   summaries.calls.Load(),
+	}
+	if o.CompactWindow > 0 && res.Compactions == 0 {
+		return nil, fmt.Errorf("verification: no compaction in %d turns within a %d-token window", o.Turns, o.CompactWindow)
 	}
 	for _, at := range []int{1, 10, 100, o.Turns} {
 		if at > o.Turns || len(res.At) > 0 && res.At[len(res.At)-1].Turn >= at {
@@ -249,6 +270,17 @@ func (m *turnModel) Generate(ctx context.Context, req *model.Request) (*model.Re
 		}, nil
 	}
 	return &model.Response{Text: finalText(i, m.t), FinishReason: model.FinishStop}, nil
+}
+
+// summaryModel is the long session's summary model: a fixed summary, as
+// cheap as the scripted model.
+type summaryModel struct{ calls atomic.Int64 }
+
+func (m *summaryModel) Info() model.Info { return model.Info{Kind: "replay", Model: "bench-summary"} }
+
+func (m *summaryModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	n := m.calls.Add(1)
+	return &model.Response{Text: "summary " + strconv.FormatInt(n, 10) + ": earlier turns called echo and answered.", FinishReason: model.FinishStop}, nil
 }
 
 // turnIndex parses j from "turn {j}: …", or returns -1.

@@ -73,6 +73,11 @@ type backend interface {
 	RemoveQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
 	PromoteQueuedTurn(ctx context.Context, owner runtype.Owner, turnID string) error
 
+	RollbackThread(ctx context.Context, p *apitype.RollbackThreadParams) (*apitype.RollbackThreadResult, error)
+	ForkThread(ctx context.Context, p *apitype.ForkThreadParams) (*apitype.ForkThreadResult, error)
+	CompactThread(ctx context.Context, p *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error)
+	ResetThread(ctx context.Context, p *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error)
+
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error)
 	// OpenOutput opens stored content (a tool's whole output, a raw model
 	// response) by its ref; the caller closes it.
@@ -545,6 +550,37 @@ func (b *remoteBackend) RemoveQueuedTurn(ctx context.Context, _ runtype.Owner, t
 
 func (b *remoteBackend) PromoteQueuedTurn(ctx context.Context, _ runtype.Owner, turnID string) error {
 	return b.c.PromoteQueuedTurn(ctx, turnID)
+}
+
+// errNeedSession: the thread commands' routes name the thread's session.
+var errNeedSession = usageErr("--session is required with --server (the API addresses a thread within its session)")
+
+func (b *remoteBackend) RollbackThread(ctx context.Context, p *apitype.RollbackThreadParams) (*apitype.RollbackThreadResult, error) {
+	if p.SessionID == "" {
+		return nil, errNeedSession
+	}
+	return b.c.RollbackThread(ctx, p.SessionID, p.ThreadID, &apitype.RollbackThreadRequest{ToTurnID: p.ToTurnID})
+}
+
+func (b *remoteBackend) ForkThread(ctx context.Context, p *apitype.ForkThreadParams) (*apitype.ForkThreadResult, error) {
+	if p.SessionID == "" {
+		return nil, errNeedSession
+	}
+	return b.c.ForkThread(ctx, p.SessionID, p.ThreadID, &apitype.ForkThreadRequest{FromTurnID: p.FromTurnID, NewSessionID: p.NewSessionID})
+}
+
+func (b *remoteBackend) CompactThread(ctx context.Context, p *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error) {
+	if p.SessionID == "" {
+		return nil, errNeedSession
+	}
+	return b.c.CompactThread(ctx, p.SessionID, p.ThreadID, &apitype.CompactThreadRequest{Strategy: p.Strategy, IdempotencyKey: p.IdempotencyKey})
+}
+
+func (b *remoteBackend) ResetThread(ctx context.Context, p *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error) {
+	if p.SessionID == "" {
+		return nil, errNeedSession
+	}
+	return b.c.ResetThread(ctx, p.SessionID, p.ThreadID, &apitype.CompactThreadRequest{Strategy: p.Strategy, IdempotencyKey: p.IdempotencyKey})
 }
 
 func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error {

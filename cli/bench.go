@@ -187,16 +187,19 @@ func newBenchSessionCmd() *cobra.Command {
 	o := bench.SessionOptions{ProcessStart: processStart}
 	var cpuprofile string
 	cmd := &cobra.Command{
-		Use:   "session [--variant mem|sqlite] [--turns 300] [-t 5] [-w 5] [--dir PARENT_TMP] [--cpuprofile FILE [--profile-from TURN]]",
+		Use:   "session [--variant mem|sqlite] [--turns 300] [-t 5] [-w 5] [--compact-window TOKENS] [--dir PARENT_TMP] [--cpuprofile FILE [--profile-from TURN]]",
 		Short: "Run one long session and print how a step's cost grows with its length",
 		Long: `Run the long-session workload (docs/benchmarks.md, "One long session"): one session, N
 sequential turns on one thread, turn j asking for T echo calls and an answer, the whole
 conversation passed to a scripted model each time. Prints exactly one line:
 RESULT {"bench":"session","variant":…,"at":[{"turn":1,…},…],"ratio_wall":…,"ratio_cpu":…}
 where "at" holds the per-step wall and CPU time at turns 1, 10, 100 and N (each the median
-of the 7 turns around it) and the ratios are turn N's over turn 1's. The one-dash spelling
-of the flags (-variant sqlite -turns 300) works too.`,
-		Example:     `  agentrt bench session --variant sqlite --turns 300 -t 5`,
+of the 7 turns around it) and the ratios are turn N's over turn 1's. --compact-window W turns
+automatic compaction on (docs/context.md): the agent compacts at 80 % of a W-token window,
+keeping the 2 latest turns, with a scripted summary model; "compactions" counts them. The
+one-dash spelling of the flags (-variant sqlite -turns 300) works too.`,
+		Example: `  agentrt bench session --variant sqlite --turns 300 -t 5
+  agentrt bench session --variant sqlite --turns 500 --compact-window 4000`,
 		Annotations: map[string]string{singleDash: "true"},
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -215,6 +218,7 @@ of the flags (-variant sqlite -turns 300) works too.`,
 	fl.IntVarP(&o.Turns, "turns", "n", 300, "turns of the measured session")
 	fl.IntVarP(&o.T, "tool-calls", "t", 5, "tool calls per turn")
 	fl.IntVarP(&o.W, "warmup", "w", 5, "turns of a warm-up session run first")
+	fl.Int64Var(&o.CompactWindow, "compact-window", 0, "compact the context at 80% of this many tokens (0: no compaction)")
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
 	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the turns to this file")
 	fl.IntVar(&o.ProfileFrom, "profile-from", 0, "start the CPU profile at this turn (default: the first)")

@@ -325,6 +325,12 @@ func (t *timeline) render(e *event.Event) {
 		case event.OutputSpilled:
 			t.line(append(label("output"), flexible(1, fmt.Sprintf("%d bytes stored as %s; the model sees %d", p.Bytes, e.OutputRef, p.InlineBytes)))...)
 		}
+	case *event.CompactionPayload:
+		t.compaction(e, p)
+	case *event.HistoryPayload:
+		if e.Type == event.HistoryWindowLoaded {
+			t.line(append(label("context"), flexible(1, fmt.Sprintf("starts at compaction %s, then messages %d to %d", p.BoundaryID, p.FromSeq, p.ThroughSeq)))...)
+		}
 	case *event.QuotaPayload:
 		switch e.Type {
 		case event.QuotaLow:
@@ -333,6 +339,30 @@ func (t *timeline) render(e *event.Event) {
 			t.line(append(label("budget"), painted(ansiYellow, p.Scope+" budget would be exceeded"),
 				flexible(1, " ("+p.Exceeded+"): "+quota(p)+"; "+p.Action))...)
 		}
+	}
+}
+
+// compaction prints a compaction's (or reset's) start and outcome.
+func (t *timeline) compaction(e *event.Event, p *event.CompactionPayload) {
+	what := p.Trigger + " " + p.Strategy
+	switch e.Type {
+	case event.ContextCompactionStarted:
+		t.line(append(label("context"), plain(what+" "), flexible(1, fmt.Sprintf("of messages %d to %d (about %d tokens, threshold %d)", p.FromSeq, p.ThroughSeq, p.TokensBefore, p.Threshold)))...)
+	case event.ContextCompactionCompleted:
+		done := fmt.Sprintf("about %d → %d tokens, summary %s", p.TokensBefore, p.TokensAfter, p.SummaryRef)
+		if p.NewThreadID != "" {
+			done = "the session continues on thread " + p.NewThreadID + " from a handoff"
+		}
+		if p.Fallback != "" {
+			what += " (fell back to " + p.Fallback + ")"
+		}
+		t.line(append(label("context"), painted(ansiGreen, "compacted"), plain(" "+what+": "), flexible(1, done))...)
+	case event.ContextCompactionFailed:
+		msg := ""
+		if p.Failure != nil {
+			msg = p.Failure.Message
+		}
+		t.line(append(label("context"), painted(ansiRed, "compaction failed"), plain(" ("+what+"): "), flexible(1, oneLine(msg, maxLine)))...)
 	}
 }
 

@@ -519,6 +519,39 @@ func (c *Client) PromoteQueuedTurn(ctx context.Context, turnID string) error {
 	return c.do(ctx, http.MethodPost, "/v1/turns/"+seg(turnID)+"/promote", nil, struct{}{}, nil)
 }
 
+// threadPath is the path of a thread command.
+func threadPath(sessionID, threadID, command string) string {
+	return "/v1/sessions/" + seg(sessionID) + "/threads/" + seg(threadID) + "/" + command
+}
+
+// RollbackThread takes a thread's turns after req.ToTurnID out of its
+// conversation (rollback_thread); their facts stay.
+func (c *Client) RollbackThread(ctx context.Context, sessionID, threadID string, req *apitype.RollbackThreadRequest) (*apitype.RollbackThreadResult, error) {
+	var res apitype.RollbackThreadResult
+	return &res, c.do(ctx, http.MethodPost, threadPath(sessionID, threadID, "rollback"), nil, req, &res)
+}
+
+// ForkThread forks a thread from req.FromTurnID into a new session
+// (fork_thread).
+func (c *Client) ForkThread(ctx context.Context, sessionID, threadID string, req *apitype.ForkThreadRequest) (*apitype.ForkThreadResult, error) {
+	var res apitype.ForkThreadResult
+	return &res, c.do(ctx, http.MethodPost, threadPath(sessionID, threadID, "fork"), nil, req, &res)
+}
+
+// CompactThread queues a compaction of a thread's context
+// (compact_thread) and returns the maintenance turn's ids.
+func (c *Client) CompactThread(ctx context.Context, sessionID, threadID string, req *apitype.CompactThreadRequest) (*apitype.SubmitTurnResult, error) {
+	var res apitype.SubmitTurnResult
+	return &res, c.do(ctx, http.MethodPost, threadPath(sessionID, threadID, "compact"), nil, req, &res)
+}
+
+// ResetThread queues a context reset of a thread (reset_thread) and
+// returns the maintenance turn's ids.
+func (c *Client) ResetThread(ctx context.Context, sessionID, threadID string, req *apitype.CompactThreadRequest) (*apitype.SubmitTurnResult, error) {
+	var res apitype.SubmitTurnResult
+	return &res, c.do(ctx, http.MethodPost, threadPath(sessionID, threadID, "reset"), nil, req, &res)
+}
+
 // VerifySession checks a session's evidence receipts.
 func (c *Client) VerifySession(ctx context.Context, sessionID string) (*apitype.VerifyResult, error) {
 	var v apitype.VerifyResult

@@ -318,6 +318,9 @@ type Agent struct {
 	Sandbox Sandbox
 	// MCP are the agent's MCP servers, in file order; nil when none.
 	MCP []*AgentMCP
+	// Context manages the agent's context window; nil when the file has
+	// no context key (no automatic compaction).
+	Context *Context
 	// Memory configures the agent's long-term memory.
 	Memory AgentMemory
 }
@@ -543,7 +546,23 @@ type Policy struct {
 	// SelfApproval is whether the principal who submitted a turn may
 	// approve its actions: SelfApprovalAllow or SelfApprovalForbid.
 	SelfApproval string
+	// ForkGrants is whether a fork of a session (fork_thread) gets the
+	// session's standing approvals and permission mode: ForkGrantsCopy,
+	// or ForkGrantsNone (as when empty, the default).
+	ForkGrants string
 }
+
+// Values of policy.fork_grants.
+const (
+	// ForkGrantsNone starts a fork without the source session's
+	// approve_for_session grants and mode (a read_only mode is kept).
+	ForkGrantsNone = "none"
+	// ForkGrantsCopy copies them into the fork.
+	ForkGrantsCopy = "copy"
+)
+
+// ForkGrantsValues lists the values of policy.fork_grants.
+var ForkGrantsValues = []string{ForkGrantsNone, ForkGrantsCopy}
 
 // Values of policy.self_approval.
 const (

@@ -19,7 +19,7 @@ var (
 	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers"}
 	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
 	agentMemoryKeys = []string{"inject"}
-	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "memory"}
+	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory"}
 	toolKeys        = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
 	annotationKeys  = []string{"read_only", "destructive", "idempotent"}
 )
@@ -341,6 +341,8 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			a.Sandbox = d.sandbox(f, where)
 		case "mcp":
 			a.MCP = d.agentMCP(f, name, where)
+		case "context":
+			a.Context = d.agentContext(f, a, where)
 		case "memory":
 			d.agentMemory(f, where, &a.Memory)
 		default:

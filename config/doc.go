@@ -95,6 +95,7 @@
 //	  approval_timeout: 24h            # or never
 //	  opaque: ask                      # or deny: command lines the policy cannot see into
 //	  self_approval: forbid            # a turn's submitter may not approve its actions
+//	  fork_grants: copy                # forks keep the session's standing approvals (default none)
 //
 // Agents may then set a mode and scopes, and tools the scopes they need;
 // those keys are errors without a policy section. Package config only

@@ -62,8 +62,11 @@ func defaultCapabilities(provider string) []string {
 type modelRef struct {
 	agent *Agent
 	index int
-	key   string
-	pos   yamlpos.Pos
+	// summary, when set, is agent's context whose summary_model this is
+	// (index is unused).
+	summary *Context
+	key     string
+	pos     yamlpos.Pos
 }
 
 func (d *decoder) models(e yamlpos.Field, out map[string]*Model) {
@@ -138,7 +141,15 @@ func (d *decoder) resolveModels(f *File) {
 			if len(known) == 0 {
 				hint = "; declare it under models, or write the model inline as a mapping"
 			}
-			d.errorAt(r.pos, "agent %q uses model %q, which is not declared under models%s", r.agent.Name, r.key, hint)
+			use := "model"
+			if r.summary != nil {
+				use = "summary_model"
+			}
+			d.errorAt(r.pos, "agent %q uses %s %q, which is not declared under models%s", r.agent.Name, use, r.key, hint)
+			continue
+		}
+		if r.summary != nil {
+			r.summary.SummaryModel = m
 			continue
 		}
 		r.agent.Models[r.index] = m

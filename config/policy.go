@@ -13,7 +13,7 @@ import (
 
 // The keys of the policy section's mappings.
 var (
-	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout", "opaque", "self_approval"}
+	policyKeys    = []string{"mode", "rules", "principals", "checkers", "input_checks", "output_checks", "auto_checker", "approval_timeout", "opaque", "self_approval", "fork_grants"}
 	principalKeys = []string{"roles", "scopes"}
 	checkerKeys   = []string{"command", "timeout", "env"}
 	checkKeys     = []string{"checker", "action"}
@@ -88,6 +88,10 @@ func (d *decoder) policy(e yamlpos.Field) *Policy {
 		case "self_approval":
 			if v, st := d.oneOf(f, label, SelfApprovals); st == valOK {
 				p.SelfApproval = v
+			}
+		case "fork_grants":
+			if v, st := d.oneOf(f, label, ForkGrantsValues); st == valOK {
+				p.ForkGrants = v
 			}
 		default:
 			d.unknownKey(f, "policy", policyKeys)

@@ -155,6 +155,18 @@ func TestParsePolicyValues(t *testing.T) {
 			want: SelfApprovalForbid,
 		},
 		{
+			name: "ForkGrantsDefault",
+			yaml: okAgent + "policy: {}\n",
+			get:  func(f *File) any { return f.Policy.ForkGrants != ForkGrantsCopy },
+			want: true,
+		},
+		{
+			name: "ForkGrantsCopy",
+			yaml: okAgent + "policy: {fork_grants: copy}\n",
+			get:  func(f *File) any { return f.Policy.ForkGrants },
+			want: ForkGrantsCopy,
+		},
+		{
 			name: "ApprovalNever",
 			yaml: okAgent + "policy: {approval_timeout: never}\n",
 			get:  func(f *File) any { return f.Policy.ApprovalTimeout },
@@ -382,6 +394,11 @@ func TestParsePolicyErrors(t *testing.T) {
 			want: []string{
 				`agentrt.yaml:5:18: policy.self_approval must be one of allow, forbid, got "deny"`,
 			},
+		},
+		{
+			name: "ForkGrantsUnknown",
+			yaml: okAgent + "policy: {fork_grants: share}\n",
+			want: []string{`agentrt.yaml:4:23: policy.fork_grants must be one of none, copy, got "share"`},
 		},
 		{
 			name: "ApprovalTimeoutZero",

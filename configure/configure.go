@@ -129,6 +129,17 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 			Sandbox:           sandboxProfile(a.Sandbox),
 			MCP:               mcpUses(a),
 		}
+		if cp := a.Context; cp != nil {
+			p := &agentrt.ContextPolicy{WindowTokens: cp.WindowTokens, CompactAt: cp.CompactAt, KeepRecentTurns: cp.KeepRecentTurns, Strategy: cp.Strategy}
+			if cp.SummaryModel != nil {
+				c, ok := shared[cp.SummaryModel.Key]
+				if !ok {
+					return agentrt.Config{}, fmt.Errorf("agent %q: summary_model %q is not declared under models", name, cp.SummaryModel.Key)
+				}
+				p.Summary = c
+			}
+			cfg.Agents[name].Context = p
+		}
 	}
 	return cfg, nil
 }

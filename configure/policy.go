@@ -58,6 +58,7 @@ func policyFromFile(f *config.File, cfg *agentrt.Config) error {
 	}
 	cfg.Policy, cfg.Principals, cfg.ActionTTL = k, kc.Principals, p.ApprovalTimeout
 	cfg.ForbidSelfApproval = p.SelfApproval == config.SelfApprovalForbid
+	cfg.ForkGrants = p.ForkGrants == config.ForkGrantsCopy
 	for _, c := range p.OutputChecks {
 		cfg.OutputChecks = append(cfg.OutputChecks, agentrt.OutputCheck{Name: c.Checker, Checker: kc.Checkers[c.Checker], Action: c.Action})
 	}

@@ -263,7 +263,10 @@ func goldenEvents() []*Event {
 	}})
 
 	modelRequested := gRunEvent(ModelRequested, 10, &ModelRequestedPayload{
-		Provider: ProviderRef{Kind: "replay", Model: "support-triage-v1"}, Hop: 1, Attempt: 1, MessageCount: 1, ToolCount: 4,
+		Provider: ProviderRef{Kind: "replay", Model: "support-triage-v1"}, Hop: 1, Attempt: 1, MessageCount: 3, ToolCount: 4,
+		Context: &ContextFingerprint{ThreadID: gThread, Messages: [][2]int64{{57, 57}, {41, 56}, {58, 59}}, MessageCount: 19,
+			InstructionsRef: "sha256:5f2c", ToolsRef: "sha256:9a0e", BoundaryID: "ctx_01M7Z5ME30GPETVGA3GK813V09",
+			EstimatedTokens: 6120, Hash: "sha256:c0ffee"},
 	})
 	modelRequested.StepID, modelRequested.SpanID = "step_01M7Z5ME30GPETVGA3GK813V03", "7301e5beab42f141"
 	modelCompleted := gRunEvent(ModelCompleted, 11, &ModelCompletedPayload{
@@ -455,8 +458,27 @@ func goldenEvents() []*Event {
 	})
 	evidenceChanged.EvidenceID, evidenceChanged.TraceID = "evd_5c0b8e7f1a2d3c4b5a69788796a5b4c3", ""
 
+	compactionStarted := gRunEvent(ContextCompactionStarted, 45, &CompactionPayload{
+		CompactionID: "ctx_01M7Z5ME30GPETVGA3GK813V09", Trigger: "auto", Strategy: "summarize", FromSeq: 1, ThroughSeq: 40,
+		CoveredTurns: []string{gTurn}, WindowTokens: 8000, Threshold: 6400, TokensBefore: 6512,
+		PolicySnapshotRef: "sha256:77aa", PendingActions: []string{"act_01M7Z5ME30GPETVGA3GK813V0C"},
+	})
+	compactionCompleted := gRunEvent(ContextCompactionCompleted, 46, &CompactionPayload{
+		CompactionID: "ctx_01M7Z5ME30GPETVGA3GK813V09", Trigger: "auto", Strategy: "summarize", FromSeq: 1, ThroughSeq: 40,
+		TokensBefore: 6512, TokensAfter: 1400, SummaryRef: "sha256:51aa", BoundarySeq: 57, PolicySnapshotRef: "sha256:77aa",
+		Usage: &runtype.Usage{InputTokens: 6000, OutputTokens: 300, CostUSD: 0.002},
+	})
+	compactionFailed := gRunEvent(ContextCompactionFailed, 47, &CompactionPayload{
+		CompactionID: "ctx_01M7Z5ME30GPETVGA3GK813V0A", Trigger: "manual", Strategy: "summarize", FromSeq: 1, ThroughSeq: 40,
+		TokensBefore: 6512, TokensAfter: 3100, Fallback: "drop_tool_outputs",
+		Failure: &runtype.Failure{Kind: runtype.FailureModel, Message: "the summary was empty"},
+	})
+	rollback := gTurnEvent(HistoryRollbackCompleted, 48, &HistoryPayload{
+		ThreadID: gThread, ThroughSeq: 12, Messages: 12, TargetTurnID: gTurn, RolledBackTurns: []string{"turn_01M7Z5ME30GPETVGA3GK813V0B"},
+	})
 	return []*Event{
-		contextResolved, evidenceChanged, taskRetrying, taskLost, queueChanged,
+		contextResolved, compactionStarted, compactionCompleted, compactionFailed, rollback,
+		evidenceChanged, taskRetrying, taskLost, queueChanged,
 		sandboxApplied, sandboxViolation, processCompleted, processOutput, outputRedacted, outputSpilled, hookCompleted, hookFailed,
 		sessionCreated, sessionUpdated, threadStarted,
 		turnSubmitted, turnCompleted, turnFailed,

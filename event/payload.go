@@ -152,6 +152,85 @@ type ModelRequestedPayload struct {
 	Attempt      int         `json:"attempt"`
 	MessageCount int         `json:"messageCount"`
 	ToolCount    int         `json:"toolCount"`
+	// Context fingerprints exactly what the call sent, so that it can be
+	// rebuilt from the log and checked (agentrt inspect context).
+	Context *ContextFingerprint `json:"context,omitempty"`
+}
+
+// ContextFingerprint names the exact context of one model call: the
+// system prompt and tool list (blobs, by content hash), the thread's
+// messages in the order the model saw them (inclusive Seq ranges: a
+// compaction's boundary message comes first, then the messages after
+// what it covers) and the hash of it all (model.ContextDigest).
+type ContextFingerprint struct {
+	ThreadID        string     `json:"threadId"`
+	Messages        [][2]int64 `json:"messages"`
+	MessageCount    int        `json:"messageCount"`
+	InstructionsRef string     `json:"instructionsRef"`
+	ToolsRef        string     `json:"toolsRef"`
+	// BoundaryID is the compaction or reset the context starts from.
+	BoundaryID string `json:"boundaryId,omitempty"`
+	// EstimatedTokens is the runtime's estimate of the context's input
+	// tokens, the figure compaction thresholds compare.
+	EstimatedTokens int64  `json:"estimatedTokens"`
+	Hash            string `json:"hash"`
+}
+
+// CompactionPayload is the payload of context.compaction.started,
+// completed and failed: one compaction (or reset) of a thread's context.
+type CompactionPayload struct {
+	CompactionID string `json:"compactionId"`
+	// Trigger is auto (the agent's threshold) or manual (compact_thread,
+	// reset_thread).
+	Trigger  string `json:"trigger"`
+	Strategy string `json:"strategy"`
+	// FromSeq and ThroughSeq are the thread's messages it covers;
+	// CoveredTurns the turns they belong to.
+	FromSeq      int64    `json:"fromSeq"`
+	ThroughSeq   int64    `json:"throughSeq"`
+	CoveredTurns []string `json:"coveredTurns,omitempty"`
+	// WindowTokens and Threshold are the agent's context window and the
+	// token count at which it compacts.
+	WindowTokens int64 `json:"windowTokens,omitempty"`
+	Threshold    int64 `json:"threshold,omitempty"`
+	TokensBefore int64 `json:"tokensBefore"`
+	TokensAfter  int64 `json:"tokensAfter,omitempty"`
+	// SummaryRef is the blob of the summary or handoff; BoundarySeq the
+	// message that now stands for the covered ones.
+	SummaryRef  string `json:"summaryRef,omitempty"`
+	BoundarySeq int64  `json:"boundarySeq,omitempty"`
+	// PolicySnapshotRef is the blob of the policy in force at the
+	// boundary: the rules' digest, the session's mode and its grants.
+	PolicySnapshotRef string `json:"policySnapshotRef,omitempty"`
+	// PendingActions are the unresolved actions the compaction kept.
+	PendingActions []string       `json:"pendingActions,omitempty"`
+	Usage          *runtype.Usage `json:"usage,omitempty"`
+	// Fallback is the strategy used when the first one failed.
+	Fallback string           `json:"fallback,omitempty"`
+	Failure  *runtype.Failure `json:"failure,omitempty"`
+	// NewThreadID is, for a reset, the fresh thread the session goes on in.
+	NewThreadID string `json:"newThreadId,omitempty"`
+}
+
+// HistoryPayload is the payload of history.window.loaded,
+// history.reconstructed, history.rollback.started and
+// history.rollback.completed.
+type HistoryPayload struct {
+	ThreadID string `json:"threadId"`
+	// FromSeq and ThroughSeq are the messages read or kept.
+	FromSeq    int64  `json:"fromSeq,omitempty"`
+	ThroughSeq int64  `json:"throughSeq,omitempty"`
+	Messages   int    `json:"messages,omitempty"`
+	BoundaryID string `json:"boundaryId,omitempty"`
+	// TargetTurnID is the turn a rollback returns to or a fork starts
+	// from; RolledBackTurns the turns a rollback took back.
+	TargetTurnID    string   `json:"targetTurnId,omitempty"`
+	RolledBackTurns []string `json:"rolledBackTurns,omitempty"`
+	// SourceThreadID and SourceSessionID are what a fork or reset
+	// rebuilt its history from.
+	SourceSessionID string `json:"sourceSessionId,omitempty"`
+	SourceThreadID  string `json:"sourceThreadId,omitempty"`
+	Reason          string `json:"reason,omitempty"`
 }
 
 // RequestedTool is one tool call a model response asked for.
@@ -635,6 +714,8 @@ func (*TurnPayload) isPayload()           {}
 func (*TaskPayload) isPayload()           {}
 func (*AttemptPayload) isPayload()        {}
 func (*ModelRequestedPayload) isPayload() {}
+func (*CompactionPayload) isPayload()     {}
+func (*HistoryPayload) isPayload()        {}
 func (*ModelCompletedPayload) isPayload() {}
 func (*ModelFailedPayload) isPayload()    {}
 func (*ToolCatalogPayload) isPayload()    {}
@@ -681,6 +762,10 @@ func payloadFor(t Type) Payload {
 		return &AttemptPayload{}
 	case ModelRequested:
 		return &ModelRequestedPayload{}
+	case ContextCompactionStarted, ContextCompactionCompleted, ContextCompactionFailed:
+		return &CompactionPayload{}
+	case HistoryWindowLoaded, HistoryReconstructed, HistoryRollbackStarted, HistoryRollbackCompleted:
+		return &HistoryPayload{}
 	case ModelCompleted:
 		return &ModelCompletedPayload{}
 	case ModelFailed:

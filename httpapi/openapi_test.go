@@ -81,6 +81,10 @@ var routeBodies = map[string]bodies{
 	"GET /v1/sessions/{sessionId}/threads/{threadId}":               {response: typeOf[apitype.Snapshot]()},
 	"GET /v1/sessions/{sessionId}/threads/{threadId}/queue":         {response: typeOf[apitype.QueueResult]()},
 	"GET /v1/sessions/{sessionId}/threads/{threadId}/history":       {response: typeOf[apitype.HistoryPage]()},
+	"POST /v1/sessions/{sessionId}/threads/{threadId}/rollback":     {request: typeOf[apitype.RollbackThreadRequest](), response: typeOf[apitype.RollbackThreadResult]()},
+	"POST /v1/sessions/{sessionId}/threads/{threadId}/fork":         {request: typeOf[apitype.ForkThreadRequest](), response: typeOf[apitype.ForkThreadResult]()},
+	"POST /v1/sessions/{sessionId}/threads/{threadId}/compact":      {request: typeOf[apitype.CompactThreadRequest](), response: typeOf[apitype.SubmitTurnResult]()},
+	"POST /v1/sessions/{sessionId}/threads/{threadId}/reset":        {request: typeOf[apitype.CompactThreadRequest](), response: typeOf[apitype.SubmitTurnResult]()},
 	"PUT /v1/sessions/{sessionId}/policy":                           {request: typeOf[apitype.SetPolicyModeRequest](), response: typeOf[apitype.PolicyModeResult]()},
 	"GET /v1/sessions/{sessionId}/receipts/verify":                  {response: typeOf[apitype.VerifyResult]()},
 	"POST /v1/sessions/{sessionId}/requests/{turnId}/export":        {request: typeOf[apitype.ExportEvidenceRequest]()}, // a gzip bundle

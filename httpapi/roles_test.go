@@ -25,6 +25,13 @@ var matrixBodies = map[string]string{
 	"writeProcessStdin": `{"data": "x"}`,
 	"exportEvidence":    `{}`,
 	"createToken":       `{"principalId": "newcomer", "role": "viewer"}`,
+	// The thread commands name no turn of the thread, or a strategy that
+	// does not exist: the matrix changes no thread (threads_test.go
+	// covers what they do).
+	"rollbackThread": `{"toTurnId": "turn_missing"}`,
+	"forkThread":     `{"fromTurnId": "turn_missing"}`,
+	"compactThread":  `{"strategy": "shrink"}`,
+	"resetThread":    `{"strategy": "shrink"}`,
 }
 
 // matrixCaller is who calls in the matrix.

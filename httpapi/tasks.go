@@ -88,3 +88,74 @@ func (s *Server) removeQueuedTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, apitype.RemoveResult{TurnID: id, Removed: true})
 }
+
+// The thread commands: rollback and fork rewrite what the thread's
+// conversation is (never its facts); compact and reset queue a
+// maintenance turn on it.
+
+func threadParams(r *http.Request) apitype.ThreadParams {
+	return apitype.ThreadParams{Owner: owner(r), SessionID: r.PathValue("sessionId"), ThreadID: r.PathValue("threadId")}
+}
+
+func (s *Server) rollbackThread(w http.ResponseWriter, r *http.Request) {
+	var req apitype.RollbackThreadRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := s.rt.RollbackThread(r.Context(), &apitype.RollbackThreadParams{ThreadParams: threadParams(r), ToTurnID: req.ToTurnID})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) forkThread(w http.ResponseWriter, r *http.Request) {
+	var req apitype.ForkThreadRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := s.rt.ForkThread(r.Context(), &apitype.ForkThreadParams{ThreadParams: threadParams(r), FromTurnID: req.FromTurnID, NewSessionID: req.NewSessionID})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/sessions/"+res.SessionID)
+	writeJSON(w, http.StatusCreated, res)
+}
+
+func (s *Server) compactThread(w http.ResponseWriter, r *http.Request) {
+	s.maintain(w, r, s.rt.CompactThread)
+}
+
+func (s *Server) resetThread(w http.ResponseWriter, r *http.Request) {
+	s.maintain(w, r, s.rt.ResetThread)
+}
+
+// maintain answers a request that queues a maintenance turn as a
+// submission is answered: 202 with its ids, 200 for an idempotency key
+// that named an earlier one.
+func (s *Server) maintain(w http.ResponseWriter, r *http.Request, do func(context.Context, *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error)) {
+	var req apitype.CompactThreadRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if h := r.Header.Get("Idempotency-Key"); h != "" {
+		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
+			writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
+			return
+		}
+		req.IdempotencyKey = h
+	}
+	res, err := do(r.Context(), &apitype.CompactThreadParams{ThreadParams: threadParams(r), Strategy: req.Strategy, IdempotencyKey: req.IdempotencyKey})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	code := http.StatusAccepted
+	if !res.Created {
+		code = http.StatusOK
+	}
+	w.Header().Set("Location", "/v1/requests/"+res.TurnID)
+	writeJSON(w, code, res)
+}

@@ -203,23 +203,22 @@ func (c *Coordinator) load(ctx context.Context, job *Job) error {
 	return nil
 }
 
-// rolledBack returns the ids of the thread's turns a rollback cancelled:
-// their messages are not part of the conversation.
+// rolledBack returns the ids of the thread's rolled-back turns (a newer
+// turn's rollback cancelled them, or rollback_thread marked them): their
+// messages are not part of the conversation.
 func (c *Coordinator) rolledBack(ctx context.Context, t *runtype.Turn) (map[string]bool, error) {
 	var out map[string]bool
-	p := &store.TurnListParams{TenantID: t.TenantID, SessionID: t.SessionID, ThreadID: t.ThreadID, Status: runtype.StatusCancelled, Limit: store.MaxListLimit}
+	p := &store.TurnListParams{TenantID: t.TenantID, SessionID: t.SessionID, ThreadID: t.ThreadID, RolledBack: true, Limit: store.MaxListLimit}
 	for {
 		page, err := c.cfg.Reader.TurnList(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("listing the thread's cancelled turns: %w", err)
+			return nil, fmt.Errorf("listing the thread's rolled-back turns: %w", err)
 		}
 		for _, turn := range page {
-			if turn.StatusReason == runtype.ReasonRolledBack {
-				if out == nil {
-					out = make(map[string]bool)
-				}
-				out[turn.ID] = true
+			if out == nil {
+				out = make(map[string]bool)
 			}
+			out[turn.ID] = true
 		}
 		if len(page) < p.Limit {
 			return out, nil

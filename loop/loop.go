@@ -71,6 +71,9 @@ type Agent struct {
 	// Sandbox is the profile the agent's tools run processes under; nil
 	// lets no tool run a process (process tools fail closed).
 	Sandbox *sandbox.Profile
+	// Context manages the agent's context window; nil compacts only
+	// when asked (compact_thread) and never resets on its own.
+	Context *ContextPolicy
 }
 
 // Config holds a Coordinator's dependencies.
@@ -105,6 +108,10 @@ type Config struct {
 	// OutputCheck looks at tool output before the model sees it; nil
 	// checks nothing.
 	OutputCheck OutputChecker
+	// PolicySnapshot describes the policy in force for a session (the
+	// rules' digest, the session's mode and grants) as JSON, which a
+	// compaction stores and names; nil records none.
+	PolicySnapshot func(ctx context.Context, owner runtype.Owner, sessionID string) ([]byte, error)
 	// Reader, when set, lets a run that ends mid-hop see which of its
 	// actions a person answered meanwhile.
 	Reader store.Reader
@@ -284,6 +291,9 @@ type Job struct {
 	// cache entry that answers which tool call ids it holds, and whether
 	// the run may append to History in place.
 	conv *convView
+	// window is the compaction boundary History starts from (its first
+	// message); nil when History is the whole conversation.
+	window *runtype.Boundary
 }
 
 // Outcome is how a run ended.

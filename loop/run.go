@@ -66,6 +66,12 @@ type run struct {
 	toolHops int
 	noRecall bool // the turn recalls no memories (see recallMemories)
 	grace    bool // a reminder was given and the model has not called tools since
+	// ctxBase is the provider's count of the context's first ctxBaseN
+	// messages (the last call's input and answer); 0 before one.
+	// ctxGaveUp: a compaction failed this run, which does not try again.
+	ctxBase   int64
+	ctxBaseN  int
+	ctxGaveUp bool
 	// stopBlocks counts the times stop hooks kept the run going.
 	stopBlocks int
 	// pending are the current hop's calls waiting for a person.
@@ -229,6 +235,9 @@ func (r *run) release() {
 // execute runs the turn to its end.
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	b := r.startBatch(ctx)
+	if r.turn.Kind != runtype.TurnAnswer {
+		return r.drive(ctx, b)
+	}
 	if ctx.Err() != nil || len(r.route.Eligible) == 0 {
 		// Cancelled before it started, or no model can take it: the input
 		// never reached a model, so it does not join the thread's
@@ -310,6 +319,9 @@ func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
 		return r.finish(ctx, b, runtype.StatusBlocked, runtype.ReasonRoutingNotPossible, "",
 			failuref(runtype.FailureRoutingImpossible, "%s", r.route.Reason))
 	}
+	if r.turn.Kind != runtype.TurnAnswer && ctx.Err() == nil {
+		return r.maintain(ctx, b)
+	}
 	r.hold(b)
 	for {
 		var out *Outcome
@@ -366,8 +378,13 @@ func (r *run) startBatch(ctx context.Context) *store.Batch {
 	r.task.Status, r.task.StartedAt, r.task.UpdatedAt, r.task.CurrentRunID = runtype.StatusRunning, now, now, r.rec.ID
 	r.task.Attempts = 1
 	b := r.batch()
-	r.recallMemories(ctx, b)
-	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
+	if r.turn.Kind == runtype.TurnAnswer { // a maintenance turn's input is its request, not the model's
+		r.recallMemories(ctx, b)
+		b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
+	}
+	if e := r.windowLoaded(); e != nil {
+		b.Events = append(b.Events, e)
+	}
 	b.Events = append(b.Events,
 		r.event(event.TurnStarted, "", "", &event.TurnPayload{Status: runtype.StatusRunning, Agent: r.agent.Name}),
 		r.event(event.TaskStarted, "", "", &event.TaskPayload{Status: runtype.StatusRunning, Objective: r.task.Objective}),
@@ -386,6 +403,9 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	// Facts before the model request (its price, the budgets) are the
 	// run's; those of the request carry the model call's span.
 	stepID, span := r.cfg.IDs.New(runtype.PrefixStep), r.span.ID()
+	if out, err := r.autoCompact(ctx); out != nil || err != nil {
+		return out, err
+	}
 	if out, err := r.checkBudgets(ctx, hop, stepID, span); out != nil || err != nil {
 		return out, err
 	}
@@ -420,6 +440,7 @@ func (r *run) hop(ctx context.Context) (*Outcome, error) {
 	b.Messages = append(b.Messages, r.appendMessage(runtype.Message{
 		Role: runtype.RoleAssistant, Content: resp.Text, ToolCalls: calls, Reasoning: resp.Reasoning,
 	}))
+	r.reported(resp.Usage)
 	span = ms.ID()
 	completed := r.modelCompleted(resp, c, usage, calls, stepID, span, start)
 	cp := completed.Payload.(*event.ModelCompletedPayload)
@@ -538,6 +559,16 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 		if at, ok := r.cfg.Retry.retryAt(failure, r.task.Attempts, now); ok {
 			return r.retry(b, reason, failure, at)
 		}
+	}
+	if status == runtype.StatusCompleted && r.resetDue() {
+		// The answer stands whatever becomes of the reset: a failed one
+		// only leaves the session on this thread.
+		if _, f := r.reset(ctx, b, "auto"); f != nil {
+			b.Events = append(b.Events, r.event(event.RuntimeWarning, "", "", &event.DiagnosticPayload{
+				Code: string(runtype.FailureCompaction), Message: "the context reset failed; the session stays on this thread: " + f.Message,
+			}))
+		}
+		now = r.cfg.Now().UTC()
 	}
 	r.turn.Status, r.turn.StatusReason, r.turn.Result, r.turn.Failure, r.turn.EndedAt = status, reason, result, failure, now
 	r.task.Status, r.task.StatusReason, r.task.Result, r.task.Failure, r.task.EndedAt, r.task.UpdatedAt = status, reason, result, failure, now, now

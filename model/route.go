@@ -211,14 +211,24 @@ func gap(ex []Exclusion) string {
 func EstimateInputTokens(req *Request) int64 {
 	n := len(req.Instructions)
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		n += len(m.Content) + 16
-		for _, c := range m.ToolCalls {
-			n += len(c.Name) + len(c.Arguments) + 16
-		}
+		n += messageChars(&req.Messages[i])
 	}
 	for _, t := range req.Tools {
 		n += len(t.Name) + len(t.Description) + len(t.InputSchema)
 	}
 	return int64(n+3) / 4
+}
+
+// EstimateMessageTokens estimates the input tokens m adds to a request,
+// as EstimateInputTokens counts them.
+func EstimateMessageTokens(m *runtype.Message) int64 {
+	return int64(messageChars(m)+3) / 4
+}
+
+func messageChars(m *runtype.Message) int {
+	n := len(m.Content) + 16
+	for _, c := range m.ToolCalls {
+		n += len(c.Name) + len(c.Arguments) + 16
+	}
+	return n
 }

@@ -30,6 +30,8 @@ const (
 	FailureLost              FailureKind = "lost"                 // the worker running the attempt stopped renewing its lease
 	FailureSideEffectUnknown FailureKind = "side_effect_unknown"  // an operator failed a call that may or may not have run
 	FailureInputRedacted     FailureKind = "input_redacted"       // the call's stored input holds a redacted secret and its real input is gone
+	FailureCompaction        FailureKind = "compaction_failed"    // a compaction or reset could not be made (a bad summary or handoff)
+	FailureContextWindow     FailureKind = "context_window"       // the context outgrew the model's window and compaction could not shrink it
 )
 
 // FailureKinds lists every failure kind, for configuration that names
@@ -39,7 +41,7 @@ var FailureKinds = []FailureKind{
 	FailureInvalidArguments, FailureUnknownTool, FailureToolError, FailurePermissionDenied, FailureNotExecuted,
 	FailureTimeout, FailurePanic, FailureInternal, FailureQuotaExceeded, FailureRoutingImpossible,
 	FailureOutputBlocked, FailureSandboxViolation, FailureResourceLimit, FailureHookBlocked, FailureLost,
-	FailureSideEffectUnknown, FailureInputRedacted,
+	FailureSideEffectUnknown, FailureInputRedacted, FailureCompaction, FailureContextWindow,
 }
 
 // Failure is a persisted failure: a kind callers branch on, a message for

@@ -26,6 +26,7 @@ const (
 	PrefixEvent    = "evt_"
 	PrefixRuntime  = "rt_"
 	PrefixToken    = "tok_"
+	PrefixContext  = "ctx_" // a compaction or reset of a thread's context
 )
 
 // crockford is the ULID alphabet (Crockford's base32, no I, L, O, U).

@@ -26,6 +26,8 @@ const (
 	ReasonQuotaExceeded      = Reason(FailureQuotaExceeded)     // failed, or parked waiting_resource: a budget would be exceeded
 	ReasonRoutingNotPossible = Reason(FailureRoutingImpossible) // blocked: no candidate model meets the task profile
 	ReasonInterrupted        = Reason(FailureInterrupted)       // cancelled: cancel_task, interrupt_turn or a newer turn's interrupt
+	ReasonCompactionFailed   = Reason(FailureCompaction)        // failed: a compact_thread or reset_thread turn could not compact
+	ReasonContextWindow      = Reason(FailureContextWindow)     // failed: the context outgrew the window and compaction could not shrink it
 
 	ReasonRolledBack         Reason = "rolled_back"         // cancelled: a newer turn's rollback
 	ReasonRuntimeStopped     Reason = "runtime_stopped"     // cancelled by StopAndCancel, or queued again by a stop between steps
@@ -71,4 +73,5 @@ var Reasons = []Reason{
 	ReasonWallClockTimeout, ReasonInactivityTimeout, ReasonPermissionRequired, ReasonPaused, ReasonEnqueued,
 	ReasonActionResolved, ReasonLimitChanged, ReasonResumed, ReasonRetry, ReasonWorkerLost, ReasonRuntimeRestarted,
 	ReasonPauseRequested, ReasonResumeRequested, ReasonRetryRequested, ReasonCancel, ReasonRollback, ReasonStale,
+	ReasonCompactionFailed, ReasonContextWindow,
 }

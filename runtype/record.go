@@ -28,6 +28,9 @@ type Thread struct {
 	SessionID string
 	Owner
 	CreatedAt time.Time
+	// Lineage is the thread this one continues (a reset or a fork); nil
+	// for a thread that began on its own.
+	Lineage *Lineage
 }
 
 // Turn is one submitted input cycle: what operators call a request. Its id
@@ -39,7 +42,8 @@ type Turn struct {
 	ThreadID  string
 	Owner
 	Agent          string
-	IdempotencyKey string // empty when the caller gave none
+	Kind           TurnKind // TurnAnswer, or a maintenance turn
+	IdempotencyKey string   // empty when the caller gave none
 	Input          string
 	Status         TaskStatus
 	StatusReason   Reason   // why the turn has its current status, e.g. no_completion
@@ -52,6 +56,17 @@ type Turn struct {
 	CreatedAt      time.Time
 	StartedAt      time.Time // zero until a run starts
 	EndedAt        time.Time // zero until terminal or parked
+	// RolledBackAt is when rollback_thread took the turn back (zero when
+	// it did not): its facts stand and its status stays, but its messages
+	// leave the conversation the model sees.
+	RolledBackAt time.Time
+}
+
+// RolledBack reports whether t's messages are out of its thread's
+// conversation: a rollback_thread marked it, or a newer turn's rollback
+// (multitask rollback) cancelled it.
+func (t *Turn) RolledBack() bool {
+	return !t.RolledBackAt.IsZero() || t.Status == StatusCancelled && t.StatusReason == ReasonRolledBack
 }
 
 // Task is the unit of work a turn asks for: objective, lifecycle, attempts.
@@ -252,6 +267,9 @@ type Message struct {
 	// Reasoning is the reasoning an assistant message came with, as its
 	// provider exposed it; adapters send a provider's own blocks back to it.
 	Reasoning []Reasoning
+	// Boundary, when set, makes the message stand in for the earlier
+	// ones it covers in the context the model sees.
+	Boundary  *Boundary
 	CreatedAt time.Time
 }
 

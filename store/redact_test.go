@@ -108,7 +108,7 @@ var notText = []string{
 	"Action.Decisions", "Action.ReasonCode", "Action.Escalation", "ActionResolution.Decision", "ActionResolution.By",
 	"PolicyGrant.Agent", "PolicyGrant.ToolName", "SessionMode.Mode", "LeaseChange.Owner", "APIToken.Prefix",
 	"CapabilitySession.Server", "CapabilitySession.Transport", "CapabilitySession.ProtocolVersion",
-	"CapabilitySession.ResumeCursor",
+	"CapabilitySession.ResumeCursor", "Boundary.Kind", "Boundary.Strategy", "Boundary.Trigger", "Lineage.Kind",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

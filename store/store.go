@@ -579,10 +579,14 @@ type ThreadGetParams struct {
 	ID       string
 }
 
-// ThreadListParams lists a session's threads oldest first.
+// ThreadListParams lists a session's threads oldest first. With
+// SourceThreadID it lists instead the tenant's threads, of any session,
+// whose Lineage continues that thread (forks and resets of it), oldest
+// first; SessionID is then ignored.
 type ThreadListParams struct {
-	TenantID  string
-	SessionID string
+	TenantID       string
+	SessionID      string
+	SourceThreadID string
 }
 
 type TurnGetParams struct {
@@ -612,6 +616,11 @@ type TurnListParams struct {
 	Until       time.Time
 	BeforeID    string
 	Limit       int
+	// RolledBack, with ThreadID, lists the thread's rolled-back turns
+	// (runtype.Turn.RolledBack) newest first, paged by BeforeID and
+	// Limit; the other filters are then ignored. Its cost is the number
+	// of such turns, not the thread's length.
+	RolledBack bool
 }
 
 type TaskGetParams struct {
@@ -753,8 +762,9 @@ type ThreadTotalsGetParams struct {
 // thread is. Rebuilt from the log, they are: LastSeq the highest
 // message Seq (0 for none), Messages the number of messages. RollbackGen
 // rises (by an amount a driver chooses, never falls) whenever a turn of
-// the thread becomes, or stops being, cancelled by a rollback (status
-// cancelled, reason rolled_back): its messages leave or rejoin the
+// the thread becomes, or stops being, rolled back (runtype.Turn.RolledBack:
+// cancelled by a rollback, or marked by rollback_thread): its messages
+// leave or rejoin the
 // conversation. A reader that kept the conversation up to LastSeq with
 // the same RollbackGen needs only the messages after it. Usage is the sum
 // of the Usage of the thread's runs (costs may be added in any order).

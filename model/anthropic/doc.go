@@ -28,6 +28,18 @@
 // message with nothing left to send. Tools are sent with their input
 // schema verbatim.
 //
+// # Prompt caching
+//
+// Every request marks prompt cache breakpoints (cache_control ephemeral,
+// at most the API's four): the last tool definition, the last system
+// block, the boundary message that opens a compacted conversation (its
+// summary or a reset's handoff; when it joined the system prompt, the
+// instructions block before it too), and the last cacheable block of
+// the last turn (not a thinking block), a rolling breakpoint that caches
+// the conversation so far for the next hop. Nothing else in a request
+// changes between two hops of a session, so each request starts with the
+// one before it and reads that prefix from the cache.
+//
 // Config.ThinkingBudget turns on extended thinking with that budget; the
 // API then forbids a temperature, so Config.Temperature must stay unset.
 //
@@ -37,7 +49,8 @@
 // streamed input kept verbatim, even when it is not valid JSON (a stream
 // cut by max_tokens ends mid-object). Thinking and redacted_thinking
 // blocks become Response.Reasoning. InputTokens adds up input_tokens and
-// both cache counters; CachedInputTokens is cache_read_input_tokens;
+// both cache counters; CachedInputTokens is cache_read_input_tokens (cache
+// writes count as ordinary input);
 // ReasoningTokens is thinking_tokens when reported. Stop reasons map as
 // end_turn, stop_sequence and pause_turn → stop; tool_use → tool_calls;
 // max_tokens and model_context_window_exceeded → length; refusal →
@@ -54,6 +67,6 @@
 // is a malformed response. The API key comes only from Config, never from
 // the environment, and is scrubbed from error messages and Response.Raw.
 //
-// Images, documents, prompt caching controls, server tools and citations
-// are not mapped: the runtime's messages carry text only.
+// Images, documents, server tools and citations are not mapped: the
+// runtime's messages carry text only.
 package anthropic

@@ -58,7 +58,61 @@ func (p *Provider) params(req *model.Request) (anthropic.MessageNewParams, error
 		}
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
 	}
+	markCache(&params, req.Messages)
 	return params, nil
+}
+
+// markCache sets the prompt cache breakpoints (cache_control ephemeral; the
+// API allows four): the last tool definition, the last system block, the
+// boundary message that opens a compacted conversation, and the last
+// message, so each hop reads the conversation so far from the cache and
+// writes it for the next. The API renders tools, then system, then
+// messages, and caches the prefix up to each breakpoint; a prefix shorter
+// than the model's minimum is simply not cached.
+func markCache(params *anthropic.MessageNewParams, msgs []runtype.Message) {
+	ephemeral := anthropic.NewCacheControlEphemeralParam()
+	if n := len(params.Tools); n > 0 {
+		params.Tools[n-1].OfTool.CacheControl = ephemeral
+	}
+	if n := len(params.System); n > 0 {
+		params.System[n-1].CacheControl = ephemeral
+	}
+	// A boundary (a compaction summary or a reset handoff) opens the
+	// conversation and stays put until the next compaction.
+	switch {
+	case len(msgs) == 0 || msgs[0].Boundary == nil || msgs[0].Content == "":
+	case msgs[0].Role == runtype.RoleSystem:
+		// It joined the system prompt as its last block, marked above; the
+		// instructions before it get their own breakpoint, so they stay
+		// cached when the next compaction replaces it.
+		if n := len(params.System); n > 1 {
+			params.System[n-2].CacheControl = ephemeral
+		}
+	case len(params.Messages) > 0:
+		for _, b := range params.Messages[0].Content {
+			if b.OfText != nil && b.OfText.Text == msgs[0].Content {
+				b.OfText.CacheControl = ephemeral
+				break
+			}
+		}
+	}
+	if n := len(params.Messages); n > 0 {
+		markLast(params.Messages[n-1].Content, ephemeral)
+	}
+}
+
+// markLast sets cc on the last block of a turn that can carry it: thinking
+// blocks cannot, so a turn of thinking only is left unmarked.
+func markLast(blocks []anthropic.ContentBlockParamUnion, cc anthropic.CacheControlEphemeralParam) {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if blocks[i].OfThinking != nil || blocks[i].OfRedactedThinking != nil {
+			continue
+		}
+		if p := blocks[i].GetCacheControl(); p != nil {
+			*p = cc
+			return
+		}
+	}
 }
 
 // system returns the system prompt: the instructions, then a RoleSystem

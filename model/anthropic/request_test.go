@@ -142,12 +142,12 @@ func TestRequestOptions(t *testing.T) {
 				{Role: runtype.RoleSystem, Content: "The user is on the free plan."},
 				{Role: runtype.RoleUser, Content: "hi"},
 			}},
-			want: `{"model":"claude-3-7-sonnet-latest","max_tokens":4096,"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"The user is on the free plan."}]}`,
+			want: `{"model":"claude-3-7-sonnet-latest","max_tokens":4096,"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"The user is on the free plan.","cache_control":{"type":"ephemeral"}}]}`,
 		},
 		{
 			name: "a tool without a schema",
 			req:  &model.Request{Messages: userMessages("hi"), Tools: []model.ToolDefinition{{Name: "now", Description: "The time."}}},
-			want: `{"model":"claude-3-7-sonnet-latest","max_tokens":4096,"tools":[{"name":"now","description":"The time.","input_schema":{"type":"object"}}]}`,
+			want: `{"model":"claude-3-7-sonnet-latest","max_tokens":4096,"tools":[{"name":"now","description":"The time.","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]}`,
 		},
 	}
 	for _, tt := range tests {

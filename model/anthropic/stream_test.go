@@ -1,6 +1,7 @@
 package anthropic_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -160,6 +161,23 @@ func TestUsage(t *testing.T) {
 				t.Errorf("usage mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCachedUsageCost prices the usage of a response that read 2048
+// tokens from the prompt cache and wrote 512 to it: the reads are priced
+// at the cached rate, the writes and the rest at the input rate.
+func TestCachedUsageCost(t *testing.T) {
+	t.Parallel()
+	resp, _, err := stream(t, anthropic.Config{}, fixture(t, "thinking.sse"))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	price := model.Price{InputPerMTok: 3, CachedInputPerMTok: 0.3, OutputPerMTok: 15}
+	// (12 + 512) × $3 + 2048 × $0.30 + 180 × $15, per million tokens.
+	want := (524*3 + 2048*0.3 + 180*15) / 1e6
+	if got := price.Cost(resp.Usage); math.Abs(got-want) > 1e-12 {
+		t.Errorf("cost = %v, want %v (usage %+v)", got, want, resp.Usage)
 	}
 }
 

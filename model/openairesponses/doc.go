@@ -18,6 +18,13 @@
 // reasoning.encrypted_content so that the model's reasoning can be handed
 // back in later requests.
 //
+// The API caches prompt prefixes by itself. Each request of a session
+// starts with the one before it (instructions, tools, then the input so
+// far, nothing of it varying between hops), and prompt_cache_key is the
+// session id, so a session's requests reach the machine that holds its
+// prefix. Cache hits come back as usage.input_tokens_details.cached_tokens,
+// which is CachedInputTokens.
+//
 // # Responses
 //
 // Output text deltas (and refusal deltas) stream as model.DeltaText and

@@ -25,6 +25,12 @@ func (p *Provider) params(req *model.Request) (responses.ResponseNewParams, erro
 	if req.Instructions != "" {
 		params.Instructions = param.NewOpt(req.Instructions)
 	}
+	if req.SessionID != "" {
+		// The API routes requests by a hash of the prompt's start and this
+		// key: one key a session sends its hops to the machine that holds
+		// its conversation in the prompt cache.
+		params.PromptCacheKey = param.NewOpt(req.SessionID)
+	}
 	if n := cmp.Or(req.MaxOutputTokens, p.cfg.MaxOutputTokens); n > 0 {
 		params.MaxOutputTokens = param.NewOpt(int64(n))
 	}

@@ -433,11 +433,9 @@ func (d *data) countUsage(was, is *runtype.Run) {
 	}
 }
 
-// rolledBack reports whether t was cancelled by a rollback: its messages
-// are not part of its thread's conversation.
-func rolledBack(t *runtype.Turn) bool {
-	return t.Status == runtype.StatusCancelled && t.StatusReason == runtype.ReasonRolledBack
-}
+// rolledBack reports whether t's messages are not part of its thread's
+// conversation.
+func rolledBack(t *runtype.Turn) bool { return t.RolledBack() }
 
 // dropTurn removes a turn that putTurn inserted.
 func (d *data) dropTurn(t *runtype.Turn) {

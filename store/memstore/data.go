@@ -383,7 +383,14 @@ func copyFailure(f *runtype.Failure) *runtype.Failure {
 
 func copySession(s *runtype.Session) *runtype.Session { c := *s; return &c }
 
-func copyThread(t *runtype.Thread) *runtype.Thread { c := *t; return &c }
+func copyThread(t *runtype.Thread) *runtype.Thread {
+	c := *t
+	if t.Lineage != nil {
+		l := *t.Lineage
+		c.Lineage = &l
+	}
+	return &c
+}
 
 func copyTurn(t *runtype.Turn) *runtype.Turn {
 	c := *t

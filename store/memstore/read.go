@@ -73,6 +73,20 @@ func (d *data) threadGet(p *store.ThreadGetParams) (*runtype.Thread, error) {
 
 func (d *data) threadList(p *store.ThreadListParams) []*runtype.Thread {
 	var out []*runtype.Thread
+	if p.SourceThreadID != "" {
+		for _, t := range d.threads {
+			if t.TenantID == p.TenantID && t.Lineage != nil && t.Lineage.ThreadID == p.SourceThreadID {
+				out = append(out, copyThread(t))
+			}
+		}
+		slices.SortFunc(out, func(a, b *runtype.Thread) int {
+			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		return out
+	}
 	for _, t := range d.threadsBySession[p.SessionID] {
 		if t.TenantID == p.TenantID {
 			out = append(out, copyThread(t))
@@ -111,11 +125,17 @@ func (d *data) turnList(p *store.TurnListParams) []*runtype.Turn {
 	var out []*runtype.Turn
 	for i := end - 1; i >= 0 && len(out) < limit; i-- {
 		t := d.turns[ids[i]]
-		if t.TenantID == p.TenantID && (p.SessionID == "" || t.SessionID == p.SessionID) &&
-			(p.ThreadID == "" || t.ThreadID == p.ThreadID) &&
-			(p.Status == "" || t.Status == p.Status) && inStatuses(t.Status, p.Statuses) &&
-			(p.PrincipalID == "" || t.PrincipalID == p.PrincipalID) &&
-			(p.Agent == "" || t.Agent == p.Agent) && inRange(t.CreatedAt, p.Since, p.Until) {
+		var keep bool
+		if p.RolledBack {
+			keep = t.TenantID == p.TenantID && t.ThreadID == p.ThreadID && t.RolledBack()
+		} else {
+			keep = t.TenantID == p.TenantID && (p.SessionID == "" || t.SessionID == p.SessionID) &&
+				(p.ThreadID == "" || t.ThreadID == p.ThreadID) &&
+				(p.Status == "" || t.Status == p.Status) && inStatuses(t.Status, p.Statuses) &&
+				(p.PrincipalID == "" || t.PrincipalID == p.PrincipalID) &&
+				(p.Agent == "" || t.Agent == p.Agent) && inRange(t.CreatedAt, p.Since, p.Until)
+		}
+		if keep {
 			out = append(out, copyTurn(t))
 		}
 	}

@@ -365,3 +365,38 @@ func decodeResolution(s sql.NullString) (*runtype.ActionResolution, error) {
 		Decision: j.Decision, Message: j.Message, UpdatedInput: j.UpdatedInput, By: j.By, At: fromNanos(j.At),
 	}, nil
 }
+
+// encodeJSON returns v as JSON, or nil (NULL) when v is a nil pointer.
+// It is for the rare optional records (a message's boundary, a thread's
+// lineage) whose encoding is not on the step path.
+func encodeJSON[T any](v *T) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain structs of strings and numbers always encode
+	}
+	return string(b)
+}
+
+// decodeJSON decodes s into a new *T at *dst; NULL leaves *dst nil.
+func decodeJSON[T any](s sql.NullString, dst **T) error {
+	if !s.Valid {
+		return nil
+	}
+	v := new(T)
+	if err := json.Unmarshal([]byte(s.String), v); err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
+// lineageSource is the thread a lineage continues, "" for none.
+func lineageSource(l *runtype.Lineage) string {
+	if l == nil {
+		return ""
+	}
+	return l.ThreadID
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -374,7 +375,7 @@ func TestMigration9GivesSessionsTheirActivity(t *testing.T) {
 		id                      string
 		created, started, ended int64
 	}{{"turn_1", at(2), at(2), at(5)}, {"turn_2", at(3), at(3), 0}} {
-		if _, err := s.write.ExecContext(ctx, `INSERT INTO turns (`+turnCols+`) VALUES (?, 'zulu', 'thr_1', 'ten_1', 'usr_1',
+		if _, err := s.write.ExecContext(ctx, `INSERT INTO turns (`+before16(turnCols)+`) VALUES (?, 'zulu', 'thr_1', 'ten_1', 'usr_1',
 			'a', '', 'hi', 'completed', '', '', NULL, 'task_1', 'run_1', '', '{}', ?, ?, ?)`,
 			turn.id, turn.created, turn.started, turn.ended); err != nil {
 			t.Fatalf("inserting a turn at version 8: %v", err)
@@ -412,16 +413,16 @@ func TestMigration11BackfillsThreadTotals(t *testing.T) {
 		}
 	}
 	for _, th := range []string{"thr_1", "thr_2"} {
-		exec(`INSERT INTO threads (`+threadCols+`) VALUES (?, 'ses_1', 'ten_1', 'usr_1', 1)`, th)
+		exec(`INSERT INTO threads (`+before16(threadCols)+`) VALUES (?, 'ses_1', 'ten_1', 'usr_1', 1)`, th)
 	}
 	for _, seq := range []int{1, 2, 5} { // a gap: the count is not the last seq
-		exec(`INSERT INTO messages (`+messageCols+`) VALUES ('thr_1', ?, 'ses_1', 'turn_1', 'run_1', 'ten_1', 'usr_1',
+		exec(`INSERT INTO messages (`+before16(messageCols)+`) VALUES ('thr_1', ?, 'ses_1', 'turn_1', 'run_1', 'ten_1', 'usr_1',
 			'user', 'hi', NULL, '', 0, 1, NULL)`, seq)
 	}
 	for _, turn := range []struct{ id, status, reason string }{
 		{"turn_1", "completed", ""}, {"turn_2", "cancelled", "rolled_back"}, {"turn_3", "cancelled", "interrupted"},
 	} {
-		exec(`INSERT INTO turns (`+turnCols+`) VALUES (?, 'ses_1', 'thr_1', 'ten_1', 'usr_1',
+		exec(`INSERT INTO turns (`+before16(turnCols)+`) VALUES (?, 'ses_1', 'thr_1', 'ten_1', 'usr_1',
 			'a', '', 'hi', ?, ?, '', NULL, 'task_1', 'run_1', '', '{}', 1, 1, 1)`, turn.id, turn.status, turn.reason)
 	}
 	for i, usage := range []string{`{"inputTokens":100,"outputTokens":10,"costUsd":0.25}`, `{"inputTokens":5,"cachedInputTokens":2,"outputTokens":1,"reasoningTokens":3}`} {
@@ -457,7 +458,7 @@ func TestMigration11BackfillsThreadTotals(t *testing.T) {
 		t.Errorf("totals after 011 (-want +got):\n%s", d)
 	}
 	// From now on the triggers keep them: a message, and turn_2 retried.
-	exec(`INSERT INTO messages (` + messageCols + `) VALUES ('thr_2', 7, 'ses_1', 'turn_4', 'run_4', 'ten_1', 'usr_1',
+	exec(`INSERT INTO messages (` + before16(messageCols) + `) VALUES ('thr_2', 7, 'ses_1', 'turn_4', 'run_4', 'ten_1', 'usr_1',
 		'user', 'hi', NULL, '', 0, 1, NULL)`)
 	exec(`UPDATE turns SET status = 'running', status_reason = '' WHERE id = 'turn_2'`)
 	exec(`UPDATE runs SET usage = '{"inputTokens":1}' WHERE id = 'run_0'`)
@@ -466,4 +467,14 @@ func TestMigration11BackfillsThreadTotals(t *testing.T) {
 	if d := cmp.Diff(want, totals()); d != "" {
 		t.Errorf("totals after more writes (-want +got):\n%s", d)
 	}
+}
+
+// before16 is cols without the columns migration 16 added, for rows
+// written at an older version.
+func before16(cols string) string {
+	cols = strings.TrimSuffix(cols, ", rolled_back_at") // migration 18
+	for _, c := range []string{", lineage, source_thread_id", ", kind", ", boundary"} {
+		cols = strings.TrimSuffix(cols, c)
+	}
+	return cols
 }

@@ -99,7 +99,9 @@ const (
 	qInsertCapRun    = qUpsertCap + 1
 	qCapGet          = qInsertCapRun + 1
 	qCapList         = qCapGet + 1 // 2 variants: capSession
-	numQueries       = qCapList + 2
+	qTurnRolledBack  = qCapList + 2
+	qThreadsFrom     = qTurnRolledBack + 1
+	numQueries       = qThreadsFrom + 1
 )
 
 // Filter bits of the statement variants.
@@ -156,9 +158,9 @@ const (
 
 const (
 	sessionCols = `id, tenant_id, principal_id, agent, title, created_at, updated_at, policy_mode`
-	threadCols  = `id, session_id, tenant_id, principal_id, created_at`
+	threadCols  = `id, session_id, tenant_id, principal_id, created_at, lineage, source_thread_id`
 	turnCols    = `id, session_id, thread_id, tenant_id, principal_id, agent, idempotency_key, input, status,
-		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at`
+		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at, kind, rolled_back_at`
 	// taskCols ends with the scheduling columns, taskScheduleCols, which
 	// a task's upsert leaves alone.
 	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
@@ -167,7 +169,7 @@ const (
 	runCols          = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
 		hops, tool_hops, usage, started_at, ended_at, routing, worker`
 	messageCols = `thread_id, seq, session_id, turn_id, run_id, tenant_id, principal_id, role, content,
-		tool_calls, tool_call_id, is_error, created_at, reasoning`
+		tool_calls, tool_call_id, is_error, created_at, reasoning, boundary`
 	toolCallCols = `session_id, id, run_id, turn_id, thread_id, tenant_id, principal_id, step_id, hop, name,
 		arguments, arguments_sha256, idempotency_key, status, decision, result_preview, output_ref,
 		output_bytes, failure, started_at, ended_at, progress, progress_total, progress_message, progress_at`
@@ -246,6 +248,12 @@ func buildQueries() [numQueries]string {
 	}
 	q[qThreadGet] = `SELECT ` + threadCols + ` FROM threads WHERE id = ? AND tenant_id = ?`
 	q[qThreadList] = `SELECT ` + threadCols + ` FROM threads WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
+	// The condition is turns_rolled_back's, so that the index serves it.
+	q[qTurnRolledBack] = `SELECT ` + turnCols + ` FROM turns INDEXED BY turns_rolled_back WHERE thread_id = ? AND tenant_id = ?
+		AND (rolled_back_at <> 0 OR (status = 'cancelled' AND status_reason = 'rolled_back')) AND (? = '' OR id < ?)
+		ORDER BY id DESC LIMIT ?`
+	q[qThreadsFrom] = `SELECT ` + threadCols + ` FROM threads INDEXED BY threads_source
+		WHERE source_thread_id = ? AND source_thread_id <> '' AND tenant_id = ? ORDER BY created_at, id`
 	q[qTurnGet] = `SELECT ` + turnCols + ` FROM turns WHERE id = ? AND tenant_id = ?`
 	q[qTurnGetByKey] = `SELECT ` + turnCols + ` FROM turns WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
 	for m := range 32 {

@@ -123,8 +123,16 @@ func (r reader) ThreadGet(ctx context.Context, p *store.ThreadGetParams) (*runty
 	return t, nil
 }
 
-// ThreadList lists a session's threads in insertion order.
+// ThreadList lists a session's threads in insertion order, or the
+// threads that continue one (SourceThreadID).
 func (r reader) ThreadList(ctx context.Context, p *store.ThreadListParams) ([]*runtype.Thread, error) {
+	if p.SourceThreadID != "" {
+		ts, err := list(ctx, r, scanThread, qThreadsFrom, p.SourceThreadID, p.TenantID)
+		if err != nil {
+			return nil, fmt.Errorf("listing the threads that continue %s: %w", p.SourceThreadID, err)
+		}
+		return ts, nil
+	}
 	ts, err := list(ctx, r, scanThread, qThreadList, p.SessionID, p.TenantID)
 	if err != nil {
 		return nil, fmt.Errorf("listing threads of session %s: %w", p.SessionID, err)
@@ -161,6 +169,13 @@ func (r reader) TurnGetByIdempotencyKey(ctx context.Context, p *store.TurnGetByI
 // status, each stopping at the limit, merged: the newest of their union
 // are the newest of the newest of each.
 func (r reader) TurnList(ctx context.Context, p *store.TurnListParams) ([]*runtype.Turn, error) {
+	if p.RolledBack {
+		ts, err := list(ctx, r, scanTurn, qTurnRolledBack, p.ThreadID, p.TenantID, p.BeforeID, p.BeforeID, store.ClampLimit(p.Limit))
+		if err != nil {
+			return nil, fmt.Errorf("listing thread %s's rolled-back turns: %w", p.ThreadID, err)
+		}
+		return ts, nil
+	}
 	if p.SessionID != "" || (p.Status == "" && len(p.Statuses) == 0) {
 		return r.turnList(ctx, p)
 	}
@@ -604,28 +619,34 @@ func scanThread(sc scanner) (*runtype.Thread, error) {
 	var (
 		t       runtype.Thread
 		created int64
+		lineage sql.NullString
+		source  string
 	)
-	if err := sc.Scan(&t.ID, &t.SessionID, &t.TenantID, &t.PrincipalID, &created); err != nil {
+	if err := sc.Scan(&t.ID, &t.SessionID, &t.TenantID, &t.PrincipalID, &created, &lineage, &source); err != nil {
 		return nil, err
 	}
 	t.CreatedAt = fromNanos(created)
+	if err := decodeJSON(lineage, &t.Lineage); err != nil {
+		return nil, fmt.Errorf("decoding thread %s's lineage: %w", t.ID, err)
+	}
 	return &t, nil
 }
 
 func scanTurn(sc scanner) (*runtype.Turn, error) {
 	var (
 		t                       runtype.Turn
-		status, usage           string
+		status, usage, kind     string
 		failure                 sql.NullString
 		created, started, ended int64
+		rolledBack              int64
 	)
 	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TenantID, &t.PrincipalID, &t.Agent, &t.IdempotencyKey,
 		&t.Input, &status, &t.StatusReason, &t.Result, &failure, &t.TaskID, &t.RunID, &t.TraceID, &usage,
-		&created, &started, &ended); err != nil {
+		&created, &started, &ended, &kind, &rolledBack); err != nil {
 		return nil, err
 	}
-	t.Status = runtype.TaskStatus(status)
-	t.CreatedAt, t.StartedAt, t.EndedAt = fromNanos(created), fromNanos(started), fromNanos(ended)
+	t.Status, t.Kind = runtype.TaskStatus(status), runtype.TurnKind(kind)
+	t.CreatedAt, t.StartedAt, t.EndedAt, t.RolledBackAt = fromNanos(created), fromNanos(started), fromNanos(ended), fromNanos(rolledBack)
 	var err error
 	if t.Failure, err = decodeFailure(failure); err != nil {
 		return nil, err
@@ -693,10 +714,11 @@ func scanMessage(sc scanner) (*runtype.Message, error) {
 		m                runtype.Message
 		role             string
 		calls, reasoning sql.NullString
+		boundary         sql.NullString
 		isError, created int64
 	)
 	if err := sc.Scan(&m.ThreadID, &m.Seq, &m.SessionID, &m.TurnID, &m.RunID, &m.TenantID, &m.PrincipalID, &role,
-		&m.Content, &calls, &m.ToolCallID, &isError, &created, &reasoning); err != nil {
+		&m.Content, &calls, &m.ToolCallID, &isError, &created, &reasoning, &boundary); err != nil {
 		return nil, err
 	}
 	m.Role, m.IsError, m.CreatedAt = runtype.Role(role), isError != 0, fromNanos(created)
@@ -706,6 +728,9 @@ func scanMessage(sc scanner) (*runtype.Message, error) {
 	}
 	if m.Reasoning, err = decodeReasoning(reasoning); err != nil {
 		return nil, err
+	}
+	if err = decodeJSON(boundary, &m.Boundary); err != nil {
+		return nil, fmt.Errorf("decoding message %d's boundary: %w", m.Seq, err)
 	}
 	return &m, nil
 }

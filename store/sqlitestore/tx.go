@@ -309,7 +309,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	}
 	for _, th := range b.Threads {
 		if _, err := t.exec(ctx, qInsertThread,
-			th.ID, th.SessionID, th.TenantID, th.PrincipalID, nanos(th.CreatedAt),
+			th.ID, th.SessionID, th.TenantID, th.PrincipalID, nanos(th.CreatedAt), encodeJSON(th.Lineage), lineageSource(th.Lineage),
 		); err != nil {
 			return wrote, fmt.Errorf("inserting thread %s: %w", th.ID, translate(err))
 		}
@@ -319,7 +319,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		if _, err := t.exec(ctx, qUpsertTurn,
 			u.ID, u.SessionID, u.ThreadID, u.TenantID, u.PrincipalID, u.Agent, u.IdempotencyKey, u.Input,
 			string(u.Status), string(u.StatusReason), u.Result, encodeFailure(u.Failure), u.TaskID, u.RunID, u.TraceID,
-			encodeUsage(u.Usage), nanos(u.CreatedAt), nanos(u.StartedAt), nanos(u.EndedAt),
+			encodeUsage(u.Usage), nanos(u.CreatedAt), nanos(u.StartedAt), nanos(u.EndedAt), string(u.Kind), nanos(u.RolledBackAt),
 		); err != nil {
 			return wrote, fmt.Errorf("writing turn %s: %w", u.ID, translate(err))
 		}
@@ -334,7 +334,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		if _, err := t.exec(ctx, qInsertMessage,
 			m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.TenantID, m.PrincipalID, string(m.Role),
 			m.Content, encodeToolCalls(m.ToolCalls), m.ToolCallID, m.IsError, nanos(m.CreatedAt),
-			encodeReasoning(m.Reasoning),
+			encodeReasoning(m.Reasoning), encodeJSON(m.Boundary),
 		); err != nil {
 			return wrote, fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, translate(err))
 		}

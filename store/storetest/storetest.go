@@ -95,6 +95,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Run", exerciseRun},
 		{"Message", exerciseMessage},
 		{"ThreadTotals", exerciseThreadTotals},
+		{"ThreadLineage", exerciseThreadLineage},
 		{"ToolCall", exerciseToolCall},
 		{"Blob", exerciseBlob},
 		{"Limit", exerciseLimit},
@@ -228,7 +229,9 @@ func (tb *testBundle) session(tenant string) *runtype.Session {
 }
 
 func (tb *testBundle) thread(s *runtype.Session) *runtype.Thread {
-	return &runtype.Thread{ID: tb.ids.New(runtype.PrefixThread), SessionID: s.ID, Owner: s.Owner, CreatedAt: tb.now()}
+	return &runtype.Thread{ID: tb.ids.New(runtype.PrefixThread), SessionID: s.ID, Owner: s.Owner, CreatedAt: tb.now(),
+		Lineage: &runtype.Lineage{Kind: runtype.LineageFork, SessionID: tb.ids.New(runtype.PrefixSession),
+			ThreadID: tb.ids.New(runtype.PrefixThread), TurnID: tb.ids.New(runtype.PrefixTurn), Seq: 41, HandoffRef: "sha256:00ff"}}
 }
 
 func (tb *testBundle) turn(th *runtype.Thread) *runtype.Turn {
@@ -239,6 +242,7 @@ func (tb *testBundle) turn(th *runtype.Thread) *runtype.Turn {
 		ThreadID:       th.ID,
 		Owner:          th.Owner,
 		Agent:          "triage",
+		Kind:           runtype.TurnCompact,
 		IdempotencyKey: "key-" + tb.ids.New(""),
 		Input:          "the printer\nis on fire\t\"help\"",
 		Status:         runtype.StatusFailed,
@@ -330,6 +334,9 @@ func (tb *testBundle) message(th *runtype.Thread, seq int64) *runtype.Message {
 			{Provider: "anthropic_messages", Redacted: "EmwKAhgBEgy3va3pzix/LafPsn4a"},
 			{Provider: "openai_responses", ID: "rs_01", Text: "summary", Encrypted: "gAAAAABo\x01<&>"},
 		},
+		Boundary: &runtype.Boundary{ID: "ctx_01", Kind: runtype.BoundaryCompaction, Strategy: runtype.StrategySummarize,
+			Trigger: "auto", FromSeq: 1, ThroughSeq: seq - 1, TokensBefore: 90_000, TokensAfter: 1_200,
+			SummaryRef: "sha256:aa", PolicyRef: "sha256:bb"},
 		CreatedAt: tb.now(),
 	}
 }

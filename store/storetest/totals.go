@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -88,6 +89,26 @@ func exerciseThreadTotals(ctx context.Context, t *testing.T, newStore func(*test
 		tb.apply(t, more)
 		r.check(t, "a retried with 37 messages", threads)
 
+		// rollback_thread marks a completed turn: it stays completed,
+		// and is rolled back until the mark is lifted.
+		at := tb.now()
+		c2 := *c
+		c2.RolledBackAt = at
+		tb.apply(t, &store.Batch{Turns: []*runtype.Turn{&c2}})
+		r.check(t, "c marked rolled back", threads)
+		if got, err := tb.store.TurnGet(ctx, &store.TurnGetParams{TenantID: c.TenantID, ID: c.ID}); err != nil ||
+			got.Status != runtype.StatusCompleted || !got.RolledBackAt.Equal(at) {
+			t.Errorf("TurnGet(marked turn) = %+v, %v; want completed, rolled back at %v", got, err, at)
+		}
+		marked := turn(th2, runtype.StatusFailed, "") // inserted marked
+		marked.RolledBackAt = at
+		tb.apply(t, &store.Batch{Turns: []*runtype.Turn{marked}})
+		r.check(t, "a marked turn inserted", threads)
+		c3 := c2
+		c3.RolledBackAt = time.Time{}
+		tb.apply(t, &store.Batch{Turns: []*runtype.Turn{&c3}})
+		r.check(t, "c's mark lifted", threads)
+
 		// Another tenant does not see the thread.
 		if _, err := tb.store.ThreadTotalsGet(ctx, &store.ThreadTotalsGetParams{TenantID: tenantB, ThreadID: th1.ID}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("ThreadTotalsGet(another tenant's thread) = %v, want ErrNotFound", err)
@@ -149,9 +170,20 @@ func (r *rebuilder) check(t *testing.T, when string, threads []*runtype.Thread) 
 		}
 		set := map[string]bool{}
 		for _, u := range turns {
-			if u.Status == runtype.StatusCancelled && u.StatusReason == runtype.ReasonRolledBack {
+			if u.RolledBack() {
 				set[u.ID] = true
 			}
+		}
+		listed, err := r.tb.store.TurnList(ctx, &store.TurnListParams{TenantID: th.TenantID, ThreadID: th.ID, RolledBack: true, Limit: store.MaxListLimit})
+		if err != nil {
+			t.Fatalf("%s: TurnList(RolledBack): %v", when, err)
+		}
+		listedSet := map[string]bool{}
+		for _, u := range listed {
+			listedSet[u.ID] = true
+		}
+		if !maps.Equal(set, listedSet) {
+			t.Errorf("%s: thread %s's TurnList(RolledBack) = %v, want %v", when, th.ID, listedSet, set)
 		}
 		prevGen, seen := r.gens[th.ID]
 		switch changed := !maps.Equal(set, r.sets[th.ID]); {

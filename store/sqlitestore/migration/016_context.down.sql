@@ -1,4 +1,5 @@
--- agentrt schema version 16 is the lead's (context boundaries, lineage,
--- turn kinds) on main; this placeholder keeps the i18-memory branch's
--- numbering whole until it is merged. Take main's 016 on merge.
-SELECT 1;
+ALTER TABLE turns DROP COLUMN kind;
+DROP INDEX threads_source;
+ALTER TABLE threads DROP COLUMN source_thread_id;
+ALTER TABLE threads DROP COLUMN lineage;
+ALTER TABLE messages DROP COLUMN boundary;
