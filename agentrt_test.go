@@ -43,6 +43,7 @@ type testBundle struct {
 type setupOpts struct {
 	script  string // replay YAML for agent "support"
 	sqlite  bool
+	dir     string // a data directory to share (sqlite)
 	policy  policy.Evaluator
 	require bool
 	tools   []tool.Tool
@@ -66,7 +67,10 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Policy: o.policy,
 	}
 	if o.sqlite {
-		b.dir = t.TempDir()
+		b.dir = o.dir
+		if b.dir == "" {
+			b.dir = t.TempDir()
+		}
 		cfg.DataDir = b.dir
 	}
 	rt, err := agentrt.New(cfg)

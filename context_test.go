@@ -2,356 +2,170 @@ package agentrt_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"database/sql"
+	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/agentrt/agentrt"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentrt/agentrt/apitype"
-	"github.com/agentrt/agentrt/event"
-	"github.com/agentrt/agentrt/internal/rttest"
-	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
-	"github.com/agentrt/agentrt/store/sqlitestore"
 )
 
-// chatModel answers every turn with one read_file call, then a reply;
-// it records the messages of every request it gets.
-type chatModel struct {
-	mu   sync.Mutex
-	reqs [][]runtype.Message
-}
+// contextScript makes three model calls in one turn: two read_file
+// hops, then an answer.
+const contextScript = `
+responses:
+  - text: "Looking."
+    tool_calls: [{name: read_file, input: {path: "missing.md"}}]
+  - tool_calls: [{name: read_file, input: {path: "other.md"}}]
+  - text: "done"
+  - text: "again"
+`
 
-func (m *chatModel) Info() model.Info { return model.Info{Kind: "replay", Model: "chat"} }
-
-func (m *chatModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	m.mu.Lock()
-	m.reqs = append(m.reqs, append([]runtype.Message(nil), req.Messages...))
-	m.mu.Unlock()
-	last := req.Messages[len(req.Messages)-1]
-	usage := runtype.Usage{InputTokens: model.EstimateInputTokens(req), OutputTokens: 20}
-	if last.Role == runtype.RoleTool {
-		return &model.Response{Text: "Read it. " + strings.Repeat("All is well. ", 10), Usage: usage}, nil
-	}
-	return &model.Response{Text: "Let me look.", Usage: usage,
-		ToolCalls: []runtype.MessageToolCall{{Name: "read_file", Arguments: `{"path":"notes.md"}`}}}, nil
-}
-
-func (m *chatModel) requests() [][]runtype.Message {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.reqs
-}
-
-// summarizer plays a context model: a summary, a handoff, or whatever
-// answer the test sets.
-type summarizer struct {
-	mu     sync.Mutex
-	calls  int
-	answer func(n int, req *model.Request) *model.Response
-}
-
-func (s *summarizer) Info() model.Info { return model.Info{Kind: "replay", Model: "summarizer"} }
-
-func (s *summarizer) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	s.mu.Lock()
-	s.calls++
-	n := s.calls
-	s.mu.Unlock()
-	if s.answer != nil {
-		return s.answer(n, req), nil
-	}
-	if len(req.Tools) == 1 && req.Tools[0].Name == "write_handoff" {
-		return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "h1", Name: "write_handoff", Arguments: `{"state":"notes read ` +
-			fmt.Sprint(n) + ` times","decisions":["read notes.md"],"open_items":[],"next_steps":["answer the user"],"evaluation_criteria":["the user is answered"]}`}},
-			Usage: runtype.Usage{InputTokens: 500, OutputTokens: 60}}, nil
-	}
-	return &model.Response{Text: fmt.Sprintf("summary %d: the user asked about notes.md; it was read and all is well.", n),
-		Usage: runtype.Usage{InputTokens: 400, OutputTokens: 30}}, nil
-}
-
-type contextBundle struct {
-	rt      *agentrt.Runtime
-	st      store.Store
-	chat    *chatModel
-	summary *summarizer
-	owner   runtype.Owner
-}
-
-func setupContext(t *testing.T, p agentrt.ContextPolicy, sum *summarizer) *contextBundle {
-	t.Helper()
-	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "agentrt.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if sum == nil {
-		sum = &summarizer{}
-	}
-	p.Summary = &model.Candidate{Name: "summarizer", Provider: sum}
-	b := &contextBundle{st: st, chat: &chatModel{}, summary: sum, owner: runtype.Owner{TenantID: "default", PrincipalID: "local"}}
-	rt, err := agentrt.New(agentrt.Config{
-		Store: st,
-		Agents: map[string]*agentrt.Agent{"support": {
-			Instructions: "help", Provider: b.chat, Tools: []string{"read_file"}, Context: &p,
-		}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Stop(context.Background()); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	b.rt = rt
-	return b
-}
-
-// turns submits n turns to one session and returns it.
-func (b *contextBundle) turns(t *testing.T, session string, n int) string {
-	t.Helper()
-	for i := range n {
-		p := &apitype.SubmitTurnParams{Owner: b.owner, SessionID: session,
-			Input: fmt.Sprintf("question %d: %s", i+1, strings.Repeat("what do the notes say? ", 30))}
-		if session == "" {
-			p.Agent = "support"
-		}
-		res, turn := rttest.Submit(t, b.rt, p)
-		if turn.Status != runtype.StatusCompleted {
-			t.Fatalf("turn %d ended %s: %+v", i+1, turn.Status, turn.Failure)
-		}
-		session = res.SessionID
-	}
-	return session
-}
-
-func ofType(evs []*event.Event, typ event.Type) []*event.Event {
-	var out []*event.Event
-	for _, e := range evs {
-		if e.Type == typ {
-			out = append(out, e)
-		}
+// roles lists the seq and role of each message of a context view.
+func roles(v *apitype.ContextView) []string {
+	var out []string
+	for _, m := range v.Messages {
+		out = append(out, string(m.Role))
 	}
 	return out
 }
 
-// TestAutoCompaction: a long conversation crosses the agent's threshold
-// several times; every compaction is recorded with what it covered, its
-// summary and the policy snapshot, the covered messages leave the model's
-// view (which starts with the summary) and stay in the thread, and the
-// context the model gets stays bounded.
-func TestAutoCompaction(t *testing.T) {
+// TestContextRebuildsEveryModelCall: every model call of a multi-hop turn
+// with tools has a fingerprint that the log verifies, and the rebuilt
+// context is the one each call saw.
+func TestContextRebuildsEveryModelCall(t *testing.T) {
 	t.Parallel()
-	b := setupContext(t, agentrt.ContextPolicy{WindowTokens: 1200, CompactAt: 0.5, KeepRecentTurns: 1, Strategy: runtype.StrategySummarize}, nil)
+	b := setup(t, setupOpts{script: contextScript, sqlite: true})
+	res, turn := b.submit(t, &apitype.SubmitTurnParams{Input: "find it"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn %s (%s)", turn.Status, turn.StatusReason)
+	}
 	ctx := context.Background()
-	session := b.turns(t, "", 12)
-
-	evs := rttest.SessionEvents(t, b.rt, b.owner, session)
-	started, completed := ofType(evs, event.ContextCompactionStarted), ofType(evs, event.ContextCompactionCompleted)
-	if len(completed) < 3 || len(started) != len(completed) {
-		t.Fatalf("%d compactions started, %d completed; want several, all completed", len(started), len(completed))
+	want := map[int][]string{
+		1: {"user"},
+		2: {"user", "assistant", "tool"},
+		3: {"user", "assistant", "tool", "assistant", "tool"},
 	}
-	if n := len(ofType(evs, event.ContextCompactionFailed)); n != 0 {
-		t.Errorf("%d compactions failed", n)
-	}
-	var lastThrough int64
-	for i, e := range completed {
-		p := e.Payload.(*event.CompactionPayload)
-		if p.Trigger != "auto" || p.Strategy != runtype.StrategySummarize || p.TokensBefore < p.Threshold || p.TokensAfter >= p.TokensBefore {
-			t.Errorf("compaction %d: %+v", i, p)
-		}
-		if p.ThroughSeq <= lastThrough || p.BoundarySeq <= p.ThroughSeq {
-			t.Errorf("compaction %d covers through %d (boundary %d) after %d", i, p.ThroughSeq, p.BoundarySeq, lastThrough)
-		}
-		lastThrough = p.ThroughSeq
-		if p.Usage == nil || p.Usage.InputTokens != 400 {
-			t.Errorf("compaction %d: usage %+v, want the summary call's", i, p.Usage)
-		}
-		summary, err := b.st.BlobGet(ctx, &store.BlobGetParams{TenantID: "default", Ref: p.SummaryRef})
-		if err != nil || !strings.HasPrefix(string(summary.Data), "summary ") {
-			t.Errorf("compaction %d: summary blob %s: %v %q", i, p.SummaryRef, err, summary)
-		}
-		snap, err := b.st.BlobGet(ctx, &store.BlobGetParams{TenantID: "default", Ref: p.PolicySnapshotRef})
+	for hop, roleWant := range want {
+		v, err := b.rt.GetContext(ctx, runtype.Owner{}, res.TurnID, hop)
 		if err != nil {
-			t.Fatalf("compaction %d: policy snapshot %q: %v", i, p.PolicySnapshotRef, err)
+			t.Fatalf("hop %d: %v", hop, err)
 		}
-		var ps map[string]any
-		if err := json.Unmarshal(snap.Data, &ps); err != nil || ps["evaluator"] != "default" {
-			t.Errorf("compaction %d: policy snapshot %s: %v", i, snap.Data, err)
+		if !v.Verified || v.Reason != "" || v.Hash != v.Fingerprint.Hash {
+			t.Errorf("hop %d: verified %v (%s), hash %s, recorded %s", hop, v.Verified, v.Reason, v.Hash, v.Fingerprint.Hash)
 		}
-	}
-	// The boundary messages are in the thread, with what they cover.
-	msgs, err := b.st.MessageList(ctx, &store.MessageListParams{TenantID: "default", ThreadID: completed[0].ThreadID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bounds int
-	for _, m := range msgs {
-		if m.Boundary != nil {
-			bounds++
-			if m.Boundary.Kind != runtype.BoundaryCompaction || m.Boundary.SummaryRef == "" || m.Boundary.ThroughSeq >= m.Seq {
-				t.Errorf("boundary message %d: %+v", m.Seq, m.Boundary)
-			}
+		if diff := cmp.Diff(roleWant, roles(v)); diff != "" {
+			t.Errorf("hop %d roles (-want +got):\n%s", hop, diff)
 		}
-	}
-	if bounds != len(completed) {
-		t.Errorf("%d boundary messages for %d compactions", bounds, len(completed))
-	}
-	// The model's view: after the first compaction every request starts
-	// with the latest summary, and never grows past the kept turns.
-	reqs := b.chat.requests()
-	last := reqs[len(reqs)-1]
-	if last[0].Boundary == nil || !strings.Contains(last[0].Content, fmt.Sprintf("summary %d", len(completed))) {
-		t.Errorf("the last request starts with %q, want the latest summary", last[0].Content)
-	}
-	for i, req := range reqs {
-		if len(req) > 12 {
-			t.Errorf("request %d sent %d messages: the context was not kept bounded", i, len(req))
+		if got := v.Fingerprint.Messages; len(got) != 1 || got[0] != [2]int64{1, int64(len(roleWant))} {
+			t.Errorf("hop %d ranges %v, want [[1 %d]]", hop, got, len(roleWant))
 		}
-		for _, m := range req[1:] {
-			if m.Boundary != nil {
-				t.Errorf("request %d has a boundary message past its first", i)
-			}
+		if v.Hop != hop || v.Attempt != 1 || v.Instructions != "help" || v.ThreadID != turn.ThreadID {
+			t.Errorf("hop %d: view hop %d attempt %d instructions %q thread %s", hop, v.Hop, v.Attempt, v.Instructions, v.ThreadID)
+		}
+		if len(v.Tools) != 1 || v.Tools[0].Name != "read_file" || len(v.Tools[0].InputSchema) == 0 {
+			t.Errorf("hop %d tools %+v, want read_file with its schema", hop, v.Tools)
+		}
+		if diff := cmp.Diff([]int{1, 2, 3}, v.Hops); diff != "" {
+			t.Errorf("hops (-want +got):\n%s", diff)
+		}
+		if v.Messages[0].Content != "find it" {
+			t.Errorf("hop %d first message %+v", hop, v.Messages[0])
 		}
 	}
-	// Every compaction is followed by history.window.loaded on later turns.
-	if n := len(ofType(evs, event.HistoryWindowLoaded)); n == 0 {
-		t.Error("no history.window.loaded: turns after a compaction did not say their context is a window")
+	// Hop 0 is the last; a second turn's first call sees the whole thread.
+	last, err := b.rt.GetContext(ctx, runtype.Owner{}, res.TurnID, 0)
+	if err != nil || last.Hop != 3 {
+		t.Fatalf("hop 0 = hop %v, %v; want the last, 3", last, err)
+	}
+	res2, _ := b.submit(t, &apitype.SubmitTurnParams{SessionID: res.SessionID, Input: "more"})
+	v, err := b.rt.GetContext(ctx, runtype.Owner{}, res2.TurnID, 1)
+	if err != nil || !v.Verified || len(v.Messages) != 7 || v.Messages[6].Content != "more" {
+		t.Fatalf("second turn hop 1 = %+v, %v; want 7 verified messages ending with its input", v, err)
 	}
 }
 
-// TestCompactionFallsBack: a summary model that returns garbage fails the
-// compaction without losing the turn; summarize_then_drop drops the tool
-// outputs instead.
-func TestCompactionFallsBack(t *testing.T) {
+// TestContextRejects: another tenant's request is not found, nor is an
+// unknown one; a hop the request made no call at is invalid.
+func TestContextRejects(t *testing.T) {
 	t.Parallel()
-	garbage := func(int, *model.Request) *model.Response { return &model.Response{Text: "   "} }
-	for _, tt := range []struct {
-		strategy   string
-		wantFailed bool
-	}{
-		{runtype.StrategySummarize, true},
-		{runtype.StrategySummarizeThenDrop, false},
-	} {
-		t.Run(tt.strategy, func(t *testing.T) {
-			t.Parallel()
-			b := setupContext(t, agentrt.ContextPolicy{WindowTokens: 4000, CompactAt: 0.15, KeepRecentTurns: 1, Strategy: tt.strategy},
-				&summarizer{answer: garbage})
-			session := b.turns(t, "", 4)
-			evs := rttest.SessionEvents(t, b.rt, b.owner, session)
-			failed, completed := ofType(evs, event.ContextCompactionFailed), ofType(evs, event.ContextCompactionCompleted)
-			if tt.wantFailed {
-				if len(failed) == 0 || len(completed) != 0 {
-					t.Fatalf("%d failed, %d completed; want a failure and no compaction", len(failed), len(completed))
-				}
-				f := failed[0].Payload.(*event.CompactionPayload).Failure
-				if f == nil || f.Kind != runtype.FailureCompaction || !strings.Contains(f.Message, "empty summary") {
-					t.Errorf("failure %+v, want the empty summary named", f)
-				}
-				return
-			}
-			if len(completed) == 0 {
-				t.Fatal("no compaction completed")
-			}
-			p := completed[0].Payload.(*event.CompactionPayload)
-			if p.Fallback != runtype.StrategyDropToolOutputs || p.Failure == nil {
-				t.Errorf("compaction %+v, want the drop fallback with the summary's failure", p)
-			}
-			reqs := b.chat.requests()
-			first := reqs[len(reqs)-1][0]
-			if first.Boundary == nil || !strings.Contains(first.Content, "dropped") {
-				t.Errorf("the context starts with %q, want the dropped-outputs digest", first.Content)
-			}
-		})
-	}
-}
-
-// TestAutoReset: with strategy reset, the turn that passes the threshold
-// hands the thread over: a handoff validated against its schema, a fresh
-// thread of the session linked to the old one whose first message is the
-// handoff, where the next turn runs.
-func TestAutoReset(t *testing.T) {
-	t.Parallel()
-	b := setupContext(t, agentrt.ContextPolicy{WindowTokens: 2000, CompactAt: 0.3, Strategy: runtype.StrategyReset}, nil)
+	b := setup(t, setupOpts{script: contextScript, sqlite: true})
+	res, _ := b.submit(t, &apitype.SubmitTurnParams{Input: "find it"})
 	ctx := context.Background()
-	session := b.turns(t, "", 6)
-	threads, err := b.st.ThreadList(ctx, &store.ThreadListParams{TenantID: "default", SessionID: session})
-	if err != nil {
-		t.Fatal(err)
+	if _, err := b.rt.GetContext(ctx, runtype.Owner{TenantID: "other"}, res.TurnID, 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("another tenant: %v, want not found", err)
 	}
-	if len(threads) < 2 {
-		t.Fatalf("the session has %d threads, want a reset's fresh one", len(threads))
+	if _, err := b.rt.GetContext(ctx, runtype.Owner{}, "turn_missing", 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown request: %v, want not found", err)
 	}
-	old, fresh := threads[0], threads[1]
-	if l := fresh.Lineage; l == nil || l.Kind != runtype.LineageReset || l.ThreadID != old.ID || l.HandoffRef == "" {
-		t.Fatalf("the fresh thread's lineage is %+v", fresh.Lineage)
-	}
-	doc, err := b.st.BlobGet(ctx, &store.BlobGetParams{TenantID: "default", Ref: fresh.Lineage.HandoffRef})
-	if err != nil || !json.Valid(doc.Data) || !strings.Contains(string(doc.Data), "next_steps") {
-		t.Fatalf("handoff %s: %v", fresh.Lineage.HandoffRef, err)
-	}
-	msgs, err := b.st.MessageList(ctx, &store.MessageListParams{TenantID: "default", ThreadID: fresh.ID})
-	if err != nil || len(msgs) == 0 {
-		t.Fatalf("the fresh thread's messages: %v (%d)", err, len(msgs))
-	}
-	if m := msgs[0]; m.Seq != 1 || m.Boundary == nil || m.Boundary.Kind != runtype.BoundaryHandoff || m.Boundary.SourceThreadID != old.ID {
-		t.Errorf("the fresh thread's first message: %+v", m)
-	}
-	// A turn after the reset ran on the fresh thread, from the handoff.
-	var sawHandoffFirst bool
-	for _, req := range b.chat.requests() {
-		if req[0].ThreadID == fresh.ID && req[0].Boundary != nil && req[0].Boundary.Kind == runtype.BoundaryHandoff {
-			sawHandoffFirst = true
-		}
-	}
-	if !sawHandoffFirst {
-		t.Error("no request on the fresh thread started with the handoff")
-	}
-	evs := rttest.SessionEvents(t, b.rt, b.owner, session)
-	var newThreads []string
-	for _, e := range ofType(evs, event.ContextCompactionCompleted) {
-		if p := e.Payload.(*event.CompactionPayload); p.Strategy == runtype.StrategyReset {
-			newThreads = append(newThreads, p.NewThreadID)
-		}
-	}
-	if len(newThreads) != len(threads)-1 || newThreads[0] != fresh.ID {
-		t.Errorf("the resets' completed events name threads %q; the session has %d threads, the first fresh one %s", newThreads, len(threads), fresh.ID)
-	}
-	for i, th := range threads[1:] {
-		if th.Lineage == nil || th.Lineage.ThreadID != threads[i].ID {
-			t.Errorf("thread %d continues %+v, want thread %s", i+1, th.Lineage, threads[i].ID)
+	for _, hop := range []int{-1, 4} {
+		var inv *apitype.InvalidError
+		if _, err := b.rt.GetContext(ctx, runtype.Owner{}, res.TurnID, hop); !errors.As(err, &inv) || inv.Field != "hop" {
+			t.Errorf("hop %d: %v, want an invalid hop", hop, err)
 		}
 	}
 }
 
-// TestResetRefusesABadHandoff: a handoff that fails its schema is a
-// clear failure; the answer stands and the session stays on its thread.
-func TestResetRefusesABadHandoff(t *testing.T) {
+// TestContextDetectsTampering: a message changed in the SQLite file after
+// the call makes the context fail verification, saying so.
+func TestContextDetectsTampering(t *testing.T) {
 	t.Parallel()
-	bad := func(int, *model.Request) *model.Response {
-		return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "h", Name: "write_handoff", Arguments: `{"state":"x"}`}}}
+	b := setup(t, setupOpts{script: contextScript, sqlite: true})
+	res, _ := b.submit(t, &apitype.SubmitTurnParams{Input: "find it"})
+	db, err := sql.Open("sqlite", filepath.Join(b.dir, "agentrt.db"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	b := setupContext(t, agentrt.ContextPolicy{WindowTokens: 2000, CompactAt: 0.3, Strategy: runtype.StrategyReset}, &summarizer{answer: bad})
-	session := b.turns(t, "", 3)
-	threads, err := b.st.ThreadList(context.Background(), &store.ThreadListParams{TenantID: "default", SessionID: session})
-	if err != nil || len(threads) != 1 {
-		t.Fatalf("threads: %v, %d; want the one", err, len(threads))
+	defer db.Close()
+	r, err := db.Exec(`UPDATE messages SET content = 'find something else' WHERE seq = 1`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	evs := rttest.SessionEvents(t, b.rt, b.owner, session)
-	failed := ofType(evs, event.ContextCompactionFailed)
-	if len(failed) == 0 {
-		t.Fatal("no context.compaction.failed")
+	if n, _ := r.RowsAffected(); n != 1 {
+		t.Fatalf("tampering changed %d rows", n)
 	}
-	if f := failed[0].Payload.(*event.CompactionPayload).Failure; f == nil || !strings.Contains(f.Message, "fails its schema") {
-		t.Errorf("failure %+v, want the schema named", f)
+	v, err := b.rt.GetContext(context.Background(), runtype.Owner{}, res.TurnID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Verified || !strings.Contains(v.Reason, "changed after the call") || v.Messages[0].Content != "find something else" {
+		t.Errorf("tampered context: verified %v, reason %q, first message %q", v.Verified, v.Reason, v.Messages[0].Content)
+	}
+	// A deleted message and a changed system prompt are named too.
+	if _, err := db.Exec(`DELETE FROM messages WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE blobs SET data = CAST('be evil' AS BLOB) WHERE ref = ?`, v.Fingerprint.InstructionsRef); err != nil {
+		t.Fatal(err)
+	}
+	v, err = b.rt.GetContext(context.Background(), runtype.Owner{}, res.TurnID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"messages 1–3 of thread", "holds 2 of the 3", "system prompt blob", "changed after the call"} {
+		if v.Verified || !strings.Contains(v.Reason, want) {
+			t.Errorf("reason %q lacks %q", v.Reason, want)
+		}
+	}
+}
+
+// TestContextAcrossRuntimes: a turn another runtime on the same SQLite
+// file ran can be inspected from this one.
+func TestContextAcrossRuntimes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{script: contextScript, sqlite: true})
+	other := setup(t, setupOpts{script: contextScript, sqlite: true, dir: b.dir})
+	res, turn := other.submit(t, &apitype.SubmitTurnParams{Input: "find it"})
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("turn %s", turn.Status)
+	}
+	v, err := b.rt.GetContext(context.Background(), runtype.Owner{}, res.TurnID, 2)
+	if err != nil || !v.Verified || len(v.Messages) != 3 {
+		t.Fatalf("context from the other runtime = %+v, %v; want 3 verified messages", v, err)
 	}
 }

@@ -52,13 +52,11 @@ func (rt *Runtime) retryAfter(n int) time.Duration {
 // openTasks returns a thread's tasks that hold it: neither terminal nor
 // blocked, oldest first.
 func (rt *Runtime) openTasks(ctx context.Context, tenant, sessionID, threadID string) ([]*runtype.Task, error) {
-	ts, err := rt.store.TaskList(ctx, &store.TaskListParams{TenantID: tenant, SessionID: sessionID, ThreadID: threadID})
+	ts, err := rt.store.TaskList(ctx, &store.TaskListParams{TenantID: tenant, SessionID: sessionID, ThreadID: threadID, Open: true})
 	if err != nil {
 		return nil, fmt.Errorf("listing the thread's tasks: %w", err)
 	}
-	return slices.DeleteFunc(ts, func(t *runtype.Task) bool {
-		return t.Status.Terminal() || t.Status == runtype.StatusBlocked
-	}), nil
+	return ts, nil
 }
 
 // queue returns the thread's queued turns in the order they will run.

@@ -1,6 +1,7 @@
 package agentrt
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentrt/agentrt/apitype"
@@ -82,9 +84,34 @@ func caseOf(ctx context.Context, r store.Reader, runtimeID, tenant, sessionID, t
 	for _, tc := range calls {
 		records[tc.ID] = tc
 	}
-	decisions, err := firstDecisions(ctx, r, tenant, turn)
+	facts, err := turnFacts(ctx, r, tenant, turn)
 	if err != nil {
 		return nil, err
+	}
+	decisions, contexts := facts.decisions, facts.contexts
+	c.Contexts, c.ContextWindow = contexts, facts.window
+	if len(contexts) > 0 {
+		c.HistoryMessages = historyMessages(msgs, turn.ID, contexts[0].MessageCount)
+	}
+	if len(facts.usage) == len(c.ModelOutputs) {
+		for i := range c.ModelOutputs {
+			if u := facts.usage[i]; !u.Zero() {
+				c.ModelOutputs[i].Usage = &u
+			}
+		}
+	}
+	if c.History, err = startingContext(ctx, r, tenant, turn, msgs); err != nil {
+		return nil, err
+	}
+	for _, k := range facts.compactions {
+		if k.ref != "" {
+			b, err := r.BlobGet(ctx, &store.BlobGetParams{TenantID: tenant, Ref: k.ref})
+			if err != nil {
+				return nil, fmt.Errorf("reading the summary %s of compaction %s: %w", k.ref, k.id, err)
+			}
+			k.Summary = string(b.Data)
+		}
+		c.Compactions = append(c.Compactions, k.Compaction)
 	}
 	acts, err := r.ActionList(ctx, &store.ActionListParams{TenantID: tenant, TurnID: turn.ID, Limit: store.MaxListLimit})
 	if err != nil {
@@ -152,11 +179,95 @@ func humanAnswer(a *runtype.Action) (decision, by, message, edited string) {
 	return "", "", "", ""
 }
 
-// firstDecisions returns the first permission.evaluated decision of each
-// tool call of the turn: the policy's decision on the model's call
-// (later ones re-evaluate an edited input).
-func firstDecisions(ctx context.Context, r store.Reader, tenant string, turn *runtype.Turn) (map[string]*event.PermissionDecision, error) {
-	out := make(map[string]*event.PermissionDecision)
+// historyMessages counts the messages of the first model call's context
+// (n of them, the thread's last before the call) that are not the
+// turn's own: msgs is the thread in Seq order.
+func historyMessages(msgs []*runtype.Message, turnID string, n int) int {
+	for i, m := range msgs {
+		if m.TurnID == turnID {
+			return min(i, n-1) // the call sent the turn's input at least
+		}
+	}
+	return 0
+}
+
+// startingContext is the context turn's run started from: the thread's
+// messages before the turn's first one (msgs is the thread in Seq
+// order), without those of rolled-back turns, and after a compaction
+// only its boundary message and the messages after the ones it covers —
+// the window the loop loads (runtype.ContextWindow).
+func startingContext(ctx context.Context, r store.Reader, tenant string, turn *runtype.Turn, msgs []*runtype.Message) ([]replaycase.HistoryMessage, error) {
+	start := slices.IndexFunc(msgs, func(m *runtype.Message) bool { return m.TurnID == turn.ID })
+	if start <= 0 {
+		return nil, nil // the turn started its thread, or wrote nothing
+	}
+	rolledBack := make(map[string]bool)
+	p := &store.TurnListParams{TenantID: tenant, SessionID: turn.SessionID, ThreadID: turn.ThreadID, RolledBack: true, Limit: store.MaxListLimit}
+	for {
+		page, err := r.TurnList(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("listing the thread's rolled-back turns: %w", err)
+		}
+		for _, t := range page {
+			rolledBack[t.ID] = true
+		}
+		if len(page) < p.Limit {
+			break
+		}
+		p.BeforeID = page[len(page)-1].ID
+	}
+	before := make([]runtype.Message, 0, start)
+	for _, m := range msgs[:start] {
+		if !rolledBack[m.TurnID] {
+			before = append(before, *m)
+		}
+	}
+	window, _ := runtype.ContextWindow(before)
+	out := make([]replaycase.HistoryMessage, len(window))
+	for i, m := range window {
+		h := replaycase.HistoryMessage{
+			Seq: m.Seq, TurnID: m.TurnID, PrincipalID: m.PrincipalID, Role: m.Role, Content: m.Content,
+			ToolCallID: m.ToolCallID, IsError: m.IsError, Reasoning: m.Reasoning, Boundary: m.Boundary,
+		}
+		for _, tc := range m.ToolCalls {
+			h.ToolCalls = append(h.ToolCalls, replaycase.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		}
+		out[i] = h
+	}
+	// In Seq order, as the thread holds them (the window puts the
+	// boundary message first; the loop does so again).
+	slices.SortFunc(out, func(a, b replaycase.HistoryMessage) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
+}
+
+// compactionFact is a compaction of a turn and the blob of its summary.
+type compactionFact struct {
+	replaycase.Compaction
+	id, ref string
+}
+
+// facts are what a turn's events say that a case keeps.
+type facts struct {
+	// decisions are the first permission.evaluated decision of each tool
+	// call — the policy's decision on the model's call (later ones
+	// re-evaluate an edited input).
+	decisions map[string]*event.PermissionDecision
+	// contexts are the context fingerprints of its model calls, the last
+	// attempt of each hop.
+	contexts []replaycase.Context
+	// usage is the usage of each model call that answered, in order.
+	usage []runtype.Usage
+	// compactions are its compactions, in order.
+	compactions []*compactionFact
+	// window is the context window of the model it was routed to.
+	window int
+}
+
+// turnFacts reads the facts of a turn from its events.
+func turnFacts(ctx context.Context, r store.Reader, tenant string, turn *runtype.Turn) (*facts, error) {
+	f := &facts{decisions: make(map[string]*event.PermissionDecision)}
+	windows := make(map[string]int)
+	selected := ""
 	var after int64
 	for {
 		evs, err := r.EventListAfter(ctx, &store.EventListAfterParams{
@@ -166,12 +277,54 @@ func firstDecisions(ctx context.Context, r store.Reader, tenant string, turn *ru
 			return nil, fmt.Errorf("reading the request's events: %w", err)
 		}
 		for _, e := range evs {
-			if e.Type == event.PermissionEvaluated && e.PermissionDecision != nil && e.ToolCallID != "" && out[e.ToolCallID] == nil {
-				out[e.ToolCallID] = e.PermissionDecision
+			if e.Type == event.PermissionEvaluated && e.PermissionDecision != nil && e.ToolCallID != "" && f.decisions[e.ToolCallID] == nil {
+				f.decisions[e.ToolCallID] = e.PermissionDecision
+			}
+			switch p := e.Payload.(type) {
+			case *event.ModelRequestedPayload:
+				if p.Context == nil || e.ToolCallID != "" {
+					break
+				}
+				fp := p.Context
+				c := replaycase.Context{Hop: p.Hop, Hash: fp.Hash, MessageCount: fp.MessageCount, InstructionsRef: fp.InstructionsRef, ToolsRef: fp.ToolsRef}
+				if n := len(f.contexts); n > 0 && f.contexts[n-1].Hop == p.Hop {
+					f.contexts[n-1] = c // a later attempt of the hop
+				} else {
+					f.contexts = append(f.contexts, c)
+				}
+				for _, k := range f.compactions {
+					if k.Hop == 0 {
+						k.Hop = p.Hop
+					}
+				}
+			case *event.ModelCompletedPayload:
+				if e.Type == event.ModelCompleted && e.ToolCallID == "" {
+					f.usage = append(f.usage, p.Usage)
+				}
+			case *event.CompactionPayload:
+				if e.Type != event.ContextCompactionCompleted && e.Type != event.ContextCompactionFailed {
+					break
+				}
+				k := &compactionFact{id: p.CompactionID, ref: p.SummaryRef, Compaction: replaycase.Compaction{
+					Trigger: p.Trigger, Strategy: p.Strategy, Fallback: p.Fallback, FromSeq: p.FromSeq, ThroughSeq: p.ThroughSeq,
+				}}
+				if p.Failure != nil {
+					k.Failure = p.Failure.Message
+				}
+				f.compactions = append(f.compactions, k)
+			case *event.CandidateSetPayload:
+				for _, c := range p.Candidates {
+					windows[c.Name] = c.ContextWindow
+				}
+			case *event.RoutingPayload:
+				if selected == "" && p.SelectedCandidate != "" {
+					selected = p.SelectedCandidate
+					f.window = windows[selected]
+				}
 			}
 		}
 		if len(evs) < store.MaxListLimit {
-			return out, nil
+			return f, nil
 		}
 		after = evs[len(evs)-1].Cursor
 	}
@@ -245,6 +398,18 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 
 	agent := *base
 	agent.Provider, agent.Models, agent.Profile = replay.New(script), nil, model.Profile{}
+	if c.ContextWindow > 0 {
+		// The model the request ran on had a window, which a context
+		// policy without one of its own keeps within.
+		agent.Models = []*model.Candidate{{Name: "replay", Provider: agent.Provider, ContextWindow: c.ContextWindow}}
+		agent.Provider = nil
+	}
+	if base.Context != nil {
+		// Today's context policy, its summaries written by the recording.
+		p := *base.Context
+		p.Summary = &model.Candidate{Name: "replay-summary", Provider: &summaryPlayer{c: c}}
+		agent.Context = &p
+	}
 	if agent.Workspace != "" || o.Workspace != "" {
 		switch {
 		case o.Workspace != "":
@@ -301,8 +466,14 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 	if c.PolicyMode != "" && rt.gov != nil && !o.Untrusted {
 		rt.gov.setMode(owner.TenantID, c.SessionID, policy.Mode(c.PolicyMode))
 	}
+	session := c.SessionID
+	if len(c.History) > 0 {
+		if session, err = rt.seedHistory(ctx, owner, c); err != nil {
+			return nil, err
+		}
+	}
 	res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{
-		Owner: owner, Agent: c.Agent, Input: c.Input, SessionID: c.SessionID, Source: "replay",
+		Owner: owner, Agent: c.Agent, Input: c.Input, SessionID: session, Source: "replay",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("submitting the replay: %w", err)
@@ -336,9 +507,15 @@ func replayScript(c *replaycase.Case) (*replay.Script, error) {
 		ID       string `json:"id,omitempty"`
 		RawInput string `json:"raw_input"`
 	}
+	type usage struct {
+		InputTokens       int64 `json:"input_tokens,omitempty"`
+		OutputTokens      int64 `json:"output_tokens,omitempty"`
+		CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	}
 	type response struct {
 		Text      string `json:"text,omitempty"`
 		ToolCalls []call `json:"tool_calls,omitempty"`
+		Usage     *usage `json:"usage,omitempty"`
 	}
 	s := struct {
 		Model     string     `json:"model"`
@@ -346,6 +523,9 @@ func replayScript(c *replaycase.Case) (*replay.Script, error) {
 	}{Model: "replay of " + c.TurnID}
 	for _, o := range c.ModelOutputs {
 		r := response{Text: o.Text}
+		if u := o.Usage; u != nil {
+			r.Usage = &usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.CachedInputTokens}
+		}
 		for _, tc := range o.ToolCalls {
 			r.ToolCalls = append(r.ToolCalls, call{Name: tc.Name, ID: tc.ID, RawInput: tc.Arguments})
 		}
@@ -360,6 +540,84 @@ func replayScript(c *replaycase.Case) (*replay.Script, error) {
 		return nil, fmt.Errorf("%w: the model outputs do not make a replay script: %v", replaycase.ErrInvalid, err)
 	}
 	return script, nil
+}
+
+// seedHistory writes the case's session and thread, holding the context
+// the recorded request started from (c.History: same Seqs, same
+// boundaries, the recorded tenant's), to the scratch store, so that the
+// replayed turn loads the same window. It returns the session.
+func (rt *Runtime) seedHistory(ctx context.Context, owner runtype.Owner, c *replaycase.Case) (string, error) {
+	now := rt.cfg.Now().UTC()
+	sess := &runtype.Session{ID: c.SessionID, Owner: owner, Agent: c.Agent, CreatedAt: now, UpdatedAt: now}
+	if sess.ID == "" {
+		sess.ID = rt.ids.New(runtype.PrefixSession)
+	}
+	thr := &runtype.Thread{ID: c.ThreadID, SessionID: sess.ID, Owner: owner, CreatedAt: now}
+	if thr.ID == "" {
+		thr.ID = rt.ids.New(runtype.PrefixThread)
+	}
+	b := &store.Batch{Sessions: []*runtype.Session{sess}, Threads: []*runtype.Thread{thr}}
+	ids := &runtype.Turn{SessionID: sess.ID, ThreadID: thr.ID, Owner: owner, TraceID: rt.ids.TraceID()}
+	b.Events = append(b.Events,
+		rt.turnEvent(event.SessionCreated, ids, "", &event.SessionPayload{Agent: c.Agent}),
+		rt.turnEvent(event.ThreadStarted, ids, "", &event.ThreadPayload{Agent: c.Agent}),
+	)
+	for _, h := range c.History {
+		m := &runtype.Message{
+			ThreadID: thr.ID, Seq: h.Seq, SessionID: sess.ID, TurnID: h.TurnID,
+			Owner: runtype.Owner{TenantID: owner.TenantID, PrincipalID: cmp.Or(h.PrincipalID, owner.PrincipalID)},
+			Role:  h.Role, Content: h.Content, ToolCallID: h.ToolCallID, IsError: h.IsError,
+			Reasoning: h.Reasoning, Boundary: h.Boundary, CreatedAt: now,
+		}
+		for _, tc := range h.ToolCalls {
+			m.ToolCalls = append(m.ToolCalls, runtype.MessageToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		}
+		b.Messages = append(b.Messages, m)
+	}
+	if err := rt.writer.Write(ctx, b); err != nil {
+		return "", fmt.Errorf("seeding the replay's thread with the request's starting context: %w", err)
+	}
+	return sess.ID, nil
+}
+
+// summaryPlayer is the summary model of a replay: it answers each
+// compaction's call with the summary the recording wrote, in order —
+// the text of a summary, the write_handoff call of a reset — and fails
+// the calls whose recorded compaction failed (or fell back), and those
+// past the recorded ones.
+type summaryPlayer struct {
+	c  *replaycase.Case
+	mu sync.Mutex
+	n  int // calls answered
+}
+
+func (p *summaryPlayer) Info() model.Info {
+	return model.Info{Kind: "replay", Model: "recorded summaries"}
+}
+
+func (p *summaryPlayer) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var k *replaycase.Compaction
+	for i, seen := 0, 0; i < len(p.c.Compactions); i++ {
+		if p.c.Compactions[i].Called() {
+			if seen == p.n {
+				k = &p.c.Compactions[i]
+				break
+			}
+			seen++
+		}
+	}
+	p.n++
+	switch {
+	case k == nil:
+		return nil, errors.New("the recording has no summary for this compaction")
+	case k.Summary == "" || k.Fallback != "":
+		return nil, fmt.Errorf("the recorded compaction failed: %s", k.Failure)
+	case k.Strategy == runtype.StrategyReset:
+		return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "handoff", Name: "write_handoff", Arguments: k.Summary}}}, nil
+	}
+	return &model.Response{Text: k.Summary}, nil
 }
 
 // answeringPrincipals are the configured principals plus the ones the

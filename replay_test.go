@@ -366,3 +366,41 @@ func dirListing(t *testing.T, dir string) map[string]int64 {
 	}
 	return out
 }
+
+// TestReplayChecksContexts: a case keeps the context fingerprint of each
+// model call; an unchanged replay sends the same contexts, and one under
+// another system prompt is reported at the first call, naming the part
+// that differs.
+func TestReplayChecksContexts(t *testing.T) {
+	t.Parallel()
+	c, dir := recordCase(t)
+	if len(c.Contexts) != 3 || c.HistoryMessages != 0 {
+		t.Fatalf("case contexts %+v, history %d; want 3 calls without history", c.Contexts, c.HistoryMessages)
+	}
+	for i, x := range c.Contexts {
+		if x.Hop != i+1 || !strings.HasPrefix(x.Hash, "sha256:") || x.InstructionsRef == "" || x.ToolsRef == "" {
+			t.Errorf("context %d = %+v", i, x)
+		}
+	}
+	res, err := agentrt.Replay(context.Background(), loadReplayConfig(t, dir), c, agentrt.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c.Contexts, res.Replayed.Contexts); diff != "" {
+		t.Errorf("replayed contexts (-recorded +replayed):\n%s", diff)
+	}
+
+	cfg := loadReplayConfig(t, dir)
+	a := *cfg.Agents["a"]
+	a.Instructions += "\nBe brief."
+	cfg.Agents = map[string]*agentrt.Agent{"a": &a}
+	res, err = agentrt.Replay(context.Background(), cfg, c, agentrt.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Diff
+	if len(d.Differences) != 1 || d.Differences[0].Kind != "context" || !d.Summary.Differs ||
+		!strings.Contains(d.Differences[0].Message, "model call at hop 1 sent another context than the recording's: the system prompt differs") {
+		t.Errorf("diff under another system prompt: %s", mustJSON(t, d))
+	}
+}

@@ -51,6 +51,9 @@ type backend interface {
 	GetSession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.Snapshot, error)
 	ListRequests(ctx context.Context, p *apitype.ListRequestsParams) ([]apitype.RequestSummary, error)
 	GetRequest(ctx context.Context, owner runtype.Owner, turnID string) (*apitype.RequestSummary, error)
+	// GetContext rebuilds the context of the request's model call at hop
+	// (0: the last) and checks it against the call's fingerprint.
+	GetContext(ctx context.Context, owner runtype.Owner, turnID string, hop int) (*apitype.ContextView, error)
 	InterruptTurn(ctx context.Context, owner runtype.Owner, turnID string) (runtype.TaskStatus, error)
 	// WaitTurn waits until the turn rests (ended, parked, paused) and
 	// returns it. A remote backend watches the turn's events after the
@@ -435,6 +438,10 @@ func (b *remoteBackend) GetSession(ctx context.Context, _ runtype.Owner, session
 
 func (b *remoteBackend) ListRequests(ctx context.Context, p *apitype.ListRequestsParams) ([]apitype.RequestSummary, error) {
 	return b.c.ListRequests(ctx, p)
+}
+
+func (b *remoteBackend) GetContext(ctx context.Context, _ runtype.Owner, turnID string, hop int) (*apitype.ContextView, error) {
+	return b.c.GetContext(ctx, turnID, hop)
 }
 
 func (b *remoteBackend) GetRequest(ctx context.Context, _ runtype.Owner, turnID string) (*apitype.RequestSummary, error) {

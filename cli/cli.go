@@ -94,7 +94,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newThreadsCmd(), newPolicyCmd(),
-		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newMCPCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
+		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newInspectCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newMCPCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
 	registerGlobalFlags(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return refuseServer(cmd) }
 	for _, c := range root.Commands() {

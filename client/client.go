@@ -434,6 +434,19 @@ func (c *Client) GetRequest(ctx context.Context, turnID string) (*apitype.Reques
 	return &r, c.do(ctx, http.MethodGet, "/v1/requests/"+seg(turnID), nil, nil, &r)
 }
 
+// GetContext returns the context the model call of request turnID at hop
+// (0: the last) sent, rebuilt from the log and checked against its
+// fingerprint (GET /v1/requests/{turnId}/context). A context that does
+// not verify is no error: the view says why.
+func (c *Client) GetContext(ctx context.Context, turnID string, hop int) (*apitype.ContextView, error) {
+	var q url.Values
+	if hop != 0 {
+		q = url.Values{"hop": {strconv.Itoa(hop)}}
+	}
+	var v apitype.ContextView
+	return &v, c.do(ctx, http.MethodGet, "/v1/requests/"+seg(turnID)+"/context", q, nil, &v)
+}
+
 // ListActions lists actions, newest first: ListActionsPage without the
 // cursor.
 func (c *Client) ListActions(ctx context.Context, p *apitype.ListActionsParams) ([]apitype.ActionRead, error) {

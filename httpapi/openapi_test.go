@@ -73,8 +73,9 @@ var routeBodies = map[string]bodies{
 	"POST /v1/tasks/{taskId}/resume": {response: typeOf[apitype.TaskControlResult]()},
 	"POST /v1/tasks/{taskId}/retry":  {response: typeOf[apitype.TaskControlResult]()},
 
-	"GET /v1/requests":          {response: typeOf[apitype.RequestPage]()},
-	"GET /v1/requests/{turnId}": {response: typeOf[apitype.RequestSummary]()},
+	"GET /v1/requests":                  {response: typeOf[apitype.RequestPage]()},
+	"GET /v1/requests/{turnId}":         {response: typeOf[apitype.RequestSummary]()},
+	"GET /v1/requests/{turnId}/context": {response: typeOf[apitype.ContextView]()},
 
 	"GET /v1/sessions":                                              {response: typeOf[apitype.SessionPage]()},
 	"GET /v1/sessions/{sessionId}":                                  {response: typeOf[apitype.Snapshot]()},

@@ -138,6 +138,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/tasks/{taskId}/retry", operators, s.retryTask},
 		{"GET /v1/requests", allReaders, s.listRequests},
 		{"GET /v1/requests/{turnId}", ownTurn(allReaders), s.getRequest},
+		{"GET /v1/requests/{turnId}/context", ownTurn(allReaders), s.getRequestContext},
 		{"GET /v1/sessions", allReaders, s.listSessions},
 		{"GET /v1/sessions/{sessionId}", ownSession(allReaders), s.getSession},
 		{"GET /v1/sessions/{sessionId}/threads/{threadId}", ownSession(allReaders), s.getThreadRead},
@@ -351,6 +352,21 @@ func (s *Server) getRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, req)
+}
+
+// getRequestContext answers the context a model call of the request
+// sent, rebuilt and checked (agentrt inspect context).
+func (s *Server) getRequestContext(w http.ResponseWriter, r *http.Request) {
+	hop, ok := intParam(w, r.URL.Query().Get("hop"), "hop")
+	if !ok {
+		return
+	}
+	v, err := s.rt.GetContext(r.Context(), owner(r), r.PathValue("turnId"), hop)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {

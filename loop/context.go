@@ -23,7 +23,7 @@ import (
 // it). Both are recorded as context.compaction.* facts that name what
 // they covered, what they wrote and the policy in force; the covered
 // messages stay in the thread, only out of the model's view
-// (contextWindow in history.go).
+// (runtype.ContextWindow).
 
 // ContextPolicy is an agent's context management (agents.NAME.context).
 type ContextPolicy struct {
@@ -235,6 +235,7 @@ func (r *run) compact(ctx context.Context, trigger, strategy string, tokens, win
 	kept := r.messages[k.cut : len(r.messages)-1]
 	next := make([]runtype.Message, 0, len(kept)+17)
 	r.messages = append(append(next, *bm), kept...)
+	r.fp.restart()
 	r.ctxBase, r.ctxBaseN = 0, 0
 	after := r.contextTokens()
 	bm.Boundary.TokensAfter, r.messages[0].Boundary = after, bm.Boundary
@@ -395,6 +396,11 @@ func (r *run) contextCall(ctx context.Context, k *compaction, req *model.Request
 	req.MaxOutputTokens = min(cmp.Or(c.MaxOutputTokens, maxSummaryTokens), maxSummaryTokens)
 	est := runtype.Usage{InputTokens: model.EstimateInputTokens(req), OutputTokens: int64(req.MaxOutputTokens)}
 	est.CostUSD = c.Price.Cost(est)
+	if err := r.openLease(ctx); err != nil {
+		f := failuref(runtype.FailureStore, "reading the budgets of the session and its tenant: %v", err)
+		f.Retryable = true
+		return nil, f
+	}
 	if r.lease != nil {
 		for _, q := range r.lease.Check(est) {
 			if q.Exceeded != "" {
@@ -609,15 +615,15 @@ func (r *run) reset(ctx context.Context, b *store.Batch, trigger string) (*runty
 	return thr, nil
 }
 
-// maintain runs a maintenance turn (compact_thread, reset_thread): its
-// input names the strategy for a compaction.
+// maintain runs a maintenance turn (compact_thread, reset_thread): a
+// compaction's input is "compact" or "compact:" and its strategy.
 func (r *run) maintain(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	r.hold(b)
 	tokens := r.contextTokens()
 	window, threshold := r.windowTokens()
 	switch r.turn.Kind {
 	case runtype.TurnCompact:
-		strategy := strings.TrimSpace(r.turn.Input)
+		_, strategy, _ := strings.Cut(r.turn.Input, ":")
 		switch strategy {
 		case runtype.StrategySummarize, runtype.StrategyDropToolOutputs, runtype.StrategySummarizeThenDrop:
 		default:

@@ -1,11 +1,9 @@
 package loop
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/agentrt/agentrt/runtype"
@@ -60,7 +58,7 @@ type cachedThread struct {
 	// by mu.
 	ids map[string]idAt
 	// bounded: some message of msgs is a compaction boundary, so the
-	// context a run sends is a window of them (contextWindow).
+	// context a run sends is a window of them (runtype.ContextWindow).
 	bounded bool
 	// lent says msgs' capacity past its length was handed to a run,
 	// which appends its messages there: nothing else writes past
@@ -97,7 +95,7 @@ func (c *Coordinator) history(ctx context.Context, job *Job) error {
 	if errors.Is(err, store.ErrNotFound) {
 		// A thread not recorded (yet): nothing to keep.
 		job.History, job.LastSeq, job.conv, err = c.readHistory(ctx, t)
-		job.History, job.window = contextWindow(job.History)
+		job.History, job.window = runtype.ContextWindow(job.History)
 		return err
 	}
 	if err != nil {
@@ -121,7 +119,7 @@ func (c *Coordinator) history(ctx context.Context, job *Job) error {
 	job.History, job.LastSeq = filterRolledBack(e.msgs, e.rolledBack, t.ID), e.lastSeq
 	job.conv = &convView{entry: e, lastSeq: e.lastSeq, self: t.ID, unfiltered: len(job.History) == len(e.msgs)}
 	if e.bounded {
-		job.History, job.window = contextWindow(job.History)
+		job.History, job.window = runtype.ContextWindow(job.History)
 		job.conv.unfiltered = job.conv.unfiltered && job.window == nil
 	}
 	return nil
@@ -298,37 +296,4 @@ func filterRolledBack(msgs []runtype.Message, rolledBack map[string]bool, self s
 		}
 	}
 	return out
-}
-
-// contextWindow returns the part of a conversation the model sees: after
-// a compaction, its latest boundary message, then the messages after the
-// ones it covers, other boundary messages left out (the latest one's
-// summary holds theirs); otherwise msgs itself. It returns the boundary
-// the window starts from, nil for none.
-func contextWindow(msgs []runtype.Message) ([]runtype.Message, *runtype.Boundary) {
-	at := -1
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if isCompaction(&msgs[i]) {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return msgs, nil
-	}
-	b := msgs[at].Boundary
-	first, _ := slices.BinarySearchFunc(msgs, b.ThroughSeq+1, func(m runtype.Message, seq int64) int { return cmp.Compare(m.Seq, seq) })
-	out := make([]runtype.Message, 0, len(msgs)-first+17)
-	out = append(out, msgs[at])
-	for i := first; i < len(msgs); i++ {
-		if !isCompaction(&msgs[i]) {
-			out = append(out, msgs[i])
-		}
-	}
-	return out, b
-}
-
-// isCompaction reports whether m is a compaction's boundary message.
-func isCompaction(m *runtype.Message) bool {
-	return m.Boundary != nil && m.Boundary.Kind == runtype.BoundaryCompaction
 }

@@ -206,6 +206,12 @@ func (b *testBundle) events(t *testing.T, sessionID string) []*event.Event {
 			t.Fatal(err)
 		}
 		spectest.Event(t, raw)
+		// A model call of the run (not a tool's sampling call) says what
+		// context it sent.
+		if p, ok := e.Payload.(*event.ModelRequestedPayload); ok && e.ToolCallID == "" &&
+			(p.Context == nil || p.Context.Hash == "" || len(p.Context.Messages) == 0 || p.Context.InstructionsRef == "") {
+			t.Errorf("model.requested %d has no context fingerprint: %+v", e.Sequence, p.Context)
+		}
 	}
 	return evs
 }

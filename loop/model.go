@@ -144,23 +144,33 @@ func (r *run) estimate(c *model.Candidate) runtype.Usage {
 // call would exceed a budget, it parks the run waiting_resource or fails
 // it (as the budgets say) and returns the outcome.
 func (r *run) checkBudgets(ctx context.Context, hop int, stepID, span string) (*Outcome, error) {
-	if r.cfg.Ledger != nil && r.lease == nil {
-		lease, err := r.cfg.Ledger.Open(ctx, r.turn.Owner, r.turn.SessionID)
-		switch {
-		case err != nil && ctx.Err() != nil:
+	if err := r.openLease(ctx); err != nil {
+		if ctx.Err() != nil {
 			return r.cancel(ctx, r.batch())
-		case err != nil:
-			// Budgets that cannot be read cannot be enforced: fail closed.
-			f := failuref(runtype.FailureStore, "reading the budgets of the session and its tenant: %v", err)
-			f.Retryable = true
-			return r.finish(ctx, r.batch(), runtype.StatusFailed, runtype.ReasonStoreError, "", f)
 		}
-		r.lease = lease
+		// Budgets that cannot be read cannot be enforced: fail closed.
+		f := failuref(runtype.FailureStore, "reading the budgets of the session and its tenant: %v", err)
+		f.Retryable = true
+		return r.finish(ctx, r.batch(), runtype.StatusFailed, runtype.ReasonStoreError, "", f)
 	}
 	if q := r.priceCall(hop, stepID, span); q != nil {
 		return r.quotaBlocked(ctx, q, stepID, span)
 	}
 	return nil, nil
+}
+
+// openLease opens the budgets of the run's session and tenant, once,
+// before the run's first model call (a summary's included).
+func (r *run) openLease(ctx context.Context) error {
+	if r.cfg.Ledger == nil || r.lease != nil {
+		return nil
+	}
+	lease, err := r.cfg.Ledger.Open(ctx, r.turn.Owner, r.turn.SessionID)
+	if err != nil {
+		return err
+	}
+	r.lease = lease
+	return nil
 }
 
 // overBudget is a call that would exceed a budget, and its estimate.
@@ -267,14 +277,13 @@ func (r *run) generate(ctx context.Context, stepID string) (*model.Response, *mo
 		info := c.Provider.Info()
 		ms := r.span.StartModel(telemetry.ModelCall{Provider: info.Kind, Model: info.Model, Candidate: c.Name, Hop: r.rec.Hops, Attempt: attempt}, start)
 		span := ms.ID()
-		r.holdFacts(nil, r.stepEvent(event.ModelRequested, stepID, span, "", &event.ModelRequestedPayload{
-			Provider: providerRef(c), Hop: r.rec.Hops, Attempt: attempt, MessageCount: len(r.messages), ToolCount: len(r.toolDefs),
-		}))
+		req := r.request(c)
+		r.holdFacts(nil, r.stepEvent(event.ModelRequested, stepID, span, "", r.requestedPayload(c, attempt, req)))
 		r.pendMu.Lock()
 		r.stream.step, r.stream.span, r.stream.attempt = stepID, span, attempt
 		r.pendMu.Unlock()
 		r.flushSoon()
-		resp, err := c.Provider.Generate(ms.Context(stepCtx), r.request(c))
+		resp, err := c.Provider.Generate(ms.Context(stepCtx), req)
 		r.endStream()
 		if err == nil {
 			return resp, c, start, ms, nil

@@ -40,6 +40,7 @@ type run struct {
 	job  *Job
 
 	messages []runtype.Message
+	fp       fingerprint         // of the context of each model call
 	streamFn func(model.Delta)   // r.onDelta, made once
 	usedIDs  map[string]struct{} // tool call ids already in the thread; nil until one is
 
@@ -120,6 +121,7 @@ func (c *Coordinator) newRun(job *Job) (*run, error) {
 		tools:    p.tools,
 		toolDefs: p.toolDefs,
 		catalog:  p.catalog,
+		fp:       fingerprint{blobs: p.context},
 	}
 	if v := job.conv; v != nil && v.lent {
 		r.messages = job.History // the cache lent it: appends go past its length
@@ -151,6 +153,7 @@ type plan struct {
 	tools    map[string]tool.Tool
 	toolDefs []model.ToolDefinition
 	catalog  []event.ToolSummary
+	context  *contextBlobs // the system prompt and tool list, for fingerprints
 }
 
 func (c *Coordinator) plan(a *Agent) (*plan, error) {
@@ -172,6 +175,10 @@ func (c *Coordinator) plan(a *Agent) (*plan, error) {
 		p.toolDefs = append(p.toolDefs, model.ToolDefinition{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema})
 	}
 	p.catalog = summarize(inventory)
+	var err error
+	if p.context, err = c.newContextBlobs(a, p.toolDefs); err != nil {
+		return nil, err
+	}
 	actual, _ := c.plans.LoadOrStore(a, p)
 	return actual.(*plan), nil
 }
@@ -219,6 +226,7 @@ func (r *run) maxToolHops() int {
 // release lets go of what the run held while it ran.
 func (r *run) release() {
 	r.endSpans()
+	r.fp.release()
 	if r.flushTimer != nil {
 		r.flushTimer.Stop()
 	}

@@ -64,23 +64,34 @@ func (d *ContextDigest) Add(m *runtype.Message) {
 // Len is the number of messages added.
 func (d *ContextDigest) Len() int { return d.n }
 
+// Reset empties d for a context that starts over (after a compaction
+// replaced the messages, say), keeping what it allocated.
+func (d *ContextDigest) Reset() {
+	if d.h != nil {
+		d.h.Reset()
+	}
+	d.n = 0
+}
+
 // Sum returns the context's hash, "sha256:" and hex, for the messages
 // added so far under the system prompt and tool list with those refs.
+// It allocates only the string it returns (refs of up to 80 bytes).
 func (d *ContextDigest) Sum(instructionsRef, toolsRef string) string {
 	if d.h == nil {
 		d.h = sha256.New()
 	}
 	msgs := d.h.Sum(d.sum[:0])
-	outer := sha256.New()
 	var b [8 + 2*sha256.Size + 160]byte
 	p := append(b[:0], "agentrt-context/1\n"...)
 	p = appendField(p, instructionsRef)
 	p = appendField(p, toolsRef)
 	p = binary.AppendUvarint(p, uint64(d.n))
 	p = append(p, msgs...)
-	outer.Write(p)
-	var out [sha256.Size]byte
-	return "sha256:" + hex.EncodeToString(outer.Sum(out[:0]))
+	sum := sha256.Sum256(p)
+	var out [len("sha256:") + 2*sha256.Size]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[len("sha256:"):], sum[:])
+	return string(out[:])
 }
 
 func appendField(b []byte, s string) []byte {

@@ -67,3 +67,28 @@ func TestContextDigestAllocs(t *testing.T) {
 		t.Errorf("Add allocates %v times per message, want 0", n)
 	}
 }
+
+func TestContextDigestReset(t *testing.T) {
+	t.Parallel()
+	a := runtype.Message{Role: runtype.RoleUser, Content: "a"}
+	b := runtype.Message{Role: runtype.RoleAssistant, Content: "b"}
+	var fresh model.ContextDigest
+	fresh.Add(&b)
+	var d model.ContextDigest
+	d.Add(&a)
+	d.Reset()
+	d.Add(&b)
+	if got, want := d.Sum("i", "t"), fresh.Sum("i", "t"); got != want || d.Len() != 1 {
+		t.Errorf("after Reset and one message: %s (len %d), want %s (len 1)", got, d.Len(), want)
+	}
+}
+
+func TestContextDigestSumAllocs(t *testing.T) {
+	m := runtype.Message{Role: runtype.RoleTool, Content: "some output", ToolCallID: "c1"}
+	var d model.ContextDigest
+	d.Add(&m)
+	ref := "sha256:0123456789012345678901234567890123456789012345678901234567890123"
+	if n := testing.AllocsPerRun(100, func() { _ = d.Sum(ref, ref) }); n > 1 {
+		t.Errorf("Sum allocates %v times, want 1 (its result)", n)
+	}
+}

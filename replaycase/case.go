@@ -62,12 +62,93 @@ type Case struct {
 	ModelOutputs []ModelOutput `json:"modelOutputs"`
 	// Steps are the request's tool calls, in call order.
 	Steps []Step `json:"steps"`
+	// Contexts are the fingerprints of the contexts the request's model
+	// calls sent, one a hop in order (the last attempt of each), as their
+	// model.requested events recorded them. Empty in a case made before
+	// agentrt recorded them.
+	Contexts []Context `json:"contexts,omitempty"`
+	// HistoryMessages counts the thread's messages from before the
+	// request that its first model call saw: a replay, which starts a
+	// fresh thread, cannot send the same contexts when there are some.
+	HistoryMessages int `json:"historyMessages,omitempty"`
+	// History is the context the request's run started from: the
+	// thread's messages before the request as its model saw them (after
+	// a compaction, the boundary message and the messages after the ones
+	// it covers), in Seq order. A replay seeds its thread with them, so
+	// that its first call sends the same context. Empty for a request
+	// that started its thread, and in a case made before agentrt kept it.
+	History []HistoryMessage `json:"history,omitempty"`
+	// ContextWindow is the context window, in tokens, of the model the
+	// request ran on (0: it declared none): an agent's context policy
+	// without a window of its own keeps within it.
+	ContextWindow int `json:"contextWindow,omitempty"`
+	// Compactions are the compactions of the context the request's run
+	// made, in order (context.compaction.completed and failed). A replay
+	// plays their recorded summaries as the summary model's answers.
+	Compactions []Compaction `json:"compactions,omitempty"`
+}
+
+// HistoryMessage is one message of a request's starting context.
+type HistoryMessage struct {
+	Seq    int64  `json:"seq"`
+	TurnID string `json:"turnId"`
+	// PrincipalID is who the message's turn ran for.
+	PrincipalID string              `json:"principalId,omitempty"`
+	Role        runtype.Role        `json:"role"`
+	Content     string              `json:"content"`
+	ToolCalls   []ToolCall          `json:"toolCalls,omitempty"`
+	ToolCallID  string              `json:"toolCallId,omitempty"`
+	IsError     bool                `json:"isError,omitempty"`
+	Reasoning   []runtype.Reasoning `json:"reasoning,omitempty"`
+	// Boundary marks a compaction's summary (or a reset's handoff) that
+	// stands in for the messages it covers.
+	Boundary *runtype.Boundary `json:"boundary,omitempty"`
+}
+
+// Compaction is one compaction of a request's context.
+type Compaction struct {
+	// Hop is the model call it came before; 0 when no call followed.
+	Hop      int    `json:"hop"`
+	Trigger  string `json:"trigger"`
+	Strategy string `json:"strategy"`
+	// Fallback is the strategy that stood in when Strategy failed.
+	Fallback string `json:"fallback,omitempty"`
+	// FromSeq and ThroughSeq are the thread's messages it covered.
+	FromSeq    int64 `json:"fromSeq"`
+	ThroughSeq int64 `json:"throughSeq"`
+	// Summary is the text it wrote: the summary model's answer, the
+	// digest of drop_tool_outputs, or a reset's handoff document. Empty
+	// when it failed.
+	Summary string `json:"summary,omitempty"`
+	// Failure says why it failed, or why Strategy did when Fallback
+	// stood in.
+	Failure string `json:"failure,omitempty"`
+}
+
+// Called reports whether the compaction asked the summary model: its
+// strategy is not drop_tool_outputs, which makes no model call.
+func (k *Compaction) Called() bool {
+	return k.Strategy != runtype.StrategyDropToolOutputs
+}
+
+// Context is the fingerprint of one model call's context
+// (event.ContextFingerprint): its hash, and the parts it covers.
+type Context struct {
+	Hop             int    `json:"hop"`
+	Hash            string `json:"hash"`
+	MessageCount    int    `json:"messageCount"`
+	InstructionsRef string `json:"instructionsRef"`
+	ToolsRef        string `json:"toolsRef"`
 }
 
 // ModelOutput is one answer of the model.
 type ModelOutput struct {
 	Text      string     `json:"text,omitempty"`
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Usage is the token usage the provider reported for the call; a
+	// replay reports it again, as a run measures its context by it
+	// (when to compact).
+	Usage *runtype.Usage `json:"usage,omitempty"`
 }
 
 // ToolCall is a tool call as the model requested it.
@@ -184,6 +265,16 @@ func (c *Case) Validate() error {
 			probs = append(probs, fmt.Sprintf("step %d has index %d", i+1, s.Index))
 		}
 	}
+	var last int64
+	for i, m := range c.History {
+		switch {
+		case m.Seq <= last:
+			probs = append(probs, fmt.Sprintf("history message %d has seq %d, not after %d", i+1, m.Seq, last))
+		case m.Role != runtype.RoleUser && m.Role != runtype.RoleAssistant && m.Role != runtype.RoleTool && m.Role != runtype.RoleSystem:
+			probs = append(probs, fmt.Sprintf("history message %d (seq %d) has role %q, not user, assistant, tool or system", i+1, m.Seq, m.Role))
+		}
+		last = max(last, m.Seq)
+	}
 	if len(probs) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(probs, "; "))
 	}
@@ -238,7 +329,7 @@ type StepDiff struct {
 
 // Difference is a difference that is not one step's.
 type Difference struct {
-	// Kind is model_outputs or status.
+	// Kind is model_outputs, compaction, context or status.
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -334,6 +425,7 @@ func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
 		d.Differences = append(d.Differences, Difference{Kind: "model_outputs",
 			Message: fmt.Sprintf("the replay used %d of the %d recorded model outputs", rep, rec)})
 	}
+	d.Differences = append(d.Differences, compareContexts(recorded, replayed, d, o)...)
 	if recorded.Status != replayed.Status {
 		msg := fmt.Sprintf("the request ended %s, the replay %s", recorded.Status, replayed.Status)
 		if f := replayed.Failure; f != nil {
@@ -343,6 +435,140 @@ func Compare(recorded, replayed *Case, o CompareOptions) *Diff {
 	}
 	d.Summary.Differs = d.Summary.Changed > 0 || len(d.Differences) > 0
 	return d
+}
+
+// compareContexts reports the first model call whose replayed context
+// differs from the recorded one, saying which part differs: the system
+// prompt, the tool list or the messages. Only the calls before a changed
+// step's result reached the model are compared (d's steps say which): a
+// changed step changes every later context, and is reported already;
+// without results (o.NoResults) only the first call, as later ones see
+// placeholder results. The compactions before those calls are compared
+// too (compareCompactions), and reported first. Nothing is compared when
+// the recording has no contexts, or continued a thread without keeping
+// its starting context (History: a case made before agentrt kept it).
+func compareContexts(recorded, replayed *Case, d *Diff, o CompareOptions) []Difference {
+	if len(recorded.Contexts) == 0 || recorded.HistoryMessages > 0 && len(recorded.History) == 0 {
+		return nil
+	}
+	n := min(len(recorded.Contexts), len(replayed.Contexts))
+	if o.NoResults {
+		n = min(n, 1)
+	}
+	for i, sd := range d.Steps {
+		if len(sd.Changed) > 0 && i < len(recorded.Steps) {
+			n = min(n, recorded.Steps[i].Output) // the call that asked for it saw the same context
+			break
+		}
+	}
+	var out []Difference
+	if msg := compareCompactions(recorded, replayed, n, n == len(recorded.Contexts)); msg != "" {
+		out = append(out, Difference{Kind: "compaction", Message: msg})
+	}
+	for i := range n {
+		rec, rep := &recorded.Contexts[i], &replayed.Contexts[i]
+		if rec.Hash == rep.Hash {
+			continue
+		}
+		var parts []string
+		if rec.InstructionsRef != rep.InstructionsRef {
+			parts = append(parts, "the system prompt differs")
+		}
+		if rec.ToolsRef != rep.ToolsRef {
+			parts = append(parts, "the tool list differs")
+		}
+		if rec.MessageCount != rep.MessageCount {
+			parts = append(parts, fmt.Sprintf("it sent %d messages, the recording %d", rep.MessageCount, rec.MessageCount))
+		} else if len(parts) == 0 {
+			parts = append(parts, "a message differs ("+suspects(recorded, rec.Hop)+")")
+		}
+		return append(out, Difference{Kind: "context", Message: fmt.Sprintf(
+			"the replay's model call at hop %d sent another context than the recording's: %s (recorded %s, replayed %s)",
+			rec.Hop, strings.Join(parts, ", "), short(strings.TrimPrefix(rec.Hash, "sha256:")), short(strings.TrimPrefix(rep.Hash, "sha256:")))})
+	}
+	return out
+}
+
+// compareCompactions describes the first compaction the replay made
+// otherwise than the recording, among those before the first n calls
+// (and, with all, those after the last call); "" when they agree.
+func compareCompactions(recorded, replayed *Case, n int, all bool) string {
+	pick := func(ks []Compaction) []Compaction {
+		var out []Compaction
+		for _, k := range ks {
+			if k.Hop > 0 && k.Hop <= n || k.Hop == 0 && all {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	before := func(k *Compaction) string {
+		if k.Hop == 0 {
+			return "after the last model call"
+		}
+		return fmt.Sprintf("before the model call at hop %d", k.Hop)
+	}
+	recs, reps := pick(recorded.Compactions), pick(replayed.Compactions)
+	for i := range max(len(recs), len(reps)) {
+		if i >= len(reps) {
+			k := &recs[i]
+			return fmt.Sprintf("the recording compacted the context %s (%s, messages %d to %d); the replay did not", before(k), k.Strategy, k.FromSeq, k.ThroughSeq)
+		}
+		if i >= len(recs) {
+			k := &reps[i]
+			return fmt.Sprintf("the replay compacted the context %s (%s, messages %d to %d); the recording did not", before(k), k.Strategy, k.FromSeq, k.ThroughSeq)
+		}
+		rec, rep := &recs[i], &reps[i]
+		var parts []string
+		if rec.Hop != rep.Hop {
+			parts = append(parts, fmt.Sprintf("it came %s, the recording's %s", before(rep), before(rec)))
+		}
+		if rec.Strategy != rep.Strategy || rec.Fallback != rep.Fallback {
+			parts = append(parts, fmt.Sprintf("it used %s, the recording %s", strategyOf(rep), strategyOf(rec)))
+		}
+		if rec.FromSeq != rep.FromSeq || rec.ThroughSeq != rep.ThroughSeq {
+			parts = append(parts, fmt.Sprintf("it covered messages %d to %d, the recording %d to %d", rep.FromSeq, rep.ThroughSeq, rec.FromSeq, rec.ThroughSeq))
+		}
+		switch {
+		case (rec.Summary == "") != (rep.Summary == ""):
+			parts = append(parts, fmt.Sprintf("it %s, the recording's %s", outcomeOf(rep), outcomeOf(rec)))
+		case rec.Summary != rep.Summary:
+			parts = append(parts, fmt.Sprintf("it wrote another summary (recorded %s, replayed %s)",
+				short(ContentSHA256(rec.Summary)), short(ContentSHA256(rep.Summary))))
+		}
+		if len(parts) > 0 {
+			return fmt.Sprintf("the replay's compaction %d (%s) differs from the recording's: %s", i+1, before(rec), strings.Join(parts, "; "))
+		}
+	}
+	return ""
+}
+
+// suspects names what may make a message of the context of the call at
+// hop differ from the recording's.
+func suspects(c *Case, hop int) string {
+	for i, k := range c.Compactions {
+		if k.Hop == hop && k.Summary != "" {
+			return fmt.Sprintf("the summary of compaction %d, which the call follows, a tool result, or reasoning a case does not keep", i+1)
+		}
+	}
+	if hop == 1 && len(c.History) > 0 {
+		return "a message of the starting context (history), or reasoning a case does not keep"
+	}
+	return "a tool result, or reasoning a case does not keep"
+}
+
+func strategyOf(k *Compaction) string {
+	if k.Fallback != "" {
+		return k.Strategy + " (then " + k.Fallback + ")"
+	}
+	return k.Strategy
+}
+
+func outcomeOf(k *Compaction) string {
+	if k.Summary == "" {
+		return "failed (" + k.Failure + ")"
+	}
+	return "completed"
 }
 
 // ChangedSteps returns the steps with a change.

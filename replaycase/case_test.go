@@ -137,6 +137,8 @@ func TestParse(t *testing.T) {
 		{`{"version":1,"input":"x"}`, "agent is missing"},
 		{`{"version":1,"agent":"a","input":"x","steps":[{"index":1}]}`, "1 steps, but the model outputs request only 0 tool calls"},
 		{`{"version":1,"agent":"a","input":"x","modelOutputs":[{"toolCalls":[{"id":"c"}]}]}`, "model output 1, tool call 1: name is missing"},
+		{`{"version":1,"agent":"a","input":"x","history":[{"seq":3,"role":"user"},{"seq":2,"role":"assistant"}]}`, "history message 2 has seq 2, not after 3"},
+		{`{"version":1,"agent":"a","input":"x","history":[{"seq":1,"role":"boss"}]}`, `history message 1 (seq 1) has role "boss"`},
 	}
 	for _, b := range bad {
 		_, err := replaycase.Parse([]byte(b.doc))
@@ -150,5 +152,40 @@ func TestContentSHA256(t *testing.T) {
 	t.Parallel()
 	if got := replaycase.ContentSHA256("abc"); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Errorf("ContentSHA256(abc) = %s", got)
+	}
+}
+
+// TestCompareContexts: a context that differs is reported at its hop;
+// none is compared after a changed step's call, nor for a request that
+// continued a thread.
+func TestCompareContexts(t *testing.T) {
+	t.Parallel()
+	ctx := func(hop int, hash string) replaycase.Context {
+		return replaycase.Context{Hop: hop, Hash: "sha256:" + hash, MessageCount: 2*hop - 1, InstructionsRef: "sha256:i", ToolsRef: "sha256:t"}
+	}
+	base := func() *replaycase.Case {
+		return &replaycase.Case{Version: replaycase.FormatVersion, Agent: "a", Input: "x", Status: "completed",
+			ModelOutputs: []replaycase.ModelOutput{{ToolCalls: []replaycase.ToolCall{{ID: "c1", Name: "t", Arguments: "{}"}}}, {Text: "done"}},
+			Steps:        []replaycase.Step{{Index: 1, Output: 1, ToolCallID: "c1", Tool: "t", ArgumentsSHA256: "h", Outcome: replaycase.Outcome{Decision: "allow", ResultStatus: "completed", ResultSHA256: "r"}}},
+			Contexts:     []replaycase.Context{ctx(1, "a"), ctx(2, "b")}}
+	}
+	rec, rep := base(), base()
+	rep.Contexts[1] = ctx(2, "c")
+	d := replaycase.Compare(rec, rep, replaycase.CompareOptions{})
+	if len(d.Differences) != 1 || !strings.Contains(d.Differences[0].Message, "hop 2 sent another context than the recording's: a message differs") {
+		t.Errorf("differences %+v", d.Differences)
+	}
+	if d := replaycase.Compare(rec, rep, replaycase.CompareOptions{NoResults: true}); len(d.Differences) != 0 {
+		t.Errorf("without results, hop 2 was compared: %+v", d.Differences)
+	}
+	rep.Steps[0].ResultSHA256 = "other" // the result changed: hop 2's context follows from it
+	if d := replaycase.Compare(rec, rep, replaycase.CompareOptions{}); len(d.Differences) != 0 || d.Summary.Changed != 1 {
+		t.Errorf("after a changed result: %+v", d)
+	}
+	rep = base()
+	rep.Contexts[0] = ctx(1, "z")
+	rec.HistoryMessages = 4
+	if d := replaycase.Compare(rec, rep, replaycase.CompareOptions{}); len(d.Differences) != 0 {
+		t.Errorf("a request with history was compared: %+v", d.Differences)
 	}
 }

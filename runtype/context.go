@@ -1,5 +1,10 @@
 package runtype
 
+import (
+	"cmp"
+	"slices"
+)
+
 // This file holds the records of a thread's context: what stands in for
 // earlier messages after a compaction, how a thread began (a reset's
 // handoff, a fork) and the kinds of turns that maintain a thread rather
@@ -68,6 +73,39 @@ type Boundary struct {
 	PolicyRef string `json:"policyRef,omitempty"`
 	// SourceThreadID is, for a handoff, the thread the reset ended.
 	SourceThreadID string `json:"sourceThreadId,omitempty"`
+}
+
+// ContextWindow returns the part of a conversation the model sees: after
+// a compaction, its latest boundary message, then the messages after the
+// ones it covers, other boundary messages left out (the latest one's
+// summary holds theirs); otherwise msgs itself. msgs must be in Seq
+// order. It returns the boundary the window starts from, nil for none.
+func ContextWindow(msgs []Message) ([]Message, *Boundary) {
+	at := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].IsCompaction() {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return msgs, nil
+	}
+	b := msgs[at].Boundary
+	first, _ := slices.BinarySearchFunc(msgs, b.ThroughSeq+1, func(m Message, seq int64) int { return cmp.Compare(m.Seq, seq) })
+	out := make([]Message, 0, len(msgs)-first+17)
+	out = append(out, msgs[at])
+	for i := first; i < len(msgs); i++ {
+		if !msgs[i].IsCompaction() {
+			out = append(out, msgs[i])
+		}
+	}
+	return out, b
+}
+
+// IsCompaction reports whether m is a compaction's boundary message.
+func (m *Message) IsCompaction() bool {
+	return m.Boundary != nil && m.Boundary.Kind == BoundaryCompaction
 }
 
 // Lineage kinds.

@@ -634,6 +634,15 @@ type TaskListParams struct {
 	TenantID  string
 	SessionID string
 	ThreadID  string
+	// Open keeps the tasks that hold their thread (Holds): the drivers
+	// read only those, however many tasks the thread had.
+	Open bool
+}
+
+// Holds reports whether t holds its thread: it is neither terminal nor
+// blocked, so a turn queued after it waits.
+func Holds(t *runtype.Task) bool {
+	return !t.Status.Terminal() && t.Status != runtype.StatusBlocked
 }
 
 // TaskSearchParams lists a tenant's tasks newest (highest ID) first,

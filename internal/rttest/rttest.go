@@ -57,6 +57,11 @@ func SessionEvents(t testing.TB, rt *agentrt.Runtime, owner runtype.Owner, sessi
 			t.Fatal(err)
 		}
 		spectest.Event(t, raw)
+		// A run's model call (not a tool's sampling call) fingerprints
+		// the context it sent.
+		if p, ok := e.Payload.(*event.ModelRequestedPayload); ok && e.ToolCallID == "" && (p.Context == nil || p.Context.Hash == "") {
+			t.Errorf("model.requested %d has no context fingerprint", e.Sequence)
+		}
 	}
 	return evs
 }

@@ -157,7 +157,7 @@ func (d *data) taskList(p *store.TaskListParams) []*runtype.Task {
 	}
 	var out []*runtype.Task
 	for _, r := range rows {
-		if r.v.TenantID == p.TenantID && r.v.SessionID == p.SessionID {
+		if r.v.TenantID == p.TenantID && r.v.SessionID == p.SessionID && (!p.Open || store.Holds(&r.v)) {
 			out = append(out, copyTask(&r.v))
 		}
 	}

@@ -39,69 +39,70 @@ const (
 const maxEventRows = 4
 
 const (
-	qThreadGet       = qSessionList + 4
-	qThreadList      = qThreadGet + 1
-	qTurnGet         = qThreadList + 1
-	qTurnGetByKey    = qTurnGet + 1
-	qTurnList        = qTurnGetByKey + 1 // 32 variants: turnSession | turnThread | turnStatus | turnBefore | turnFilter
-	qTaskGet         = qTurnList + 32
-	qTaskList        = qTaskGet + 1
-	qRunList         = qTaskList + 1    // 8 variants: runSession | runTask | runTasks
-	qMessageList     = qRunList + 8     // 2 variants: messageNewest
-	qToolCallList    = qMessageList + 2 // 8 variants: callSession | callTurn | callTurns
-	qBlobGet         = qToolCallList + 8
-	qTurnSession     = qBlobGet + 1
-	qEventListAfter  = qTurnSession + 1 // 16 variants: eventTenant | eventSession | eventTurn | eventAfter
-	qEventLastCursor = qEventListAfter + 16
-	qLimitGet        = qEventLastCursor + 1
-	qUsageTotal      = qLimitGet + 1 // 4 variants: usageSession | usageThread
-	qInsertAction    = qUsageTotal + 4
-	qResolveAction   = qInsertAction + 1
-	qInsertGrant     = qResolveAction + 1
-	qSetSessionMode  = qInsertGrant + 1
-	qInsertReceipt   = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
-	qReceiptLast     = qInsertReceipt + maxEventRows
-	qActionGet       = qReceiptLast + 1
-	qActionList      = qActionGet + 1 // 256 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter | actionOldest
-	qGrantList       = qActionList + 256
-	qReceiptList     = qGrantList + 1
-	qUpdateTask      = qReceiptList + 1
-	qTaskFence       = qUpdateTask + 1
-	qTaskClaim       = qTaskFence + 1 // 2 variants: claimAlone
-	qTaskRenew       = qTaskClaim + 2
-	qTaskRelease     = qTaskRenew + 1
-	qTaskUpdate      = qTaskRelease + 1 // 8 variants: updateDue | updateControl | updateQueued
-	qTaskListThread  = qTaskUpdate + 8
-	qTaskListDue     = qTaskListThread + 1
-	qTaskCount       = qTaskListDue + 1 // 2 variants: countAllTenants
-	qTaskCountQueued = qTaskCount + 2   // 2 variants: countAllTenants
-	qTaskQueueCount  = qTaskCountQueued + 2
-	qTaskQueueOldest = qTaskQueueCount + 1
-	qTaskInFlight    = qTaskQueueOldest + 1
-	qActionCount     = qTaskInFlight + 1 // 2 variants: countAllTenants
-	qActionOldest    = qActionCount + 2  // 2 variants: countAllTenants
-	qEventLast       = qActionOldest + 2
-	qTaskSearch      = qEventLast + 1 // 4 variants: searchSession | searchBefore
-	qTurnTally       = qTaskSearch + 4
-	qMessageCount    = qTurnTally + 1
-	qTaskQueueTenant = qMessageCount + 1 // 2 variants: the count, the oldest
-	qInsertToken     = qTaskQueueTenant + 2
-	qUpdateToken     = qInsertToken + 1
-	qTokenGet        = qUpdateToken + 1
-	qTokenGetByHash  = qTokenGet + 1
-	qTokenList       = qTokenGetByHash + 1 // 2 variants: countAllTenants
-	qTouchSession    = qTokenList + 2
-	qToolCallByRef   = qTouchSession + 1
-	qInsertScope     = qToolCallByRef + 1
-	qThreadTotals    = qInsertScope + 1
-	qFencedEvents    = qThreadTotals + 1 // maxEventRows variants, as qInsertEvent
-	qUpsertCap       = qFencedEvents + maxEventRows
-	qInsertCapRun    = qUpsertCap + 1
-	qCapGet          = qInsertCapRun + 1
-	qCapList         = qCapGet + 1 // 2 variants: capSession
-	qTurnRolledBack  = qCapList + 2
-	qThreadsFrom     = qTurnRolledBack + 1
-	numQueries       = qThreadsFrom + 1
+	qThreadGet          = qSessionList + 4
+	qThreadList         = qThreadGet + 1
+	qTurnGet            = qThreadList + 1
+	qTurnGetByKey       = qTurnGet + 1
+	qTurnList           = qTurnGetByKey + 1 // 32 variants: turnSession | turnThread | turnStatus | turnBefore | turnFilter
+	qTaskGet            = qTurnList + 32
+	qTaskList           = qTaskGet + 1
+	qRunList            = qTaskList + 1    // 8 variants: runSession | runTask | runTasks
+	qMessageList        = qRunList + 8     // 2 variants: messageNewest
+	qToolCallList       = qMessageList + 2 // 8 variants: callSession | callTurn | callTurns
+	qBlobGet            = qToolCallList + 8
+	qTurnSession        = qBlobGet + 1
+	qEventListAfter     = qTurnSession + 1 // 16 variants: eventTenant | eventSession | eventTurn | eventAfter
+	qEventLastCursor    = qEventListAfter + 16
+	qLimitGet           = qEventLastCursor + 1
+	qUsageTotal         = qLimitGet + 1 // 4 variants: usageSession | usageThread
+	qInsertAction       = qUsageTotal + 4
+	qResolveAction      = qInsertAction + 1
+	qInsertGrant        = qResolveAction + 1
+	qSetSessionMode     = qInsertGrant + 1
+	qInsertReceipt      = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
+	qReceiptLast        = qInsertReceipt + maxEventRows
+	qActionGet          = qReceiptLast + 1
+	qActionList         = qActionGet + 1 // 256 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter | actionOldest
+	qGrantList          = qActionList + 256
+	qReceiptList        = qGrantList + 1
+	qUpdateTask         = qReceiptList + 1
+	qTaskFence          = qUpdateTask + 1
+	qTaskClaim          = qTaskFence + 1 // 2 variants: claimAlone
+	qTaskRenew          = qTaskClaim + 2
+	qTaskRelease        = qTaskRenew + 1
+	qTaskUpdate         = qTaskRelease + 1 // 8 variants: updateDue | updateControl | updateQueued
+	qTaskListThread     = qTaskUpdate + 8
+	qTaskListThreadOpen = qTaskListThread + 1
+	qTaskListDue        = qTaskListThreadOpen + 1
+	qTaskCount          = qTaskListDue + 1 // 2 variants: countAllTenants
+	qTaskCountQueued    = qTaskCount + 2   // 2 variants: countAllTenants
+	qTaskQueueCount     = qTaskCountQueued + 2
+	qTaskQueueOldest    = qTaskQueueCount + 1
+	qTaskInFlight       = qTaskQueueOldest + 1
+	qActionCount        = qTaskInFlight + 1 // 2 variants: countAllTenants
+	qActionOldest       = qActionCount + 2  // 2 variants: countAllTenants
+	qEventLast          = qActionOldest + 2
+	qTaskSearch         = qEventLast + 1 // 4 variants: searchSession | searchBefore
+	qTurnTally          = qTaskSearch + 4
+	qMessageCount       = qTurnTally + 1
+	qTaskQueueTenant    = qMessageCount + 1 // 2 variants: the count, the oldest
+	qInsertToken        = qTaskQueueTenant + 2
+	qUpdateToken        = qInsertToken + 1
+	qTokenGet           = qUpdateToken + 1
+	qTokenGetByHash     = qTokenGet + 1
+	qTokenList          = qTokenGetByHash + 1 // 2 variants: countAllTenants
+	qTouchSession       = qTokenList + 2
+	qToolCallByRef      = qTouchSession + 1
+	qInsertScope        = qToolCallByRef + 1
+	qThreadTotals       = qInsertScope + 1
+	qFencedEvents       = qThreadTotals + 1 // maxEventRows variants, as qInsertEvent
+	qUpsertCap          = qFencedEvents + maxEventRows
+	qInsertCapRun       = qUpsertCap + 1
+	qCapGet             = qInsertCapRun + 1
+	qCapList            = qCapGet + 1 // 2 variants: capSession
+	qTurnRolledBack     = qCapList + 2
+	qThreadsFrom        = qTurnRolledBack + 1
+	numQueries          = qThreadsFrom + 1
 )
 
 // Filter bits of the statement variants.
@@ -454,7 +455,7 @@ func buildQueries() [numQueries]string {
 	// An eager start's claim (store.LeaseChange.Alone) holds only while
 	// no other task of the thread is open.
 	q[qTaskClaim+claimAlone] = q[qTaskClaim] + ` AND NOT EXISTS (
-		SELECT 1 FROM tasks AS o INDEXED BY tasks_thread WHERE o.thread_id = tasks.thread_id
+		SELECT 1 FROM tasks AS o INDEXED BY tasks_open WHERE o.thread_id = tasks.thread_id
 			AND o.tenant_id = tasks.tenant_id AND o.id <> tasks.id AND o.status NOT IN (` + closedStatuses + `))`
 	q[qTaskRenew] = `UPDATE tasks SET lease_expires_at = ?, due_at = ?
 		WHERE id = ? AND tenant_id = ? AND lease_epoch = ? AND lease_owner = ?`
@@ -480,14 +481,18 @@ func buildQueries() [numQueries]string {
 	}
 	q[qTaskListThread] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_thread
 		WHERE thread_id = ? AND session_id = ? AND tenant_id = ? ORDER BY created_at, id`
+	// tasks_open holds only the thread's open tasks: however long the
+	// thread, they are few.
+	q[qTaskListThreadOpen] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_open
+		WHERE thread_id = ? AND session_id = ? AND tenant_id = ? AND status NOT IN (` + closedStatuses + `) ORDER BY created_at, id`
 	// A queued task waits for the open tasks queued before it in its
 	// thread. tasks_due yields the candidates in order, so the statement
-	// stops after Limit of them; tasks_thread finds a queued candidate's
-	// predecessors, whose statuses it then reads.
+	// stops after Limit of them; tasks_open finds a queued candidate's
+	// open predecessors.
 	q[qTaskListDue] = `SELECT ` + taskCols + ` FROM tasks AS k INDEXED BY tasks_due
 		WHERE due_at <> 0 AND due_at <= ? AND ((status <> '` + string(runtype.StatusQueued) + `' AND current_run_id <> '')
 			OR control = '` + string(runtype.ControlCancel) + `' OR NOT EXISTS (
-			SELECT 1 FROM tasks AS o INDEXED BY tasks_thread
+			SELECT 1 FROM tasks AS o INDEXED BY tasks_open
 			WHERE o.thread_id = k.thread_id AND o.tenant_id = k.tenant_id AND o.id <> k.id
 				AND o.status NOT IN (` + closedStatuses + `)
 				AND (o.queued_at < k.queued_at OR o.queued_at = k.queued_at AND o.id < k.id

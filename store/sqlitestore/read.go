@@ -250,7 +250,11 @@ func (r reader) TaskGet(ctx context.Context, p *store.TaskGetParams) (*runtype.T
 // first-insertion order.
 func (r reader) TaskList(ctx context.Context, p *store.TaskListParams) ([]*runtype.Task, error) {
 	if p.ThreadID != "" {
-		ts, err := list(ctx, r, scanTask, qTaskListThread, p.ThreadID, p.SessionID, p.TenantID)
+		q := qTaskListThread
+		if p.Open {
+			q = qTaskListThreadOpen
+		}
+		ts, err := list(ctx, r, scanTask, q, p.ThreadID, p.SessionID, p.TenantID)
 		if err != nil {
 			return nil, fmt.Errorf("listing tasks of thread %s: %w", p.ThreadID, err)
 		}
@@ -259,6 +263,9 @@ func (r reader) TaskList(ctx context.Context, p *store.TaskListParams) ([]*runty
 	ts, err := list(ctx, r, scanTask, qTaskList, p.SessionID, p.TenantID)
 	if err != nil {
 		return nil, fmt.Errorf("listing tasks of session %s: %w", p.SessionID, err)
+	}
+	if p.Open {
+		ts = slices.DeleteFunc(ts, func(t *runtype.Task) bool { return !store.Holds(t) })
 	}
 	return ts, nil
 }

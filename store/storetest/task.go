@@ -60,6 +60,35 @@ func exerciseTask(ctx context.Context, t *testing.T, newStore func(*testing.T) s
 			t.Errorf("TaskList (-want +got):\n%s", d)
 		}
 	})
+
+	t.Run("ListOpen", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		s := tb.session(tenantA)
+		th := tb.thread(s)
+		var tasks []*runtype.Task
+		for _, st := range []runtype.TaskStatus{runtype.StatusCompleted, runtype.StatusQueued, runtype.StatusBlocked,
+			runtype.StatusWaitingPermission, runtype.StatusFailed, runtype.StatusRunning, runtype.StatusLost} {
+			k := tb.task(tb.turn(th))
+			k.Status = st
+			tasks = append(tasks, k)
+		}
+		tb.apply(t, &store.Batch{Tasks: tasks})
+		other := tb.task(tb.turn(tb.thread(s)))
+		other.Status = runtype.StatusQueued
+		tb.apply(t, &store.Batch{Tasks: []*runtype.Task{other}})
+		got, err := tb.store.TaskList(ctx, &store.TaskListParams{TenantID: tenantA, SessionID: s.ID, ThreadID: th.ID, Open: true})
+		if err != nil {
+			t.Fatalf("TaskList(Open): %v", err)
+		}
+		if d := diff([]*runtype.Task{tasks[1], tasks[3], tasks[5]}, got); d != "" {
+			t.Errorf("TaskList(Open) (-want +got):\n%s", d)
+		}
+		got, err = tb.store.TaskList(ctx, &store.TaskListParams{TenantID: tenantB, SessionID: s.ID, ThreadID: th.ID, Open: true})
+		if err != nil || len(got) != 0 {
+			t.Errorf("TaskList(Open) of another tenant = %d tasks, %v; want none", len(got), err)
+		}
+	})
 }
 
 func exerciseRun(ctx context.Context, t *testing.T, newStore func(*testing.T) store.Store) {
