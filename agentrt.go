@@ -89,6 +89,21 @@ type Agent struct {
 	// Context manages the agent's context window (compaction, reset);
 	// nil compacts only when asked (CompactThread). See docs/context.md.
 	Context *ContextPolicy
+	// Memory configures the agent's long-term memory.
+	Memory AgentMemory
+}
+
+// MaxMemoryInject bounds AgentMemory.Inject.
+const MaxMemoryInject = 50
+
+// AgentMemory configures an agent's long-term memory (package memory).
+// Its memory tools (memory_save, memory_search, memory_forget) are listed
+// in Agent.Tools like any tool.
+type AgentMemory struct {
+	// Inject is how many of the agent's memories that match a turn's
+	// input precede it, as one system message recorded with
+	// context.resolved; 0 injects none.
+	Inject int
 }
 
 // ContextPolicy is an agent's context management: when and how a run
@@ -342,6 +357,9 @@ func (c Config) validate() error {
 		if a.Provider != nil && len(a.Models) > 0 {
 			return fmt.Errorf("config: agent %q sets both Provider and Models", name)
 		}
+		if a.Memory.Inject < 0 || a.Memory.Inject > MaxMemoryInject {
+			return fmt.Errorf("config: agent %q: memory inject %d is out of range: use 0 to %d", name, a.Memory.Inject, MaxMemoryInject)
+		}
 		names := make(map[string]bool, len(a.Models))
 		for i, c := range a.Models {
 			switch {
@@ -537,7 +555,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.closeExecution()
 		return nil, err
 	}
-	reg, err := newToolRegistry(rt.procs, cfg.Tools)
+	reg, err := newToolRegistry(rt.procs, rt.memories, cfg.Now, cfg.Tools)
 	if err != nil {
 		rt.closeExecution()
 		return nil, err
@@ -553,6 +571,11 @@ func New(cfg Config) (*Runtime, error) {
 		rt.agents[name] = la
 	}
 	if err := rt.openStore(); err != nil {
+		rt.closeAgents()
+		return nil, err
+	}
+	recall, err := rt.recaller()
+	if err != nil {
 		rt.closeAgents()
 		return nil, err
 	}
@@ -593,6 +616,7 @@ func New(cfg Config) (*Runtime, error) {
 		Tracer:           rt.tracer,
 		WaitInput:        rt.waitInput,
 		PolicySnapshot:   rt.policySnapshot,
+		Recall:           recall,
 	})
 	if err != nil {
 		rt.closeAgents()

@@ -6,22 +6,26 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/loop"
+	"github.com/agentrt/agentrt/memory"
 	"github.com/agentrt/agentrt/policy"
+	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/tool"
 	"github.com/agentrt/agentrt/tool/builtin"
 	"github.com/agentrt/agentrt/tool/process"
 )
 
 // BuiltinToolNames returns the names of the tools every runtime offers,
-// sorted: the file tools and complete_task (package tool/builtin) and the
+// sorted: the file tools and complete_task (package tool/builtin), the
 // process tools shell, exec, write_process_stdin and terminate_process
-// (package tool/process).
+// (package tool/process) and the memory tools memory_save, memory_search
+// and memory_forget (package memory).
 func BuiltinToolNames() []string {
 	var names []string
-	for _, t := range builtinTools(idleProcesses()) {
+	for _, t := range builtinTools(idleProcesses(), nil, nil) {
 		names = append(names, t.Spec().Name)
 	}
 	slices.Sort(names)
@@ -34,14 +38,15 @@ func BuiltinToolNames() []string {
 // their input checks, what the policy would decide, as agentrt policy
 // explain does: its process tools belong to no runtime and refuse to run.
 func NewToolRegistry(cfg Config) (*tool.Registry, error) {
-	return newToolRegistry(idleProcesses(), cfg.Tools)
+	return newToolRegistry(idleProcesses(), nil, nil, cfg.Tools)
 }
 
 // newToolRegistry registers the built-in tools, whose process tools run
-// their commands with procs, and then tools.
-func newToolRegistry(procs *process.Manager, tools []tool.Tool) (*tool.Registry, error) {
+// their commands with procs and whose memory tools keep memories in the
+// store mems returns, and then tools.
+func newToolRegistry(procs *process.Manager, mems func() store.Memories, now func() time.Time, tools []tool.Tool) (*tool.Registry, error) {
 	reg := tool.NewRegistry()
-	for _, t := range builtinTools(procs) {
+	for _, t := range builtinTools(procs, mems, now) {
 		if err := reg.Register(t); err != nil {
 			return nil, fmt.Errorf("registering built-in tools: %w", err)
 		}
@@ -55,9 +60,10 @@ func newToolRegistry(procs *process.Manager, tools []tool.Tool) (*tool.Registry,
 }
 
 // builtinTools returns the tools every runtime offers; the process tools
-// run their commands with procs.
-func builtinTools(procs *process.Manager) []tool.Tool {
-	return append(builtin.Tools(), procs.Tools()...)
+// run their commands with procs, the memory tools keep memories in the
+// store mems returns (nil: none).
+func builtinTools(procs *process.Manager, mems func() store.Memories, now func() time.Time) []tool.Tool {
+	return slices.Concat(builtin.Tools(), procs.Tools(), memory.Tools(mems, now))
 }
 
 // idleProcesses returns a closed process manager: process tools made

@@ -31,7 +31,7 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd(), newBenchMCPCmd())
+	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd(), newBenchMCPCmd(), newBenchMemoryCmd())
 	return cmd
 }
 
@@ -314,4 +314,41 @@ func printResult(cmd *cobra.Command, res any) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "RESULT %s\n", b)
 	return nil
+}
+
+func newBenchMemoryCmd() *cobra.Command {
+	var o bench.MemoryOptions
+	cmd := &cobra.Command{
+		Use:   "memory [--entries 100000] [--others N] [--searches 201] [--limit 5] [--variant sqlite|mem] [--dir PARENT_TMP] [--keep]",
+		Short: "Fill a store with agent memories and time memory searches",
+		Long: `Fill one store (docs/benchmarks.md, "Memory search") with N memories of one tenant's agent
+and --others of another tenant's (default N/10), English-like text of 8 to 40 words each,
+saved one by one as memory_save saves them. Then time --searches searches of the first
+agent's memories, each with a different query of 4 to 14 words (like a turn's input), asking
+for --limit hits. Prints exactly one line:
+RESULT {"bench":"memory","entries":…,"median_ms":…,"p90_ms":…,"max_ms":…,"mean_hits":…}
+The one-dash spelling of the flags (-entries 100000) works too.`,
+		Example:     `  agentrt bench memory -entries 100000`,
+		Annotations: map[string]string{singleDash: "true"},
+		Args:        cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
+			res, err := bench.Memory(cmd.Context(), o)
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			return printResult(cmd, res)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Variant, "variant", "sqlite", "sqlite or mem")
+	fl.IntVarP(&o.Entries, "entries", "n", 100000, "memories of the measured agent")
+	fl.IntVar(&o.Others, "others", 0, "memories of another tenant's agent (default entries/10)")
+	fl.IntVar(&o.Searches, "searches", 201, "searches timed")
+	fl.IntVar(&o.Limit, "limit", 5, "hits each search asks for")
+	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+	fl.BoolVar(&o.Keep, "keep", false, "keep the filled data directory")
+	return cmd
 }

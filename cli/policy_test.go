@@ -249,7 +249,7 @@ func TestPolicyExplainUsageErrors(t *testing.T) {
 	}{
 		{"no tool", nil, "--tool is required"},
 		{"unknown tool", []string{"--tool", "shel"},
-			`unknown tool "shel": the known tools are complete_task, exec, list_dir, lookup_order, open_ticket, read_file, shell, terminate_process, write_file, write_process_stdin`},
+			`unknown tool "shel": the known tools are complete_task, exec, list_dir, lookup_order, memory_forget, memory_save, memory_search, open_ticket, read_file, shell, terminate_process, write_file, write_process_stdin`},
 		{"input not JSON", []string{"--tool", "lookup_order", "--input", "{"}, "invalid --input: "},
 		{"input against the schema", []string{"--tool", "lookup_order", "--input", `{"id":"1042"}`}, "invalid --input: "},
 		{"unknown agent", []string{"--tool", "lookup_order", "--agent", "sales"}, `unknown agent "sales"`},

@@ -321,7 +321,19 @@ type Agent struct {
 	// Context manages the agent's context window; nil when the file has
 	// no context key (no automatic compaction).
 	Context *Context
+	// Memory configures the agent's long-term memory.
+	Memory AgentMemory
 }
+
+// AgentMemory is an agent's memory section.
+type AgentMemory struct {
+	// Inject is how many of the agent's memories that match a turn's
+	// input precede it (0 to MaxMemoryInject); 0 injects none.
+	Inject int
+}
+
+// MaxMemoryInject bounds memory.inject.
+const MaxMemoryInject = 50
 
 // Model is one model an agent may use: a provider kind, the model's name
 // there, how to reach it, and what it can do and costs.

@@ -384,6 +384,12 @@ func TestParseValues(t *testing.T) {
 			want: 1,
 		},
 		{
+			name: "MemoryInject",
+			yaml: agent + "    memory: {inject: 5}\n",
+			get:  func(f *File) any { return f.Agents["a"].Memory.Inject },
+			want: 5,
+		},
+		{
 			name: "MaxToolHopsUpperBound",
 			yaml: agent + "    max_tool_hops: 1000\n",
 			get:  func(f *File) any { return f.Agents["a"].MaxToolHops },

@@ -16,11 +16,12 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys        = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers"}
-	serverKeys     = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
-	agentKeys      = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context"}
-	toolKeys       = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
-	annotationKeys = []string{"read_only", "destructive", "idempotent"}
+	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers"}
+	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
+	agentMemoryKeys = []string{"inject"}
+	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory"}
+	toolKeys        = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
+	annotationKeys  = []string{"read_only", "destructive", "idempotent"}
 )
 
 // namePattern is what agent and tool names must match; model providers
@@ -342,6 +343,8 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			a.MCP = d.agentMCP(f, name, where)
 		case "context":
 			a.Context = d.agentContext(f, a, where)
+		case "memory":
+			d.agentMemory(f, where, &a.Memory)
 		default:
 			d.unknownKey(f, where, agentKeys)
 		}
@@ -350,6 +353,32 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 		d.errorAt(ae.KeyPos, "model is required in %s (or models, a list of candidates)", where)
 	}
 	return a
+}
+
+// agentMemory decodes an agent's memory section.
+func (d *decoder) agentMemory(e yamlpos.Field, where string, out *AgentMemory) {
+	where = "memory in " + where
+	m, st := d.mapping(e, where)
+	if st != valOK {
+		return
+	}
+	for _, f := range m.Fields() {
+		label := f.Key + " in " + where
+		switch f.Key {
+		case "inject":
+			n, st := d.integer(f, label)
+			if st != valOK {
+				continue
+			}
+			if n < 0 || n > MaxMemoryInject {
+				d.errorAt(f.Value().Pos, "%s must be between 0 and %d, got %d", label, MaxMemoryInject, n)
+				continue
+			}
+			out.Inject = int(n)
+		default:
+			d.unknownKey(f, where, agentMemoryKeys)
+		}
+	}
 }
 
 // toolList decodes an agent's tools list, recording each item for

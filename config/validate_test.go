@@ -167,6 +167,19 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "MemoryBadValues",
+			yaml: "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n    memory: {inject: 51}\n" +
+				"  b:\n    model: {provider: replay, script: support.replay.yaml}\n    memory: {injekt: 2}\n" +
+				"  c:\n    model: {provider: replay, script: support.replay.yaml}\n    memory: 3\n" +
+				"  d:\n    model: {provider: replay, script: support.replay.yaml}\n    memory: {inject: -1}\n",
+			want: []string{
+				`agentrt.yaml:4:22: inject in memory in agent "a" must be between 0 and 50, got 51`,
+				`agentrt.yaml:7:14: unknown key "injekt" in memory in agent "b"; did you mean inject?`,
+				`agentrt.yaml:10:13: memory in agent "c" must be a mapping, got integer 3`,
+				`agentrt.yaml:13:22: inject in memory in agent "d" must be between 0 and 50, got -1`,
+			},
+		},
+		{
 			name: "MaxToolHopsFloatAndHuge",
 			yaml: "agents:\n  a:\n    model: {provider: replay, script: support.replay.yaml}\n    max_tool_hops: 8.0\n" +
 				"  b:\n    model: {provider: replay, script: support.replay.yaml}\n    max_tool_hops: 99999999999999999999\n",

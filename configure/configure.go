@@ -124,6 +124,7 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 			Tools:             a.Tools,
 			RequireCompletion: a.RequireCompletion,
 			MaxToolHops:       a.MaxToolHops,
+			Memory:            agentrt.AgentMemory{Inject: a.Memory.Inject},
 			Workspace:         a.Workspace,
 			Sandbox:           sandboxProfile(a.Sandbox),
 			MCP:               mcpUses(a),

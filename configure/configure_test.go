@@ -37,3 +37,26 @@ func TestHealthFromFile(t *testing.T) {
 		t.Errorf("Health with defaults = %+v, want %+v", got, want)
 	}
 }
+
+// TestMemoryFromFile: an agent's memory section reaches its runtime
+// config.
+func TestMemoryFromFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"s.replay.yaml": "responses: [{text: hi}]\n",
+		"agentrt.yaml": "agents:\n  a:\n    model: {provider: replay, script: s.replay.yaml}\n" +
+			"    tools: [memory_save, memory_search, memory_forget]\n    memory: {inject: 4}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Agents["a"].Memory; got != (agentrt.AgentMemory{Inject: 4}) {
+		t.Errorf("Memory = %+v, want inject 4", got)
+	}
+}

@@ -344,6 +344,11 @@ func goldenEvents() []*Event {
 		Code: "completion_required", Message: "the model replied without calling complete_task; it gets one more hop with a reminder",
 	})
 
+	contextResolved := gRunEvent(ContextResolved, 4, &ContextResolvedPayload{
+		Source: ContextSourceMemory, Query: "Where is order 1042?",
+		MemoryIDs: []string{"mem_01M7Z5ME2ZQ6D1F4QY3S8W4X4A", "mem_01M7Z5ME2ZQ6D1F4QY3S8W4X4B"}, MessageSeq: 7,
+	})
+
 	// An event agentrt keeps undecoded: other runtimes' payloads of types
 	// agentrt does not produce survive a round trip as they were.
 	artifact := gRunEvent(ArtifactChanged, 35, RawPayload(`{"artifactId":"art_1","kind":"file","path":"tickets/T-1042.json"}`))
@@ -472,7 +477,7 @@ func goldenEvents() []*Event {
 		ThreadID: gThread, ThroughSeq: 12, Messages: 12, TargetTurnID: gTurn, RolledBackTurns: []string{"turn_01M7Z5ME30GPETVGA3GK813V0B"},
 	})
 	return []*Event{
-		compactionStarted, compactionCompleted, compactionFailed, rollback,
+		contextResolved, compactionStarted, compactionCompleted, compactionFailed, rollback,
 		evidenceChanged, taskRetrying, taskLost, queueChanged,
 		sandboxApplied, sandboxViolation, processCompleted, processOutput, outputRedacted, outputSpilled, hookCompleted, hookFailed,
 		sessionCreated, sessionUpdated, threadStarted,

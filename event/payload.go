@@ -810,6 +810,8 @@ func payloadFor(t Type) Payload {
 		return &EvidencePayload{}
 	case ToolProgress:
 		return &ToolProgressPayload{}
+	case ContextResolved:
+		return &ContextResolvedPayload{}
 	}
 	return nil
 }

@@ -601,6 +601,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	p.ran = true
 	call := &tool.Call{
 		ID: p.mc.ID, TenantID: r.turn.TenantID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
+		PrincipalID: r.turn.PrincipalID, Agent: r.agent.Name,
 		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
 		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
 		Emit: func(t event.Type, pl event.Payload) {

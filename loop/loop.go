@@ -146,6 +146,10 @@ type Config struct {
 	// means nobody can answer: elicitation is declined, and sampling a
 	// person must approve is refused.
 	WaitInput func(ctx context.Context, act *runtype.Action) (*runtype.Action, error)
+	// Recall finds the memories a turn's input matches; they precede the
+	// turn's message as one system message (see recallMemories). Nil
+	// recalls none.
+	Recall RecallFunc
 }
 
 // RetryPolicy says when a failed attempt gets another: its failure is
@@ -341,7 +345,8 @@ func (c *Coordinator) fail(ctx context.Context, job *Job, f *runtype.Failure) (*
 	if err != nil {
 		return nil, err
 	}
-	b := r.startBatch()
+	r.noRecall = true // the turn never reaches a model
+	b := r.startBatch(ctx)
 	// The thread's history is unknown here, so the turn's input is not
 	// appended to it: the turn never reached the model.
 	b.Messages = b.Messages[:0]

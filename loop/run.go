@@ -65,6 +65,7 @@ type run struct {
 	attemptEnded bool
 
 	toolHops int
+	noRecall bool // the turn recalls no memories (see recallMemories)
 	grace    bool // a reminder was given and the model has not called tools since
 	// ctxBase is the provider's count of the context's first ctxBaseN
 	// messages (the last call's input and answer); 0 before one.
@@ -241,7 +242,7 @@ func (r *run) release() {
 
 // execute runs the turn to its end.
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
-	b := r.startBatch()
+	b := r.startBatch(ctx)
 	if r.turn.Kind != runtype.TurnAnswer {
 		return r.drive(ctx, b)
 	}
@@ -366,7 +367,7 @@ func (r *run) resumeBatch(reason runtype.Reason) *store.Batch {
 	return b
 }
 
-func (r *run) startBatch() *store.Batch {
+func (r *run) startBatch(ctx context.Context) *store.Batch {
 	now := r.cfg.Now().UTC()
 	r.rec = runtype.Run{
 		ID:        r.cfg.IDs.New(runtype.PrefixRun),
@@ -386,6 +387,7 @@ func (r *run) startBatch() *store.Batch {
 	r.task.Attempts = 1
 	b := r.batch()
 	if r.turn.Kind == runtype.TurnAnswer { // a maintenance turn's input is its request, not the model's
+		r.recallMemories(ctx, b)
 		b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
 	}
 	if e := r.windowLoaded(); e != nil {

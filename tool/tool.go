@@ -141,11 +141,14 @@ type Tool interface {
 
 // Call is one invocation.
 type Call struct {
-	ID        string // the tool call id
-	TenantID  string
-	SessionID string
-	TurnID    string
-	RunID     string
+	ID       string // the tool call id
+	TenantID string
+	// PrincipalID is who submitted the turn; Agent the agent running it.
+	PrincipalID string
+	Agent       string
+	SessionID   string
+	TurnID      string
+	RunID       string
 	// IdempotencyKey is stable for this call across retries and resumes.
 	IdempotencyKey string
 	Input          json.RawMessage

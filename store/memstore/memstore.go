@@ -38,6 +38,8 @@ type Store struct {
 	closed bool   // guarded by mu
 	d      *data  // guarded by mu
 	logBuf []undo // guarded by mu: the undo log's memory, reused by each Tx
+
+	mem memories // agents' memories (memory.go), under a lock of their own
 }
 
 var _ store.Store = (*Store)(nil)
@@ -71,6 +73,9 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.d = newData()
+	s.mem.mu.Lock()
+	s.mem.byScope = nil
+	s.mem.mu.Unlock()
 	return nil
 }
 

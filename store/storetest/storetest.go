@@ -114,6 +114,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"ReadModel", exerciseReadModel},
 		{"Token", exerciseToken},
 		{"Capability", exerciseCapability},
+		{"Memory", exerciseMemory},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
