@@ -184,7 +184,10 @@ func TestUserPromptSubmitHookBlocks(t *testing.T) {
 case "$prompt" in *password*) echo "Prompts must not contain passwords" >&2; exit 2;; esac
 echo "The user's timezone is Europe/Paris."
 `)})
-	b := setup(t, setupOpts{hooks: h})
+	recall := func(context.Context, runtype.Owner, string, string, string) ([]runtype.MemoryHit, error) {
+		return []runtype.MemoryHit{{Memory: runtype.Memory{ID: "mem_1", Content: "the user likes short answers"}, Rank: 1}}, nil
+	}
+	b := setup(t, setupOpts{hooks: h, recall: recall})
 	p := &script{steps: []step{reply("ok")}}
 	agent := agentWith(p)
 	agent.RequireCompletion = false
@@ -198,7 +201,16 @@ echo "The user's timezone is Europe/Paris."
 	if len(p.requests()) != 0 {
 		t.Error("a blocked prompt reached the model")
 	}
-	b.events(t, turn.SessionID) // validates every event
+	// Neither the prompt nor the memories recalled for it joined the
+	// conversation, and no context.resolved says they did.
+	for _, e := range b.events(t, turn.SessionID) { // validates every event
+		if e.Type == event.ContextResolved {
+			t.Errorf("a blocked prompt's memories were recorded as resolved: %+v", e.Payload)
+		}
+	}
+	if msgs, err := b.store.MessageList(context.Background(), &store.MessageListParams{TenantID: turn.TenantID, ThreadID: turn.ThreadID}); err != nil || len(msgs) != 0 {
+		t.Errorf("the blocked turn's thread holds %d messages (%v), want none", len(msgs), err)
+	}
 
 	// A prompt the hook lets through carries its context.
 	p2 := &script{steps: []step{reply("ok")}}

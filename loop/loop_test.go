@@ -104,6 +104,8 @@ type setupOpts struct {
 	limits   output.Limits
 	// now is the loop's clock (default time.Now).
 	now func() time.Time
+	// recall finds a turn's memories.
+	recall loop.RecallFunc
 }
 
 func setup(t testing.TB, o setupOpts) *testBundle {
@@ -140,6 +142,7 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 		Ledger:           b.ledger,
 		ModelStepTimeout: o.stepTimeout,
 		Hooks:            o.hooks,
+		Recall:           o.recall,
 		Scheduler:        o.scheduler,
 		Outputs:          o.outputs,
 		Redactor:         o.redactor,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -250,19 +251,26 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 		// Cancelled before it started, or no model can take it: the input
 		// never reached a model, so it does not join the thread's
 		// conversation.
-		b.Messages = b.Messages[:0]
-		r.messages = r.messages[:len(r.messages)-1]
+		r.unsend(b)
 		return r.drive(ctx, b)
 	}
 	if blocked, reason := r.promptHooks(ctx, b); blocked {
 		// A user_prompt_submit hook refused the prompt: like a prompt no
 		// model could take, it does not join the conversation.
-		b.Messages = b.Messages[:0]
-		r.messages = r.messages[:len(r.messages)-1]
+		r.unsend(b)
 		return r.finish(ctx, b, runtype.StatusFailed, runtype.ReasonHookBlocked, "",
 			failuref(runtype.FailureHookBlocked, "a hook blocked the prompt: %s", reason))
 	}
 	return r.drive(ctx, b)
+}
+
+// unsend takes the turn's start messages (its input, and the memories
+// recalled for it) out of b and the conversation, with the fact of the
+// recall: they never reach a model.
+func (r *run) unsend(b *store.Batch) {
+	r.messages = r.messages[:len(r.messages)-len(b.Messages)]
+	b.Messages = b.Messages[:0]
+	b.Events = slices.DeleteFunc(b.Events, func(e *event.Event) bool { return e.Type == event.ContextResolved })
 }
 
 // promptHooks runs the session_start hooks (on a thread's first turn)
