@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -282,5 +284,36 @@ agents:
 	}
 	if r := run(t, "", "doctor", "--config", broken, "--probe", "--probe-timeout", "0s"); r.code != cli.ExitUsage {
 		t.Errorf("--probe-timeout 0s: exit %d, want 2", r.code)
+	}
+}
+
+// TestRunLongExample runs examples/support/long.yaml as its comment
+// says: turns of one session, the later ones compacting the context
+// automatically, each compaction shown in the timeline, and the context
+// of a compacted turn rebuilt and verified by inspect context.
+func TestRunLongExample(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	config := filepath.Join(b.dir, "long.yaml")
+	var compacted []string
+	for i := 1; i <= 4; i++ {
+		r := runOK(t, "", "run", "--config", config, "--session", "long-demo", fmt.Sprintf("Question %d: what does the policy say?", i))
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if strings.Contains(line, "context compacted auto summarize_then_drop") {
+				compacted = append(compacted, r.stdout)
+			}
+		}
+	}
+	if len(compacted) < 2 {
+		t.Fatalf("%d of 4 turns compacted, want the later ones", len(compacted))
+	}
+	last := compacted[len(compacted)-1]
+	id := regexp.MustCompile(`request (turn_[0-9A-Z]+)`).FindStringSubmatch(last)
+	if id == nil {
+		t.Fatalf("no request id in:\n%s", last)
+	}
+	r := runOK(t, "", "inspect", "context", "--config", config, "--request", id[1], "--hop", "1")
+	if !strings.Contains(r.stdout, "verified") || strings.Contains(r.stdout, "not verified") || !strings.Contains(r.stdout, "[Summary of the conversation before this point") {
+		t.Errorf("inspect context of the compacted turn:\n%s", r.stdout)
 	}
 }

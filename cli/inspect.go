@@ -35,7 +35,7 @@ func newInspectContextCmd() *cobra.Command {
 		Long: `Print the context one model call of a request (a turn) sent: the system prompt, the tool
 list and the thread's messages in the order the model saw them, whole. agentrt rebuilds it from
 the log — the blobs and message ranges the call's model.requested event names — and checks it
-against the fingerprint the call recorded (docs/context-audit.md): the hash of the messages,
+against the fingerprint the call recorded (docs/context.md): the hash of the messages,
 the system prompt and the tool list must be the recorded one, and every blob and message
 must still be there.
 
