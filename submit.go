@@ -40,7 +40,7 @@ func (rt *Runtime) submit(ctx context.Context, p *apitype.SubmitTurnParams, kind
 		return nil, err
 	}
 	if p.IdempotencyKey != "" {
-		if res, err := rt.existingTurn(ctx, owner, p); !errors.Is(err, store.ErrNotFound) {
+		if res, err := rt.existingTurn(ctx, owner, p, kind); !errors.Is(err, store.ErrNotFound) {
 			return res, err
 		}
 	}
@@ -149,7 +149,7 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.S
 		case errors.As(err, &full) && p.IdempotencyKey != "":
 			// A submission with the same key may have taken the last
 			// place: resubmitting an accepted turn is never refused.
-			if res, err := rt.existingTurn(ctx, owner, p); !errors.Is(err, store.ErrNotFound) {
+			if res, err := rt.existingTurn(ctx, owner, p, kind); !errors.Is(err, store.ErrNotFound) {
 				return res, err
 			}
 			return nil, rt.overloaded(full)
@@ -157,7 +157,7 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.S
 			return nil, rt.overloaded(full)
 		case errors.Is(err, store.ErrConflict) && p.IdempotencyKey != "":
 			// A concurrent submission with the same key won.
-			return rt.existingTurn(ctx, owner, p)
+			return rt.existingTurn(ctx, owner, p, kind)
 		case errors.Is(err, store.ErrConflict) && len(b.Sessions) > 0:
 			return nil, errSessionRace
 		}
@@ -223,9 +223,10 @@ func (rt *Runtime) validateSubmit(p *apitype.SubmitTurnParams) error {
 	return nil
 }
 
-// existingTurn returns the turn an idempotency key already names, or
-// store.ErrNotFound.
-func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams) (*apitype.SubmitTurnResult, error) {
+// existingTurn returns the turn of that kind an idempotency key already
+// names, or store.ErrNotFound; a conflict when the key names another
+// request.
+func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *apitype.SubmitTurnParams, kind runtype.TurnKind) (*apitype.SubmitTurnResult, error) {
 	t, err := rt.store.TurnGetByIdempotencyKey(ctx, &store.TurnGetByIdempotencyKeyParams{TenantID: owner.TenantID, IdempotencyKey: p.IdempotencyKey})
 	if err != nil {
 		return nil, err
@@ -233,7 +234,8 @@ func (rt *Runtime) existingTurn(ctx context.Context, owner runtype.Owner, p *api
 	if p.OnlyOwn && t.PrincipalID != owner.PrincipalID {
 		return nil, fmt.Errorf("%w: idempotency key %q was used by another principal", store.ErrConflict, p.IdempotencyKey)
 	}
-	if t.Input != p.Input || (p.Agent != "" && t.Agent != p.Agent) || (p.SessionID != "" && t.SessionID != p.SessionID) {
+	if t.Input != p.Input || t.Kind != kind || (p.Agent != "" && t.Agent != p.Agent) || (p.SessionID != "" && t.SessionID != p.SessionID) ||
+		(p.ThreadID != "" && t.ThreadID != p.ThreadID) {
 		return nil, fmt.Errorf("%w: idempotency key %q was used for a different request (turn %s)", store.ErrConflict, p.IdempotencyKey, t.ID)
 	}
 	return &apitype.SubmitTurnResult{SessionID: t.SessionID, ThreadID: t.ThreadID, TurnID: t.ID, TaskID: t.TaskID, Status: t.Status}, nil

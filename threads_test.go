@@ -303,6 +303,11 @@ func TestCompactAndResetThread(t *testing.T) {
 	if again, err := rt.CompactThread(ctx, p); err != nil || again.TurnID != c.TurnID || again.Created {
 		t.Errorf("CompactThread again = %+v, %v; want turn %s, not created", again, err, c.TurnID)
 	}
+	// The key names a compaction: a turn that answers the same text with
+	// it is another request.
+	if res, err := rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{SessionID: first.SessionID, Input: "compact:" + runtype.StrategyDropToolOutputs, IdempotencyKey: "c-1"}); !errors.Is(err, apitype.ErrConflict) {
+		t.Errorf("SubmitTurn with the compaction's key and input = %+v, %v; want a conflict", res, err)
+	}
 	r, err := rt.ResetThread(ctx, &apitype.CompactThreadParams{ThreadParams: apitype.ThreadParams{SessionID: first.SessionID, ThreadID: first.ThreadID}})
 	if err != nil {
 		t.Fatalf("ResetThread: %v", err)
