@@ -214,11 +214,7 @@ func (r *run) compact(ctx context.Context, trigger, strategy string, tokens, win
 	}
 	summary := r.blob([]byte(text), "text/plain; charset=utf-8")
 	k.blobs = append(k.blobs, summary)
-	first, last := k.covered[0], k.covered[len(k.covered)-1]
-	from := first.Seq
-	if first.Boundary != nil {
-		from = first.Boundary.FromSeq
-	}
+	from, last := k.fromSeq(), k.covered[len(k.covered)-1]
 	bm := r.appendMessage(runtype.Message{
 		Role: runtype.RoleUser,
 		Content: fmt.Sprintf("[Summary of the conversation before this point: messages %d to %d, compacted by the runtime]\n\n%s",
@@ -257,6 +253,15 @@ func (r *run) compact(ctx context.Context, trigger, strategy string, tokens, win
 	b.Events = append(b.Events, r.event(event.ContextCompactionCompleted, "", "", p))
 	r.addUsage(b, k.usage)
 	return nil, r.write(b)
+}
+
+// fromSeq is the first message k covers: the first covered message's, or
+// the range of the boundary the covered context starts from.
+func (k *compaction) fromSeq() int64 {
+	if b := k.covered[0].Boundary; b != nil {
+		return b.FromSeq
+	}
+	return k.covered[0].Seq
 }
 
 // newCompaction describes a compaction of r.messages[:cut].
@@ -299,10 +304,7 @@ func (r *run) compactionPayload(k *compaction) *event.CompactionPayload {
 		TokensBefore: k.tokensBefore, PolicySnapshotRef: k.policyRef,
 	}
 	if n := len(k.covered); n > 0 {
-		p.FromSeq, p.ThroughSeq = k.covered[0].Seq, k.covered[n-1].Seq
-		if b := k.covered[0].Boundary; b != nil {
-			p.FromSeq = b.FromSeq
-		}
+		p.FromSeq, p.ThroughSeq = k.fromSeq(), k.covered[n-1].Seq
 		for _, m := range k.covered {
 			if m.TurnID != "" && (len(p.CoveredTurns) == 0 || p.CoveredTurns[len(p.CoveredTurns)-1] != m.TurnID) {
 				p.CoveredTurns = append(p.CoveredTurns, m.TurnID)
@@ -584,10 +586,7 @@ func (r *run) reset(ctx context.Context, b *store.Batch, trigger string) (*runty
 		Lineage: &runtype.Lineage{Kind: runtype.LineageReset, SessionID: r.turn.SessionID, ThreadID: r.turn.ThreadID,
 			TurnID: r.turn.ID, Seq: last, HandoffRef: blob.Ref},
 	}
-	first := k.covered[0].Seq
-	if bd := k.covered[0].Boundary; bd != nil {
-		first = bd.FromSeq
-	}
+	first := k.fromSeq()
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, doc, "", "  "); err != nil {
 		pretty.Reset()
