@@ -22,6 +22,7 @@ import (
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/policy/checker"
 	"github.com/agentrt/agentrt/runtype"
+	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/memstore"
 	"github.com/agentrt/agentrt/tool"
 
@@ -828,5 +829,62 @@ func TestAnotherProcessTakesTheWork(t *testing.T) {
 	}
 	if turn := g1.wait(t, next.TurnID); turn.Status != runtype.StatusCompleted || turn.Result != "done" {
 		t.Errorf("the next turn: %s %q", turn.Status, turn.Result)
+	}
+}
+
+// sealingStore is a store on which a sealed event is appended (by act)
+// just before the first read of the named kind: "events" or "receipts".
+type sealingStore struct {
+	store.Store
+	before string
+	once   sync.Once
+	act    func()
+}
+
+func (s *sealingStore) EventListAfter(ctx context.Context, p *store.EventListAfterParams) ([]*event.Event, error) {
+	if s.before == "events" {
+		s.once.Do(s.act)
+	}
+	return s.Store.EventListAfter(ctx, p)
+}
+
+func (s *sealingStore) ReceiptList(ctx context.Context, p *store.ReceiptListParams) ([]*runtype.Receipt, error) {
+	if s.before == "receipts" {
+		s.once.Do(s.act)
+	}
+	return s.Store.ReceiptList(ctx, p)
+}
+
+// TestVerifyWhileSealing: a session verified while another process
+// appends sealed events verifies; whichever read the append precedes,
+// the new event and its receipt are both seen or both left for later.
+func TestVerifyWhileSealing(t *testing.T) {
+	t.Parallel()
+	for _, before := range []string{"events", "receipts"} {
+		t.Run(before, func(t *testing.T) {
+			t.Parallel()
+			ms := memstore.New()
+			done := &model.Response{Text: "done"}
+			g := startGov(t, agentrt.Config{Store: ms, Policy: kernel(t, askRules)},
+				&model.Response{ToolCalls: []runtype.MessageToolCall{readCall("c1", "a.md")}}, done)
+			res, _ := g.submit(t, "busy")
+			id := g.pending(t, res.TurnID)[0].ActionID
+			// The verifier shares the store and appends nothing itself.
+			ss := &sealingStore{Store: ms, before: before, act: func() {
+				g.respond(t, &apitype.RespondActionParams{ActionID: id, Decision: "approve"})
+			}}
+			verifier, err := agentrt.New(agentrt.Config{Store: ss, NoWorkers: true, Policy: kernel(t, askRules),
+				Agents: map[string]*agentrt.Agent{"a": {Provider: &seer{tools: map[string]string{}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := verifier.VerifySession(context.Background(), runtype.Owner{}, res.SessionID)
+			if err != nil || !v.OK || v.Receipts < 2 {
+				t.Errorf("VerifySession = %+v, %v; want intact with the decision and its resolution sealed", v, err)
+			}
+			if turn := g.wait(t, res.TurnID); turn.Status != runtype.StatusCompleted {
+				t.Errorf("the resumed turn: %s", turn.Status)
+			}
+		})
 	}
 }

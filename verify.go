@@ -18,10 +18,22 @@ import (
 // recorded it (and has one, from the session's first receipt on; events
 // before it, recorded before receipts existed, are counted as Unsealed).
 // It reports the first problem it finds.
+//
+// The session may be running while it is verified. A receipt is written in
+// the same transaction as its event, so the events are read first and the
+// receipts after: every event read then has its receipt among those read.
+// Receipts of events appended in between are matched against the events
+// read after the first pass; sealed events that arrive later still are
+// left for the next verification.
 func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error) {
 	owner = ownerOrDefault(owner)
 	if _, err := rt.store.SessionGet(ctx, &store.SessionGetParams{TenantID: owner.TenantID, ID: sessionID}); err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", sessionID, err)
+	}
+	filter := event.Filter{TenantID: owner.TenantID, SessionID: sessionID}
+	sealed, cursor, err := rt.sealedEvents(ctx, filter, 0)
+	if err != nil {
+		return nil, err
 	}
 	var receipts []*runtype.Receipt
 	for after := int64(0); ; {
@@ -54,38 +66,50 @@ func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessi
 	for _, r := range receipts {
 		byEvent[r.EventID] = r
 	}
-	sealing := false // a sealed event with a receipt was seen: every later one needs one
-	for cursor := int64(0); ; {
-		events, err := rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: event.Filter{TenantID: owner.TenantID, SessionID: sessionID}, AfterCursor: cursor, Limit: store.MaxListLimit})
+	// matches reports whether e reads back as its receipt sealed it.
+	matches := func(e *event.Event, r *runtype.Receipt) (bool, error) {
+		body, err := e.JSON()
 		if err != nil {
-			return nil, fmt.Errorf("reading events: %w", err)
+			return false, fmt.Errorf("encoding event %s: %w", e.EventID, err)
 		}
-		for _, e := range events {
-			if !store.Sealed(e.Type) {
-				continue
-			}
+		return bytes.Equal(body, r.Body), nil
+	}
+	sealing := false // a sealed event with a receipt was seen: every later one needs one
+	for _, e := range sealed {
+		r := byEvent[e.EventID]
+		switch {
+		case r == nil && !sealing:
+			res.Unsealed++ // recorded before the session had receipts
+			continue
+		case r == nil:
+			return fail(0, e.EventID, fmt.Sprintf("%s event %s has no receipt", e.Type, e.EventID))
+		}
+		sealing = true
+		if ok, err := matches(e, r); err != nil {
+			return nil, err
+		} else if !ok {
+			return fail(r.Seq, e.EventID, fmt.Sprintf("the stored %s event differs from what its receipt sealed", e.Type))
+		}
+		delete(byEvent, e.EventID)
+	}
+	if len(byEvent) > 0 {
+		// Events appended between the two reads: their receipts were read.
+		later, _, err := rt.sealedEvents(ctx, filter, cursor)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range later {
 			r := byEvent[e.EventID]
-			switch {
-			case r == nil && !sealing:
-				res.Unsealed++ // recorded before the session had receipts
-				continue
-			case r == nil:
-				return fail(0, e.EventID, fmt.Sprintf("%s event %s has no receipt", e.Type, e.EventID))
+			if r == nil {
+				continue // appended after the receipts were read
 			}
-			sealing = true
-			body, err := e.JSON()
-			if err != nil {
-				return nil, fmt.Errorf("encoding event %s: %w", e.EventID, err)
-			}
-			if !bytes.Equal(body, r.Body) {
+			if ok, err := matches(e, r); err != nil {
+				return nil, err
+			} else if !ok {
 				return fail(r.Seq, e.EventID, fmt.Sprintf("the stored %s event differs from what its receipt sealed", e.Type))
 			}
 			delete(byEvent, e.EventID)
 		}
-		if len(events) < store.MaxListLimit {
-			break
-		}
-		cursor = events[len(events)-1].Cursor
 	}
 	for _, r := range receipts {
 		if byEvent[r.EventID] != nil {
@@ -93,4 +117,27 @@ func (rt *Runtime) VerifySession(ctx context.Context, owner runtype.Owner, sessi
 		}
 	}
 	return res, nil
+}
+
+// sealedEvents reads the sealed events matching filter after cursor, in
+// log order, and the cursor of the last event read (sealed or not).
+func (rt *Runtime) sealedEvents(ctx context.Context, filter event.Filter, cursor int64) ([]*event.Event, int64, error) {
+	var sealed []*event.Event
+	for {
+		events, err := rt.store.EventListAfter(ctx, &store.EventListAfterParams{Filter: filter, AfterCursor: cursor, Limit: store.MaxListLimit})
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading events: %w", err)
+		}
+		for _, e := range events {
+			if store.Sealed(e.Type) {
+				sealed = append(sealed, e)
+			}
+		}
+		if len(events) > 0 {
+			cursor = events[len(events)-1].Cursor
+		}
+		if len(events) < store.MaxListLimit {
+			return sealed, cursor, nil
+		}
+	}
 }
