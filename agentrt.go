@@ -2,6 +2,7 @@ package agentrt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -91,6 +92,33 @@ type Agent struct {
 	Context *ContextPolicy
 	// Memory configures the agent's long-term memory.
 	Memory AgentMemory
+	// Subagents are the agents this one may delegate to: each appears to
+	// its model as a tool (see docs/subagents.md).
+	Subagents []SubagentUse
+}
+
+// SubagentUse declares a child an agent may delegate to.
+type SubagentUse struct {
+	// Agent is the child agent (a key of Config.Agents).
+	Agent string
+	// AsTool is the tool the parent's model calls to delegate; default
+	// "delegate_<agent>". Tools of one name are one tool across agents:
+	// they must name the same child with the same schema.
+	AsTool string
+	// Description tells the parent's model what the child is for.
+	Description string
+	// InputSchema is the JSON Schema the delegation's input must match
+	// before anything starts; default {"task": string}, whose task is
+	// the child's input (any other input reaches the child as JSON).
+	InputSchema json.RawMessage
+	// MaxParallel bounds how many children of this declaration one
+	// parent task has running at once (default 4); calls past it fail
+	// and the model may call again once some settled.
+	MaxParallel int
+	// Workspace is what the child works on: "own" (default: its agent's
+	// workspace) or "parent_readonly" (the parent's workspace, with
+	// only the child's read-only tools).
+	Workspace string
 }
 
 // MaxMemoryInject bounds AgentMemory.Inject.
@@ -134,6 +162,11 @@ type Config struct {
 	ExistingStore bool
 	// Agents by name.
 	Agents map[string]*Agent
+	// MaxDelegationDepth bounds how deep a delegation tree grows (a root
+	// request is at depth 0, its subagents at 1); default
+	// runtype.DefaultMaxDepth. A delegation past it fails and the
+	// parent's model is told why.
+	MaxDelegationDepth int
 	// Tools are registered besides the built-ins.
 	Tools []tool.Tool
 	// MCPServers are the MCP servers agents may use (Agent.MCP): their

@@ -33,17 +33,24 @@ type Event struct {
 	SchemaVersion string    `json:"schemaVersion"`
 	RuntimeID     string    `json:"runtimeId,omitempty"`
 	// Sequence is gap-free per session, from 1, assigned at commit.
-	Sequence   int64  `json:"sequence"`
-	SessionID  string `json:"sessionId,omitempty"`
-	ThreadID   string `json:"threadId,omitempty"`
-	TurnID     string `json:"turnId,omitempty"`
-	TaskID     string `json:"taskId,omitempty"`
-	RunID      string `json:"runId,omitempty"`
-	AttemptID  string `json:"attemptId,omitempty"`
-	StepID     string `json:"stepId,omitempty"`
-	ToolCallID string `json:"toolCallId,omitempty"`
-	ActionID   string `json:"actionId,omitempty"`
-	SubagentID string `json:"subagentId,omitempty"`
+	Sequence  int64  `json:"sequence"`
+	SessionID string `json:"sessionId,omitempty"`
+	ThreadID  string `json:"threadId,omitempty"`
+	TurnID    string `json:"turnId,omitempty"`
+	TaskID    string `json:"taskId,omitempty"`
+	RunID     string `json:"runId,omitempty"`
+	AttemptID string `json:"attemptId,omitempty"`
+	// ParentTaskID and RootTaskID place the event's task in a delegation
+	// tree (set on the events of a delegated task's turn).
+	ParentTaskID string `json:"parentTaskId,omitempty"`
+	RootTaskID   string `json:"rootTaskId,omitempty"`
+	StepID       string `json:"stepId,omitempty"`
+	ToolCallID   string `json:"toolCallId,omitempty"`
+	ActionID     string `json:"actionId,omitempty"`
+	SubagentID   string `json:"subagentId,omitempty"`
+	// JobID and JobItemID name a job and one of its items (job.*).
+	JobID     string `json:"jobId,omitempty"`
+	JobItemID string `json:"jobItemId,omitempty"`
 	// EvidenceID names an evidence bundle (evidence.changed).
 	EvidenceID string `json:"evidenceId,omitempty"`
 	QueueID    string `json:"queueId,omitempty"`

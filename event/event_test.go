@@ -126,7 +126,7 @@ func TestDecode(t *testing.T) {
 	t.Parallel()
 	t.Run("unknown payload stays raw", func(t *testing.T) {
 		t.Parallel()
-		e, err := Decode([]byte(`{"type":"job.started","eventId":"evt_1","timestamp":"2026-11-21T13:00:00Z","payload":{"n":1}}`))
+		e, err := Decode([]byte(`{"type":"channel.connected","eventId":"evt_1","timestamp":"2026-11-21T13:00:00Z","payload":{"n":1}}`))
 		if err != nil {
 			t.Fatal(err)
 		}

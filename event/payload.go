@@ -812,6 +812,14 @@ func payloadFor(t Type) Payload {
 		return &ToolProgressPayload{}
 	case ContextResolved:
 		return &ContextResolvedPayload{}
+	case SubagentSpawned, SubagentInput, SubagentStatus, SubagentCompleted, SubagentFailed, SubagentClosed:
+		return &SubagentPayload{}
+	case TaskDelegated, TaskDependencyUpdated:
+		return &DependencyPayload{}
+	case JobCreated, JobStarted, JobProgress, JobCompleted, JobFailed, JobCancelled:
+		return &JobPayload{}
+	case JobItemStarted, JobItemCompleted, JobItemFailed:
+		return &JobItemPayload{}
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ const (
 	ReasonPermissionRequired Reason = "permission_required" // parked waiting_permission: the policy asked a person
 	ReasonPaused             Reason = "paused"              // paused: pause_task
 	ReasonEnqueued           Reason = "enqueued"            // queued behind another turn of its thread
+	ReasonWaitingChildren    Reason = "waiting_children"    // parked waiting_resource: subagents or job items it started have not settled
 )
 
 // Why a task goes on: the reason of task.resumed and of a new attempt's
@@ -47,6 +48,7 @@ const (
 	ReasonRetry            Reason = "retry"             // the retry policy, or retry_task, started another attempt
 	ReasonWorkerLost       Reason = "worker_lost"       // the previous attempt's worker stopped renewing its lease (also task.lost)
 	ReasonRuntimeRestarted Reason = "runtime_restarted" // a runtime started after a stop went on with a task left queued
+	ReasonChildrenSettled  Reason = "children_settled"  // every subagent or job item the task waited for settled
 )
 
 // What an operator asked for: the reason of task.updated, task.retrying
@@ -73,5 +75,5 @@ var Reasons = []Reason{
 	ReasonWallClockTimeout, ReasonInactivityTimeout, ReasonPermissionRequired, ReasonPaused, ReasonEnqueued,
 	ReasonActionResolved, ReasonLimitChanged, ReasonResumed, ReasonRetry, ReasonWorkerLost, ReasonRuntimeRestarted,
 	ReasonPauseRequested, ReasonResumeRequested, ReasonRetryRequested, ReasonCancel, ReasonRollback, ReasonStale,
-	ReasonCompactionFailed, ReasonContextWindow,
+	ReasonCompactionFailed, ReasonContextWindow, ReasonWaitingChildren, ReasonChildrenSettled,
 }

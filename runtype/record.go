@@ -89,6 +89,9 @@ type Task struct {
 	EndedAt      time.Time
 	// Attempts counts the task's runs so far.
 	Attempts int
+	// Lineage places the task in a delegation tree; zero for a task
+	// nobody delegated.
+	TaskLineage
 
 	// Scheduling. An insert sets these; after that only a batch's Leases
 	// and TaskUpdates change them: a task written whole by its run keeps

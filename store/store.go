@@ -227,6 +227,13 @@ type Batch struct {
 	// ignored and keeps its first At. They apply after
 	// CapabilitySessions.
 	CapabilityRuns []*runtype.CapabilityRun
+	// Subagents, Jobs and JobItems are upserted by ID (insert, or
+	// replace every field of the record with that ID). An ID is unique
+	// across tenants: a record of another tenant with that ID is a
+	// conflict (ErrConflict). They apply after Tasks.
+	Subagents []*runtype.Subagent
+	Jobs      []*runtype.Job
+	JobItems  []*runtype.JobItem
 	// Events are appended. Each event that Sealed reports is also sealed
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
@@ -522,6 +529,18 @@ type Reader interface {
 	// TokenList returns API tokens oldest first; see TokenListParams.
 	TokenList(ctx context.Context, p *TokenListParams) ([]*runtype.APIToken, error)
 
+	// SubagentGet returns the tenant's subagent, or ErrNotFound.
+	SubagentGet(ctx context.Context, p *SubagentGetParams) (*runtype.Subagent, error)
+	// SubagentList returns the tenant's subagents that match p, oldest
+	// first; see SubagentListParams.
+	SubagentList(ctx context.Context, p *SubagentListParams) ([]*runtype.Subagent, error)
+	// JobGet returns the tenant's job, or ErrNotFound.
+	JobGet(ctx context.Context, p *JobGetParams) (*runtype.Job, error)
+	// JobList returns the tenant's jobs that match p, oldest first.
+	JobList(ctx context.Context, p *JobListParams) ([]*runtype.Job, error)
+	// JobItemList returns a job's items that match p in Index order.
+	JobItemList(ctx context.Context, p *JobItemListParams) ([]*runtype.JobItem, error)
+
 	// CapabilitySessionGet returns the tenant's capability session, its
 	// RunIDs filled; ErrNotFound when the tenant has none with that ID.
 	CapabilitySessionGet(ctx context.Context, p *CapabilitySessionGetParams) (*runtype.CapabilitySession, error)
@@ -634,6 +653,12 @@ type TaskListParams struct {
 	TenantID  string
 	SessionID string
 	ThreadID  string
+	// ParentTaskID, when set, lists instead the tenant's tasks whose
+	// lineage names that parent (its children, of any thread), oldest
+	// first; SessionID and ThreadID are then ignored. Limit (0 for all)
+	// bounds such a list.
+	ParentTaskID string
+	Limit        int
 	// Open keeps the tasks that hold their thread (Holds): the drivers
 	// read only those, however many tasks the thread had.
 	Open bool
@@ -943,5 +968,52 @@ type CapabilitySessionListParams struct {
 	SessionID string
 	Server    string
 	Status    runtype.CapabilitySessionStatus
+	Limit     int
+}
+
+type SubagentGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// SubagentListParams lists a tenant's subagents oldest (lowest ID) first.
+// Each filter that is set applies: SessionID, ParentTaskID (the children
+// a task spawned), ParentToolCallID (with ParentTaskID: the child one call
+// spawned) and RootTaskID (a whole tree). AfterID pages; Limit is clamped
+// like other lists.
+type SubagentListParams struct {
+	TenantID         string
+	SessionID        string
+	ParentTaskID     string
+	ParentToolCallID string
+	RootTaskID       string
+	AfterID          string
+	Limit            int
+}
+
+type JobGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// JobListParams lists a tenant's jobs oldest first; SessionID and
+// ParentTaskID filter when set. AfterID pages; Limit is clamped.
+type JobListParams struct {
+	TenantID     string
+	SessionID    string
+	ParentTaskID string
+	AfterID      string
+	Limit        int
+}
+
+// JobItemListParams lists a job's items in Index order from FromIndex
+// (inclusive). Statuses, when not empty, keeps items in any of them;
+// Retry keeps those with Retry set. Limit is clamped like other lists.
+type JobItemListParams struct {
+	TenantID  string
+	JobID     string
+	Statuses  []runtype.JobItemStatus
+	Retry     bool
+	FromIndex int
 	Limit     int
 }
