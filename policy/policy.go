@@ -140,8 +140,8 @@ type Request struct {
 	// not: what a parent may do a child may not by inheritance).
 	ParentAgents []string
 	SessionID    string
-	TurnID    string
-	ToolName  string
+	TurnID       string
+	ToolName     string
 	// Input is the validated call input.
 	Input json.RawMessage
 	// ArgumentsSHA256 is the hex SHA-256 of the canonical input.
