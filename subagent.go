@@ -261,7 +261,7 @@ func (rt *Runtime) spawnChild(ctx context.Context, s *childSpec) (*runtype.Subag
 	sub.LastTaskID = task.ID
 	b.Subagents = append(b.Subagents, sub)
 	preview, _ := event.Preview(s.input, event.PreviewBytes)
-	spawned := rt.turnEvent(event.SubagentSpawned, turn, telemetry.TurnSpanID(turn.ID), subagentPayload(sub, task, turn))
+	spawned := rt.lineageEvent(rt.turnEvent(event.SubagentSpawned, turn, telemetry.TurnSpanID(turn.ID), subagentPayload(sub, task, turn)), task)
 	spawned.SubagentID = sub.ID
 	spawned.Status = string(runtype.StatusQueued)
 	spawned.Payload.(*event.SubagentPayload).InputPreview = preview
