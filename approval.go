@@ -66,7 +66,30 @@ func (rt *Runtime) GetAction(ctx context.Context, owner runtype.Owner, id string
 		return nil, fmt.Errorf("action %s: %w", id, err)
 	}
 	r := actionRead(a)
-	return &r, nil
+	rs := []apitype.ActionRead{r}
+	if err := rt.actionLineage(ctx, owner.TenantID, rs); err != nil {
+		return nil, err
+	}
+	return &rs[0], nil
+}
+
+// actionLineage fills the delegation lineage of actions from their
+// tasks (one read per task).
+func (rt *Runtime) actionLineage(ctx context.Context, tenant string, rs []apitype.ActionRead) error {
+	tasks := make(map[string]*runtype.Task)
+	for i := range rs {
+		r := &rs[i]
+		t, ok := tasks[r.TaskID]
+		if !ok {
+			var err error
+			if t, err = rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: r.TaskID}); err != nil {
+				return fmt.Errorf("reading the task of action %s: %w", r.ActionID, err)
+			}
+			tasks[r.TaskID] = t
+		}
+		r.ParentTaskID, r.RootTaskID, r.Depth, r.SubagentID = t.ParentTaskID, t.RootTaskID, t.Depth, t.SubagentID
+	}
+	return nil
 }
 
 // RespondAction resolves a pending action: approve (once),

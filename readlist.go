@@ -301,5 +301,8 @@ func (rt *Runtime) ListActionsPage(ctx context.Context, p *apitype.ListActionsPa
 	for i, a := range acts {
 		out.Actions[i] = actionRead(a)
 	}
+	if err := rt.actionLineage(ctx, owner.TenantID, out.Actions); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

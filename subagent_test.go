@@ -3,7 +3,12 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/policy"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -114,7 +119,7 @@ func startTree(t *testing.T, cfg agentrt.Config) *tree {
 // the wait) and returns it.
 func waitEnd(t *testing.T, rt *agentrt.Runtime, sessionID, turnID string) *runtype.Turn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: sessionID, TurnID: turnID})
 	if err != nil {
@@ -124,7 +129,14 @@ func waitEnd(t *testing.T, rt *agentrt.Runtime, sessionID, turnID string) *runty
 	for {
 		e, err := sub.Next(ctx)
 		if err != nil {
-			t.Fatalf("waiting for turn %s to end: %v", turnID, err)
+			var seen []string
+			if all, err := rt.Subscribe(context.Background(), &apitype.SubscribeParams{SessionID: sessionID}); err == nil {
+				for e, _ := all.TryNext(context.Background()); e != nil; e, _ = all.TryNext(context.Background()) {
+					seen = append(seen, fmt.Sprintf("%s(%s %s %s)", e.Type, e.TaskID, e.Status, e.StatusReason))
+				}
+				all.Close()
+			}
+			t.Fatalf("waiting for turn %s to end: %v; events: %s", turnID, err, strings.Join(seen, " "))
 		}
 		if e.Type == event.TurnCompleted || e.Type == event.TurnFailed || e.Type == event.TaskBlocked {
 			break
@@ -215,5 +227,317 @@ func TestSubagentDelegation(t *testing.T) {
 	}
 	if parent.count() != 2 || child.count() != 1 {
 		t.Errorf("model calls: parent %d, child %d; want 2 and 1 (nothing asked twice)", parent.count(), child.count())
+	}
+}
+
+// caller is a child that calls one tool with input on its first hop and
+// answers with what it saw after.
+func caller(name, input string) *mind {
+	return &mind{fn: func(req *model.Request, _ int) *model.Response {
+		if res := toolResults(req); len(res) > 0 {
+			return &model.Response{Text: "saw: " + res["c1"]}
+		}
+		return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "c1", Name: name, Arguments: input}}}
+	}}
+}
+
+// TestSubagentIsolation: a child sees only its own tools (never its
+// parent's by inheritance), and a child declared parent_readonly works on
+// the parent's workspace with only its read-only tools.
+func TestSubagentIsolation(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "order.md"), []byte("order 1042: shipped"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("parent-only tool", func(t *testing.T) {
+		t.Parallel()
+		tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+			"triage": {Provider: delegator("lookup", "write it down"), Workspace: ws, Tools: []string{"read_file", "write_file"},
+				Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup"}}},
+			"lookup": {Provider: caller("write_file", `{"path":"x.md","content":"x"}`), Tools: []string{"list_dir"}},
+		}})
+		res, err := tr.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+		if turn.Status != runtype.StatusCompleted || !strings.Contains(turn.Result, `unknown tool "write_file"`) {
+			t.Errorf("parent %s %q, want the child's refusal of write_file passed up", turn.Status, turn.Result)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "x.md")); err == nil {
+			t.Error("the child wrote with its parent's tool")
+		}
+	})
+	t.Run("parent_readonly", func(t *testing.T) {
+		t.Parallel()
+		reader := &mind{fn: func(req *model.Request, _ int) *model.Response {
+			res := toolResults(req)
+			switch {
+			case len(res) == 0:
+				return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "r1", Name: "read_file", Arguments: `{"path":"order.md"}`}}}
+			case len(res) == 1:
+				return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "w1", Name: "write_file", Arguments: `{"path":"y.md","content":"y"}`}}}
+			}
+			return &model.Response{Text: res["r1"] + " / " + res["w1"]}
+		}}
+		tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+			"triage": {Provider: delegator("lookup", "read the order"), Workspace: ws, Tools: []string{"read_file"},
+				Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup", Workspace: "parent_readonly"}}},
+			"lookup": {Provider: reader, Workspace: t.TempDir(), Tools: []string{"read_file", "write_file"}},
+		}})
+		res, err := tr.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+		if turn.Status != runtype.StatusCompleted || !strings.Contains(turn.Result, "order 1042: shipped") ||
+			!strings.Contains(turn.Result, `unknown tool "write_file"`) {
+			t.Errorf("parent %s %q, want the parent's file read and the write refused", turn.Status, turn.Result)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "y.md")); err == nil {
+			t.Error("a read-only child wrote into its parent's workspace")
+		}
+		subs, _ := tr.rt.ListSubagents(context.Background(), runtype.Owner{}, res.SessionID)
+		if len(subs) != 1 || subs[0].Workspace != "parent_readonly" || subs[0].Agent != "lookup" {
+			t.Errorf("subagents %+v", subs)
+		}
+	})
+}
+
+// inheritRules deny reads to triage (and so to its children) and let
+// triage delegate (an allow its children do not inherit).
+const inheritRules = `
+tier: workspace
+rules:
+  - id: triage-no-reads
+    tools: [read_file]
+    agents: [triage]
+    decision: deny
+    reason_code: no_reads
+    message: triage may not read
+  - id: triage-delegates
+    tools: [delegate, delegate_writer]
+    agents: [triage]
+    decision: allow
+    reason_code: triage_delegates
+`
+
+// TestSubagentPolicyInheritance: a child's effective policy is its
+// parent's and its own: a parent's deny binds it, a parent's allow does
+// not, and a child's bypass mode under a parent in default mode acts as
+// default; its approval is in the same inbox, with its lineage.
+func TestSubagentPolicyInheritance(t *testing.T) {
+	t.Parallel()
+	rs, err := policy.ParseRules("rules.yaml", []byte(inheritRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := policy.NewKernel(policy.KernelConfig{Rules: rs, DefaultMode: policy.ModeDefault,
+		AgentModes: map[string]policy.Mode{"writer": policy.ModeBypass}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	tr := startTree(t, agentrt.Config{Policy: k, Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: delegator("delegate", "a", "b"), Workspace: ws,
+			Subagents: []agentrt.SubagentUse{{Agent: "reader", AsTool: "delegate"}, {Agent: "writer", AsTool: "delegate_writer"}}},
+		"reader": {Provider: caller("read_file", `{"path":"order.md"}`), Workspace: ws, Tools: []string{"read_file", "list_dir"}},
+		"writer": {Provider: caller("write_file", `{"path":"w.md","content":"w"}`), Workspace: ws, Tools: []string{"write_file"}},
+	}})
+	ctx := context.Background()
+	// The reader is denied by its parent's rule.
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	if turn.Status != runtype.StatusCompleted || !strings.Contains(turn.Result, "triage may not read") {
+		t.Errorf("parent %s %q, want the parent's deny applied in the child", turn.Status, turn.Result)
+	}
+	// The writer, in bypass mode, asks as its parent's default mode does.
+	w, err := tr.rt.SpawnSubagent(ctx, &apitype.SpawnSubagentParams{SessionID: res.SessionID, Agent: "writer", Input: "write", ParentTaskID: res.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Depth != 1 || w.RootTaskID != res.TaskID {
+		t.Errorf("spawned %+v, want depth 1 under the request", w)
+	}
+	wait, err := tr.rt.WaitSubagents(ctx, &apitype.WaitSubagentsParams{SubagentIDs: []string{w.SubagentID}})
+	if err != nil || len(wait.Subagents) != 1 || wait.Subagents[0].Status != runtype.StatusWaitingPermission || wait.Subagents[0].PendingActions != 1 {
+		t.Fatalf("WaitSubagents = %+v, %v; want the writer waiting for an approval", wait, err)
+	}
+	acts, err := tr.rt.ListActions(ctx, &apitype.ListActionsParams{Status: runtype.ActionPending})
+	if err != nil || len(acts) != 1 {
+		t.Fatalf("pending actions %+v, %v", acts, err)
+	}
+	a := acts[0]
+	if a.ParentTaskID != res.TaskID || a.RootTaskID != res.TaskID || a.Depth != 1 || a.SubagentID != w.SubagentID || a.ToolName != "write_file" {
+		t.Errorf("action %+v, want the child's write with its lineage", a)
+	}
+	if _, err := tr.rt.RespondAction(ctx, &apitype.RespondActionParams{ActionID: a.ActionID, Decision: runtype.DecisionApprove}); err != nil {
+		t.Fatal(err)
+	}
+	wt := waitEnd(t, tr.rt, res.SessionID, wait.Subagents[0].TurnID)
+	if wt.Status != runtype.StatusCompleted {
+		t.Errorf("writer %s", wt.Status)
+	}
+	var modes []string
+	for _, e := range tr.tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		if e.Type == event.PermissionEvaluated && e.PermissionDecision != nil && e.TaskID == wt.TaskID {
+			modes = append(modes, string(e.PermissionDecision.Mode))
+		}
+	}
+	if !slices.Equal(modes, []string{"default"}) {
+		t.Errorf("the writer's decisions were made in modes %v, want [default]", modes)
+	}
+}
+
+// TestSubagentRecursion: the runtime, not the model, bounds delegation: a
+// self-delegating agent stops at the depth limit with a clear refusal and
+// no runaway task, and a cycle A→B→A is refused.
+func TestSubagentRecursion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("depth", func(t *testing.T) {
+		t.Parallel()
+		self := delegator("deeper", "go deeper")
+		tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+			"self": {Provider: self, Subagents: []agentrt.SubagentUse{{Agent: "self", AsTool: "deeper"}}},
+		}})
+		res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "self", Input: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+		if turn.Status != runtype.StatusCompleted ||
+			!strings.Contains(turn.Result, "delegation refused: self would run at depth 4 of the delegation tree, past the limit of 3") {
+			t.Errorf("root %s %q, want the refusal at depth 4 passed up", turn.Status, turn.Result)
+		}
+		subs, _ := tr.rt.ListSubagents(ctx, runtype.Owner{}, res.SessionID)
+		var depths []int
+		for _, s := range subs {
+			depths = append(depths, s.Depth)
+			if s.Status != runtype.StatusCompleted {
+				t.Errorf("subagent %s at depth %d is %s", s.SubagentID, s.Depth, s.Status)
+			}
+		}
+		if !slices.Equal(depths, []int{1, 2, 3}) {
+			t.Errorf("subagents at depths %v, want 1, 2, 3 and no more", depths)
+		}
+		if n := self.count(); n != 8 {
+			t.Errorf("%d model calls, want 8 (2 a level, 4 levels)", n)
+		}
+	})
+	t.Run("cycle", func(t *testing.T) {
+		t.Parallel()
+		tr := startTree(t, agentrt.Config{MaxDelegationDepth: 5, Agents: map[string]*agentrt.Agent{
+			"a": {Provider: delegator("to_b", "ask b"), Subagents: []agentrt.SubagentUse{{Agent: "b", AsTool: "to_b"}}},
+			"b": {Provider: delegator("to_a", "ask a"), Subagents: []agentrt.SubagentUse{{Agent: "a", AsTool: "to_a"}}},
+		}})
+		res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "a", Input: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+		if turn.Status != runtype.StatusCompleted || !strings.Contains(turn.Result, "delegating to it would close a cycle") {
+			t.Errorf("root %s %q, want the cycle refused", turn.Status, turn.Result)
+		}
+		if subs, _ := tr.rt.ListSubagents(ctx, runtype.Owner{}, res.SessionID); len(subs) != 1 {
+			t.Errorf("%d subagents, want 1 (b); the cycle back to a never started", len(subs))
+		}
+		// The control plane refuses the same.
+		sub, _ := tr.rt.ListSubagents(ctx, runtype.Owner{}, res.SessionID)
+		_, err = tr.rt.SpawnSubagent(ctx, &apitype.SpawnSubagentParams{SessionID: res.SessionID, Agent: "a", Input: "x", ParentTaskID: sub[0].TaskID})
+		if !errors.Is(err, apitype.ErrConflict) || !strings.Contains(err.Error(), "cycle") {
+			t.Errorf("spawning a under b: %v, want a conflict naming the cycle", err)
+		}
+	})
+}
+
+// TestSubagentBadInput: a delegation whose input fails its schema never
+// starts a child (the model sees why); the control plane answers unknown
+// children, closed ones and bad requests with clear errors.
+func TestSubagentBadInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	parent := &mind{fn: func(req *model.Request, _ int) *model.Response {
+		if res := toolResults(req); len(res) > 0 {
+			return &model.Response{Text: res["c1"]}
+		}
+		return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "c1", Name: "lookup", Arguments: `{"order":"not a number"}`}}}
+	}}
+	tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: parent, Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"integer"}},"required":["order"]}`)}}},
+		"lookup": {Provider: echo("found: ")},
+	}})
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	if turn.Status != runtype.StatusCompleted || !strings.Contains(turn.Result, "invalid input for lookup") {
+		t.Errorf("parent %s %q, want the schema's refusal", turn.Status, turn.Result)
+	}
+	if subs, _ := tr.rt.ListSubagents(ctx, runtype.Owner{}, res.SessionID); len(subs) != 0 {
+		t.Errorf("a child started for invalid input: %+v", subs)
+	}
+	if _, err := tr.rt.GetSubagent(ctx, &apitype.SubagentParams{SubagentID: "sub_nope"}); !errors.Is(err, apitype.ErrNotFound) {
+		t.Errorf("unknown subagent: %v", err)
+	}
+	for name, p := range map[string]*apitype.SpawnSubagentParams{
+		"unknown agent":          {SessionID: res.SessionID, Agent: "nobody", Input: "x"},
+		"empty input":            {SessionID: res.SessionID, Agent: "lookup", Input: " "},
+		"unknown session":        {SessionID: "nope", Agent: "lookup", Input: "x"},
+		"other session's parent": {SessionID: res.SessionID, Agent: "lookup", Input: "x", ParentTaskID: "task_nope"},
+	} {
+		if _, err := tr.rt.SpawnSubagent(ctx, p); err == nil {
+			t.Errorf("%s: spawned", name)
+		}
+	}
+	other := runtype.Owner{TenantID: "other", PrincipalID: "p"}
+	s, err := tr.rt.SpawnSubagent(ctx, &apitype.SpawnSubagentParams{SessionID: res.SessionID, Agent: "lookup", Input: "one", IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := tr.rt.SpawnSubagent(ctx, &apitype.SpawnSubagentParams{SessionID: res.SessionID, Agent: "lookup", Input: "one", IdempotencyKey: "k1"})
+	if err != nil || again.SubagentID != s.SubagentID {
+		t.Errorf("the same key again: %+v, %v; want the first subagent", again, err)
+	}
+	if _, err := tr.rt.GetSubagent(ctx, &apitype.SubagentParams{Owner: other, SubagentID: s.SubagentID}); !errors.Is(err, apitype.ErrNotFound) {
+		t.Errorf("another tenant read the subagent: %v", err)
+	}
+	w, err := tr.rt.WaitSubagents(ctx, &apitype.WaitSubagentsParams{SubagentIDs: []string{s.SubagentID}})
+	if err != nil || w.TimedOut || w.Subagents[0].Status != runtype.StatusCompleted || w.Subagents[0].Result != "found: one" {
+		t.Fatalf("WaitSubagents = %+v, %v", w, err)
+	}
+	next, err := tr.rt.SendSubagentInput(ctx, &apitype.SendSubagentInputParams{SubagentID: s.SubagentID, Input: "two"})
+	if err != nil || next.Inputs != 2 || next.TaskID == s.TaskID {
+		t.Fatalf("SendSubagentInput = %+v, %v", next, err)
+	}
+	w, err = tr.rt.WaitSubagents(ctx, &apitype.WaitSubagentsParams{SubagentIDs: []string{s.SubagentID}})
+	if err != nil || w.Subagents[0].Result != "found: two" || w.Subagents[0].ThreadID != s.ThreadID {
+		t.Fatalf("after the second input: %+v, %v; want its answer on the same thread", w, err)
+	}
+	closed, err := tr.rt.CloseSubagent(ctx, &apitype.SubagentParams{SubagentID: s.SubagentID})
+	if err != nil || !closed.Closed {
+		t.Fatalf("CloseSubagent = %+v, %v", closed, err)
+	}
+	if _, err := tr.rt.WaitSubagents(ctx, &apitype.WaitSubagentsParams{SubagentIDs: []string{s.SubagentID}}); !errors.Is(err, apitype.ErrConflict) {
+		t.Errorf("a wait on a closed subagent: %v, want a conflict", err)
+	}
+	if _, err := tr.rt.SendSubagentInput(ctx, &apitype.SendSubagentInputParams{SubagentID: s.SubagentID, Input: "three"}); !errors.Is(err, apitype.ErrConflict) {
+		t.Errorf("input to a closed subagent: %v, want a conflict", err)
+	}
+	if _, err := tr.rt.WaitSubagents(ctx, &apitype.WaitSubagentsParams{}); err == nil {
+		t.Error("a wait on nothing was accepted")
+	}
+	var closedEvent bool
+	for _, e := range tr.tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		closedEvent = closedEvent || e.Type == event.SubagentClosed && e.SubagentID == s.SubagentID
+	}
+	if !closedEvent {
+		t.Error("no subagent.closed")
 	}
 }

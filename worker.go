@@ -323,7 +323,15 @@ func (rt *Runtime) work(c *claim) {
 		}
 	case errors.Is(err, store.ErrLeaseLost) || errors.Is(context.Cause(c.ctx), loop.ErrLeaseLost):
 	default:
-		rt.release(c.task.TenantID, c.task.ID, c.epoch, rt.nextDue(c, out))
+		due := rt.nextDue(c, out)
+		rt.release(c.task.TenantID, c.task.ID, c.epoch, due)
+		if due.IsZero() && out != nil && out.Reason == runtype.ReasonWaitingChildren && rt.childEnded(c) {
+			// A child ended between the look and the release, and its wake
+			// found the task still held: look again now it is not.
+			if err := rt.wakeTask(context.Background(), c.task.TenantID, c.task.ID); err != nil {
+				rt.cfg.Logger.Error("waking task", "taskId", c.task.ID, "err", err)
+			}
+		}
 	}
 	c.cancel(nil)
 	rt.mu.Lock()

@@ -38,6 +38,13 @@ type ActionRead struct {
 	Message         string          `json:"message,omitempty"`
 	ResolvedBy      string          `json:"resolvedBy,omitempty"`
 	ResolvedAt      *time.Time      `json:"resolvedAt,omitempty"`
+	// Lineage places an action of a delegated task in its tree: the
+	// task's parent, the request at the root, its depth and the
+	// subagent it runs on (empty for a task nobody delegated).
+	ParentTaskID string `json:"parentTaskId,omitempty"`
+	RootTaskID   string `json:"rootTaskId,omitempty"`
+	Depth        int    `json:"depth,omitempty"`
+	SubagentID   string `json:"subagentId,omitempty"`
 }
 
 // ListActionsParams filters ListActions and ListActionsPage; empty

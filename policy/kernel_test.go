@@ -413,3 +413,50 @@ func TestWhenRegexCompiledOnce(t *testing.T) {
 		t.Errorf("a regex that does not compile: Evaluate = %+v, %v; want denied by bad-regex", d, err)
 	}
 }
+
+// TestParentAgents: a child (a request with ParentAgents) is bound by its
+// ancestors' deny and ask rules but not their allow rules, and decides in
+// the strictest of its own mode and theirs.
+func TestParentAgents(t *testing.T) {
+	t.Parallel()
+	k, err := NewKernel(KernelConfig{
+		DefaultMode: ModeDefault,
+		AgentModes:  map[string]Mode{"child": ModeBypass, "planner": ModeReadOnly},
+		Rules: []*Rule{
+			{ID: "parent-no-shell", Tier: TierAdmin, Tools: []string{"shell"}, Agents: []string{"parent"}, Decision: Deny, ReasonCode: "no_shell"},
+			{ID: "parent-ask-net", Tier: TierAdmin, Tools: []string{"fetch"}, Agents: []string{"parent"}, Decision: Ask, ReasonCode: "net"},
+			{ID: "parent-writes", Tier: TierAdmin, Tools: []string{"write_file"}, Agents: []string{"parent"}, Decision: Allow, ReasonCode: "writes"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		req     Request
+		outcome Outcome
+		mode    Mode
+		rule    string
+	}{
+		{"parent's deny binds", Request{Agent: "child", ParentAgents: []string{"parent"}, ToolName: "shell"}, Deny, ModeDefault, "parent-no-shell"},
+		{"grandparent's deny binds", Request{Agent: "child", ParentAgents: []string{"middle", "parent"}, ToolName: "shell"}, Deny, ModeDefault, "parent-no-shell"},
+		{"parent's ask binds", Request{Agent: "child", ParentAgents: []string{"parent"}, ToolName: "fetch"}, Ask, ModeDefault, "parent-ask-net"},
+		{"parent's allow does not", Request{Agent: "child", ParentAgents: []string{"parent"}, ToolName: "write_file"}, Ask, ModeDefault, ""},
+		{"the parent itself", Request{Agent: "parent", ToolName: "write_file"}, Allow, ModeDefault, "parent-writes"},
+		{"bypass alone", Request{Agent: "child", ToolName: "write_file"}, Allow, ModeBypass, ""},
+		{"stricter ancestor", Request{Agent: "child", ParentAgents: []string{"planner"}, ToolName: "write_file"}, Deny, ModeReadOnly, ""},
+		{"session mode wins", Request{Agent: "child", ParentAgents: []string{"planner"}, ToolName: "write_file", Mode: ModeBypass}, Allow, ModeBypass, ""},
+	} {
+		dec, err := k.Evaluate(context.Background(), &tt.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule := ""
+		if len(dec.RuleIDs) > 0 {
+			rule = dec.RuleIDs[0]
+		}
+		if dec.Outcome != tt.outcome || dec.Mode != tt.mode || rule != tt.rule {
+			t.Errorf("%s: %s in mode %s by %q (%s), want %s in mode %s by %q", tt.name, dec.Outcome, dec.Mode, rule, dec.Message, tt.outcome, tt.mode, tt.rule)
+		}
+	}
+}
