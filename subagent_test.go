@@ -541,3 +541,142 @@ func TestSubagentBadInput(t *testing.T) {
 		t.Error("no subagent.closed")
 	}
 }
+
+// TestSubagentBudget: a tree spends from its session's budgets: children
+// that together would exceed the root's token budget stop at it (no
+// call past it), each stop a fact of the task it stopped, and the parent
+// learns of its children's failures and is stopped in turn.
+func TestSubagentBudget(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	worker := &mind{fn: func(req *model.Request, _ int) *model.Response {
+		u := runtype.Usage{InputTokens: 300, OutputTokens: 100}
+		if len(toolResults(req)) < 3 {
+			return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: fmt.Sprintf("l%d", len(toolResults(req))), Name: "list_dir", Arguments: `{"path":"."}`}}, Usage: u}
+		}
+		return &model.Response{Text: "listed", Usage: u}
+	}}
+	parent := delegator("work", "one", "two", "three")
+	parentWithUsage := &mind{fn: func(req *model.Request, n int) *model.Response {
+		r := parent.fn(req, n)
+		r.Usage = runtype.Usage{InputTokens: 300, OutputTokens: 100}
+		return r
+	}}
+	const limit = 4000
+	tr := startTree(t, agentrt.Config{
+		Budgets: agentrt.Budgets{Session: agentrt.Budget{MaxTokens: limit}, FailOnExceeded: true},
+		Agents: map[string]*agentrt.Agent{
+			"triage": {Provider: parentWithUsage, Subagents: []agentrt.SubagentUse{{Agent: "worker", AsTool: "work"}}},
+			"worker": {Provider: worker, Workspace: t.TempDir(), Tools: []string{"list_dir"}},
+		},
+	})
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	if turn.Status != runtype.StatusFailed || turn.StatusReason != runtype.ReasonQuotaExceeded {
+		t.Errorf("parent %s (%s), want failed quota_exceeded", turn.Status, turn.StatusReason)
+	}
+	subs, err := tr.rt.ListSubagents(ctx, runtype.Owner{}, res.SessionID)
+	if err != nil || len(subs) != 3 {
+		t.Fatalf("subagents %+v, %v", subs, err)
+	}
+	var total int64
+	stopped := 0
+	for _, s := range subs {
+		total += s.Usage.InputTokens + s.Usage.OutputTokens
+		if s.Status == runtype.StatusFailed && s.Failure != nil && s.Failure.Kind == runtype.FailureQuotaExceeded {
+			stopped++
+		}
+	}
+	total += turn.Usage.InputTokens + turn.Usage.OutputTokens
+	if total > limit || total < limit-1500 {
+		t.Errorf("the tree used %d tokens of %d: want it to stop within one call of the budget, never past it", total, limit)
+	}
+	if stopped == 0 {
+		t.Errorf("no child was stopped by the budget: %+v", subs)
+	}
+	blocked := map[string]bool{}
+	for _, e := range tr.tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		if e.Type == event.QuotaBlocked {
+			blocked[e.TaskID] = true
+		}
+	}
+	if !blocked[res.TaskID] || len(blocked) < 2 {
+		t.Errorf("quota.blocked on tasks %v, want the parent's and its stopped children's", blocked)
+	}
+}
+
+// flaky is a mind whose calls listed in fail return an error the
+// runtime does not retry.
+type flaky struct {
+	*mind
+	mu   sync.Mutex
+	fail map[int]bool
+}
+
+func (f *flaky) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	resp, _ := f.mind.Generate(ctx, req)
+	n := f.count()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail[n] {
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "the provider refused the request"}
+	}
+	return resp, nil
+}
+
+// TestTaskRetryAndGraph: the standard's "agent task retry and graph"
+// scenario. A task that delegated to a child and then failed keeps its
+// id; the failed attempt stays recorded with its run id; the parent/child
+// edge stays; retry_task starts a new attempt that goes on from the
+// recorded steps (the child is not started again).
+func TestTaskRetryAndGraph(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	parent := &flaky{mind: delegator("lookup", "find it"), fail: map[int]bool{2: true}}
+	child := echo("found: ")
+	tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: parent, Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup"}}},
+		"lookup": {Provider: child},
+	}})
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID); turn.Status != runtype.StatusFailed {
+		t.Fatalf("first attempt: %s, want failed", turn.Status)
+	}
+	if _, err := tr.rt.RetryTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID}); err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	if turn.Status != runtype.StatusCompleted || turn.Result != "parent: found: find it" {
+		t.Fatalf("after retry_task: %s %q", turn.Status, turn.Result)
+	}
+	task, err := tr.rt.GetTask(ctx, runtype.Owner{}, res.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.TaskID != res.TaskID || len(task.Attempts) != 2 || task.Attempts[0].Status != string(runtype.StatusFailed) ||
+		task.Attempts[0].RunID == "" || task.Attempts[0].RunID == task.Attempts[1].RunID || task.Attempts[1].Status != string(runtype.StatusCompleted) {
+		t.Errorf("task %+v, want the same task with its failed attempt kept and a new one completed", task)
+	}
+	failedRuns := 0
+	for _, e := range tr.tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		if e.Type == event.TaskAttemptFailed && e.TaskID == res.TaskID && e.RunID == task.Attempts[0].RunID {
+			failedRuns++
+		}
+	}
+	if failedRuns != 1 {
+		t.Errorf("%d task.attempt.failed for the first run, want 1", failedRuns)
+	}
+	tree, err := tr.rt.DelegationTree(ctx, runtype.Owner{}, res.TaskID)
+	if err != nil || len(tree.Children) != 1 || tree.Children[0].Status != runtype.StatusCompleted {
+		t.Errorf("tree after retry %+v, %v; want the one child edge kept", tree, err)
+	}
+	if child.count() != 1 {
+		t.Errorf("the child ran %d times, want once: the retry goes on from the recorded steps", child.count())
+	}
+}
