@@ -124,6 +124,9 @@ func (rt *Runtime) snapshot(ctx context.Context, owner runtype.Owner, sessionID,
 		if snap.CapabilitySessions, err = rt.capabilityReads(ctx, tenant, sessionID); err != nil {
 			return nil, err
 		}
+		if snap.SubagentJobSummary, err = rt.delegationSummary(ctx, sess.Owner, sessionID); err != nil {
+			return nil, err
+		}
 	}
 	snap.UpdatedAt = ts(latest)
 	return snap, nil

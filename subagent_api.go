@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentrt/agentrt/apitype"
@@ -383,4 +385,53 @@ func (rt *Runtime) DelegationTree(ctx context.Context, owner runtype.Owner, task
 		return nil, err
 	}
 	return &root, nil
+}
+
+// delegationSummary is a session's delegation for its snapshot, or nil
+// when it has none: its subagents, its jobs, and the tree under each
+// root task that has children.
+func (rt *Runtime) delegationSummary(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.SubagentJobSummary, error) {
+	subs, err := rt.store.SubagentList(ctx, &store.SubagentListParams{TenantID: owner.TenantID, SessionID: sessionID, Limit: store.MaxListLimit})
+	if err != nil {
+		return nil, fmt.Errorf("listing subagents: %w", err)
+	}
+	jobs, err := rt.store.JobList(ctx, &store.JobListParams{TenantID: owner.TenantID, SessionID: sessionID, Limit: store.MaxListLimit})
+	if err != nil {
+		return nil, fmt.Errorf("listing jobs: %w", err)
+	}
+	if len(subs) == 0 && len(jobs) == 0 {
+		return nil, nil
+	}
+	sum := &apitype.SubagentJobSummary{Subagents: make([]apitype.SubagentRead, 0, len(subs)), Jobs: make([]apitype.JobRead, 0, len(jobs)), Trees: []apitype.DelegationNode{}}
+	roots := make(map[string]bool)
+	for _, s := range subs {
+		r, err := rt.subagentRead(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		sum.Subagents = append(sum.Subagents, *r)
+		if !r.Closed && !r.Status.Terminal() {
+			sum.Open++
+		}
+		roots[cmp.Or(s.RootTaskID, s.LastTaskID)] = true
+	}
+	for _, j := range jobs {
+		r, err := rt.jobRead(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		sum.Jobs = append(sum.Jobs, *r)
+		if !j.Status.Terminal() {
+			sum.Open++
+		}
+		roots[cmp.Or(j.RootTaskID, j.TaskID)] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(roots)) {
+		tree, err := rt.DelegationTree(ctx, owner, id)
+		if err != nil {
+			return nil, err
+		}
+		sum.Trees = append(sum.Trees, *tree)
+	}
+	return sum, nil
 }

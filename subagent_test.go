@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrt/agentrt/hook"
 	"github.com/agentrt/agentrt/policy"
 	"os"
 	"path/filepath"
@@ -224,6 +225,11 @@ func TestSubagentDelegation(t *testing.T) {
 	tree, err := tr.rt.DelegationTree(ctx, runtype.Owner{}, res.TaskID)
 	if err != nil || len(tree.Children) != 1 || tree.Children[0].Kind != apitype.NodeSubagent || tree.Children[0].Agent != "lookup" {
 		t.Errorf("DelegationTree = %+v, %v; want the request with its lookup child", tree, err)
+	}
+	snap, err := tr.rt.GetSession(ctx, runtype.Owner{}, res.SessionID)
+	if err != nil || snap.SubagentJobSummary == nil || len(snap.SubagentJobSummary.Subagents) != 1 || len(snap.SubagentJobSummary.Trees) != 1 ||
+		snap.SubagentJobSummary.Trees[0].TaskID != res.TaskID || len(snap.SubagentJobSummary.Trees[0].Children) != 1 || snap.SubagentJobSummary.Open != 0 {
+		t.Errorf("session snapshot's delegation %+v, %v; want the subagent and the request's tree", snap.SubagentJobSummary, err)
 	}
 	if parent.count() != 2 || child.count() != 1 {
 		t.Errorf("model calls: parent %d, child %d; want 2 and 1 (nothing asked twice)", parent.count(), child.count())
@@ -678,5 +684,53 @@ func TestTaskRetryAndGraph(t *testing.T) {
 	}
 	if child.count() != 1 {
 		t.Errorf("the child ran %d times, want once: the retry goes on from the recorded steps", child.count())
+	}
+}
+
+// TestSubagentHooks: subagent_start runs when a subagent's turn starts
+// and subagent_stop (not stop) when it is about to finish, each told the
+// subagent's id and agent.
+func TestSubagentHooks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "hooks.log")
+	record := filepath.Join(dir, "record.sh")
+	if err := os.WriteFile(record, []byte("#!/bin/sh\ncat >> "+log+"\necho >> "+log+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := startTree(t, agentrt.Config{
+		Hooks: []hook.Config{{Point: hook.SubagentStart, Command: record}, {Point: hook.SubagentStop, Command: record}, {Point: hook.Stop, Command: record}},
+		Agents: map[string]*agentrt.Agent{
+			"triage": {Provider: delegator("lookup", "find it"), Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup"}}},
+			"lookup": {Provider: echo("found: ")},
+		},
+	})
+	res, err := tr.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID); turn.Status != runtype.StatusCompleted {
+		t.Fatalf("parent %s", turn.Status)
+	}
+	subs, _ := tr.rt.ListSubagents(context.Background(), runtype.Owner{}, res.SessionID)
+	b, err := os.ReadFile(log)
+	if err != nil || len(subs) != 1 {
+		t.Fatal(err, subs)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var in hook.Input
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			t.Fatalf("hook input %q: %v", line, err)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s", in.HookEventName, in.AgentType, in.AgentID))
+	}
+	want := []string{
+		"SubagentStart lookup " + subs[0].SubagentID,
+		"SubagentStop lookup " + subs[0].SubagentID,
+		"Stop triage ",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("hooks ran %q, want %q", got, want)
 	}
 }

@@ -32,6 +32,27 @@ type Snapshot struct {
 	// always has the list; a thread read model, which shows one thread,
 	// leaves it out.
 	CapabilitySessions []CapabilitySessionRead `json:"capabilitySessions,omitzero"`
+	// SubagentJobSummary is the session's delegation: its subagents,
+	// jobs and the trees under its requests that delegated. A session
+	// snapshot has it when the session delegated; a thread read model
+	// leaves it out.
+	SubagentJobSummary *SubagentJobSummary `json:"subagentJobSummary,omitempty"`
+}
+
+// SubagentJobSummary is a session's delegation (the snapshot schema's
+// subagentJobSummary).
+type SubagentJobSummary struct {
+	// Subagents and Jobs are the session's, oldest first (at most
+	// store.MaxListLimit each).
+	Subagents []SubagentRead `json:"subagents"`
+	Jobs      []JobRead      `json:"jobs"`
+	// Open counts the subagents whose latest input is being worked on
+	// and the jobs not ended.
+	Open int `json:"open"`
+	// Trees are the delegation trees of the session's requests that
+	// delegated (root tasks with children), each node with its status,
+	// usage, depth and pending approvals.
+	Trees []DelegationNode `json:"trees"`
 }
 
 // CapabilitySessionRead is one capability session: the runtime's

@@ -289,6 +289,12 @@ func (r *run) promptHooks(ctx context.Context, b *store.Batch) (bool, string) {
 	in := hook.Input{SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID, Cwd: r.agent.WorkspaceDir,
 		PermissionMode: "default", AgentType: r.agent.Name}
 	var notes []string
+	if r.task.SubagentID != "" && h.Has(hook.SubagentStart, "") {
+		start := in
+		start.AgentID = r.task.SubagentID
+		out := r.runHooks(ctx, nil, hook.SubagentStart, start)
+		notes = append(notes, out.AdditionalContext...)
+	}
 	if len(r.job.History) == 0 && h.Has(hook.SessionStart, "") {
 		start := in
 		start.Source = "startup"
@@ -313,16 +319,21 @@ func (r *run) promptHooks(ctx context.Context, b *store.Batch) (bool, string) {
 // maxStopBlocks bounds how often stop hooks may keep a run going.
 const maxStopBlocks = 3
 
-// stopHooks runs the stop hooks when the run is about to complete. When
-// one blocks, its reason joins the conversation and the run goes on
-// instead (at most maxStopBlocks times a run).
+// stopHooks runs the stop hooks (subagent_stop for a subagent's turn)
+// when the run is about to complete. When one blocks, its reason joins
+// the conversation and the run goes on instead (at most maxStopBlocks
+// times a run).
 func (r *run) stopHooks(ctx context.Context, b *store.Batch) bool {
-	h := r.cfg.Hooks
-	if h == nil || !h.Has(hook.Stop, "") || r.stopBlocks >= maxStopBlocks {
+	h, point := r.cfg.Hooks, hook.Stop
+	if r.task.SubagentID != "" {
+		point = hook.SubagentStop
+	}
+	if h == nil || !h.Has(point, "") || r.stopBlocks >= maxStopBlocks {
 		return false
 	}
-	out := r.runHooks(ctx, nil, hook.Stop, hook.Input{SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
-		Cwd: r.agent.WorkspaceDir, PermissionMode: "default", AgentType: r.agent.Name, StopHookActive: r.stopBlocks > 0})
+	out := r.runHooks(ctx, nil, point, hook.Input{SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
+		Cwd: r.agent.WorkspaceDir, PermissionMode: "default", AgentType: r.agent.Name, AgentID: r.task.SubagentID,
+		StopHookActive: r.stopBlocks > 0})
 	if !out.Blocked {
 		return false
 	}
