@@ -734,3 +734,25 @@ func TestSubagentHooks(t *testing.T) {
 		t.Errorf("hooks ran %q, want %q", got, want)
 	}
 }
+
+// TestSubagentMaxParallel: a parent runs at most max_parallel children of
+// one declaration at once; a call past it is refused, the others run.
+func TestSubagentMaxParallel(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: delegator("lookup", "one", "two", "three"), Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup", MaxParallel: 2}}},
+		"lookup": {Provider: echo("found: ")},
+	}})
+	res, err := tr.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	want := "parent: found: one | found: two | delegation refused: 2 lookup subagents of this task are still working, the most it may run at once; call again when one has finished"
+	if turn.Status != runtype.StatusCompleted || turn.Result != want {
+		t.Errorf("parent %s %q, want %q", turn.Status, turn.Result, want)
+	}
+	if subs, _ := tr.rt.ListSubagents(context.Background(), runtype.Owner{}, res.SessionID); len(subs) != 2 {
+		t.Errorf("%d subagents, want 2", len(subs))
+	}
+}
