@@ -377,9 +377,14 @@ func (r *run) drive(ctx context.Context, b *store.Batch) (*Outcome, error) {
 	}
 }
 
-// resumeBatch marks a parked run running again and routes anew.
+// resumeBatch marks a parked run running again and routes anew. The
+// worker resuming it runs it from now on: a parked run holds none, and
+// the one that parked it may be gone.
 func (r *run) resumeBatch(reason runtype.Reason) *store.Batch {
 	now := r.cfg.Now().UTC()
+	if r.job.Worker != "" {
+		r.rec.Worker = r.job.Worker
+	}
 	r.turn.Status, r.turn.StatusReason, r.turn.EndedAt = runtype.StatusRunning, "", time.Time{}
 	r.task.Status, r.task.StatusReason, r.task.UpdatedAt = runtype.StatusRunning, "", now
 	r.rec.Status = runtype.StatusRunning

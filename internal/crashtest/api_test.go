@@ -85,10 +85,13 @@ func (a *api) do(ctx context.Context, method, path string, body any, out any) (i
 // the retries safe: a submission whose answer a kill cut off may have
 // committed, and submitting again then returns the same turn.
 func (a *api) submit(ctx context.Context, session string) (*submitted, int, error) {
-	body := map[string]string{
-		"agent": agentName, "input": "crash harness session " + session,
-		"sessionId": session, "idempotencyKey": "submit-" + session,
-	}
+	return a.submitTurn(ctx, agentName, session, "crash harness session "+session, "submit-"+session)
+}
+
+// submitTurn submits a turn of agent to session with idempotency key
+// key, retrying as submit does.
+func (a *api) submitTurn(ctx context.Context, agent, session, input, key string) (*submitted, int, error) {
+	body := map[string]string{"agent": agent, "input": input, "sessionId": session, "idempotencyKey": key}
 	tries := 0
 	for {
 		tries++
@@ -102,7 +105,7 @@ func (a *api) submit(ctx context.Context, session string) (*submitted, int, erro
 		}
 		select {
 		case <-ctx.Done():
-			return nil, tries, fmt.Errorf("submitting %s (%d tries, last: %v): %w", session, tries, err, ctx.Err())
+			return nil, tries, fmt.Errorf("submitting %s (%d tries, last: %v): %w", key, tries, err, ctx.Err())
 		case <-time.After(50 * time.Millisecond): // the daemon is down or busy: ask again
 		}
 	}
@@ -112,6 +115,7 @@ func (a *api) submit(ctx context.Context, session string) (*submitted, int, erro
 type request struct {
 	TurnID       string `json:"turnId"`
 	SessionID    string `json:"sessionId"`
+	Agent        string `json:"agent"`
 	Status       string `json:"status"`
 	StatusReason string `json:"statusReason"`
 }

@@ -175,39 +175,7 @@ func checkSession(sd *sessionData, seen, applied, counted []string, c *counts) [
 		}
 	}
 
-	// Sequences run from 1 without gaps.
-	for i, e := range sd.events {
-		if e.Sequence != int64(i)+1 {
-			bad("event %d (%s %s) has sequence %d, want %d", i+1, e.Type, e.EventID, e.Sequence, i+1)
-			break
-		}
-	}
-
-	// The receipt chain verifies, and seals exactly the sealed events as
-	// they are stored.
-	if err := store.VerifyReceipts(sd.receipts); err != nil {
-		bad("receipt chain: %v", err)
-	}
-	byEvent := make(map[string]*runtype.Receipt, len(sd.receipts))
-	for _, r := range sd.receipts {
-		byEvent[r.EventID] = r
-	}
-	for i, e := range sd.stored {
-		if !store.Sealed(e.Type) {
-			continue
-		}
-		r := byEvent[e.EventID]
-		switch {
-		case r == nil:
-			bad("%s event %s has no receipt", e.Type, e.EventID)
-		case !bytes.Equal(r.Body, sd.events[i].raw):
-			bad("%s event %s differs from what its receipt %d sealed", e.Type, e.EventID, r.Seq)
-		}
-		delete(byEvent, e.EventID)
-	}
-	for id, r := range byEvent {
-		bad("receipt %d seals event %s, which is not in the log", r.Seq, id)
-	}
+	problems = append(problems, checkLog(sd)...)
 
 	// No model response was consumed twice.
 	consumed := make(map[int]int)
@@ -359,6 +327,47 @@ func checkSession(sd *sessionData, seen, applied, counted []string, c *counts) [
 		if len(counterCalls) != 1 || calls[counterCalls[0]].results != 1 {
 			bad("completed, but counter did not complete exactly once")
 		}
+	}
+	return problems
+}
+
+// checkLog checks a session's log as a whole and returns what is wrong:
+// its sequences run from 1 without gaps, and its receipt chain verifies
+// and seals exactly the sealed events as they are stored.
+func checkLog(sd *sessionData) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	// Sequences run from 1 without gaps.
+	for i, e := range sd.events {
+		if e.Sequence != int64(i)+1 {
+			bad("event %d (%s %s) has sequence %d, want %d", i+1, e.Type, e.EventID, e.Sequence, i+1)
+			break
+		}
+	}
+
+	// The receipt chain.
+	if err := store.VerifyReceipts(sd.receipts); err != nil {
+		bad("receipt chain: %v", err)
+	}
+	byEvent := make(map[string]*runtype.Receipt, len(sd.receipts))
+	for _, r := range sd.receipts {
+		byEvent[r.EventID] = r
+	}
+	for i, e := range sd.stored {
+		if !store.Sealed(e.Type) {
+			continue
+		}
+		r := byEvent[e.EventID]
+		switch {
+		case r == nil:
+			bad("%s event %s has no receipt", e.Type, e.EventID)
+		case !bytes.Equal(r.Body, sd.events[i].raw):
+			bad("%s event %s differs from what its receipt %d sealed", e.Type, e.EventID, r.Seq)
+		}
+		delete(byEvent, e.EventID)
+	}
+	for id, r := range byEvent {
+		bad("receipt %d seals event %s, which is not in the log", r.Seq, id)
 	}
 	return problems
 }

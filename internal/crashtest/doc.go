@@ -7,7 +7,11 @@
 // idempotency key applied twice, no non-idempotent call run twice or
 // silently, gap-free event sequences, sound receipt chains, events valid
 // against the standard's schema, and lost work taken up again within the
-// lease's time.
+// lease's time. TestCrashHarnessDelegation does the same with a
+// delegation workload: parents delegating to two children a turn, killed
+// in the spawn, the children's steps and the join, then checked for
+// children lost or duplicated, recorded steps redone and parents resumed
+// more than once (AGENTRT_CRASH_DELEGATION_SESSIONS and _KILLS tune it).
 //
 // The harness is slow and kills processes, so it runs only when asked:
 //

@@ -61,7 +61,15 @@ func enabled() bool {
 // defaults.
 func readParams(t *testing.T) params {
 	t.Helper()
-	p := params{sessions: *sessionsFlag, kills: *killsFlag, seed: *seedFlag}
+	return readParamsOf(t, *sessionsFlag, *killsFlag, "AGENTRT_CRASH_SESSIONS", "AGENTRT_CRASH_KILLS", 100, 10)
+}
+
+// readParamsOf reads a harness's parameters: the flags' values sessions
+// and kills when set, else the environment variables named, else the
+// defaults; the seed is every harness's.
+func readParamsOf(t *testing.T, sessions, kills int, sessionsEnv, killsEnv string, defSessions, defKills int) params {
+	t.Helper()
+	p := params{sessions: sessions, kills: kills, seed: *seedFlag}
 	envInt := func(name string, dst *int, def int) {
 		if *dst > 0 {
 			return
@@ -75,8 +83,8 @@ func readParams(t *testing.T) params {
 			*dst = n
 		}
 	}
-	envInt("AGENTRT_CRASH_SESSIONS", &p.sessions, 100)
-	envInt("AGENTRT_CRASH_KILLS", &p.kills, 10)
+	envInt(sessionsEnv, &p.sessions, defSessions)
+	envInt(killsEnv, &p.kills, defKills)
 	if p.seed == 0 {
 		if v := os.Getenv("AGENTRT_CRASH_SEED"); v != "" {
 			n, err := strconv.ParseUint(v, 10, 64)
@@ -102,12 +110,16 @@ type plan struct {
 	submitAt []time.Duration
 }
 
-func newPlan(p params) *plan {
+func newPlan(p params) *plan { return newPlanOf(p, minKillAfter, maxKillAfter) }
+
+// newPlanOf draws a plan whose kills come a time in [minKill, maxKill]
+// after the incarnation was ready.
+func newPlanOf(p params, minKill, maxKill time.Duration) *plan {
 	rng := rand.New(rand.NewPCG(p.seed, 0x6372617368)) // "crash"
 	pl := &plan{killAfter: make([]time.Duration, p.kills), submitAt: make([]time.Duration, p.sessions)}
 	var window time.Duration
 	for k := range pl.killAfter {
-		pl.killAfter[k] = minKillAfter + time.Duration(rng.Int64N(int64(maxKillAfter-minKillAfter)))
+		pl.killAfter[k] = minKill + time.Duration(rng.Int64N(int64(maxKill-minKill)))
 		window += pl.killAfter[k]
 	}
 	spread := time.Duration(float64(window) * submitSpread)
@@ -136,7 +148,7 @@ func TestCrashHarness(t *testing.T) {
 			testenv.Missing(t, "the crash harness needs %s: %v", prog, err)
 		}
 	}
-	root := workDir(t, p.seed)
+	root := workDir(t, "", p.seed)
 	ws := writeWorkspace(t, root)
 	bin := buildAgentrt(t, root)
 	if enf, err := sandbox.New(sandbox.Options{Helper: bin}).Enforcer(); err != nil || enf != sandbox.Bubblewrap {
@@ -184,24 +196,7 @@ func TestCrashHarness(t *testing.T) {
 		})
 	}
 
-	// Kill and restart.
-	for k, after := range pl.killAfter {
-		life := d.lives[len(d.lives)-1]
-		select {
-		case <-time.After(time.Until(life.ready.Add(after))):
-		case <-t.Context().Done():
-			t.Fatal("the test ended during the kills")
-		}
-		running := "?"
-		if rs, err := a.requests(ctx, string(runtype.StatusRunning)); err == nil {
-			running = strconv.Itoa(len(rs))
-		}
-		d.kill(t)
-		t.Logf("kill %d: incarnation %d (pid %d) killed %v after ready, %s turns recorded running", k+1, len(d.lives)-1, life.pid, d.lives[len(d.lives)-1].killed.Sub(life.ready).Round(time.Millisecond), running)
-		d.start(t)
-		last := d.lives[len(d.lives)-1]
-		t.Logf("restart %d: pid %d ready %v after the kill", k+1, last.pid, last.ready.Sub(d.lives[len(d.lives)-2].killed).Round(time.Millisecond))
-	}
+	killAndRestart(ctx, t, d, a, pl)
 	wg.Wait()
 	retried := 0
 	for i, r := range results {
@@ -271,6 +266,29 @@ func TestCrashHarness(t *testing.T) {
 	fmt.Println(strings.Join(summary, "\n"))
 }
 
+// killAndRestart kills the daemon (SIGKILL) at each of the plan's
+// moments, restarting it each time.
+func killAndRestart(ctx context.Context, t *testing.T, d *daemon, a *api, pl *plan) {
+	t.Helper()
+	for k, after := range pl.killAfter {
+		life := d.lives[len(d.lives)-1]
+		select {
+		case <-time.After(time.Until(life.ready.Add(after))):
+		case <-t.Context().Done():
+			t.Fatal("the test ended during the kills")
+		}
+		running := "?"
+		if rs, err := a.requests(ctx, string(runtype.StatusRunning)); err == nil {
+			running = strconv.Itoa(len(rs))
+		}
+		d.kill(t)
+		t.Logf("kill %d: incarnation %d (pid %d) killed %v after ready, %s turns recorded running", k+1, len(d.lives)-1, life.pid, d.lives[len(d.lives)-1].killed.Sub(life.ready).Round(time.Millisecond), running)
+		d.start(t)
+		last := d.lives[len(d.lives)-1]
+		t.Logf("restart %d: pid %d ready %v after the kill", k+1, last.pid, last.ready.Sub(d.lives[len(d.lives)-2].killed).Round(time.Millisecond))
+	}
+}
+
 // waitSettled polls the API until every session's turn is settled or
 // settleTimeout passes; it returns the turns that are not (a session
 // with no turn shows as one with status "missing").
@@ -316,12 +334,13 @@ func settled(status, reason string) bool {
 	return s.Terminal() || ((s.Parked() || s == runtype.StatusBlocked) && reason != "")
 }
 
-// workDir is the harness's directory: AGENTRT_CRASH_DIR when set (kept),
-// else a new temporary directory removed unless the test fails.
-func workDir(t *testing.T, seed uint64) string {
+// workDir is the harness's directory: AGENTRT_CRASH_DIR/<kind>seed-<seed>
+// when AGENTRT_CRASH_DIR is set (kept), else a new temporary directory
+// removed unless the test fails.
+func workDir(t *testing.T, kind string, seed uint64) string {
 	t.Helper()
 	if dir := os.Getenv("AGENTRT_CRASH_DIR"); dir != "" {
-		root := filepath.Join(dir, fmt.Sprintf("seed-%d", seed))
+		root := filepath.Join(dir, fmt.Sprintf("%sseed-%d", kind, seed))
 		if err := os.RemoveAll(root); err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +349,7 @@ func workDir(t *testing.T, seed uint64) string {
 		}
 		return root
 	}
-	root, err := os.MkdirTemp("", "agentrt-crash-")
+	root, err := os.MkdirTemp("", "agentrt-crash-"+kind)
 	if err != nil {
 		t.Fatal(err)
 	}

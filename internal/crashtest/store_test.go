@@ -40,7 +40,10 @@ type evt struct {
 	Timestamp    time.Time `json:"timestamp"`
 	Sequence     int64     `json:"sequence"`
 	SessionID    string    `json:"sessionId"`
+	ThreadID     string    `json:"threadId"`
+	TurnID       string    `json:"turnId"`
 	TaskID       string    `json:"taskId"`
+	SubagentID   string    `json:"subagentId"`
 	RunID        string    `json:"runId"`
 	ToolCallID   string    `json:"toolCallId"`
 	ActionID     string    `json:"actionId"`
@@ -57,6 +60,8 @@ type evt struct {
 		Attempt          int    `json:"attempt"`
 		Status           string `json:"status"`
 		Reason           string `json:"reason"`
+		Preview          string `json:"preview"`
+		ChildTaskID      string `json:"childTaskId"`
 	} `json:"payload"`
 
 	raw []byte

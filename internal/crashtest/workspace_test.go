@@ -151,6 +151,25 @@ type workspace struct {
 // written before the first start (so serve never prints one).
 func writeWorkspace(t *testing.T, root string) *workspace {
 	t.Helper()
+	return layOut(t, root, []wsFile{
+		{"agentrt.yaml", fmt.Sprintf(configYAML, leaseTTL, pollInterval, workers), 0o600},
+		{"crash.replay.yaml", script, 0o600},
+		{"tools/record_key.sh", recordKeySh, 0o755},
+		{"tools/counter.sh", counterSh, 0o755},
+		{"tools/slow.sh", slowSh, 0o755},
+	})
+}
+
+// wsFile is a file of a workspace, its name relative to the root.
+type wsFile struct {
+	name, text string
+	mode       os.FileMode
+}
+
+// layOut makes a workspace's directories under root and writes files
+// there (agentrt.yaml among them) and the API token.
+func layOut(t *testing.T, root string, files []wsFile) *workspace {
+	t.Helper()
 	ws := &workspace{
 		root:    root,
 		config:  filepath.Join(root, "agentrt.yaml"),
@@ -164,17 +183,7 @@ func writeWorkspace(t *testing.T, root string) *workspace {
 			t.Fatal(err)
 		}
 	}
-	files := []struct {
-		name, text string
-		mode       os.FileMode
-	}{
-		{"agentrt.yaml", fmt.Sprintf(configYAML, leaseTTL, pollInterval, workers), 0o600},
-		{"crash.replay.yaml", script, 0o600},
-		{"tools/record_key.sh", recordKeySh, 0o755},
-		{"tools/counter.sh", counterSh, 0o755},
-		{"tools/slow.sh", slowSh, 0o755},
-		{"data/api-token", ws.token + "\n", 0o600},
-	}
+	files = append(files, wsFile{"data/api-token", ws.token + "\n", 0o600})
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(root, f.name), []byte(f.text), f.mode); err != nil {
 			t.Fatal(err)
