@@ -130,7 +130,11 @@ func (rt *Runtime) newJob(ctx context.Context, owner runtype.Owner, p *apitype.C
 		trace = parentTurn.TraceID
 	}
 	job.ParentTaskID, job.RootTaskID, job.Depth = lineage.ParentTaskID, lineage.RootTaskID, lineage.Depth
-	b := &store.Batch{Threads: []*runtype.Thread{{ID: job.ThreadID, SessionID: p.SessionID, Owner: owner, CreatedAt: now}}}
+	from := &runtype.Lineage{Kind: runtype.LineageJob, SessionID: p.SessionID}
+	if parent != nil {
+		from.ThreadID, from.TurnID = parent.ThreadID, parent.TurnID
+	}
+	b := &store.Batch{Threads: []*runtype.Thread{{ID: job.ThreadID, SessionID: p.SessionID, Owner: owner, CreatedAt: now, Lineage: from}}}
 	input := fmt.Sprintf("job %s: %d items for %s", job.ID, len(p.Items), p.Agent)
 	if p.Instruction != "" {
 		input += ": " + p.Instruction
@@ -499,7 +503,8 @@ func (d *dispatcher) fill() error {
 	for _, it := range pending {
 		next := *it
 		next.ThreadID = d.rt.ids.New(runtype.PrefixThread)
-		d.b.Threads = append(d.b.Threads, &runtype.Thread{ID: next.ThreadID, SessionID: d.task.SessionID, Owner: d.task.Owner, CreatedAt: d.now})
+		d.b.Threads = append(d.b.Threads, &runtype.Thread{ID: next.ThreadID, SessionID: d.task.SessionID, Owner: d.task.Owner, CreatedAt: d.now,
+			Lineage: &runtype.Lineage{Kind: runtype.LineageJob, SessionID: d.task.SessionID, ThreadID: d.task.ThreadID, TurnID: d.task.TurnID}})
 		_, task := d.rt.childTurn(d.b, &childTurnSpec{
 			owner: d.task.Owner, sessionID: d.task.SessionID, threadID: next.ThreadID, agent: d.job.Agent,
 			input: itemInput(d.job.Instruction, it.Input), trace: d.turn.TraceID, now: d.now,

@@ -211,6 +211,9 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 		return fail(fmt.Errorf("listing the threads that continue it: %w", err))
 	}
 	for _, n := range next {
+		if n.Lineage.Delegated() {
+			continue // a child's thread, not a continuation
+		}
 		tr.ContinuedBy = append(tr.ContinuedBy, apitype.ThreadLink{Kind: n.Lineage.Kind, SessionID: n.SessionID, ThreadID: n.ID, TurnID: n.Lineage.TurnID})
 	}
 	actionsOf := make(map[string][]apitype.ActionRead)

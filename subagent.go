@@ -252,7 +252,8 @@ func (rt *Runtime) spawnChild(ctx context.Context, s *childSpec) (*runtype.Subag
 		}
 	}
 	sub.RootTaskID, sub.Depth = lineage.RootTaskID, lineage.Depth
-	thr := &runtype.Thread{ID: sub.ThreadID, SessionID: s.sessionID, Owner: s.owner, CreatedAt: now}
+	thr := &runtype.Thread{ID: sub.ThreadID, SessionID: s.sessionID, Owner: s.owner, CreatedAt: now,
+		Lineage: &runtype.Lineage{Kind: runtype.LineageSubagent, SessionID: s.sessionID, ThreadID: sub.ParentThreadID, TurnID: sub.ParentTurnID}}
 	b := &store.Batch{Threads: []*runtype.Thread{thr}}
 	turn, task := rt.childTurn(b, &childTurnSpec{
 		owner: s.owner, sessionID: s.sessionID, threadID: thr.ID, agent: s.runAs, input: s.input, lineage: lineage,

@@ -312,21 +312,11 @@ func (rt *Runtime) sessionAndThread(ctx context.Context, owner runtype.Owner, p 
 	// The newest thread that is not a subagent's or a job's: those are
 	// the session's too, but a submission continues the conversation.
 	for i := len(threads) - 1; i >= 0; i-- {
-		tasks, err := rt.store.TaskList(ctx, &store.TaskListParams{TenantID: owner.TenantID, SessionID: sess.ID, ThreadID: threads[i].ID, Limit: 1})
-		if err != nil {
-			return nil, nil, fmt.Errorf("listing thread %s's tasks: %w", threads[i].ID, err)
-		}
-		if len(tasks) == 0 || !delegated(tasks[0]) {
+		if !threads[i].Lineage.Delegated() {
 			return sess, threads[i], nil
 		}
 	}
 	return nil, nil, fmt.Errorf("session %s has no thread of its own", sess.ID)
-}
-
-// delegated reports whether t works for another task or a job: it runs
-// on a thread of a subagent, a job or a job item.
-func delegated(t *runtype.Task) bool {
-	return t.ParentTaskID != "" || t.SubagentID != "" || t.JobID != ""
 }
 
 // turnEvent builds an event of a submission, outside a run.

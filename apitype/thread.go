@@ -95,7 +95,7 @@ type CompactThreadRequest struct {
 // ThreadLineage is what a thread continues: a reset's fresh thread or a
 // fork of another thread.
 type ThreadLineage struct {
-	Kind      string `json:"kind"` // reset or fork
+	Kind      string `json:"kind"` // reset, fork, or subagent / job (a delegated thread; ThreadID is the delegating one)
 	SessionID string `json:"sessionId"`
 	ThreadID  string `json:"threadId"`
 	// TurnID is the reset turn, or the turn forked from.

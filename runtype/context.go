@@ -115,6 +115,12 @@ func (m *Message) IsCompaction() bool {
 const (
 	LineageReset = "reset"
 	LineageFork  = "fork"
+	// LineageSubagent and LineageJob mark a thread a subagent, a job's
+	// dispatcher or a job item works on: it belongs to the session but
+	// does not continue its conversation. SessionID, ThreadID and TurnID
+	// name the thread and turn that delegated (empty for a host's).
+	LineageSubagent = "subagent"
+	LineageJob      = "job"
 )
 
 // Lineage is how a thread began when it continues another: a reset's
@@ -122,7 +128,7 @@ const (
 //
 // Persisted: JSON object in thread records.
 type Lineage struct {
-	Kind string `json:"kind"` // LineageReset or LineageFork
+	Kind string `json:"kind"` // LineageReset, LineageFork, LineageSubagent or LineageJob
 	// SessionID and ThreadID are the thread continued from.
 	SessionID string `json:"sessionId"`
 	ThreadID  string `json:"threadId"`
@@ -133,4 +139,10 @@ type Lineage struct {
 	Seq int64 `json:"seq,omitempty"`
 	// HandoffRef is the blob of a reset's handoff document.
 	HandoffRef string `json:"handoffRef,omitempty"`
+}
+
+// Delegated reports whether a thread of this lineage is one a subagent or
+// a job works on, not one that continues its session's conversation.
+func (l *Lineage) Delegated() bool {
+	return l != nil && (l.Kind == LineageSubagent || l.Kind == LineageJob)
 }
