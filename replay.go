@@ -429,6 +429,16 @@ func Replay(ctx context.Context, cfg Config, c *replaycase.Case, o ReplayOptions
 	scratch := cfg
 	scratch.DataDir, scratch.Store, scratch.NoWorkers = "", nil, false
 	scratch.Agents = map[string]*Agent{c.Agent: &agent}
+	if len(agent.Subagents) > 0 {
+		// Children are not replayed: each delegation answers with what
+		// the recorded child answered.
+		scratch.Tools = append(slices.Clip(scratch.Tools), recordedDelegations(agent.Subagents, c)...)
+		agent.Tools = slices.Clip(agent.Tools)
+		for _, u := range agent.Subagents {
+			agent.Tools = append(agent.Tools, delegationSpec(u).Name)
+		}
+		agent.Subagents = nil
+	}
 	scratch.Retry = RetryPolicy{}
 	scratch.ActionTTL = -1
 	scratch.ActionSweepInterval = time.Duration(1<<63 - 1)
@@ -756,4 +766,38 @@ type notRun struct{ tool.Tool }
 
 func (n notRun) Call(context.Context, *tool.Call) (*tool.Result, error) {
 	return &tool.Result{Content: replayPlaceholder}, nil
+}
+
+// recordedDelegation stands in, in a replay, for a subagent tool: it
+// answers a call with the result the recorded call got (its preview),
+// and starts no child.
+type recordedDelegation struct {
+	spec  tool.Spec
+	steps map[string]replaycase.Step
+}
+
+func (r *recordedDelegation) Spec() tool.Spec { return r.spec }
+
+func (r *recordedDelegation) Call(_ context.Context, call *tool.Call) (*tool.Result, error) {
+	s, ok := r.steps[call.ID]
+	if !ok {
+		return &tool.Result{IsError: true, Content: "[agentrt replay: no recorded child answers this delegation]"}, nil
+	}
+	return &tool.Result{Content: s.ResultPreview, IsError: s.ResultStatus == "failed"}, nil
+}
+
+// recordedDelegations are the replay's stand-ins for an agent's subagent
+// tools.
+func recordedDelegations(uses []SubagentUse, c *replaycase.Case) []tool.Tool {
+	out := make([]tool.Tool, 0, len(uses))
+	for _, u := range uses {
+		r := &recordedDelegation{steps: make(map[string]replaycase.Step), spec: delegationSpec(u)}
+		for _, s := range c.Steps {
+			if s.Tool == r.spec.Name {
+				r.steps[s.ToolCallID] = s
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }

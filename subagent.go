@@ -382,21 +382,11 @@ func (rt *Runtime) wireSubagents() error {
 			if u.MaxParallel < 0 {
 				return fmt.Errorf("%s: max parallel must not be negative", where)
 			}
-			tname := cmp.Or(u.AsTool, "delegate_"+u.Agent)
-			schema := u.InputSchema
-			if len(schema) == 0 {
-				schema = defaultDelegationSchema
-			}
+			spec := delegationSpec(u)
+			tname, schema := spec.Name, spec.InputSchema
 			d := tools[tname]
 			if d == nil {
-				desc := cmp.Or(u.Description, fmt.Sprintf("Delegate a task to the %s agent, which works on it on its own and answers with its result.", u.Agent))
-				d = &delegateTool{rt: rt, child: u.Agent, schema: schema, uses: make(map[string]SubagentUse), spec: tool.Spec{
-					Name: tname, Description: desc, InputSchema: schema, Source: "subagent",
-					// A call may be made again (when the run resumes, or after a
-					// crash): the call id keys the child, so it delegates once.
-					Annotations: tool.Annotations{Idempotent: true, OpenWorld: false},
-					Intent:      "delegate",
-				}}
+				d = &delegateTool{rt: rt, child: u.Agent, schema: schema, uses: make(map[string]SubagentUse), spec: spec}
 				if err := rt.registry.Register(d); err != nil {
 					return fmt.Errorf("%s: tool %q: %w", where, tname, err)
 				}
@@ -417,6 +407,22 @@ func (rt *Runtime) wireSubagents() error {
 		}
 	}
 	return nil
+}
+
+// delegationSpec is the spec of the tool a declaration gives its agent.
+func delegationSpec(u SubagentUse) tool.Spec {
+	schema := u.InputSchema
+	if len(schema) == 0 {
+		schema = defaultDelegationSchema
+	}
+	return tool.Spec{
+		Name:        cmp.Or(u.AsTool, "delegate_"+u.Agent),
+		Description: cmp.Or(u.Description, fmt.Sprintf("Delegate a task to the %s agent, which works on it on its own and answers with its result.", u.Agent)),
+		InputSchema: schema, Source: "subagent", Intent: "delegate",
+		// A call may be made again (when the run resumes, or after a
+		// crash): the call id keys the child, so it delegates once.
+		Annotations: tool.Annotations{Idempotent: true},
+	}
 }
 
 // readOnlyVariant is child working on parent's workspace with only its

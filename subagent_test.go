@@ -756,3 +756,38 @@ func TestSubagentMaxParallel(t *testing.T) {
 		t.Errorf("%d subagents, want 2", len(subs))
 	}
 }
+
+// TestReplayOfADelegation: replaying a request that delegated answers
+// each delegation with what the recorded child answered: no child runs
+// again, and the replay matches the recording.
+func TestReplayOfADelegation(t *testing.T) {
+	t.Parallel()
+	child := echo("found: ")
+	cfg := agentrt.Config{Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: delegator("lookup", "find order 1042"), Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup"}}},
+		"lookup": {Provider: child},
+	}}
+	tr := startTree(t, cfg)
+	ctx := context.Background()
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "where is it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID); turn.Status != runtype.StatusCompleted {
+		t.Fatalf("recorded turn %s", turn.Status)
+	}
+	c, err := tr.rt.ReplayCase(ctx, runtype.Owner{}, res.SessionID, res.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := agentrt.Replay(ctx, cfg, c, agentrt.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := out.Diff; d.Summary.Differs || d.Summary.StepsCompared != 1 || d.Summary.ReplayedStatus != "completed" {
+		t.Errorf("replay diff %s, want the recorded delegation answered the same", mustJSON(t, d))
+	}
+	if child.count() != 1 {
+		t.Errorf("the child ran %d times, want once (the recording)", child.count())
+	}
+}
