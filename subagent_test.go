@@ -791,3 +791,51 @@ func TestReplayOfADelegation(t *testing.T) {
 		t.Errorf("the child ran %d times, want once (the recording)", child.count())
 	}
 }
+
+// TestCancelParentCancelsChildren: cancelling a parent that waits for
+// its child cancels the child too, and the delegation call gets a
+// not-executed result; nothing is left running.
+func TestCancelParentCancelsChildren(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	slow := &blocker{started: started}
+	tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: delegator("lookup", "take your time"), Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup"}}},
+		"lookup": {Provider: slow},
+	}})
+	ctx := context.Background()
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if _, err := tr.rt.CancelTask(ctx, &apitype.TaskControlParams{TaskID: res.TaskID}); err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	if turn.Status != runtype.StatusCancelled {
+		t.Errorf("parent %s, want cancelled", turn.Status)
+	}
+	subs, _ := tr.rt.ListSubagents(ctx, runtype.Owner{}, res.SessionID)
+	if len(subs) != 1 {
+		t.Fatalf("subagents %+v", subs)
+	}
+	child := waitEnd(t, tr.rt, res.SessionID, subs[0].TurnID)
+	if child.Status != runtype.StatusCancelled {
+		t.Errorf("child %s, want cancelled with its parent", child.Status)
+	}
+}
+
+// blocker's model calls wait until their context ends.
+type blocker struct{ started chan struct{} }
+
+func (b *blocker) Info() model.Info { return model.Info{Kind: "replay", Model: "blocker"} }
+
+func (b *blocker) Generate(ctx context.Context, _ *model.Request) (*model.Response, error) {
+	select {
+	case b.started <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return nil, context.Cause(ctx)
+}

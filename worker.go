@@ -299,6 +299,7 @@ func (rt *Runtime) work(c *claim) {
 		rt.runEnded(out.Status, out.Run.ID)
 		if out.Status.Terminal() {
 			rt.observeRun(out.Run)
+			rt.cancelHeldChildren(c.task.ID)
 		}
 	}
 	switch {
@@ -536,4 +537,18 @@ func (rt *Runtime) childEnded(c *claim) bool {
 	}
 	job, err := rt.store.JobGet(ctx, &store.JobGetParams{TenantID: c.task.TenantID, ID: c.task.JobID})
 	return err == nil && len(open) < job.Running
+}
+
+// cancelHeldChildren cancels at once the runs this process holds of the
+// children of a task that ended: the ended task's last write asked them
+// to cancel, which a worker of another process sees at its next
+// heartbeat.
+func (rt *Runtime) cancelHeldChildren(taskID string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, c := range rt.claims {
+		if c.task.ParentTaskID == taskID {
+			c.cancel(ErrInterrupted)
+		}
+	}
 }

@@ -423,6 +423,9 @@ func (c *Coordinator) cancelParked(ctx context.Context, job *Job, reason runtype
 	switch job.Turn.Status {
 	case runtype.StatusWaitingResource:
 		why = "the turn was cancelled while it waited for a budget"
+		if job.Turn.StatusReason == runtype.ReasonWaitingChildren {
+			why = "the turn was cancelled while it waited for the subagents or job it started"
+		}
 	case runtype.StatusBlocked:
 		why = "the turn was cancelled while it was blocked"
 		r.attemptEnded = true
