@@ -299,7 +299,9 @@ func (rt *Runtime) work(c *claim) {
 		rt.runEnded(out.Status, out.Run.ID)
 		if out.Status.Terminal() {
 			rt.observeRun(out.Run)
-			rt.cancelHeldChildren(c.task.ID)
+			if a := rt.agents[c.turn.Agent]; c.turn.Kind == runtype.TurnJob || a != nil && a.Delegates {
+				rt.cancelHeldChildren(c.task.ID)
+			}
 		}
 	}
 	switch {
