@@ -64,3 +64,10 @@ type ProcessTerminateResult struct {
 	// Status is terminated.
 	Status string `json:"status"`
 }
+
+// SubagentList is the body of the answer to GET
+// /v1/sessions/{sessionId}/subagents: the session's subagents, oldest
+// first.
+type SubagentList struct {
+	Subagents []SubagentRead `json:"subagents"`
+}
