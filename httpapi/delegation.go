@@ -16,9 +16,6 @@ import (
 
 // Limits of the delegation routes.
 const (
-	// MaxWait bounds one wait of POST /v1/subagents/wait; a longer wait
-	// is a loop of them (each answer says whether it timed out).
-	MaxWait = 5 * time.Minute
 	// MaxJobBodyBytes bounds the body of POST /v1/sessions/{sessionId}/jobs,
 	// which carries the items; every other body is bounded by
 	// MaxBodyBytes.
@@ -116,8 +113,8 @@ func (s *Server) waitSubagents(w http.ResponseWriter, r *http.Request) {
 	case len(req.SubagentIDs) > apitype.MaxWaitSubagents:
 		writeError(w, apitype.ProblemInvalidRequest, fmt.Sprintf("subagentIds names %d subagents; one wait may name at most %d", len(req.SubagentIDs), apitype.MaxWaitSubagents))
 		return
-	case req.TimeoutMs < 0 || req.TimeoutMs > MaxWait.Milliseconds():
-		writeError(w, apitype.ProblemInvalidRequest, fmt.Sprintf("timeoutMs %d is out of range: want 0 (the longest wait, %d) to %d", req.TimeoutMs, MaxWait.Milliseconds(), MaxWait.Milliseconds()))
+	case req.TimeoutMs < 0 || req.TimeoutMs > apitype.MaxWaitTimeout.Milliseconds():
+		writeError(w, apitype.ProblemInvalidRequest, fmt.Sprintf("timeoutMs %d is out of range: want 0 (the longest wait, %d) to %d", req.TimeoutMs, apitype.MaxWaitTimeout.Milliseconds(), apitype.MaxWaitTimeout.Milliseconds()))
 		return
 	}
 	for i, id := range req.SubagentIDs {
@@ -134,7 +131,7 @@ func (s *Server) waitSubagents(w http.ResponseWriter, r *http.Request) {
 	}
 	timeout := time.Duration(req.TimeoutMs) * time.Millisecond
 	if timeout == 0 {
-		timeout = MaxWait
+		timeout = apitype.MaxWaitTimeout
 	}
 	res, err := s.rt.WaitSubagents(r.Context(), &apitype.WaitSubagentsParams{Owner: owner(r), SubagentIDs: req.SubagentIDs, Timeout: timeout})
 	if err != nil {
