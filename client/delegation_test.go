@@ -109,7 +109,9 @@ func TestClientDelegationRequests(t *testing.T) {
 		}, `{"jobId":"job_1","items":2,"status":"pending"}`,
 			sent{"POST", "/v1/sessions/ses_1/jobs", "", `{"agent":"triage","instruction":"sort","items":[{"id":1},"two"],"concurrency":3,"maxAttempts":2}`},
 			&apitype.JobRead{JobID: "job_1", Items: 2, Status: runtype.JobPending}},
-		{"GetJob", func(c *client.Client) (any, error) { return c.GetJob(ctx, &apitype.JobParams{Owner: owner, JobID: "job_1"}) },
+		{"GetJob", func(c *client.Client) (any, error) {
+			return c.GetJob(ctx, &apitype.JobParams{Owner: owner, JobID: "job_1"})
+		},
 			`{"jobId":"job_1","completed":5}`, sent{"GET", "/v1/jobs/job_1", "", ""}, &apitype.JobRead{JobID: "job_1", Completed: 5}},
 		{"ListJobItems", func(c *client.Client) (any, error) {
 			return c.ListJobItems(ctx, &apitype.ListJobItemsParams{Owner: owner, JobID: "job_1", Status: runtype.ItemFailed, FromIndex: 10, Limit: 5})
@@ -129,7 +131,9 @@ func TestClientDelegationRequests(t *testing.T) {
 		}, `{"job":{"jobId":"job_1"},"retried":[]}`,
 			sent{"POST", "/v1/jobs/job_1/retry", "", `{}`},
 			&apitype.RetryJobItemsResult{Job: apitype.JobRead{JobID: "job_1"}, Retried: []string{}}},
-		{"CancelJob", func(c *client.Client) (any, error) { return c.CancelJob(ctx, &apitype.JobParams{Owner: owner, JobID: "job_1"}) },
+		{"CancelJob", func(c *client.Client) (any, error) {
+			return c.CancelJob(ctx, &apitype.JobParams{Owner: owner, JobID: "job_1"})
+		},
 			`{"jobId":"job_1","status":"cancelled"}`, sent{"POST", "/v1/jobs/job_1/cancel", "", `{}`},
 			&apitype.JobRead{JobID: "job_1", Status: runtype.JobCancelled}},
 	}
