@@ -377,6 +377,9 @@ func (c Config) validate() error {
 			return fmt.Errorf("config: hidden path %q is not absolute", p)
 		}
 	}
+	if c.MaxDelegationDepth < 0 || c.MaxDelegationDepth > 10 {
+		return fmt.Errorf("config: max delegation depth %d is out of range: use 1 to 10 (0 for the default, %d)", c.MaxDelegationDepth, runtype.DefaultMaxDepth)
+	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
 	}
@@ -602,6 +605,10 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, err
 		}
 		rt.agents[name] = la
+	}
+	if err := rt.wireSubagents(); err != nil {
+		rt.closeAgents()
+		return nil, err
 	}
 	if err := rt.openStore(); err != nil {
 		rt.closeAgents()

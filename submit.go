@@ -192,14 +192,22 @@ func (rt *Runtime) accept(ctx context.Context, owner runtype.Owner, p *apitype.S
 	}, nil
 }
 
-func (rt *Runtime) validateSubmit(p *apitype.SubmitTurnParams) error {
+// validInput checks a turn's input, named field in errors.
+func validInput(field, input string) error {
 	switch {
-	case strings.TrimSpace(p.Input) == "":
-		return invalid("input", "must not be empty")
-	case len(p.Input) > apitype.MaxInputBytes:
-		return invalid("input", "is %d bytes, more than the limit of %d", len(p.Input), apitype.MaxInputBytes)
-	case !utf8.ValidString(p.Input):
-		return invalid("input", "is not valid UTF-8")
+	case strings.TrimSpace(input) == "":
+		return invalid(field, "must not be empty")
+	case len(input) > apitype.MaxInputBytes:
+		return invalid(field, "is %d bytes, more than the limit of %d", len(input), apitype.MaxInputBytes)
+	case !utf8.ValidString(input):
+		return invalid(field, "is not valid UTF-8")
+	}
+	return nil
+}
+
+func (rt *Runtime) validateSubmit(p *apitype.SubmitTurnParams) error {
+	if err := validInput("input", p.Input); err != nil {
+		return err
 	}
 	if !p.Multitask.Valid() {
 		return invalid("multitask", "must be enqueue, reject, interrupt or rollback, got %q", p.Multitask)

@@ -354,6 +354,16 @@ func (rt *Runtime) nextDue(c *claim, out *loop.Outcome) time.Time {
 		if c.rewake.Load() {
 			return now
 		}
+		if out.Reason == runtype.ReasonWaitingChildren {
+			// The last child may have ended while the run was parking: its
+			// wake found the task held, so the store left it alone.
+			open, err := rt.store.TaskList(context.Background(), &store.TaskListParams{
+				TenantID: c.task.TenantID, ParentTaskID: c.task.ID, Open: true, Limit: 1,
+			})
+			if err == nil && len(open) == 0 {
+				return now
+			}
+		}
 	case runtype.StatusWaitingPermission:
 		// Every action may have been answered while the run was still
 		// parking: the answer found it running, so it is due now.

@@ -76,13 +76,19 @@ func (s *step) request(spec tool.Spec, input json.RawMessage) *policy.Request {
 	req := PolicyRequest(spec, input)
 	req.Owner, req.Agent, req.SessionID, req.TurnID = r.turn.Owner, r.agent.Name, r.turn.SessionID, r.turn.ID
 	req.ArgumentsSHA256 = s.tc.ArgumentsSHA256
+	req.ParentAgents = r.parentAgents()
 	return req
 }
 
 // decide asks the policy about a call. A policy that cannot decide
 // denies (fail closed).
 func (s *step) decide(ctx context.Context, spec tool.Spec, input json.RawMessage) policy.Decision {
-	dec, err := s.r.cfg.Policy.Evaluate(ctx, s.request(spec, input))
+	req := s.request(spec, input)
+	err := s.r.ancestryErr
+	var dec policy.Decision
+	if err == nil {
+		dec, err = s.r.cfg.Policy.Evaluate(ctx, req)
+	}
 	if err != nil {
 		return policy.Decision{Outcome: policy.Deny, Source: policy.SourceHost, ReasonCode: "policy_error",
 			Message: fmt.Sprintf("the policy evaluator failed: %v", err)}

@@ -98,7 +98,19 @@ func (c *Coordinator) RunAttempt(ctx context.Context, job *Job) (*Outcome, error
 		}
 		return c.resume(ctx, &j, runtype.ReasonActionResolved)
 	case runtype.StatusWaitingResource:
-		return c.resume(ctx, &j, runtype.ReasonLimitChanged)
+		if turn.StatusReason != runtype.ReasonWaitingChildren {
+			return c.resume(ctx, &j, runtype.ReasonLimitChanged)
+		}
+		// A child settled: go on once all have (a wake by one of several
+		// finds the others still open and leaves the task parked).
+		open, err := c.childrenOpen(ctx, j.Task)
+		if err != nil {
+			return nil, fmt.Errorf("reading the children of task %s: %w", task.ID, err)
+		}
+		if open {
+			return &Outcome{Status: turn.Status, Reason: turn.StatusReason, Run: *j.Run}, nil
+		}
+		return c.resume(ctx, &j, runtype.ReasonChildrenSettled)
 	case runtype.StatusPaused:
 		if j.Pause != nil && j.Pause() {
 			return &Outcome{Status: turn.Status, Run: *j.Run}, nil

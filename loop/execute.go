@@ -76,8 +76,10 @@ type prepared struct {
 	parked   bool
 	deferred bool
 	skipWhy  string
-	// rendered: its result is recorded.
+	// rendered: its result is recorded (unless it waits).
 	rendered bool
+	// waits: the call waits for child tasks; it has no result yet.
+	waits bool
 
 	// What phase 2 did.
 	ran     bool
@@ -98,6 +100,8 @@ type invoked struct {
 	// effectUnknown: the call may or may not have taken effect (its
 	// server was lost while it ran); an operator decides.
 	effectUnknown bool
+	// waiting: the call waits for child tasks (tool.Result.Waiting).
+	waiting bool
 }
 
 // runTools executes the calls of one hop. Every call goes through lookup,
@@ -167,7 +171,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		}
 	}
 	var result string
-	completed := false
+	completed, waiting := false, false
 	for _, p := range preps {
 		if p.deferred || p.parked || p.mc.Name == tool.CompleteTaskName && asked && p.refusal == nil && p.skipWhy == "" {
 			// A completion waits for the hop's decisions, also when a call
@@ -182,6 +186,8 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		switch kind {
 		case stepParked:
 			asked = true
+		case stepWaiting:
+			waiting, p.waits = true, true
 		case stepCompleted:
 			completed, result = true, res
 		}
@@ -196,7 +202,7 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		b := r.batch()
 		r.dropPending(ctx, b, "the turn was interrupted")
 		for _, p := range preps {
-			if !p.rendered && !p.parked {
+			if !p.rendered && !p.parked || p.waits {
 				// A completion that waited for the hop's decisions: every
 				// call keeps a result.
 				r.skip(b, []runtype.MessageToolCall{p.mc}, "the turn was interrupted")
@@ -211,6 +217,8 @@ func (r *run) runTools(ctx context.Context, calls []runtype.MessageToolCall, res
 		return r.finish(ctx, b, runtype.StatusCompleted, "", result, nil)
 	case asked:
 		return r.park(r.batch(), runtype.StatusWaitingPermission, runtype.ReasonPermissionRequired)
+	case waiting:
+		return r.park(r.batch(), runtype.StatusWaitingResource, runtype.ReasonWaitingChildren)
 	}
 	return nil, nil
 }
@@ -221,6 +229,7 @@ const (
 	stepDone      stepKind = iota // the call has a result; go on
 	stepCompleted                 // complete_task succeeded: the run is complete
 	stepParked                    // the call needs a decision from outside
+	stepWaiting                   // the call waits for child tasks (tool.Result.Waiting)
 )
 
 // prepare takes a call through lookup, validation, the pre_tool_use hooks
@@ -600,7 +609,7 @@ func (r *run) execute1(ctx context.Context, p *prepared) {
 	}
 	p.ran = true
 	call := &tool.Call{
-		ID: p.mc.ID, TenantID: r.turn.TenantID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, RunID: r.rec.ID,
+		ID: p.mc.ID, TenantID: r.turn.TenantID, SessionID: r.turn.SessionID, TurnID: r.turn.ID, TaskID: r.task.ID, RunID: r.rec.ID,
 		PrincipalID: r.turn.PrincipalID, Agent: r.agent.Name,
 		IdempotencyKey: s.tc.IdempotencyKey, Input: input,
 		Workspace: r.agent.Workspace, WorkspaceDir: r.agent.WorkspaceDir,
@@ -694,6 +703,13 @@ func (r *run) render(ctx context.Context, p *prepared) (*store.Batch, stepKind, 
 	}
 	if p.markErr != nil {
 		return nil, stepDone, "", p.markErr
+	}
+	if p.res.waiting {
+		if !p.spec.Annotations.Idempotent {
+			// Calling it again on resume is the only way to its result.
+			return s.refused(nil, failuref(runtype.FailureToolError, "%s waited for a child task but is not idempotent, so it may not", p.mc.Name)), stepDone, "", nil
+		}
+		return nil, stepWaiting, "", nil
 	}
 	if p.res.effectUnknown {
 		// DESIGN §5: a call that may not run twice and may have run is

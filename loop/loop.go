@@ -74,6 +74,9 @@ type Agent struct {
 	// Context manages the agent's context window; nil compacts only
 	// when asked (compact_thread) and never resets on its own.
 	Context *ContextPolicy
+	// Delegates says the agent may start child tasks (subagents, jobs):
+	// when its turn ends, children it leaves open are cancelled.
+	Delegates bool
 }
 
 // Config holds a Coordinator's dependencies.
@@ -378,7 +381,7 @@ func (c *Coordinator) resume(ctx context.Context, job *Job, reason runtype.Reaso
 		if resolved, err = resolvedActions(job.Turn.ID, job.Actions); err != nil {
 			return nil, err
 		}
-	} else if len(calls) > 0 {
+	} else if len(calls) > 0 && job.Turn.StatusReason != runtype.ReasonWaitingChildren {
 		return nil, fmt.Errorf("resuming turn %s: %d tool calls have no result", job.Turn.ID, len(calls))
 	}
 	r.toolHops = r.rec.ToolHops

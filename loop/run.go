@@ -74,6 +74,11 @@ type run struct {
 	ctxBase   int64
 	ctxBaseN  int
 	ctxGaveUp bool
+	// ancestry holds the agents above the task in its delegation tree,
+	// read once (see parentAgents); ancestryErr why they could not be.
+	ancestry    []string
+	ancestryOK  bool
+	ancestryErr error
 	// stopBlocks counts the times stop hooks kept the run going.
 	stopBlocks int
 	// pending are the current hop's calls waiting for a person.
@@ -590,6 +595,7 @@ func (r *run) finish(ctx context.Context, b *store.Batch, status runtype.TaskSta
 	r.task.Status, r.task.StatusReason, r.task.Result, r.task.Failure, r.task.EndedAt, r.task.UpdatedAt = status, reason, result, failure, now, now
 	r.rec.Status, r.rec.Failure, r.rec.EndedAt = status, failure, now
 	r.addRecords(b)
+	r.settled(ctx, b)
 
 	preview, _ := event.Preview(result, event.PreviewBytes)
 	attempt := &event.AttemptPayload{Attempt: r.rec.Attempt, Status: status, Failure: failure, Worker: r.rec.Worker}
@@ -695,6 +701,9 @@ func (r *run) park(b *store.Batch, status runtype.TaskStatus, reason runtype.Rea
 		t = event.TaskPaused
 	}
 	b.Events = append(b.Events, r.event(t, reason, status, &event.TaskPayload{Status: status, Reason: reason}))
+	if r.task.SubagentID != "" {
+		b.Events = append(b.Events, r.subagentEvent(event.SubagentStatus, status, nil))
+	}
 	return r.end(b, time.Time{})
 }
 
@@ -883,6 +892,8 @@ func (r *run) stepEvent(t event.Type, stepID, span, toolCallID string, p event.P
 		TaskID:        r.task.ID,
 		RunID:         r.rec.ID,
 		AttemptID:     r.rec.ID,
+		ParentTaskID:  r.task.ParentTaskID,
+		RootTaskID:    r.task.RootTaskID,
 		StepID:        stepID,
 		ToolCallID:    toolCallID,
 		TraceID:       r.turn.TraceID,

@@ -89,6 +89,8 @@ func (r *run) invoke(ctx context.Context, t tool.Tool, spec tool.Spec, call *too
 // the deadline passed meanwhile — its effects happened.
 func (r *run) finished(out *tool.Result) invoked {
 	switch {
+	case out.Waiting:
+		return invoked{content: out.Content, waiting: true}
 	case out.EffectUnknown:
 		msg, _ := r.c.cut(out.Content, 512)
 		return invoked{content: out.Content, isError: true, effectUnknown: true, failure: failuref(runtype.FailureSideEffectUnknown, "%s", msg)}

@@ -252,7 +252,19 @@ func (k *Kernel) modeOf(req *Request) (Mode, string) {
 	if req.Mode != "" {
 		return req.Mode, "session"
 	}
-	if m, ok := k.cfg.AgentModes[req.Agent]; ok && m != "" {
+	mode, from := k.agentMode(req.Agent)
+	for _, p := range req.ParentAgents {
+		// A child is never less restricted than the agents above it.
+		if pm, pfrom := k.agentMode(p); pm.strictness() > mode.strictness() {
+			mode, from = pm, "parent agent "+p+" ("+pfrom+")"
+		}
+	}
+	return mode, from
+}
+
+// agentMode returns an agent's own mode and where it came from.
+func (k *Kernel) agentMode(agent string) (Mode, string) {
+	if m, ok := k.cfg.AgentModes[agent]; ok && m != "" {
 		return m, "agent"
 	}
 	return k.cfg.DefaultMode, "default"
@@ -265,8 +277,29 @@ func modeSource(from string, req *Request) string {
 		return "the session"
 	case "agent":
 		return "agent " + req.Agent
+	case "default":
+		return "the kernel default"
 	}
-	return "the kernel default"
+	return from // inherited: "parent NAME (agent|default)"
+}
+
+// strictness orders modes by how much they let through without a person:
+// read_only the least, bypass the most; an unknown mode counts as the
+// strictest (it denies everything).
+func (m Mode) strictness() int {
+	switch m {
+	case ModeBypass:
+		return 0
+	case ModeAcceptEdits:
+		return 1
+	case ModeAuto:
+		return 2
+	case ModeDefault:
+		return 3
+	case ModeReadOnly:
+		return 4
+	}
+	return 5
 }
 
 // decide evaluates req; tr, when not nil, collects the explanation.

@@ -201,7 +201,10 @@ func (c *call) matchFields(r *Rule, rc *compiledRule) fieldMatch {
 		return missTool
 	case len(r.Modes) > 0 && !slices.Contains(r.Modes, c.mode):
 		return missMode
-	case !rc.agents.empty() && !rc.agents.match(req.Agent):
+	case !rc.agents.empty() && !rc.agents.match(req.Agent) &&
+		// A parent's deny and ask rules bind its children; its allow
+		// rules do not.
+		(r.Decision == Allow || !rc.agents.matchAny(req.ParentAgents)):
 		return missAgent
 	case !rc.principals.empty() && !rc.principals.match(req.PrincipalID):
 		return missPrincipal

@@ -131,11 +131,17 @@ type Request struct {
 	// Roles are the principal's roles (resolved by the caller from its
 	// principal table; Kernel fills them from KernelConfig.Principals
 	// when nil).
-	Roles     []string
-	Agent     string
-	SessionID string
-	TurnID    string
-	ToolName  string
+	Roles []string
+	Agent string
+	// ParentAgents are the agents above Agent in a delegation tree,
+	// nearest first (empty for a task nobody delegated). A child
+	// inherits from them: its mode is never less restrictive than
+	// theirs, and their deny and ask rules apply to it (allow rules do
+	// not: what a parent may do a child may not by inheritance).
+	ParentAgents []string
+	SessionID    string
+	TurnID       string
+	ToolName     string
 	// Input is the validated call input.
 	Input json.RawMessage
 	// ArgumentsSHA256 is the hex SHA-256 of the canonical input.

@@ -25,6 +25,9 @@ const (
 	// TurnReset writes a structured handoff of the thread and starts a
 	// fresh thread of the session whose first message is the handoff.
 	TurnReset TurnKind = "reset"
+	// TurnJob dispatches a job: its task starts the job's items as
+	// child tasks and collects their results (no model runs).
+	TurnJob TurnKind = "job"
 )
 
 // Boundary kinds.

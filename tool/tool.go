@@ -148,6 +148,7 @@ type Call struct {
 	Agent       string
 	SessionID   string
 	TurnID      string
+	TaskID      string
 	RunID       string
 	// IdempotencyKey is stable for this call across retries and resumes.
 	IdempotencyKey string
@@ -257,6 +258,13 @@ type Result struct {
 	// while it ran): the runtime asks an operator what became of it
 	// (side_effect_unknown) rather than telling the model it failed.
 	EffectUnknown bool
+	// Waiting says the call handed its work to a child task (a
+	// subagent) that has not settled: the call has no result yet. The
+	// run parks waiting for its children (waiting_resource, reason
+	// waiting_children) and calls the tool again, with the same call id,
+	// when they settle; the tool then returns the result. Content says
+	// what it waits for. Only an idempotent tool may wait.
+	Waiting bool
 }
 
 // Artifact is a binary result of a call.
