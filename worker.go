@@ -354,15 +354,8 @@ func (rt *Runtime) nextDue(c *claim, out *loop.Outcome) time.Time {
 		if c.rewake.Load() {
 			return now
 		}
-		if out.Reason == runtype.ReasonWaitingChildren {
-			// The last child may have ended while the run was parking: its
-			// wake found the task held, so the store left it alone.
-			open, err := rt.store.TaskList(context.Background(), &store.TaskListParams{
-				TenantID: c.task.TenantID, ParentTaskID: c.task.ID, Open: true, Limit: 1,
-			})
-			if err == nil && len(open) == 0 {
-				return now
-			}
+		if out.Reason == runtype.ReasonWaitingChildren && rt.childEnded(c) {
+			return now
 		}
 	case runtype.StatusWaitingPermission:
 		// Every action may have been answered while the run was still
@@ -470,6 +463,9 @@ func tickerTicks(every time.Duration) (<-chan time.Time, func()) {
 // attempt does what the claimed task is due for: the coordinator decides
 // by the task's durable state (loop.Coordinator.RunAttempt).
 func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
+	if c.turn.Kind == runtype.TurnJob {
+		return rt.dispatchJob(c)
+	}
 	a, ok := rt.agents[c.turn.Agent]
 	if !ok {
 		return nil, fmt.Errorf("turn %s belongs to agent %q, which this runtime does not have", c.turn.ID, c.turn.Agent)
@@ -515,4 +511,21 @@ func (rt *Runtime) observeRun(r runtype.Run) {
 			return
 		}
 	}
+}
+
+// childEnded reports whether a child of c's task, which just parked
+// waiting for its children, may have ended while the task was held (its
+// wake found the task held, so the store left it alone): no child is
+// open, or a job's dispatcher has fewer open than it counts running.
+func (rt *Runtime) childEnded(c *claim) bool {
+	ctx := context.Background()
+	open, err := rt.store.TaskList(ctx, &store.TaskListParams{TenantID: c.task.TenantID, ParentTaskID: c.task.ID, Open: true})
+	if err != nil {
+		return false
+	}
+	if c.turn.Kind != runtype.TurnJob {
+		return len(open) == 0
+	}
+	job, err := rt.store.JobGet(ctx, &store.JobGetParams{TenantID: c.task.TenantID, ID: c.task.JobID})
+	return err == nil && len(open) < job.Running
 }

@@ -127,6 +127,9 @@ type File struct {
 	// Health is the health section: the thresholds of the health
 	// checks. Zero fields mean the defaults.
 	Health Health
+	// Delegation is the delegation section: limits of delegation trees.
+	// Zero fields mean the defaults.
+	Delegation Delegation
 }
 
 // Execution is the execution section.
@@ -323,6 +326,9 @@ type Agent struct {
 	Context *Context
 	// Memory configures the agent's long-term memory.
 	Memory AgentMemory
+	// Subagents are the agents this one may delegate to, in file order;
+	// nil when none.
+	Subagents []*SubagentUse
 }
 
 // AgentMemory is an agent's memory section.

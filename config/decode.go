@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -16,10 +17,10 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers"}
+	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation"}
 	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
 	agentMemoryKeys = []string{"inject"}
-	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory"}
+	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents"}
 	toolKeys        = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
 	annotationKeys  = []string{"read_only", "destructive", "idempotent"}
 )
@@ -66,6 +67,7 @@ type decoder struct {
 	refs       []toolRef
 	modelRefs  []modelRef
 	mcpRefs    []mcpRef
+	subRefs    []subagentRef
 	policyUses []policyUse
 	errs       Errors
 }
@@ -162,6 +164,8 @@ func (d *decoder) decode(data []byte) *File {
 			d.health(e, &f.Health)
 		case "mcp_servers":
 			d.mcpServers(e, f.MCPServers)
+		case "delegation":
+			d.delegation(e, &f.Delegation)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)
@@ -180,6 +184,7 @@ func (d *decoder) decode(data []byte) *File {
 	}
 	d.checkRefs(f)
 	d.checkMCPRefs(f)
+	d.checkSubagents(f)
 	d.resolveModels(f)
 	if policy == nil {
 		for _, u := range d.policyUses {
@@ -345,6 +350,8 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			a.Context = d.agentContext(f, a, where)
 		case "memory":
 			d.agentMemory(f, where, &a.Memory)
+		case "subagents":
+			a.Subagents = d.subagents(f, name, where)
 		default:
 			d.unknownKey(f, where, agentKeys)
 		}
@@ -433,7 +440,7 @@ func (d *decoder) tool(te yamlpos.Field) *Tool {
 				t.Description = s
 			}
 		case "input_schema":
-			t.InputSchema, schemaSt = d.inputSchema(f, where)
+			t.InputSchema, schemaSt = d.inputSchema(f, where, true)
 		case "command":
 			t.Command, commandSt = d.command(f, where)
 		case "timeout":
@@ -557,9 +564,10 @@ func (d *decoder) command(e yamlpos.Field, where string) ([]string, status) {
 	return cmd, valOK
 }
 
-// inputSchema converts a tool's input_schema to JSON after checking that
-// it describes an object.
-func (d *decoder) inputSchema(e yamlpos.Field, where string) ([]byte, status) {
+// inputSchema converts an input_schema to JSON after checking that it
+// describes an object. Without needType a schema that names no type gets
+// type: object.
+func (d *decoder) inputSchema(e yamlpos.Field, where string, needType bool) ([]byte, status) {
 	label := "input_schema in " + where
 	v, st := d.present(e, label, "a mapping holding a JSON Schema", is(yamlpos.Map))
 	if st != valOK {
@@ -585,13 +593,16 @@ func (d *decoder) inputSchema(e yamlpos.Field, where string) ([]byte, status) {
 			ok = false
 		}
 	}
-	if !typed {
+	if !typed && needType {
 		d.errorAt(e.KeyPos, "%s must have type: object", label)
 		ok = false
 	}
 	raw, converted := d.toJSON(v, label)
 	if !ok || !converted {
 		return nil, valBad
+	}
+	if !typed {
+		raw = withObjectType(raw)
 	}
 	// The tool layer compiles the schema when the runtime starts; compiling
 	// it here as well puts a file position on what it would refuse.
@@ -600,6 +611,16 @@ func (d *decoder) inputSchema(e yamlpos.Field, where string) ([]byte, status) {
 		return nil, valBad
 	}
 	return raw, valOK
+}
+
+// withObjectType returns the JSON object raw with "type": "object" as
+// its first key.
+func withObjectType(raw json.RawMessage) json.RawMessage {
+	rest := bytes.TrimSpace(raw[1:])
+	if len(rest) > 0 && rest[0] != '}' {
+		rest = append([]byte(","), rest...)
+	}
+	return append([]byte(`{"type":"object"`), rest...)
 }
 
 // stringList reports whether v is a list of scalars.

@@ -76,6 +76,20 @@
 // Environment variables are named, never read: the runtime reads them
 // when it connects.
 //
+// # Delegation
+//
+// An agent's subagents key lists the agents it may delegate to, each
+// offered to its model as a tool (as_tool, default delegate_AGENT) whose
+// input must match input_schema; the delegation section bounds how deep
+// trees grow:
+//
+//	agents:
+//	  triage:
+//	    subagents:
+//	      - {agent: lookup, as_tool: lookup_order, max_parallel: 2, workspace: parent_readonly}
+//	delegation:
+//	  max_depth: 3
+//
 // # Policy
 //
 // An optional policy section turns on the policy kernel: without it every

@@ -78,6 +78,7 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 		return agentrt.Config{}, err
 	}
 	durabilityFromFile(f, &cfg)
+	cfg.MaxDelegationDepth = f.Delegation.MaxDepth
 	cfg.Health = agentrt.HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
 	if err := executionFromFile(f, &cfg); err != nil {
 		return agentrt.Config{}, err
@@ -128,6 +129,7 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 			Workspace:         a.Workspace,
 			Sandbox:           sandboxProfile(a.Sandbox),
 			MCP:               mcpUses(a),
+			Subagents:         subagentUses(a),
 		}
 		if cp := a.Context; cp != nil {
 			p := &agentrt.ContextPolicy{WindowTokens: cp.WindowTokens, CompactAt: cp.CompactAt, KeepRecentTurns: cp.KeepRecentTurns, Strategy: cp.Strategy}
@@ -142,6 +144,18 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// subagentUses copies an agent's subagents list.
+func subagentUses(a *config.Agent) []agentrt.SubagentUse {
+	var out []agentrt.SubagentUse
+	for _, u := range a.Subagents {
+		out = append(out, agentrt.SubagentUse{
+			Agent: u.Agent, AsTool: u.AsTool, Description: u.Description,
+			InputSchema: u.InputSchema, MaxParallel: u.MaxParallel, Workspace: u.Workspace,
+		})
+	}
+	return out
 }
 
 // durabilityFromFile copies the durability section.

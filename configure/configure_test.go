@@ -1,6 +1,7 @@
 package configure_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/configure"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestHealthFromFile: the health section of agentrt.yaml sets the
@@ -58,5 +60,41 @@ func TestMemoryFromFile(t *testing.T) {
 	}
 	if got := cfg.Agents["a"].Memory; got != (agentrt.AgentMemory{Inject: 4}) {
 		t.Errorf("Memory = %+v, want inject 4", got)
+	}
+}
+
+// TestDelegationFromFile: an agent's subagents and the delegation
+// section reach the runtime config.
+func TestDelegationFromFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"s.replay.yaml": "responses: [{text: hi}]\n",
+		"agentrt.yaml": "agents:\n  a:\n    model: {provider: replay, script: s.replay.yaml}\n" +
+			"    subagents:\n      - {agent: b, as_tool: lookup, description: Looks up., input_schema: {type: object}, max_parallel: 2, workspace: parent_readonly}\n" +
+			"      - {agent: b}\n" +
+			"  b:\n    model: {provider: replay, script: s.replay.yaml}\n" +
+			"delegation: {max_depth: 5}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _, err := configure.Load(filepath.Join(dir, "agentrt.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxDelegationDepth != 5 {
+		t.Errorf("MaxDelegationDepth = %d, want 5", cfg.MaxDelegationDepth)
+	}
+	want := []agentrt.SubagentUse{
+		{Agent: "b", AsTool: "lookup", Description: "Looks up.", InputSchema: json.RawMessage(`{"type":"object"}`), MaxParallel: 2, Workspace: "parent_readonly"},
+		{Agent: "b", AsTool: "delegate_b", Workspace: "own"},
+	}
+	if diff := cmp.Diff(want, cfg.Agents["a"].Subagents); diff != "" {
+		t.Errorf("Subagents mismatch (-want +got):\n%s", diff)
+	}
+	if got := cfg.Agents["b"].Subagents; got != nil {
+		t.Errorf("b's Subagents = %+v, want none", got)
 	}
 }

@@ -476,7 +476,7 @@ func goldenEvents() []*Event {
 	rollback := gTurnEvent(HistoryRollbackCompleted, 48, &HistoryPayload{
 		ThreadID: gThread, ThroughSeq: 12, Messages: 12, TargetTurnID: gTurn, RolledBackTurns: []string{"turn_01M7Z5ME30GPETVGA3GK813V0B"},
 	})
-	return []*Event{
+	return append([]*Event{
 		contextResolved, compactionStarted, compactionCompleted, compactionFailed, rollback,
 		evidenceChanged, taskRetrying, taskLost, queueChanged,
 		sandboxApplied, sandboxViolation, processCompleted, processOutput, outputRedacted, outputSpilled, hookCompleted, hookFailed,
@@ -490,5 +490,5 @@ func goldenEvents() []*Event {
 		delta, reasoningDelta, reasoningSummary,
 		profile, candidates, decided, single, notPossible, fallback,
 		estimated, recorded, rateLimit, quotaLow, quotaBlocked, limitChanged,
-	}
+	}, delegationGoldens()...)
 }

@@ -32,6 +32,7 @@ const (
 	FailureInputRedacted     FailureKind = "input_redacted"       // the call's stored input holds a redacted secret and its real input is gone
 	FailureCompaction        FailureKind = "compaction_failed"    // a compaction or reset could not be made (a bad summary or handoff)
 	FailureContextWindow     FailureKind = "context_window"       // the context outgrew the model's window and compaction could not shrink it
+	FailureJobItems          FailureKind = "job_items_failed"     // a job ended with items that failed
 )
 
 // FailureKinds lists every failure kind, for configuration that names

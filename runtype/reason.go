@@ -28,6 +28,7 @@ const (
 	ReasonInterrupted        = Reason(FailureInterrupted)       // cancelled: cancel_task, interrupt_turn or a newer turn's interrupt
 	ReasonCompactionFailed   = Reason(FailureCompaction)        // failed: a compact_thread or reset_thread turn could not compact
 	ReasonContextWindow      = Reason(FailureContextWindow)     // failed: the context outgrew the window and compaction could not shrink it
+	ReasonJobItemsFailed     = Reason(FailureJobItems)          // failed: a job's dispatcher ended with items that failed
 
 	ReasonRolledBack         Reason = "rolled_back"         // cancelled: a newer turn's rollback
 	ReasonRuntimeStopped     Reason = "runtime_stopped"     // cancelled by StopAndCancel, or queued again by a stop between steps
@@ -76,4 +77,5 @@ var Reasons = []Reason{
 	ReasonActionResolved, ReasonLimitChanged, ReasonResumed, ReasonRetry, ReasonWorkerLost, ReasonRuntimeRestarted,
 	ReasonPauseRequested, ReasonResumeRequested, ReasonRetryRequested, ReasonCancel, ReasonRollback, ReasonStale,
 	ReasonCompactionFailed, ReasonContextWindow, ReasonWaitingChildren, ReasonChildrenSettled,
+	ReasonJobItemsFailed,
 }

@@ -142,6 +142,23 @@ func TestBatchMerge(t *testing.T) {
 		}
 	})
 
+	// Delegation records are upserted whole: the later version of an ID
+	// wins.
+	t.Run("DelegationReplacedByID", func(t *testing.T) {
+		t.Parallel()
+		s1, s2, s1b := &runtype.Subagent{ID: "sub_1", Owner: owner}, &runtype.Subagent{ID: "sub_2", Owner: owner},
+			&runtype.Subagent{ID: "sub_1", Owner: owner, Inputs: 2}
+		j1, j1b := &runtype.Job{ID: "job_1", Owner: owner}, &runtype.Job{ID: "job_1", Owner: owner, Status: runtype.JobRunning}
+		i1, i2, i1b := &runtype.JobItem{ID: "item_1", JobID: "job_1"}, &runtype.JobItem{ID: "item_2", JobID: "job_1", Index: 1},
+			&runtype.JobItem{ID: "item_1", JobID: "job_1", Status: runtype.ItemRunning}
+		dst := &store.Batch{Subagents: []*runtype.Subagent{s1, s2}, Jobs: []*runtype.Job{j1}, JobItems: []*runtype.JobItem{i1}}
+		dst.Merge(&store.Batch{Subagents: []*runtype.Subagent{s1b}, Jobs: []*runtype.Job{j1b}, JobItems: []*runtype.JobItem{i2, i1b}})
+		want := &store.Batch{Subagents: []*runtype.Subagent{s1b, s2}, Jobs: []*runtype.Job{j1b}, JobItems: []*runtype.JobItem{i1b, i2}}
+		if d := cmp.Diff(want, dst); d != "" {
+			t.Errorf("Batch after Merge (-want +got):\n%s", d)
+		}
+	})
+
 	t.Run("LimitsReplacedByKey", func(t *testing.T) {
 		t.Parallel()
 		dst := &store.Batch{Limits: []*runtype.Limit{l1, l2}}

@@ -417,7 +417,8 @@ func (w *Writer) Stats() WriterStats {
 }
 
 // Merge adds src's records and events to dst, after dst's own. A turn,
-// task, run, tool call, limit or capability session already in dst with the same key is
+// task, run, tool call, limit, capability session, subagent, job or job
+// item already in dst with the same key is
 // replaced in place, since records are written whole and the later version wins;
 // so is a session mode for the same session. Inserts and action
 // resolutions are appended, so a duplicate still conflicts. Merge lets a
@@ -453,6 +454,9 @@ func (dst *Batch) Merge(src *Batch) {
 	dst.TokenUpdates = append(dst.TokenUpdates, src.TokenUpdates...)
 	dst.CapabilitySessions = mergeByKey(dst.CapabilitySessions, src.CapabilitySessions, func(c *runtype.CapabilitySession) string { return c.ID })
 	dst.CapabilityRuns = append(dst.CapabilityRuns, src.CapabilityRuns...)
+	dst.Subagents = mergeByKey(dst.Subagents, src.Subagents, func(s *runtype.Subagent) string { return s.ID })
+	dst.Jobs = mergeByKey(dst.Jobs, src.Jobs, func(j *runtype.Job) string { return j.ID })
+	dst.JobItems = mergeByKey(dst.JobItems, src.JobItems, func(it *runtype.JobItem) string { return it.ID })
 	dst.Events = append(dst.Events, src.Events...)
 }
 
@@ -494,6 +498,9 @@ func (b *Batch) Reset() {
 	clear(b.TokenUpdates)
 	clear(b.CapabilitySessions)
 	clear(b.CapabilityRuns)
+	clear(b.Subagents)
+	clear(b.Jobs)
+	clear(b.JobItems)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
 		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
@@ -501,6 +508,7 @@ func (b *Batch) Reset() {
 		SessionModes: b.SessionModes[:0], Events: b.Events[:0], Leases: b.Leases[:0], TaskUpdates: b.TaskUpdates[:0],
 		Tokens: b.Tokens[:0], TokenUpdates: b.TokenUpdates[:0],
 		CapabilitySessions: b.CapabilitySessions[:0], CapabilityRuns: b.CapabilityRuns[:0],
+		Subagents: b.Subagents[:0], Jobs: b.Jobs[:0], JobItems: b.JobItems[:0],
 	}
 }
 
@@ -510,5 +518,5 @@ func (b *Batch) Empty() bool {
 		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+
 		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events)+
 		len(b.Leases)+len(b.TaskUpdates)+len(b.Tokens)+len(b.TokenUpdates)+
-		len(b.CapabilitySessions)+len(b.CapabilityRuns) == 0
+		len(b.CapabilitySessions)+len(b.CapabilityRuns)+len(b.Subagents)+len(b.Jobs)+len(b.JobItems) == 0
 }

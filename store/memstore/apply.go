@@ -64,6 +64,9 @@ func (d *data) validate(b *store.Batch) error {
 	if err := d.validateSchedule(b); err != nil {
 		return err
 	}
+	if err := d.validateDelegation(b); err != nil {
+		return err
+	}
 	if err := d.validateSequences(b.Events); err != nil {
 		return err
 	}
@@ -220,6 +223,9 @@ const (
 	undoTokenUpdate   // prev is the token before
 	undoCapSession    // a capability session written; prev is the one before, or nil
 	undoCapRun        // a capability run inserted; prev is a *capRunUndo
+	undoSubagent      // a subagent written; prev is the one before, or nil
+	undoJob           // a job written; prev is the one before, or nil
+	undoJobItem       // a job item written; prev is the one before, or nil
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -278,6 +284,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 		log = d.putTask(v, log)
 	}
 	log = d.applySchedule(b, log)
+	log = d.applyDelegation(b, log)
 	for _, r := range b.Runs {
 		v := *r
 		v.Failure = copyFailure(r.Failure)
@@ -388,6 +395,8 @@ func (d *data) revert(u *undo) {
 		d.revertToken(u)
 	case undoCapSession, undoCapRun:
 		d.revertCapability(u)
+	case undoSubagent, undoJob, undoJobItem:
+		d.revertDelegation(u)
 	default:
 		d.revertGovernance(u)
 	}

@@ -64,6 +64,7 @@ type data struct {
 	receipts       map[receiptKey]*chain
 	tokens         tokens
 	caps           capabilities
+	dg             delegation
 	sealMu         sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
@@ -128,6 +129,7 @@ func newData() *data {
 		receipts:        make(map[receiptKey]*chain),
 		tokens:          newTokens(),
 		caps:            newCapabilities(),
+		dg:              newDelegation(),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}

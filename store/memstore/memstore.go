@@ -190,7 +190,7 @@ func (r reader) TaskGet(_ context.Context, p *store.TaskGetParams) (*runtype.Tas
 }
 
 // TaskList lists a session's (or one of its threads') tasks in
-// first-insertion order.
+// first-insertion order, or a task's children.
 func (r reader) TaskList(_ context.Context, p *store.TaskListParams) ([]*runtype.Task, error) {
 	if err := r.enter(); err != nil {
 		return nil, err

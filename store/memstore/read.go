@@ -151,6 +151,9 @@ func (d *data) taskGet(p *store.TaskGetParams) (*runtype.Task, error) {
 }
 
 func (d *data) taskList(p *store.TaskListParams) []*runtype.Task {
+	if p.ParentTaskID != "" {
+		return d.taskChildren(p)
+	}
 	rows := d.tasks.idx[0][p.SessionID]
 	if p.ThreadID != "" {
 		rows = d.tasks.idx[1][p.ThreadID]

@@ -71,13 +71,24 @@ func TestReadModelPlans(t *testing.T) {
 		{"capability sessions of a tenant", qCapList, "capability_sessions_tenant (tenant_id=?)", false},
 		{"capability session", qCapGet, "SEARCH c USING PRIMARY KEY (id=?)", false},
 		{"capability runs", qCapList + capSession, "capability_runs_at (tenant_id=? AND capability_session_id=?)", false},
+		{"children of a task", qTaskListParent, "tasks_parent (tenant_id=? AND parent_task_id=?)", true},
+		{"subagents of a session", qSubagentList + subSession + subAfter, "subagents_session (tenant_id=? AND session_id=? AND id>?)", false},
+		{"subagents of a tool call", qSubagentList + subParent + subToolCall,
+			"subagents_parent (tenant_id=? AND parent_task_id=? AND parent_tool_call_id=?)", false},
+		// A task's children are few: sorting them is cheap.
+		{"subagents of a task, paged", qSubagentList + subParent + subAfter, "subagents_parent (tenant_id=? AND parent_task_id=?)", true},
+		{"subagents of a tree", qSubagentList + subRoot + subSession, "subagents_root (tenant_id=? AND root_task_id=?)", false},
+		{"jobs of a session", qJobList + jobSession + jobAfter, "jobs_session (tenant_id=? AND session_id=? AND id>?)", false},
+		{"jobs of a task", qJobList + jobParent + jobSession, "jobs_parent (tenant_id=? AND parent_task_id=?)", false},
+		{"items of a job", qJobItemList, "PRIMARY KEY (job_id=? AND idx>?)", false},
+		{"items of a job in some statuses", qJobItemList + itemStatuses, "job_items_status (job_id=? AND status=?", true},
 	} {
 		plan := explain(t, s.read, queries[tt.q])
 		if !strings.Contains(plan, tt.want) {
 			t.Errorf("%s: plan does not use %s:\n%s", tt.name, tt.want, plan)
 		}
 		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN tool_calls", "SCAN turns", "SCAN sessions", "SCAN runs",
-			"SCAN c", "SCAN capability_runs"} {
+			"SCAN c", "SCAN capability_runs", "SCAN subagents", "SCAN jobs", "SCAN job_items", "SCAN tasks"} {
 			if strings.Contains(plan, bad) && !(tt.sorts && strings.HasPrefix(bad, "USE TEMP")) {
 				t.Errorf("%s: plan has %q:\n%s", tt.name, bad, plan)
 			}

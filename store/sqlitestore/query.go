@@ -102,7 +102,16 @@ const (
 	qCapList            = qCapGet + 1 // 2 variants: capSession
 	qTurnRolledBack     = qCapList + 2
 	qThreadsFrom        = qTurnRolledBack + 1
-	numQueries          = qThreadsFrom + 1
+	qTaskListParent     = qThreadsFrom + 1
+	qUpsertSubagent     = qTaskListParent + 1
+	qUpsertJob          = qUpsertSubagent + 1
+	qUpsertJobItem      = qUpsertJob + 1
+	qSubagentGet        = qUpsertJobItem + 1
+	qSubagentList       = qSubagentGet + 1 // 32 variants: subSession | subParent | subToolCall | subRoot | subAfter
+	qJobGet             = qSubagentList + 32
+	qJobList            = qJobGet + 1  // 8 variants: jobSession | jobParent | jobAfter
+	qJobItemList        = qJobList + 8 // 2 variants: itemStatuses
+	numQueries          = qJobItemList + 2
 )
 
 // Filter bits of the statement variants.
@@ -155,6 +164,18 @@ const (
 	countAllTenants = 1 // no tenant filter
 
 	capSession = 1
+
+	subSession  = 1
+	subParent   = 2
+	subToolCall = 4
+	subRoot     = 8
+	subAfter    = 16
+
+	jobSession = 1
+	jobParent  = 2
+	jobAfter   = 4
+
+	itemStatuses = 1
 )
 
 const (
@@ -165,7 +186,9 @@ const (
 	// taskCols ends with the scheduling columns, taskScheduleCols, which
 	// a task's upsert leaves alone.
 	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
-		current_run_id, result, failure, created_at, updated_at, started_at, ended_at, attempts, ` + taskScheduleCols
+		current_run_id, result, failure, created_at, updated_at, started_at, ended_at, attempts, ` + taskLineageCols + `, ` +
+		taskScheduleCols
+	taskLineageCols  = `parent_task_id, root_task_id, depth, subagent_id, job_id, job_item_id`
 	taskScheduleCols = `queued_at, due_at, lease_owner, lease_epoch, lease_expires_at, control`
 	runCols          = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
 		hops, tool_hops, usage, started_at, ended_at, routing, worker`
@@ -194,7 +217,15 @@ const (
 	tokenCols = `id, tenant_id, principal_id, role, name, prefix, hash, created_at, last_used_at, revoked_at`
 	capCols   = `id, tenant_id, principal_id, session_id, server, transport, protocol_version, server_session_id,
 		status, generation, expires_at, resume_cursor, error, runtime_id, created_at, updated_at`
-	capRunCols = `tenant_id, capability_session_id, run_id, principal_id, at`
+	capRunCols   = `tenant_id, capability_session_id, run_id, principal_id, at`
+	subagentCols = `id, tenant_id, principal_id, session_id, thread_id, agent, name, parent_thread_id, parent_turn_id,
+		parent_task_id, parent_tool_call_id, root_task_id, depth, workspace, last_task_id, inputs, created_at, updated_at,
+		closed_at`
+	jobCols = `id, tenant_id, principal_id, session_id, thread_id, task_id, agent, instruction, parent_task_id,
+		root_task_id, depth, concurrency, max_attempts, status, items, completed, failed, cancelled, running,
+		created_at, updated_at, ended_at`
+	jobItemCols = `id, job_id, tenant_id, idx, input, status, attempts, task_id, thread_id, result, last_error, retry,
+		updated_at`
 )
 
 // queries holds the text of every statement, by queryID.
@@ -219,7 +250,8 @@ func buildQueries() [numQueries]string {
 		WHERE id = ? AND task_id = ? AND session_id = ? AND tenant_id = ? AND started_at = ?`
 	q[qUpdateTask] = `UPDATE tasks SET turn_id = ?, principal_id = ?, objective = ?, status = ?, status_reason = ?,
 		current_run_id = ?, result = ?, failure = ?, created_at = ?, updated_at = ?, started_at = ?, ended_at = ?,
-		attempts = ? WHERE id = ? AND session_id = ? AND thread_id = ? AND tenant_id = ?`
+		attempts = ?, root_task_id = ?, depth = ?, subagent_id = ?, job_id = ?, job_item_id = ?
+		WHERE id = ? AND session_id = ? AND thread_id = ? AND tenant_id = ? AND parent_task_id = ?`
 	q[qInsertMessage] = insertSQL("messages", messageCols, "", "")
 	q[qUpsertToolCall] = insertSQL("tool_calls", toolCallCols, "session_id, id", "")
 	q[qInsertBlob] = insertSQL("blobs", blobCols, "", "") + ` ON CONFLICT (tenant_id, ref) DO NOTHING`
@@ -566,7 +598,76 @@ func buildQueries() [numQueries]string {
 		FROM thread_turn_counts c WHERE c.thread_id = ? AND c.turns > 0
 			AND EXISTS (SELECT 1 FROM threads WHERE id = c.thread_id AND session_id = ? AND tenant_id = ?)`
 	buildCapabilityQueries(&q)
+	buildDelegationQueries(&q)
 	return q
+}
+
+// buildDelegationQueries adds the statements of delegation: a task's
+// children, and subagents, jobs and job items (migration 20).
+func buildDelegationQueries(q *[numQueries]string) {
+	// A task's children are few: tasks_parent finds them, a sort orders
+	// them. LIMIT -1 reads them all.
+	q[qTaskListParent] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_parent
+		WHERE tenant_id = ? AND parent_task_id = ? AND parent_task_id <> ''
+			AND (? = 0 OR status NOT IN (` + closedStatuses + `)) ORDER BY created_at, id LIMIT ?`
+	// An upsert that finds the ID held by another tenant changes no row:
+	// the batch fails with a conflict.
+	q[qUpsertSubagent] = insertSQL("subagents", subagentCols, "id", "") + ` WHERE subagents.tenant_id = excluded.tenant_id`
+	q[qUpsertJob] = insertSQL("jobs", jobCols, "id", "") + ` WHERE jobs.tenant_id = excluded.tenant_id`
+	q[qUpsertJobItem] = insertSQL("job_items", jobItemCols, "id", "") + ` WHERE job_items.tenant_id = excluded.tenant_id`
+	q[qSubagentGet] = `SELECT ` + subagentCols + ` FROM subagents WHERE id = ? AND tenant_id = ?`
+	for m := range 32 {
+		// The filters' order is fixed (the reader passes their
+		// arguments so); the most selective names the index, which ends
+		// in the key, so that the list needs no sort.
+		index := ``
+		switch {
+		case m&subParent != 0:
+			index = ` INDEXED BY subagents_parent`
+		case m&subRoot != 0:
+			index = ` INDEXED BY subagents_root`
+		case m&subSession != 0:
+			index = ` INDEXED BY subagents_session`
+		}
+		w := `SELECT ` + subagentCols + ` FROM subagents` + index + ` WHERE tenant_id = ?`
+		for _, f := range []struct {
+			bit  int
+			cond string
+		}{
+			{subSession, ` AND session_id = ?`}, {subParent, ` AND parent_task_id = ?`},
+			{subToolCall, ` AND parent_tool_call_id = ?`}, {subRoot, ` AND root_task_id = ?`}, {subAfter, ` AND id > ?`},
+		} {
+			if m&f.bit != 0 {
+				w += f.cond
+			}
+		}
+		q[qSubagentList+queryID(m)] = w + ` ORDER BY id LIMIT ?`
+	}
+	q[qJobGet] = `SELECT ` + jobCols + ` FROM jobs WHERE id = ? AND tenant_id = ?`
+	for m := range 8 {
+		index := ``
+		switch {
+		case m&jobParent != 0:
+			index = ` INDEXED BY jobs_parent`
+		case m&jobSession != 0:
+			index = ` INDEXED BY jobs_session`
+		}
+		w := `SELECT ` + jobCols + ` FROM jobs` + index + ` WHERE tenant_id = ?`
+		if m&jobSession != 0 {
+			w += ` AND session_id = ?`
+		}
+		if m&jobParent != 0 {
+			w += ` AND parent_task_id = ?`
+		}
+		if m&jobAfter != 0 {
+			w += ` AND id > ?`
+		}
+		q[qJobList+queryID(m)] = w + ` ORDER BY id LIMIT ?`
+	}
+	const items = ` WHERE job_id = ? AND tenant_id = ? AND idx >= ? AND (? = 0 OR retry <> 0)`
+	q[qJobItemList] = `SELECT ` + jobItemCols + ` FROM job_items` + items + ` ORDER BY idx LIMIT ?`
+	q[qJobItemList+itemStatuses] = `SELECT ` + jobItemCols + ` FROM job_items INDEXED BY job_items_status` + items +
+		` AND status IN (SELECT value FROM json_each(?)) ORDER BY idx LIMIT ?`
 }
 
 // buildCapabilityQueries adds the statements of capability sessions

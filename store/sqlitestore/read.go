@@ -247,8 +247,19 @@ func (r reader) TaskGet(ctx context.Context, p *store.TaskGetParams) (*runtype.T
 }
 
 // TaskList lists a session's (or one of its threads') tasks in
-// first-insertion order.
+// first-insertion order, or a task's children.
 func (r reader) TaskList(ctx context.Context, p *store.TaskListParams) ([]*runtype.Task, error) {
+	if p.ParentTaskID != "" {
+		limit := p.Limit
+		if limit <= 0 {
+			limit = -1 // all
+		}
+		ts, err := list(ctx, r, scanTask, qTaskListParent, p.TenantID, p.ParentTaskID, p.Open, limit)
+		if err != nil {
+			return nil, fmt.Errorf("listing the children of task %s: %w", p.ParentTaskID, err)
+		}
+		return ts, nil
+	}
 	if p.ThreadID != "" {
 		q := qTaskListThread
 		if p.Open {
@@ -671,13 +682,16 @@ func scanTask(sc scanner) (*runtype.Task, error) {
 		failure                          sql.NullString
 		created, updated, started, ended int64
 		attempts, queued, due, expires   int64
+		depth                            int64
 	)
 	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TurnID, &t.TenantID, &t.PrincipalID, &t.Objective,
 		&status, &t.StatusReason, &t.CurrentRunID, &t.Result, &failure, &created, &updated, &started,
-		&ended, &attempts, &queued, &due, &t.LeaseOwner, &t.LeaseEpoch, &expires, &control); err != nil {
+		&ended, &attempts, &t.ParentTaskID, &t.RootTaskID, &depth, &t.SubagentID, &t.JobID, &t.JobItemID,
+		&queued, &due, &t.LeaseOwner, &t.LeaseEpoch, &expires, &control); err != nil {
 		return nil, err
 	}
 	t.Status, t.Control, t.Attempts = runtype.TaskStatus(status), runtype.TaskControl(control), int(attempts)
+	t.Depth = int(depth)
 	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
 	t.StartedAt, t.EndedAt = fromNanos(started), fromNanos(ended)
 	t.QueuedAt, t.DueAt, t.LeaseExpiresAt = fromNanos(queued), fromNanos(due), fromNanos(expires)

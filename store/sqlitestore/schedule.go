@@ -15,14 +15,16 @@ import (
 // counts).
 
 // writeTask inserts or replaces a task, keeping the scheduling columns of
-// one that exists. The usual rewrite (same session, thread and tenant) is
-// an UPDATE that leaves every indexed column alone; see qUpdateRun.
+// one that exists. The usual rewrite (same session, thread, tenant and
+// parent) is an UPDATE that leaves every indexed column alone; see
+// qUpdateRun.
 func (t *Tx) writeTask(ctx context.Context, k *runtype.Task) error {
 	failure := encodeFailure(k.Failure)
 	res, err := t.exec(ctx, qUpdateTask,
 		k.TurnID, k.PrincipalID, k.Objective, string(k.Status), string(k.StatusReason), k.CurrentRunID, k.Result, failure,
 		nanos(k.CreatedAt), nanos(k.UpdatedAt), nanos(k.StartedAt), nanos(k.EndedAt), int64(k.Attempts),
-		k.ID, k.SessionID, k.ThreadID, k.TenantID,
+		k.RootTaskID, int64(k.Depth), k.SubagentID, k.JobID, k.JobItemID,
+		k.ID, k.SessionID, k.ThreadID, k.TenantID, k.ParentTaskID,
 	)
 	var n int64
 	if err == nil {
@@ -33,6 +35,7 @@ func (t *Tx) writeTask(ctx context.Context, k *runtype.Task) error {
 			k.ID, k.SessionID, k.ThreadID, k.TurnID, k.TenantID, k.PrincipalID, k.Objective, string(k.Status),
 			string(k.StatusReason), k.CurrentRunID, k.Result, failure, nanos(k.CreatedAt), nanos(k.UpdatedAt),
 			nanos(k.StartedAt), nanos(k.EndedAt), int64(k.Attempts),
+			k.ParentTaskID, k.RootTaskID, int64(k.Depth), k.SubagentID, k.JobID, k.JobItemID,
 			nanos(k.QueuedAt), nanos(k.DueAt), k.LeaseOwner, k.LeaseEpoch, nanos(k.LeaseExpiresAt), string(k.Control),
 		)
 	}

@@ -353,6 +353,11 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		}
 		wrote = true
 	}
+	// Delegation records follow the tasks. Their upserts can conflict (an
+	// ID of another tenant), which is rare enough to pay for a replay.
+	if wrote, err = t.writeDelegation(ctx, b, wrote); err != nil {
+		return wrote, err
+	}
 	// Lease changes and task updates can fail (a lease lost, a task
 	// missing), but only after the batch's tasks are written.
 	if wrote, err = t.writeSchedule(ctx, b, wrote); err != nil {

@@ -10,7 +10,7 @@
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
 // limits, usage totals, events, transactions, tenancy, the Writer, the
 // scheduling of tasks, admission, the aggregates health reads, API
-// tokens, capability sessions); a change to a driver extends the suite rather than only that
+// tokens, capability sessions, delegation); a change to a driver extends the suite rather than only that
 // driver's tests.
 //
 // # What the suite pins down beyond store.go
@@ -45,6 +45,11 @@
 //
 // API tokens list oldest first (by CreatedAt, then ID). A token update
 // may name a token its own batch inserts.
+//
+// A task's children (TaskList with ParentTaskID) list by CreatedAt, then
+// ID. Subagents and jobs list by ID; job items by Index. A job item is
+// also unique by (JobID, Index): another item at a taken place is a
+// conflict.
 //
 // Capability sessions list by CreatedAt, then ID, whatever order they
 // were written in; a batch that writes one ID twice keeps the last. The
@@ -115,6 +120,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Token", exerciseToken},
 		{"Capability", exerciseCapability},
 		{"Memory", exerciseMemory},
+		{"Delegation", exerciseDelegation},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
@@ -278,6 +284,10 @@ func (tb *testBundle) task(u *runtype.Turn) *runtype.Task {
 		StartedAt:    now.Add(time.Millisecond),
 		EndedAt:      time.Time{},
 		Attempts:     2,
+		TaskLineage: runtype.TaskLineage{
+			ParentTaskID: tb.ids.New(runtype.PrefixTask), RootTaskID: tb.ids.New(runtype.PrefixTask), Depth: 2,
+			SubagentID: tb.ids.New(runtype.PrefixSubagent), JobID: tb.ids.New(runtype.PrefixJob), JobItemID: tb.ids.New(runtype.PrefixJobItem),
+		},
 
 		QueuedAt:       now.Add(-time.Second),
 		DueAt:          now.Add(time.Minute),

@@ -1,0 +1,16 @@
+DROP INDEX job_items_status;
+DROP TABLE job_items;
+DROP INDEX jobs_parent;
+DROP INDEX jobs_session;
+DROP TABLE jobs;
+DROP INDEX subagents_root;
+DROP INDEX subagents_parent;
+DROP INDEX subagents_session;
+DROP TABLE subagents;
+DROP INDEX tasks_parent;
+ALTER TABLE tasks DROP COLUMN job_item_id;
+ALTER TABLE tasks DROP COLUMN job_id;
+ALTER TABLE tasks DROP COLUMN subagent_id;
+ALTER TABLE tasks DROP COLUMN depth;
+ALTER TABLE tasks DROP COLUMN root_task_id;
+ALTER TABLE tasks DROP COLUMN parent_task_id;
