@@ -61,11 +61,11 @@ func newJobsCreateCmd() *cobra.Command {
 		Long: `Create a job (create_job) in a session: each line of --items (a file, or - for standard
 input) is one item, a JSON value; blank lines are skipped. Each item runs as a task of
 --agent, --instruction before its input, at most --concurrency at a time (default 4, at most
-64), each with at most --max-attempts automatic attempts (default 1: a failed item waits for
-agentrt jobs retry). A job holds at most 10000 items of at most 64 KiB each; a line that is
-no JSON is a usage error naming the file and line. The command prints the job and returns;
-whichever agentrt process runs the data directory's work runs it. With --json, print the job
-as the API answers it.` + jobExits,
+64), each with at most --max-attempts automatic attempts (default 1, at most 10: a failed
+item waits for agentrt jobs retry). A job holds at most 10000 items of at most 64 KiB each;
+a line that is no JSON is a usage error naming the file and line. The command prints the
+job and returns; whichever agentrt process runs the data directory's work runs it. With
+--json, print the job as the API answers it.` + jobExits,
 		Example: `  agentrt jobs create --config agentrt.yaml --session ses_01M7Z6EQH1EH35X9M20WK8S11D --agent triage --items tickets.jsonl
   jq -c '.[]' tickets.json | agentrt jobs create --server http://127.0.0.1:7420 --session ses_01M7Z6EQH1EH35X9M20WK8S11D --agent triage --items -`,
 		Args: cobra.NoArgs,

@@ -193,9 +193,6 @@ func checkJob(req *apitype.CreateJobRequest) string {
 		if len(it) > apitype.MaxJobItemBytes {
 			return fmt.Sprintf("items[%d] is %d bytes; an item may be at most %d", i, len(it), apitype.MaxJobItemBytes)
 		}
-		if string(it) == "null" {
-			return fmt.Sprintf("items[%d] is null; an item is a JSON value other than null", i)
-		}
 	}
 	return ""
 }
