@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -209,4 +210,102 @@ func TestClientWaitSubagentsLoops(t *testing.T) {
 			t.Error("WaitSubagents returned no error once ctx ended")
 		}
 	})
+}
+
+// TestClientMirrorsDelegation: over a real server, each delegation read
+// of the client returns what the Runtime's own method does, and the
+// commands act: a spawned subagent completes and is waited for, a job
+// whose item fails ends failed, its failed item is retried, and closing
+// and cancelling answer as the runtime leaves them.
+func TestClientMirrorsDelegation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := t.Context()
+	// The parked turn has used the session's first scripted reply; the
+	// subagent gets the second ("done"); the job's item finds none left
+	// and fails.
+	res := b.park(t)
+	owner := runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: apitype.APIPrincipal}
+	same := func(name string, got, want any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s over HTTP differs from the runtime's (-runtime +client):\n%s", name, d)
+		}
+	}
+
+	sub, err := b.c.SpawnSubagent(ctx, &apitype.SpawnSubagentParams{SessionID: res.SessionID, Agent: "support", Input: "look it up", ParentTaskID: res.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.c.WaitSubagents(ctx, &apitype.WaitSubagentsParams{SubagentIDs: []string{sub.SubagentID}, Timeout: time.Minute})
+	if err != nil || w.TimedOut || w.Subagents[0].Status != runtype.StatusCompleted {
+		t.Fatalf("WaitSubagents = %+v, %v; want the subagent completed", w, err)
+	}
+	wantSub, _ := b.rt.GetSubagent(ctx, &apitype.SubagentParams{Owner: owner, SubagentID: sub.SubagentID})
+	gotSub, err := b.c.GetSubagent(ctx, &apitype.SubagentParams{SubagentID: sub.SubagentID})
+	same("GetSubagent", gotSub, roundTrip(t, wantSub), err)
+	wantSubs, _ := b.rt.ListSubagents(ctx, owner, res.SessionID)
+	gotSubs, err := b.c.ListSubagents(ctx, res.SessionID)
+	same("ListSubagents", gotSubs, *roundTrip(t, &wantSubs), err)
+
+	job, err := b.c.CreateJob(ctx, &apitype.CreateJobParams{SessionID: res.SessionID, Agent: "support", Items: []json.RawMessage{json.RawMessage(`{"ticket":1}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobTask, err := b.c.GetTask(ctx, job.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := b.c.Events(ctx, client.EventFilter{SessionID: res.SessionID}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	for {
+		e, err := events.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.TurnID == jobTask.TurnID && (e.Type == "turn.completed" || e.Type == "turn.failed") {
+			break
+		}
+	}
+	wantJob, _ := b.rt.GetJob(ctx, &apitype.JobParams{Owner: owner, JobID: job.JobID})
+	gotJob, err := b.c.GetJob(ctx, &apitype.JobParams{JobID: job.JobID})
+	same("GetJob", gotJob, roundTrip(t, wantJob), err)
+	if gotJob.Status != runtype.JobFailed || gotJob.Failed != 1 {
+		t.Errorf("job %+v, want failed with its one item", gotJob)
+	}
+	items := &apitype.ListJobItemsParams{Owner: owner, JobID: job.JobID, Status: runtype.ItemFailed}
+	wantItems, _ := b.rt.ListJobItems(ctx, items)
+	gotItems, err := b.c.ListJobItems(ctx, items)
+	same("ListJobItems", gotItems, roundTrip(t, wantItems), err)
+	wantTree, _ := b.rt.DelegationTree(ctx, owner, res.TaskID)
+	gotTree, err := b.c.DelegationTree(ctx, res.TaskID)
+	same("DelegationTree", gotTree, roundTrip(t, wantTree), err)
+	if len(gotTree.Children) != 1 || gotTree.Children[0].SubagentID != sub.SubagentID {
+		t.Errorf("tree %+v, want the subagent under the parked turn's task", gotTree)
+	}
+
+	retry, err := b.c.RetryJobItems(ctx, &apitype.RetryJobItemsParams{JobID: job.JobID})
+	if err != nil || len(retry.Retried) != 1 || retry.Retried[0] != gotItems.Items[0].ItemID {
+		t.Errorf("RetryJobItems = %+v, %v; want the failed item retried", retry, err)
+	}
+	cancelled, err := b.c.CancelJob(ctx, &apitype.JobParams{JobID: job.JobID})
+	if err != nil || cancelled.JobID != job.JobID {
+		t.Errorf("CancelJob = %+v, %v", cancelled, err)
+	}
+	closed, err := b.c.CloseSubagent(ctx, &apitype.SubagentParams{SubagentID: sub.SubagentID})
+	if err != nil || !closed.Closed {
+		t.Errorf("CloseSubagent = %+v, %v", closed, err)
+	}
+	if _, err := b.c.SendSubagentInput(ctx, &apitype.SendSubagentInputParams{SubagentID: sub.SubagentID, Input: "more"}); !errors.Is(err, apitype.ErrConflict) {
+		t.Errorf("input to a closed subagent: %v, want a conflict", err)
+	}
+	if _, err := b.c.GetJob(ctx, &apitype.JobParams{JobID: "job_missing"}); !errors.Is(err, apitype.ErrNotFound) {
+		t.Errorf("a missing job: %v, want ErrNotFound", err)
+	}
 }
