@@ -22,7 +22,9 @@ type treeBackend struct {
 	req     apitype.RequestSummary
 	taskID  string
 	tree    *apitype.DelegationNode
-	asked   []string // the tasks whose tree was read
+	// delegated: the request's events hold task.delegated.
+	delegated bool
+	asked     []string // the tasks whose tree was read
 }
 
 func (b *treeBackend) Where() string { return "test" }
@@ -32,10 +34,14 @@ func (b *treeBackend) GetRequest(context.Context, runtype.Owner, string) (*apity
 }
 
 func (b *treeBackend) Events(context.Context, *apitype.SubscribeParams) (eventStream, error) {
-	return &sliceStream{evs: []*event.Event{
+	evs := []*event.Event{
 		{Type: event.TurnSubmitted, TurnID: b.req.TurnID, SessionID: b.req.SessionID},
 		{Type: event.TaskQueued, TurnID: b.req.TurnID, SessionID: b.req.SessionID, TaskID: b.taskID},
-	}}, nil
+	}
+	if b.delegated {
+		evs = append(evs, &event.Event{Type: event.TaskDelegated, TurnID: b.req.TurnID, SessionID: b.req.SessionID, TaskID: b.taskID})
+	}
+	return &sliceStream{evs: evs}, nil
 }
 
 func (b *treeBackend) DelegationTree(_ context.Context, _ runtype.Owner, taskID string) (*apitype.DelegationNode, error) {
@@ -81,7 +87,7 @@ func TestRequestShowTree(t *testing.T) {
 	t.Parallel()
 	b := &treeBackend{
 		req:    apitype.RequestSummary{TurnID: "turn_1", SessionID: "ses_1", Agent: "triage", Status: runtype.StatusWaitingResource, StatusReason: runtype.ReasonWaitingChildren},
-		taskID: "task_root", tree: parkedTree(),
+		taskID: "task_root", tree: parkedTree(), delegated: true,
 	}
 	var out bytes.Buffer
 	if err := showRequest(t.Context(), &out, b, "turn_1", false, timelineOptions{}); err != nil {
@@ -109,13 +115,18 @@ func TestRequestShowTree(t *testing.T) {
 		t.Errorf("the timeline does not come first:\n%s", got)
 	}
 
+	// A tree without children prints nothing; a request that delegated
+	// nothing is not asked for its tree.
 	b.tree = &apitype.DelegationNode{TaskID: "task_root", Kind: apitype.NodeRequest, Status: runtype.StatusCompleted}
-	out.Reset()
-	if err := showRequest(t.Context(), &out, b, "turn_1", false, timelineOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(out.String(), "delegation") {
-		t.Errorf("a request without children shows a tree:\n%s", out.String())
+	for _, delegated := range []bool{true, false} {
+		b.delegated = delegated
+		out.Reset()
+		if err := showRequest(t.Context(), &out, b, "turn_1", false, timelineOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), "delegation") {
+			t.Errorf("a request without children shows a tree:\n%s", out.String())
+		}
 	}
 	if d := cmp.Diff([]string{"task_root", "task_root"}, b.asked); d != "" {
 		t.Errorf("trees read (-want +got):\n%s", d)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -81,6 +82,7 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 		}
 	}
 	var taskID string // the request's task, the root of its delegation tree
+	delegated := false
 	for {
 		e, err := events.TryNext(ctx)
 		if err != nil {
@@ -92,6 +94,7 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 		if taskID == "" && e.TurnID == id {
 			taskID = e.TaskID
 		}
+		delegated = delegated || e.Type == event.TaskDelegated
 		if asJSON {
 			if err := writeEvent(out, e); err != nil {
 				return err
@@ -106,7 +109,7 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 	t.unfinished(r.Status, string(r.StatusReason))
 	t.close()
 	t = nil
-	if taskID == "" {
+	if !delegated || taskID == "" {
 		return nil
 	}
 	tree, err := delegationTree(ctx, b, taskID)
