@@ -276,18 +276,3 @@ func (s *Server) retryJobItems(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, res)
 }
-
-// idempotencyKey takes the Idempotency-Key header into the body's key,
-// answering 400 when the two differ.
-func idempotencyKey(w http.ResponseWriter, r *http.Request, key *string) bool {
-	h := r.Header.Get("Idempotency-Key")
-	if h == "" {
-		return true
-	}
-	if *key != "" && *key != h {
-		writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
-		return false
-	}
-	*key = h
-	return true
-}

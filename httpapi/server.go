@@ -264,15 +264,8 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
 	var req apitype.SubmitTurnRequest
-	if !decodeBody(w, r, &req) {
+	if !decodeBody(w, r, &req) || !idempotencyKey(w, r, &req.IdempotencyKey) {
 		return
-	}
-	if h := r.Header.Get("Idempotency-Key"); h != "" {
-		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
-			return
-		}
-		req.IdempotencyKey = h
 	}
 	res, err := s.rt.SubmitTurn(r.Context(), &apitype.SubmitTurnParams{
 		Owner: owner(r), Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
@@ -484,6 +477,21 @@ func decodeBodyLimit(w http.ResponseWriter, r *http.Request, v any, limit int64)
 		writeError(w, apitype.ProblemInvalidJSON, "the body holds data after the JSON object")
 	}
 	return false
+}
+
+// idempotencyKey takes the Idempotency-Key header into the body's key,
+// answering 400 when the two differ.
+func idempotencyKey(w http.ResponseWriter, r *http.Request, key *string) bool {
+	h := r.Header.Get("Idempotency-Key")
+	if h == "" {
+		return true
+	}
+	if *key != "" && *key != h {
+		writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
+		return false
+	}
+	*key = h
+	return true
 }
 
 func intParam(w http.ResponseWriter, v, name string) (int, bool) {
