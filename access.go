@@ -37,6 +37,16 @@ func (rt *Runtime) CheckOwn(ctx context.Context, owner runtype.Owner, kind apity
 		if t, err = rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: owner.TenantID, ID: id}); err == nil {
 			principal = t.PrincipalID
 		}
+	case apitype.OwnSubagent:
+		var s *runtype.Subagent
+		if s, err = rt.store.SubagentGet(ctx, &store.SubagentGetParams{TenantID: owner.TenantID, ID: id}); err == nil {
+			principal = s.PrincipalID
+		}
+	case apitype.OwnJob:
+		var j *runtype.Job
+		if j, err = rt.store.JobGet(ctx, &store.JobGetParams{TenantID: owner.TenantID, ID: id}); err == nil {
+			principal = j.PrincipalID
+		}
 	default:
 		return fmt.Errorf("checking ownership: unknown kind %q", kind)
 	}

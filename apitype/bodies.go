@@ -1,6 +1,10 @@
 package apitype
 
-import "github.com/agentrt/agentrt/runtype"
+import (
+	"time"
+
+	"github.com/agentrt/agentrt/runtype"
+)
 
 // The bodies of the HTTP answers that are no read model or result of the
 // runtime's: every answer has a Go type, from which the OpenAPI
@@ -64,3 +68,15 @@ type ProcessTerminateResult struct {
 	// Status is terminated.
 	Status string `json:"status"`
 }
+
+// SubagentList is the body of the answer to GET
+// /v1/sessions/{sessionId}/subagents: the session's subagents, oldest
+// first.
+type SubagentList struct {
+	Subagents []SubagentRead `json:"subagents"`
+}
+
+// MaxWaitTimeout bounds one wait of POST /v1/subagents/wait (timeoutMs 0
+// waits this long); a longer wait is a loop of them, each answer saying
+// whether it timed out.
+const MaxWaitTimeout = 5 * time.Minute

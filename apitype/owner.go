@@ -1,14 +1,17 @@
 package apitype
 
 // Record kinds a principal owns: the sessions it created, the turns and
-// tasks it submitted. A submitter reads and interrupts only its own.
+// tasks it submitted, the subagents it spawned and the jobs it created. A
+// submitter reads and interrupts only its own.
 type OwnKind string
 
 // The kinds CheckOwn knows.
 const (
-	OwnSession OwnKind = "session"
-	OwnTurn    OwnKind = "turn"
-	OwnTask    OwnKind = "task"
+	OwnSession  OwnKind = "session"
+	OwnTurn     OwnKind = "turn"
+	OwnTask     OwnKind = "task"
+	OwnSubagent OwnKind = "subagent"
+	OwnJob      OwnKind = "job"
 )
 
 // Default owner of work submitted without one (the embedded, single-user

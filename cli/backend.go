@@ -81,6 +81,19 @@ type backend interface {
 	CompactThread(ctx context.Context, p *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error)
 	ResetThread(ctx context.Context, p *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error)
 
+	SpawnSubagent(ctx context.Context, p *apitype.SpawnSubagentParams) (*apitype.SubagentRead, error)
+	SendSubagentInput(ctx context.Context, p *apitype.SendSubagentInputParams) (*apitype.SubagentRead, error)
+	WaitSubagents(ctx context.Context, p *apitype.WaitSubagentsParams) (*apitype.WaitSubagentsResult, error)
+	CloseSubagent(ctx context.Context, p *apitype.SubagentParams) (*apitype.SubagentRead, error)
+	GetSubagent(ctx context.Context, p *apitype.SubagentParams) (*apitype.SubagentRead, error)
+	ListSubagents(ctx context.Context, owner runtype.Owner, sessionID string) ([]apitype.SubagentRead, error)
+	DelegationTree(ctx context.Context, owner runtype.Owner, taskID string) (*apitype.DelegationNode, error)
+	CreateJob(ctx context.Context, p *apitype.CreateJobParams) (*apitype.JobRead, error)
+	GetJob(ctx context.Context, p *apitype.JobParams) (*apitype.JobRead, error)
+	ListJobItems(ctx context.Context, p *apitype.ListJobItemsParams) (*apitype.JobItemsPage, error)
+	RetryJobItems(ctx context.Context, p *apitype.RetryJobItemsParams) (*apitype.RetryJobItemsResult, error)
+	CancelJob(ctx context.Context, p *apitype.JobParams) (*apitype.JobRead, error)
+
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error)
 	// OpenOutput opens stored content (a tool's whole output, a raw model
 	// response) by its ref; the caller closes it.
@@ -588,6 +601,54 @@ func (b *remoteBackend) ResetThread(ctx context.Context, p *apitype.CompactThrea
 		return nil, errNeedSession
 	}
 	return b.c.ResetThread(ctx, p.SessionID, p.ThreadID, &apitype.CompactThreadRequest{Strategy: p.Strategy, IdempotencyKey: p.IdempotencyKey})
+}
+
+func (b *remoteBackend) SpawnSubagent(ctx context.Context, p *apitype.SpawnSubagentParams) (*apitype.SubagentRead, error) {
+	return b.c.SpawnSubagent(ctx, p)
+}
+
+func (b *remoteBackend) SendSubagentInput(ctx context.Context, p *apitype.SendSubagentInputParams) (*apitype.SubagentRead, error) {
+	return b.c.SendSubagentInput(ctx, p)
+}
+
+func (b *remoteBackend) WaitSubagents(ctx context.Context, p *apitype.WaitSubagentsParams) (*apitype.WaitSubagentsResult, error) {
+	return b.c.WaitSubagents(ctx, p)
+}
+
+func (b *remoteBackend) CloseSubagent(ctx context.Context, p *apitype.SubagentParams) (*apitype.SubagentRead, error) {
+	return b.c.CloseSubagent(ctx, p)
+}
+
+func (b *remoteBackend) GetSubagent(ctx context.Context, p *apitype.SubagentParams) (*apitype.SubagentRead, error) {
+	return b.c.GetSubagent(ctx, p)
+}
+
+func (b *remoteBackend) ListSubagents(ctx context.Context, _ runtype.Owner, sessionID string) ([]apitype.SubagentRead, error) {
+	return b.c.ListSubagents(ctx, sessionID)
+}
+
+func (b *remoteBackend) DelegationTree(ctx context.Context, _ runtype.Owner, taskID string) (*apitype.DelegationNode, error) {
+	return b.c.DelegationTree(ctx, taskID)
+}
+
+func (b *remoteBackend) CreateJob(ctx context.Context, p *apitype.CreateJobParams) (*apitype.JobRead, error) {
+	return b.c.CreateJob(ctx, p)
+}
+
+func (b *remoteBackend) GetJob(ctx context.Context, p *apitype.JobParams) (*apitype.JobRead, error) {
+	return b.c.GetJob(ctx, p)
+}
+
+func (b *remoteBackend) ListJobItems(ctx context.Context, p *apitype.ListJobItemsParams) (*apitype.JobItemsPage, error) {
+	return b.c.ListJobItems(ctx, p)
+}
+
+func (b *remoteBackend) RetryJobItems(ctx context.Context, p *apitype.RetryJobItemsParams) (*apitype.RetryJobItemsResult, error) {
+	return b.c.RetryJobItems(ctx, p)
+}
+
+func (b *remoteBackend) CancelJob(ctx context.Context, p *apitype.JobParams) (*apitype.JobRead, error) {
+	return b.c.CancelJob(ctx, p)
 }
 
 func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error {

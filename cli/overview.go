@@ -65,6 +65,10 @@ type requestOverview struct {
 	// Since is when the request ended, else started, else was created.
 	Since      *time.Time `json:"since"`
 	AgeSeconds int64      `json:"ageSeconds"`
+	// WaitingFor names, for a request parked waiting_children, the
+	// delegated agents it waits for (the open tasks deepest down its
+	// delegation tree); absent otherwise.
+	WaitingFor []delegateOverview `json:"waitingFor,omitempty"`
 }
 
 type sessionOverview struct {
@@ -96,7 +100,8 @@ func newOverviewCmd() *cobra.Command {
 		Short: "One screen: health, pending approvals, requests needing attention, sessions",
 		Long: `Show, on one screen, what an operator looks at first: the runtime's health and any
 failing checks; the pending approvals (how many, and the oldest with their age); recent
-requests that wait, are blocked or paused, or failed; the sessions with an open request and
+requests that wait, are blocked or paused, or failed (one parked waiting_children names the
+delegated agents it waits for); the sessions with an open request and
 the agent running it ("none" when no request is open); and when the last event happened.
 
 Works on a daemon (--server) or a data directory. On a terminal it prints a table with
@@ -168,6 +173,11 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		if since != nil {
 			ro.AgeSeconds = int64(now.Sub(*since) / time.Second)
 		}
+		if r.StatusReason == runtype.ReasonWaitingChildren {
+			if ro.WaitingFor, err = delegatesOf(ctx, b, &r); err != nil {
+				return nil, err
+			}
+		}
 		ov.Attention = append(ov.Attention, ro)
 	}
 	open, err := b.ListRequests(ctx, &apitype.ListRequestsParams{Limit: overviewRequests, Statuses: openStatuses})
@@ -207,6 +217,26 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		return nil, err
 	}
 	return ov, nil
+}
+
+// delegatesOf names the delegated agents request r waits for, read from
+// its task's delegation tree.
+func delegatesOf(ctx context.Context, b backend, r *apitype.RequestSummary) ([]delegateOverview, error) {
+	page, err := b.ListTasks(ctx, &apitype.ListTasksParams{SessionID: r.SessionID, Status: r.Status, Limit: maxListLimit})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range page.Tasks {
+		if t.TurnID != r.TurnID {
+			continue
+		}
+		tree, err := delegationTree(ctx, b, t.TaskID)
+		if err != nil || tree == nil {
+			return nil, err
+		}
+		return waitingFor(tree), nil
+	}
+	return nil, nil
 }
 
 // oldestApprovals counts the pending approvals into ao and returns the
@@ -351,7 +381,11 @@ func printOverview(w io.Writer, ov *overview, st style) {
 		t := newTable("REQUEST", "STATUS", "REASON", "AGENT", "SESSION", "SINCE")
 		t.paint[1] = st.status
 		for _, r := range ov.Attention {
-			t.row(r.RequestID, string(r.Status), cmp.Or(r.StatusReason, "-"), r.Agent, r.SessionID, relTimeOf(now, r.Since))
+			reason := cmp.Or(r.StatusReason, "-")
+			if len(r.WaitingFor) > 0 {
+				reason += ": " + delegatesText(r.WaitingFor)
+			}
+			t.row(r.RequestID, string(r.Status), reason, r.Agent, r.SessionID, relTimeOf(now, r.Since))
 		}
 		t.write(w, "           ", st)
 	}

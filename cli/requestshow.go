@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/runtype"
 )
 
@@ -20,8 +21,10 @@ func newRequestsShowCmd() *cobra.Command {
 		Long: `Show a past (or running) request — a turn — as the timeline agentrt run prints: every model
 hop with its text, each policy decision with the rule that made it, each tool call with its
 input and output previews, sandbox facts, hooks, redactions, costs, budgets, the approvals
-with who answered them, and how the request ended. With --json, print the request's events
-as JSON Lines instead, as GET /v1/events?turnId=ID&follow=false sends them.
+with who answered them, and how the request ended. When the request delegated (subagents, a
+job), the delegation tree of its task follows: each node indented under its parent with its
+kind, agent, status, depth, pending approvals and usage. With --json, print the request's
+events as JSON Lines instead, as GET /v1/events?turnId=ID&follow=false sends them.
 
 The request comes from the config's data directory, or with --server from a daemon, which
 shows only its token's tenant's requests. On a terminal the timeline is coloured and fitted
@@ -65,7 +68,11 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 	var t *timeline
 	if !asJSON {
 		t = newTimeline(out, o)
-		defer t.close()
+		defer func() {
+			if t != nil {
+				t.close()
+			}
+		}()
 		t.header(r.TurnID, r.Agent, r.SessionID, "")
 		if r.CreatedAt != nil {
 			t.prose("submitted ", r.CreatedAt.UTC().Format(time.DateTime+" MST"))
@@ -74,6 +81,8 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 			t.prose("input:  ", r.InputPreview)
 		}
 	}
+	var taskID string // the request's task, the root of its delegation tree
+	delegated := false
 	for {
 		e, err := events.TryNext(ctx)
 		if err != nil {
@@ -82,6 +91,10 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 		if e == nil {
 			break
 		}
+		if taskID == "" && e.TurnID == id {
+			taskID = e.TaskID
+		}
+		delegated = delegated || e.Type == event.TaskDelegated
 		if asJSON {
 			if err := writeEvent(out, e); err != nil {
 				return err
@@ -90,8 +103,21 @@ func showRequest(ctx context.Context, out io.Writer, b backend, id string, asJSO
 		}
 		t.event(e)
 	}
-	if t != nil {
-		t.unfinished(r.Status, string(r.StatusReason))
+	if t == nil {
+		return nil
+	}
+	t.unfinished(r.Status, string(r.StatusReason))
+	t.close()
+	t = nil
+	if !delegated || taskID == "" {
+		return nil
+	}
+	tree, err := delegationTree(ctx, b, taskID)
+	if err != nil {
+		return runtimeErr(fmt.Errorf("reading the delegation tree of request %s: %w", id, err))
+	}
+	if tree != nil {
+		printTree(out, tree, o.style)
 	}
 	return nil
 }

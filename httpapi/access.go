@@ -62,6 +62,11 @@ var (
 func ownSession(a access) access { return a.owning(ownParam{"sessionId", apitype.OwnSession}) }
 func ownTurn(a access) access    { return a.owning(ownParam{"turnId", apitype.OwnTurn}) }
 func ownTask(a access) access    { return a.owning(ownParam{"taskId", apitype.OwnTask}) }
+
+// ownSubagent and ownJob let a submitter call a route for the subagent
+// it spawned or the job it created only.
+func ownSubagent(a access) access { return a.owning(ownParam{"subagentId", apitype.OwnSubagent}) }
+func ownJob(a access) access      { return a.owning(ownParam{"jobId", apitype.OwnJob}) }
 func ownSessionOrTurn(a access) access {
 	return a.owning(ownParam{"sessionId", apitype.OwnSession}, ownParam{"turnId", apitype.OwnTurn})
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,8 @@ import (
 type docOperation struct {
 	method string
 	path   *regexp.Regexp
+	// literal is the document's path, braces and all.
+	literal string
 	// responses maps a status to its media types and their schemas (nil:
 	// a body not checked, such as an event stream).
 	responses map[string]map[string]*jsonschema.Schema
@@ -68,7 +71,7 @@ var loadDocChecker = sync.OnceValues(func() (*docChecker, error) {
 		// QuoteMeta escapes the braces of {name}.
 		re := regexp.MustCompile("^" + regexp.MustCompile(`\\\{[A-Za-z]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`) + "$")
 		for method, v := range ops.(map[string]any) {
-			op := docOperation{method: strings.ToUpper(method), path: re, responses: map[string]map[string]*jsonschema.Schema{}}
+			op := docOperation{method: strings.ToUpper(method), path: re, literal: path, responses: map[string]map[string]*jsonschema.Schema{}}
 			for status, rv := range v.(map[string]any)["responses"].(map[string]any) {
 				r := rv.(map[string]any)
 				loc := "/paths/" + escapePointer(path) + "/" + method + "/responses/" + status
@@ -141,9 +144,13 @@ func (dc *docChecker) check(method, path string, code int, contentType string, b
 	if method == http.MethodHead {
 		lookup = http.MethodGet // net/http answers HEAD on every GET route, without the body
 	}
+	// A path the document names as it is (/v1/subagents/wait) is served
+	// by its own operations only, never by a wildcard's of the same
+	// shape (/v1/subagents/{subagentId}), as ServeMux does.
+	literal := slices.ContainsFunc(dc.ops, func(o docOperation) bool { return o.literal == path })
 	var op *docOperation
 	for i := range dc.ops {
-		if dc.ops[i].method == lookup && dc.ops[i].path.MatchString(path) {
+		if dc.ops[i].method == lookup && dc.ops[i].path.MatchString(path) && (!literal || dc.ops[i].literal == path) {
 			op = &dc.ops[i]
 			break
 		}

@@ -32,6 +32,12 @@ var matrixBodies = map[string]string{
 	"forkThread":     `{"fromTurnId": "turn_missing"}`,
 	"compactThread":  `{"strategy": "shrink"}`,
 	"resetThread":    `{"strategy": "shrink"}`,
+	// Delegation: the agent exists, so the runtime decides.
+	"spawnSubagent":     `{"agent": "support", "input": "look it up"}`,
+	"sendSubagentInput": `{"input": "and this"}`,
+	"waitSubagents":     `{"subagentIds": ["sub_missing"], "timeoutMs": 1}`,
+	"createJob":         `{"agent": "support", "items": [{"ticket": 1}]}`,
+	"retryJobItems":     `{}`,
 }
 
 // matrixCaller is who calls in the matrix.
@@ -126,15 +132,22 @@ func TestRoleRouteMatrix(t *testing.T) {
 	if rawRef == "" {
 		t.Fatal("sam's turn stored no raw model response")
 	}
+	// Sam's subagent and job, in his session.
+	var sub apitype.SubagentRead
+	sam.postJSON(t, "/v1/sessions/"+res.SessionID+"/subagents", `{"agent": "support", "input": "look"}`, http.StatusCreated, &sub)
+	var job apitype.JobRead
+	sam.postJSON(t, "/v1/sessions/"+res.SessionID+"/jobs", `{"agent": "support", "items": [1]}`, http.StatusCreated, &job)
 	ids := map[string]string{
 		"sessionId": res.SessionID, "threadId": res.ThreadID, "turnId": res.TurnID, "taskId": res.TaskID,
 		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID, "ref": rawRef,
+		"subagentId": sub.SubagentID, "jobId": job.JobID,
 	}
 	missing := map[string]string{
 		"sessionId": "ses_missing", "threadId": "thr_missing", "turnId": "turn_missing", "taskId": "task_missing",
 		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing", "ref": "sha256:" + strings.Repeat("0", 64),
+		"subagentId": "sub_missing", "jobId": "job_missing",
 	}
-	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID}
+	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID, sub.SubagentID, job.JobID}
 
 	doc := b.openapi(t)
 	routes := doc.documented()

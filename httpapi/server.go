@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,16 +97,58 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	// Without it the catch-all below would answer those 404.
 	for _, path := range paths {
 		allow := strings.Join(allowed[path], ", ")
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		notAllowed := func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			writeError(w, apitype.ProblemMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
-		})
+		}
+		if !overlapsAny(path, paths) {
+			mux.HandleFunc(path, notAllowed)
+			continue
+		}
+		// A method-less pattern of a path another path's wildcard also
+		// matches (/v1/subagents/wait, /v1/subagents/{subagentId})
+		// conflicts with that path's method patterns: catch each other
+		// method by name instead.
+		for _, m := range standardMethods {
+			if !slices.Contains(allowed[path], m) {
+				mux.HandleFunc(m+" "+path, notAllowed)
+			}
+		}
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apitype.ProblemNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.handler = s.accessLog(mux)
 	return s, nil
+}
+
+// standardMethods are the methods of RFC 9110 and PATCH.
+var standardMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace,
+}
+
+// overlapsAny reports whether a request path could match both path and
+// another of paths: as many segments, each pair equal or one a wildcard.
+func overlapsAny(path string, paths []string) bool {
+	a := strings.Split(path, "/")
+	for _, other := range paths {
+		b := strings.Split(other, "/")
+		if other == path || len(a) != len(b) {
+			continue
+		}
+		match := true
+		for i := range a {
+			if a[i] != b[i] && !strings.HasPrefix(a[i], "{") && !strings.HasPrefix(b[i], "{") {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
 }
 
 // Handler returns the server's root handler.
@@ -148,6 +191,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/sessions/{sessionId}/threads/{threadId}/fork", operators, s.forkThread},
 		{"POST /v1/sessions/{sessionId}/threads/{threadId}/compact", operators, s.compactThread},
 		{"POST /v1/sessions/{sessionId}/threads/{threadId}/reset", operators, s.resetThread},
+		{"GET /v1/tasks/{taskId}/tree", ownTask(allReaders), s.getDelegationTree},
 		{"GET /v1/tasks", allReaders, s.listTasks},
 		{"GET /v1/tools", anyRole, s.listTools},
 		{"GET /v1/events", ownSessionOrTurn(allReaders), s.events},
@@ -162,6 +206,17 @@ func (s *Server) routes() []route {
 		{"GET /v1/sessions/{sessionId}/processes", ownSession(allReaders), s.listProcesses},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/stdin", operators, s.writeProcessStdin},
 		{"POST /v1/sessions/{sessionId}/processes/{processId}/terminate", operators, s.terminateProcess},
+		{"POST /v1/sessions/{sessionId}/subagents", ownSession(submitters), s.spawnSubagent},
+		{"GET /v1/sessions/{sessionId}/subagents", ownSession(allReaders), s.listSubagents},
+		{"POST /v1/subagents/wait", allReaders, s.waitSubagents},
+		{"GET /v1/subagents/{subagentId}", ownSubagent(allReaders), s.getSubagent},
+		{"POST /v1/subagents/{subagentId}/input", ownSubagent(submitters), s.sendSubagentInput},
+		{"POST /v1/subagents/{subagentId}/close", ownSubagent(submitters), s.closeSubagent},
+		{"POST /v1/sessions/{sessionId}/jobs", ownSession(submitters), s.createJob},
+		{"GET /v1/jobs/{jobId}", ownJob(allReaders), s.getJob},
+		{"GET /v1/jobs/{jobId}/items", ownJob(allReaders), s.listJobItems},
+		{"POST /v1/jobs/{jobId}/retry", operators, s.retryJobItems},
+		{"POST /v1/jobs/{jobId}/cancel", ownJob(submitters), s.cancelJob},
 		{"GET /v1/tokens", admins, s.listTokens},
 		{"POST /v1/tokens", admins, s.createToken},
 		{"POST /v1/tokens/{tokenId}/rotate", admins, s.rotateToken},
@@ -209,15 +264,8 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) submitTurn(w http.ResponseWriter, r *http.Request) {
 	var req apitype.SubmitTurnRequest
-	if !decodeBody(w, r, &req) {
+	if !decodeBody(w, r, &req) || !idempotencyKey(w, r, &req.IdempotencyKey) {
 		return
-	}
-	if h := r.Header.Get("Idempotency-Key"); h != "" {
-		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
-			return
-		}
-		req.IdempotencyKey = h
 	}
 	res, err := s.rt.SubmitTurn(r.Context(), &apitype.SubmitTurnParams{
 		Owner: owner(r), Agent: req.Agent, Input: req.Input, SessionID: req.SessionID,
@@ -396,14 +444,19 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 			return false
 		}
 	}
+	return decodeBodyLimit(w, r, v, MaxBodyBytes)
+}
+
+// decodeBodyLimit is decodeBody with a bound of limit bytes.
+func decodeBodyLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) bool {
 	// The server bounds the time the body takes (Limits.BodyTimeout).
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+			writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", limit))
 		case errors.Is(err, io.EOF):
 			writeError(w, apitype.ProblemInvalidJSON, "the body is empty; want a JSON object")
 		default:
@@ -419,11 +472,26 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	case err == nil:
 		writeError(w, apitype.ProblemInvalidJSON, "the body holds more than one JSON value")
 	case errors.As(err, new(*http.MaxBytesError)):
-		writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBodyBytes))
+		writeError(w, apitype.ProblemBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", limit))
 	default:
 		writeError(w, apitype.ProblemInvalidJSON, "the body holds data after the JSON object")
 	}
 	return false
+}
+
+// idempotencyKey takes the Idempotency-Key header into the body's key,
+// answering 400 when the two differ.
+func idempotencyKey(w http.ResponseWriter, r *http.Request, key *string) bool {
+	h := r.Header.Get("Idempotency-Key")
+	if h == "" {
+		return true
+	}
+	if *key != "" && *key != h {
+		writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
+		return false
+	}
+	*key = h
+	return true
 }
 
 func intParam(w http.ResponseWriter, v, name string) (int, bool) {

@@ -137,15 +137,8 @@ func (s *Server) resetThread(w http.ResponseWriter, r *http.Request) {
 // that named an earlier one.
 func (s *Server) maintain(w http.ResponseWriter, r *http.Request, do func(context.Context, *apitype.CompactThreadParams) (*apitype.SubmitTurnResult, error)) {
 	var req apitype.CompactThreadRequest
-	if !decodeBody(w, r, &req) {
+	if !decodeBody(w, r, &req) || !idempotencyKey(w, r, &req.IdempotencyKey) {
 		return
-	}
-	if h := r.Header.Get("Idempotency-Key"); h != "" {
-		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			writeError(w, apitype.ProblemInvalidRequest, "the Idempotency-Key header and the idempotencyKey field differ")
-			return
-		}
-		req.IdempotencyKey = h
 	}
 	res, err := do(r.Context(), &apitype.CompactThreadParams{ThreadParams: threadParams(r), Strategy: req.Strategy, IdempotencyKey: req.IdempotencyKey})
 	if err != nil {
