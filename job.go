@@ -226,6 +226,25 @@ func (rt *Runtime) ListJobItems(ctx context.Context, p *apitype.ListJobItemsPara
 	return page, nil
 }
 
+// allJobItems lists every item of a job that p selects, page by page (a
+// job has up to apitype.MaxJobItems, more than one list returns).
+func (rt *Runtime) allJobItems(ctx context.Context, p *store.JobItemListParams) ([]*runtype.JobItem, error) {
+	q := *p
+	q.Limit = store.MaxListLimit
+	var out []*runtype.JobItem
+	for {
+		page, err := rt.store.JobItemList(ctx, &q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < q.Limit {
+			return out, nil
+		}
+		q.FromIndex = page[len(page)-1].Index + 1
+	}
+}
+
 // RetryJobItems gives failed items of a job another attempt (the named
 // ones, or every failed one): a failed job runs again for them; items
 // that completed never run again.
@@ -238,8 +257,8 @@ func (rt *Runtime) RetryJobItems(ctx context.Context, p *apitype.RetryJobItemsPa
 	if job.Status == runtype.JobCancelled {
 		return nil, fmt.Errorf("%w: job %s was cancelled", apitype.ErrConflict, job.ID)
 	}
-	failed, err := rt.store.JobItemList(ctx, &store.JobItemListParams{TenantID: owner.TenantID, JobID: job.ID,
-		Statuses: []runtype.JobItemStatus{runtype.ItemFailed}, Limit: store.MaxListLimit})
+	failed, err := rt.allJobItems(ctx, &store.JobItemListParams{TenantID: owner.TenantID, JobID: job.ID,
+		Statuses: []runtype.JobItemStatus{runtype.ItemFailed}})
 	if err != nil {
 		return nil, fmt.Errorf("listing the failed items of job %s: %w", job.ID, err)
 	}
@@ -252,22 +271,24 @@ func (rt *Runtime) RetryJobItems(ctx context.Context, p *apitype.RetryJobItemsPa
 	b := &store.Batch{}
 	res := &apitype.RetryJobItemsResult{Retried: []string{}}
 	for _, it := range failed {
-		if len(p.ItemIDs) > 0 && !slices.Contains(p.ItemIDs, it.ID) || it.Retry {
+		if len(p.ItemIDs) > 0 && !slices.Contains(p.ItemIDs, it.ID) {
 			continue
+		}
+		res.Retried = append(res.Retried, it.ID)
+		if it.Retry {
+			continue // asked already; the dispatcher is woken again below
 		}
 		next := *it
 		next.Retry, next.UpdatedAt = true, now
 		b.JobItems = append(b.JobItems, &next)
-		res.Retried = append(res.Retried, it.ID)
 	}
 	if len(res.Retried) > 0 {
-		// The dispatcher takes them up; a job that ended starts again.
+		// The dispatcher takes them up. It is asked to retry whatever the
+		// job's status read here: a dispatcher that is ending the job
+		// right now would otherwise take a mere wake for a stray one and
+		// leave the items flagged for ever.
 		retry := runtype.ControlRetry
-		u := &store.TaskUpdate{TenantID: owner.TenantID, TaskID: job.TaskID, DueAt: &now}
-		if job.Status.Terminal() {
-			u.Control = &retry
-		}
-		b.TaskUpdates = append(b.TaskUpdates, u)
+		b.TaskUpdates = append(b.TaskUpdates, &store.TaskUpdate{TenantID: owner.TenantID, TaskID: job.TaskID, Control: &retry, DueAt: &now})
 		if err := rt.writer.Write(ctx, b); err != nil {
 			return nil, fmt.Errorf("recording the retry of job %s: %w", job.ID, err)
 		}
@@ -306,6 +327,11 @@ func (rt *Runtime) CancelJob(ctx context.Context, p *apitype.JobParams) (*apityp
 // dispatchJob is a job dispatcher's attempt: see the file's comment. It
 // returns how the dispatcher task came out; its last write released the
 // lease.
+//
+// A cancel stays on the dispatcher task until the job ends: the items it
+// asked to cancel end one by one, each waking the dispatcher, which must
+// still know that the job is being cancelled (else it would count them
+// failed).
 func (rt *Runtime) dispatchJob(c *claim) (*loop.Outcome, error) {
 	ctx := context.WithoutCancel(c.ctx)
 	task, turn := *c.task, *c.turn
@@ -318,11 +344,15 @@ func (rt *Runtime) dispatchJob(c *claim) (*loop.Outcome, error) {
 	if turn.Status.Terminal() && task.Control != runtype.ControlRetry && task.Control != runtype.ControlCancel {
 		return &loop.Outcome{Status: turn.Status}, nil // a stray wake
 	}
-	d := &dispatcher{rt: rt, ctx: ctx, job: *job, task: task, turn: turn, now: rt.cfg.Now().UTC(), b: &store.Batch{Fence: fence}}
-	if task.Control != runtype.ControlNone {
+	if job.Status == runtype.JobCancelled {
+		// A retry that raced the cancel: nothing runs again.
 		none := runtype.ControlNone
-		d.b.TaskUpdates = append(d.b.TaskUpdates, &store.TaskUpdate{TenantID: tenant, TaskID: task.ID, Control: &none})
+		if err := rt.writer.Write(ctx, &store.Batch{Fence: fence, TaskUpdates: []*store.TaskUpdate{{TenantID: tenant, TaskID: task.ID, Control: &none}}}); err != nil {
+			return nil, fmt.Errorf("recording job %s: %w", job.ID, err)
+		}
+		return &loop.Outcome{Status: turn.Status}, nil
 	}
+	d := &dispatcher{rt: rt, ctx: ctx, job: *job, task: task, turn: turn, now: rt.cfg.Now().UTC(), b: &store.Batch{Fence: fence}}
 	if err := d.start(); err != nil {
 		return nil, err
 	}
@@ -392,11 +422,12 @@ func (d *dispatcher) start() error {
 }
 
 // collect records the running items whose task settled (and, when the
-// job is cancelled, cancels the rest), and takes up retried items.
+// job is cancelled, cancels the rest), and takes up retried items while
+// the job has room for them.
 func (d *dispatcher) collect(cancelling bool) error {
 	rt, tenant := d.rt, d.task.TenantID
-	running, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
-		Statuses: []runtype.JobItemStatus{runtype.ItemRunning}, Limit: store.MaxListLimit})
+	running, err := rt.allJobItems(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
+		Statuses: []runtype.JobItemStatus{runtype.ItemRunning}})
 	if err != nil {
 		return fmt.Errorf("listing the running items: %w", err)
 	}
@@ -407,13 +438,15 @@ func (d *dispatcher) collect(cancelling bool) error {
 			return fmt.Errorf("reading item %s's task: %w", it.ID, err)
 		}
 		if store.Holds(t) {
-			if cancelling {
+			if cancelling && t.Control != runtype.ControlCancel {
 				d.b.TaskUpdates = append(d.b.TaskUpdates, &store.TaskUpdate{TenantID: tenant, TaskID: t.ID, Control: &cancel, DueAt: &d.now})
 			}
 			continue
 		}
 		next := *it
-		next.UpdatedAt = d.now
+		// The task's attempts count every attempt, the runtime's own
+		// retries (Config.Retry) included.
+		next.UpdatedAt, next.Attempts = d.now, max(it.Attempts, t.Attempts)
 		d.changed = true
 		d.job.Running--
 		switch {
@@ -426,11 +459,14 @@ func (d *dispatcher) collect(cancelling bool) error {
 			next.Status, next.LastError = runtype.ItemCancelled, t.Failure
 			d.job.Cancelled++
 			d.b.Events = append(d.b.Events, d.itemEvent(event.JobItemFailed, &next, t, &event.JobItemPayload{Failure: t.Failure}))
-		case !cancelling && t.Failure != nil && t.Failure.Retryable && it.Attempts < d.job.MaxAttempts:
-			// Another attempt of the same task, as retry_task would.
-			next.LastError, next.Attempts = t.Failure, it.Attempts+1
-			d.job.Running++
+		case !cancelling && t.Failure != nil && t.Failure.Retryable && next.Attempts < d.job.MaxAttempts:
+			// Another attempt of the same task, as retry_task would. A
+			// task the runtime retried itself up to MaxAttempts is not
+			// retried again.
+			next.LastError = t.Failure
 			d.b.Events = append(d.b.Events, d.itemEvent(event.JobItemFailed, &next, t, &event.JobItemPayload{Failure: t.Failure, Retryable: true}))
+			next.Attempts++
+			d.job.Running++
 			d.retryItem(&next, t)
 		default:
 			next.Status, next.LastError = runtype.ItemFailed, cmp.Or(t.Failure, &runtype.Failure{Kind: runtype.FailureInternal, Message: "the item's task ended " + string(t.Status)})
@@ -439,29 +475,20 @@ func (d *dispatcher) collect(cancelling bool) error {
 		}
 		d.b.JobItems = append(d.b.JobItems, &next)
 	}
-	retried, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID, Retry: true, Limit: store.MaxListLimit})
-	if err != nil {
-		return fmt.Errorf("listing the retried items: %w", err)
-	}
-	for _, it := range retried {
-		next := *it
-		next.Retry, next.UpdatedAt = false, d.now
-		if !cancelling && it.Status == runtype.ItemFailed {
-			t, err := rt.store.TaskGet(d.ctx, &store.TaskGetParams{TenantID: tenant, ID: it.TaskID})
-			if err != nil {
-				return fmt.Errorf("reading item %s's task: %w", it.ID, err)
-			}
-			next.Attempts++
-			d.job.Failed--
-			d.job.Running++
-			d.changed = true
-			d.retryItem(&next, t)
-		}
-		d.b.JobItems = append(d.b.JobItems, &next)
-	}
 	if cancelling {
-		pending, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
-			Statuses: []runtype.JobItemStatus{runtype.ItemPending}, Limit: apitype.MaxJobItems})
+		// Nothing starts any more: retries asked for are dropped (the
+		// items stay failed), pending items are cancelled.
+		retried, err := rt.allJobItems(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID, Retry: true})
+		if err != nil {
+			return fmt.Errorf("listing the retried items: %w", err)
+		}
+		for _, it := range retried {
+			next := *it
+			next.Retry, next.UpdatedAt = false, d.now
+			d.b.JobItems = append(d.b.JobItems, &next)
+		}
+		pending, err := rt.allJobItems(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
+			Statuses: []runtype.JobItemStatus{runtype.ItemPending}})
 		if err != nil {
 			return fmt.Errorf("listing the pending items: %w", err)
 		}
@@ -472,6 +499,31 @@ func (d *dispatcher) collect(cancelling bool) error {
 			d.changed = true
 			d.b.JobItems = append(d.b.JobItems, &next)
 		}
+		return nil
+	}
+	room := d.job.Concurrency - d.job.Running
+	if room <= 0 {
+		return nil
+	}
+	retried, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID, Retry: true, Limit: room})
+	if err != nil {
+		return fmt.Errorf("listing the retried items: %w", err)
+	}
+	for _, it := range retried {
+		next := *it
+		next.Retry, next.UpdatedAt = false, d.now
+		if it.Status == runtype.ItemFailed {
+			t, err := rt.store.TaskGet(d.ctx, &store.TaskGetParams{TenantID: tenant, ID: it.TaskID})
+			if err != nil {
+				return fmt.Errorf("reading item %s's task: %w", it.ID, err)
+			}
+			next.Attempts = max(it.Attempts, t.Attempts) + 1
+			d.job.Failed--
+			d.job.Running++
+			d.changed = true
+			d.retryItem(&next, t)
+		}
+		d.b.JobItems = append(d.b.JobItems, &next)
 	}
 	return nil
 }
@@ -596,6 +648,11 @@ func (d *dispatcher) finish(c *claim, cancelling bool) (*loop.Outcome, error) {
 	} else if d.changed || len(d.b.Events) > 0 {
 		d.b.Events = append(d.b.Events, d.event(event.TaskWaiting, &event.TaskPayload{Status: status, Reason: reason}))
 	}
+	// A retry is taken up by now; a cancel holds until the job ends.
+	if c := d.task.Control; c == runtype.ControlRetry || c == runtype.ControlCancel && terminal {
+		none := runtype.ControlNone
+		d.b.TaskUpdates = append(d.b.TaskUpdates, &store.TaskUpdate{TenantID: d.task.TenantID, TaskID: d.task.ID, Control: &none})
+	}
 	task, turn, run := d.task, d.turn, d.run
 	d.b.Tasks = append(d.b.Tasks, &task)
 	d.b.Turns = append(d.b.Turns, &turn)
@@ -608,7 +665,34 @@ func (d *dispatcher) finish(c *claim, cancelling bool) (*loop.Outcome, error) {
 	if d.job.Running > 0 || !terminal {
 		d.rt.kick() // items it started are due
 	}
+	if terminal && !cancelling {
+		// retry_job_items may have flagged items while this attempt ran
+		// (its retry control was cleared above): wake the job for them.
+		if err := d.retryFlagged(); err != nil {
+			return nil, err
+		}
+	}
 	return &loop.Outcome{Status: status, Reason: reason, Result: result, Failure: failure, Run: run, Released: true}, nil
+}
+
+// retryFlagged asks the dispatcher, which just ended its job, to run
+// again when items are flagged for a retry.
+func (d *dispatcher) retryFlagged() error {
+	flagged, err := d.rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: d.task.TenantID, JobID: d.job.ID, Retry: true, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("listing the retried items: %w", err)
+	}
+	if len(flagged) == 0 {
+		return nil
+	}
+	retry := runtype.ControlRetry
+	if err := d.rt.writer.Write(d.ctx, &store.Batch{TaskUpdates: []*store.TaskUpdate{
+		{TenantID: d.task.TenantID, TaskID: d.task.ID, Control: &retry, DueAt: &d.now},
+	}}); err != nil {
+		return fmt.Errorf("recording the retry of job %s: %w", d.job.ID, err)
+	}
+	d.rt.kick()
+	return nil
 }
 
 // event builds an event of the dispatcher's attempt.

@@ -388,6 +388,11 @@ func (rt *Runtime) controlPending(c *claim) bool {
 	}
 	switch t.Control {
 	case runtype.ControlCancel, runtype.ControlRollback:
+		if c.turn.Kind == runtype.TurnJob && c.task.Control == runtype.ControlCancel {
+			// The job's dispatcher acted on this cancel, which it keeps
+			// until the job ends: it waits for the items it cancelled.
+			return false
+		}
 		return !t.Status.Terminal()
 	case runtype.ControlRetry:
 		return true // asked (again) after this attempt began
