@@ -380,6 +380,9 @@ type dispatcher struct {
 	b    *store.Batch
 	// changed: the job's counts changed (job.progress).
 	changed bool
+	// interrupt are the item tasks asked to cancel: a worker of this
+	// runtime that holds one is told at once, not at its next heartbeat.
+	interrupt []string
 }
 
 // start records the dispatcher's attempt: the first (job.started), or
@@ -437,11 +440,18 @@ func (d *dispatcher) collect(cancelling bool) error {
 		if err != nil {
 			return fmt.Errorf("reading item %s's task: %w", it.ID, err)
 		}
-		if store.Holds(t) {
+		// A retry asked for that has not started never will once the job
+		// is cancelled (the cancel replaces it; the item is cancelled).
+		open := itemOpen(it, t)
+		unstarted := open && cancelling && !store.Holds(t) && t.Status != runtype.StatusCompleted
+		if open {
 			if cancelling && t.Control != runtype.ControlCancel {
 				d.b.TaskUpdates = append(d.b.TaskUpdates, &store.TaskUpdate{TenantID: tenant, TaskID: t.ID, Control: &cancel, DueAt: &d.now})
+				d.interrupt = append(d.interrupt, t.ID)
 			}
-			continue
+			if !unstarted {
+				continue
+			}
 		}
 		next := *it
 		// The task's attempts count every attempt, the runtime's own
@@ -455,7 +465,7 @@ func (d *dispatcher) collect(cancelling bool) error {
 			d.job.Completed++
 			preview, _ := event.Preview(t.Result, event.PreviewBytes)
 			d.b.Events = append(d.b.Events, d.itemEvent(event.JobItemCompleted, &next, t, &event.JobItemPayload{ResultPreview: preview}))
-		case t.Status == runtype.StatusCancelled && cancelling:
+		case cancelling && (t.Status == runtype.StatusCancelled || unstarted):
 			next.Status, next.LastError = runtype.ItemCancelled, t.Failure
 			d.job.Cancelled++
 			d.b.Events = append(d.b.Events, d.itemEvent(event.JobItemFailed, &next, t, &event.JobItemPayload{Failure: t.Failure}))
@@ -526,6 +536,34 @@ func (d *dispatcher) collect(cancelling bool) error {
 		d.b.JobItems = append(d.b.JobItems, &next)
 	}
 	return nil
+}
+
+// itemOpen reports whether a running item's task has yet to settle: it
+// holds its thread, or the attempt the dispatcher asked for has not
+// started yet (the task still shows how its last attempt ended; its
+// worker clears the retry control a moment before it records the new
+// attempt).
+func itemOpen(it *runtype.JobItem, t *runtype.Task) bool {
+	return store.Holds(t) || t.Control == runtype.ControlRetry || t.Attempts < it.Attempts
+}
+
+// itemSettled reports whether a running item of the job has a task that
+// settled: the dispatcher has something to collect.
+func (rt *Runtime) itemSettled(ctx context.Context, tenant, jobID string) (bool, error) {
+	running, err := rt.allJobItems(ctx, &store.JobItemListParams{TenantID: tenant, JobID: jobID, Statuses: []runtype.JobItemStatus{runtype.ItemRunning}})
+	if err != nil {
+		return false, err
+	}
+	for _, it := range running {
+		t, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: it.TaskID})
+		if err != nil {
+			return false, err
+		}
+		if !itemOpen(it, t) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // retryItem starts another attempt of an item's task (the task keeps its
@@ -665,6 +703,13 @@ func (d *dispatcher) finish(c *claim, cancelling bool) (*loop.Outcome, error) {
 	if d.job.Running > 0 || !terminal {
 		d.rt.kick() // items it started are due
 	}
+	d.rt.mu.Lock()
+	for _, id := range d.interrupt {
+		if c, ok := d.rt.claims[id]; ok {
+			c.cancel(ErrInterrupted)
+		}
+	}
+	d.rt.mu.Unlock()
 	if terminal && !cancelling {
 		// retry_job_items may have flagged items while this attempt ran
 		// (its retry control was cleared above): wake the job for them.
