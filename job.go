@@ -3,6 +3,8 @@ package agentrt
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
+	"github.com/agentrt/agentrt/tool"
 )
 
 // This file holds jobs (docs/subagents.md, "Jobs"): a list of items fanned
@@ -762,4 +765,160 @@ func (d *dispatcher) itemEvent(typ event.Type, it *runtype.JobItem, t *runtype.T
 	e := d.event(typ, p)
 	e.JobItemID, e.Status = it.ID, string(it.Status)
 	return e
+}
+
+// defaultJobSchema is a job tool's input schema when its declaration
+// gives none: the items and what to do with each.
+var defaultJobSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+	`"items":{"type":"array","minItems":1,"maxItems":%d,"description":"The items, each worked on in a task of its own: any JSON values (a string is the item's text)."},`+
+	`"instruction":{"type":"string","description":"What to do with each item: it precedes each item in its task's input. The agent sees nothing of this conversation."}},`+
+	`"required":["items"],"additionalProperties":false}`, apitype.MaxJobItems))
+
+// Bounds of a job tool's answer: the items it shows, and how much of
+// each one's result or error.
+const (
+	jobSummaryItems   = 50
+	jobSummaryPreview = 300
+)
+
+// callJob is a job tool's call (a declaration with AsJob): the first
+// call starts a job of the child under the calling task and waits; a
+// call again after the job ended answers with its summary. The call's
+// task and id key the job, so a call never starts two.
+func (d *delegateTool) callJob(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	rt := d.rt
+	owner := runtype.Owner{TenantID: call.TenantID, PrincipalID: call.PrincipalID}
+	key := jobCallKey(call.TaskID, call.ID)
+	job, err := rt.jobByKey(ctx, owner, key)
+	switch {
+	case err == nil:
+		return rt.jobResult(ctx, job)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	use, ok := d.uses[call.Agent]
+	if !ok {
+		return &tool.Result{IsError: true, Content: fmt.Sprintf("agent %s may not delegate to %s", call.Agent, d.child)}, nil
+	}
+	parent, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: owner.TenantID, ID: call.TaskID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the parent task: %w", err)
+	}
+	// The items run a level below the job's dispatcher.
+	if depth, limit := parent.Depth+2, rt.maxDepth(); depth > limit {
+		return &tool.Result{IsError: true, Content: fmt.Sprintf(
+			"delegation refused: the items of a job of %s would run at depth %d of the delegation tree, past the limit of %d", d.child, depth, limit)}, nil
+	}
+	if why, err := rt.refuseDelegation(ctx, parent, call.Agent, d.child); err != nil || why != "" {
+		if err != nil {
+			return nil, err
+		}
+		return &tool.Result{IsError: true, Content: "delegation refused: " + why}, nil
+	}
+	var in struct {
+		Items       []json.RawMessage `json:"items"`
+		Instruction string            `json:"instruction"`
+	}
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return &tool.Result{IsError: true, Content: "the input must be an object with items, a list: " + err.Error()}, nil
+	}
+	p := &apitype.CreateJobParams{
+		Owner: owner, SessionID: call.SessionID, Agent: d.child, Instruction: in.Instruction, Items: in.Items,
+		Concurrency: use.MaxParallel, ParentTaskID: parent.ID, IdempotencyKey: key,
+	}
+	if err := validateJob(p); err != nil {
+		return &tool.Result{IsError: true, Content: err.Error()}, nil
+	}
+	parentTurn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: call.TurnID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the parent turn: %w", err)
+	}
+	if job, err = rt.newJob(ctx, owner, p, parent, parentTurn); err != nil {
+		var over *apitype.OverloadedError
+		if errors.As(err, &over) {
+			return &tool.Result{IsError: true, Content: "delegation refused: " + over.Error()}, nil
+		}
+		return nil, err
+	}
+	return &tool.Result{Waiting: true, Content: fmt.Sprintf("waiting for job %s (%d items for %s)", job.ID, job.Items, d.child)}, nil
+}
+
+// jobCallKey is the idempotency key of the job a tool call starts.
+func jobCallKey(taskID, callID string) string {
+	sum := sha256.Sum256([]byte(taskID + "\x00" + callID))
+	return "job:" + hex.EncodeToString(sum[:20])
+}
+
+// jobByKey finds the job an idempotency key started, or store.ErrNotFound.
+func (rt *Runtime) jobByKey(ctx context.Context, owner runtype.Owner, key string) (*runtype.Job, error) {
+	t, err := rt.store.TurnGetByIdempotencyKey(ctx, &store.TurnGetByIdempotencyKeyParams{TenantID: owner.TenantID, IdempotencyKey: key})
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind != runtype.TurnJob {
+		return nil, fmt.Errorf("%w: idempotency key %q names turn %s, which is not a job's", apitype.ErrConflict, key, t.ID)
+	}
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: owner.TenantID, ID: t.TaskID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the job's task: %w", err)
+	}
+	return rt.store.JobGet(ctx, &store.JobGetParams{TenantID: owner.TenantID, ID: task.JobID})
+}
+
+// jobSummary is what a job tool's call answers once the job ended.
+type jobSummary struct {
+	JobID     string            `json:"jobId"`
+	Status    runtype.JobStatus `json:"status"`
+	Total     int               `json:"total"`
+	Completed int               `json:"completed"`
+	Failed    int               `json:"failed"`
+	Cancelled int               `json:"cancelled,omitempty"`
+	// Items are the first jobSummaryItems; NotShown counts the rest.
+	Items    []jobSummaryItem `json:"items"`
+	NotShown int              `json:"notShown,omitempty"`
+}
+
+type jobSummaryItem struct {
+	Index  int                   `json:"index"`
+	Status runtype.JobItemStatus `json:"status"`
+	Result string                `json:"result,omitempty"`
+	Error  string                `json:"error,omitempty"`
+}
+
+// jobResult is a job tool call's answer: a wait while the job runs, its
+// summary once it ended.
+func (rt *Runtime) jobResult(ctx context.Context, job *runtype.Job) (*tool.Result, error) {
+	if !job.Status.Terminal() {
+		return &tool.Result{Waiting: true, Content: fmt.Sprintf("waiting for job %s (%d items for %s)", job.ID, job.Items, job.Agent)}, nil
+	}
+	items, err := rt.store.JobItemList(ctx, &store.JobItemListParams{TenantID: job.TenantID, JobID: job.ID, Limit: jobSummaryItems})
+	if err != nil {
+		return nil, fmt.Errorf("listing the items of job %s: %w", job.ID, err)
+	}
+	s := jobSummary{JobID: job.ID, Status: job.Status, Total: job.Items, Completed: job.Completed, Failed: job.Failed,
+		Cancelled: job.Cancelled, Items: make([]jobSummaryItem, len(items)), NotShown: job.Items - len(items)}
+	for i, it := range items {
+		si := jobSummaryItem{Index: it.Index, Status: it.Status}
+		switch {
+		case it.Status == runtype.ItemCompleted:
+			si.Result = summaryPreview(it.Result)
+		case it.LastError != nil:
+			si.Error = summaryPreview(it.LastError.Message)
+		}
+		s.Items[i] = si
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return &tool.Result{Content: string(out), IsError: job.Completed == 0}, nil
+}
+
+// summaryPreview cuts s to jobSummaryPreview bytes, marking a cut.
+func summaryPreview(s string) string {
+	p, cut := event.Preview(s, jobSummaryPreview)
+	if cut {
+		p += "…"
+	}
+	return p
 }

@@ -568,3 +568,134 @@ func TestJobTwoRuntimes(t *testing.T) {
 		}
 	}
 }
+
+// TestJobFromModel: a parent's model hands a batch of items to a job
+// tool (a declaration with AsJob); its run parks while the job works,
+// resumes once the job ended, and its model sees the job's summary. The
+// delegation tree shows the request, the job and its items.
+func TestJobFromModel(t *testing.T) {
+	t.Parallel()
+	const n = 5
+	var batch []string
+	for i := range n {
+		batch = append(batch, itemName(i))
+	}
+	parent := &mind{fn: func(req *model.Request, _ int) *model.Response {
+		res := toolResults(req)
+		if len(res) == 0 {
+			in, _ := json.Marshal(map[string]any{"items": batch, "instruction": "check"})
+			return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "j1", Name: "check_all", Arguments: string(in)}}}
+		}
+		return &model.Response{Text: res["j1"]}
+	}}
+	w := newWorker(func(in string, _ int) error {
+		if strings.HasSuffix(in, itemName(3)) {
+			return badItem
+		}
+		return nil
+	})
+	tr := startTree(t, agentrt.Config{ModelRetries: -1, Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: parent, Subagents: []agentrt.SubagentUse{{Agent: "worker", AsTool: "check_all", AsJob: true, MaxParallel: 2}}},
+		"worker": {Provider: w},
+	}})
+	ctx := context.Background()
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "check these"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	if turn.Status != runtype.StatusCompleted {
+		t.Fatalf("parent turn %s (%s) %+v, want completed", turn.Status, turn.StatusReason, turn.Failure)
+	}
+	var sum struct {
+		JobID     string `json:"jobId"`
+		Status    string `json:"status"`
+		Total     int    `json:"total"`
+		Completed int    `json:"completed"`
+		Failed    int    `json:"failed"`
+		Items     []struct {
+			Index  int    `json:"index"`
+			Status string `json:"status"`
+			Result string `json:"result"`
+			Error  string `json:"error"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(turn.Result), &sum); err != nil {
+		t.Fatalf("the parent's model saw %q, not a job summary: %v", turn.Result, err)
+	}
+	if sum.JobID == "" || sum.Status != "failed" || sum.Total != n || sum.Completed != n-1 || sum.Failed != 1 || len(sum.Items) != n {
+		t.Errorf("summary %+v, want the job failed with %d of %d items completed, each listed", sum, n-1, n)
+	}
+	for i, it := range sum.Items {
+		switch {
+		case it.Index != i:
+			t.Errorf("summary item %d has index %d", i, it.Index)
+		case i == 3 && (it.Status != "failed" || !strings.Contains(it.Error, "cannot be done")):
+			t.Errorf("summary item 3 = %+v, want failed with the provider's error", it)
+		case i != 3 && (it.Status != "completed" || it.Result != "done check\n\n"+itemName(i)):
+			t.Errorf("summary item %d = %+v, want completed with its answer", i, it)
+		}
+	}
+	if parent.count() != 2 {
+		t.Errorf("the parent's model was asked %d times, want twice (the call, then its summary)", parent.count())
+	}
+	if peak := w.maxInflight(); peak > 2 {
+		t.Errorf("%d items ran at once, want at most max_parallel 2", peak)
+	}
+	j, err := tr.rt.GetJob(ctx, &apitype.JobParams{JobID: sum.JobID})
+	if err != nil || j.ParentTaskID != res.TaskID || j.Concurrency != 2 {
+		t.Errorf("GetJob = %+v, %v; want a job of the parent's task with concurrency 2", j, err)
+	}
+	var waiting, resumed, delegated bool
+	for _, e := range tr.tb.sessionEvents(t, runtype.Owner{}, res.SessionID) {
+		switch {
+		case e.TaskID != res.TaskID:
+		case e.Type == event.TaskWaiting:
+			waiting = waiting || e.StatusReason == runtype.ReasonWaitingChildren
+		case e.Type == event.TaskResumed:
+			resumed = resumed || e.StatusReason == runtype.ReasonChildrenSettled
+		case e.Type == event.TaskDelegated:
+			delegated = delegated || e.Payload.(*event.DependencyPayload).JobID == sum.JobID
+		}
+	}
+	if !waiting || !resumed || !delegated {
+		t.Errorf("parent: delegated %v, waiting for children %v, resumed %v; want all", delegated, waiting, resumed)
+	}
+	tree, err := tr.rt.DelegationTree(ctx, runtype.Owner{}, res.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Kind != apitype.NodeRequest || len(tree.Children) != 1 {
+		t.Fatalf("tree %+v, want the request with one child", tree)
+	}
+	jn := tree.Children[0]
+	if jn.Kind != apitype.NodeJob || jn.JobID != sum.JobID || jn.Depth != 1 || len(jn.Children) != n {
+		t.Fatalf("job node %+v, want the job at depth 1 with %d items", jn, n)
+	}
+	for _, c := range jn.Children {
+		if c.Kind != apitype.NodeItem || c.Agent != "worker" || c.Depth != 2 {
+			t.Errorf("item node %+v, want a worker item at depth 2", c)
+		}
+	}
+	// The parent's resumed call found its job again and started none.
+	if got := w.inputs(); len(got) != n {
+		t.Errorf("the items' model saw %v, want each of the %d items once", got, n)
+	}
+	for in, k := range w.inputs() {
+		if k != 1 {
+			t.Errorf("the items' model was asked %q %d times, want once", in, k)
+		}
+	}
+}
+
+// TestJobToolConfig: a job tool cannot work on its parent's workspace.
+func TestJobToolConfig(t *testing.T) {
+	t.Parallel()
+	_, err := agentrt.New(agentrt.Config{DataDir: t.TempDir(), Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: echo(""), Subagents: []agentrt.SubagentUse{{Agent: "worker", AsJob: true, Workspace: runtype.WorkspaceParentReadOnly}}},
+		"worker": {Provider: echo("")},
+	}})
+	if err == nil || !strings.Contains(err.Error(), "parent_readonly cannot be combined with AsJob") {
+		t.Errorf("New = %v, want the combination refused", err)
+	}
+}
