@@ -448,6 +448,16 @@ func TestJobCancel(t *testing.T) {
 	if _, err := tr.rt.RetryJobItems(ctx, &apitype.RetryJobItemsParams{JobID: j.JobID}); !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("retrying a cancelled job = %v, want a conflict", err)
 	}
+	got := map[event.Type]int{}
+	for _, e := range tr.tb.sessionEvents(t, runtype.Owner{}, sid) { // schema-checked
+		if e.JobID == j.JobID {
+			got[e.Type]++
+		}
+	}
+	if got[event.JobCancelled] != 1 || got[event.JobItemStarted] != concurrency || got[event.JobItemFailed] != concurrency ||
+		got[event.JobCompleted]+got[event.JobFailed] != 0 {
+		t.Errorf("job events %v, want one job.cancelled, and a start and an end of each item that ran", got)
+	}
 }
 
 // TestJobAutomaticRetry: a job with MaxAttempts 2 gives an item whose
@@ -504,6 +514,7 @@ func TestJobAutomaticRetry(t *testing.T) {
 			if its[1].LastError == nil || its[1].LastError.Kind != runtype.FailureModel {
 				t.Errorf("item 1's last error = %+v, want the model's", its[1].LastError)
 			}
+			tr.tb.sessionEvents(t, runtype.Owner{}, sid) // schema-checked
 		})
 	}
 }
