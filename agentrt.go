@@ -119,6 +119,13 @@ type SubagentUse struct {
 	// workspace) or "parent_readonly" (the parent's workspace, with
 	// only the child's read-only tools).
 	Workspace string
+	// AsJob makes the tool start a job (docs/subagents.md, "Jobs"): a
+	// call passes items (default schema {"items": [...], "instruction":
+	// string}), each worked on by the child in a task of its own, at
+	// most MaxParallel at once (default DefaultJobConcurrency); the call
+	// answers with a summary once every item settled. Not with
+	// Workspace parent_readonly.
+	AsJob bool
 }
 
 // MaxMemoryInject bounds AgentMemory.Inject.

@@ -3,6 +3,8 @@ package agentrt
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/telemetry"
+	"github.com/agentrt/agentrt/tool"
 )
 
 // This file holds jobs (docs/subagents.md, "Jobs"): a list of items fanned
@@ -230,6 +233,25 @@ func (rt *Runtime) ListJobItems(ctx context.Context, p *apitype.ListJobItemsPara
 	return page, nil
 }
 
+// allJobItems lists every item of a job that p selects, page by page (a
+// job has up to apitype.MaxJobItems, more than one list returns).
+func (rt *Runtime) allJobItems(ctx context.Context, p *store.JobItemListParams) ([]*runtype.JobItem, error) {
+	q := *p
+	q.Limit = store.MaxListLimit
+	var out []*runtype.JobItem
+	for {
+		page, err := rt.store.JobItemList(ctx, &q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < q.Limit {
+			return out, nil
+		}
+		q.FromIndex = page[len(page)-1].Index + 1
+	}
+}
+
 // RetryJobItems gives failed items of a job another attempt (the named
 // ones, or every failed one): a failed job runs again for them; items
 // that completed never run again.
@@ -242,8 +264,8 @@ func (rt *Runtime) RetryJobItems(ctx context.Context, p *apitype.RetryJobItemsPa
 	if job.Status == runtype.JobCancelled {
 		return nil, fmt.Errorf("%w: job %s was cancelled", apitype.ErrConflict, job.ID)
 	}
-	failed, err := rt.store.JobItemList(ctx, &store.JobItemListParams{TenantID: owner.TenantID, JobID: job.ID,
-		Statuses: []runtype.JobItemStatus{runtype.ItemFailed}, Limit: store.MaxListLimit})
+	failed, err := rt.allJobItems(ctx, &store.JobItemListParams{TenantID: owner.TenantID, JobID: job.ID,
+		Statuses: []runtype.JobItemStatus{runtype.ItemFailed}})
 	if err != nil {
 		return nil, fmt.Errorf("listing the failed items of job %s: %w", job.ID, err)
 	}
@@ -256,22 +278,24 @@ func (rt *Runtime) RetryJobItems(ctx context.Context, p *apitype.RetryJobItemsPa
 	b := &store.Batch{}
 	res := &apitype.RetryJobItemsResult{Retried: []string{}}
 	for _, it := range failed {
-		if len(p.ItemIDs) > 0 && !slices.Contains(p.ItemIDs, it.ID) || it.Retry {
+		if len(p.ItemIDs) > 0 && !slices.Contains(p.ItemIDs, it.ID) {
 			continue
+		}
+		res.Retried = append(res.Retried, it.ID)
+		if it.Retry {
+			continue // asked already; the dispatcher is woken again below
 		}
 		next := *it
 		next.Retry, next.UpdatedAt = true, now
 		b.JobItems = append(b.JobItems, &next)
-		res.Retried = append(res.Retried, it.ID)
 	}
 	if len(res.Retried) > 0 {
-		// The dispatcher takes them up; a job that ended starts again.
+		// The dispatcher takes them up. It is asked to retry whatever the
+		// job's status read here: a dispatcher that is ending the job
+		// right now would otherwise take a mere wake for a stray one and
+		// leave the items flagged for ever.
 		retry := runtype.ControlRetry
-		u := &store.TaskUpdate{TenantID: owner.TenantID, TaskID: job.TaskID, DueAt: &now}
-		if job.Status.Terminal() {
-			u.Control = &retry
-		}
-		b.TaskUpdates = append(b.TaskUpdates, u)
+		b.TaskUpdates = append(b.TaskUpdates, &store.TaskUpdate{TenantID: owner.TenantID, TaskID: job.TaskID, Control: &retry, DueAt: &now})
 		if err := rt.writer.Write(ctx, b); err != nil {
 			return nil, fmt.Errorf("recording the retry of job %s: %w", job.ID, err)
 		}
@@ -310,6 +334,11 @@ func (rt *Runtime) CancelJob(ctx context.Context, p *apitype.JobParams) (*apityp
 // dispatchJob is a job dispatcher's attempt: see the file's comment. It
 // returns how the dispatcher task came out; its last write released the
 // lease.
+//
+// A cancel stays on the dispatcher task until the job ends: the items it
+// asked to cancel end one by one, each waking the dispatcher, which must
+// still know that the job is being cancelled (else it would count them
+// failed).
 func (rt *Runtime) dispatchJob(c *claim) (*loop.Outcome, error) {
 	ctx := context.WithoutCancel(c.ctx)
 	task, turn := *c.task, *c.turn
@@ -322,11 +351,15 @@ func (rt *Runtime) dispatchJob(c *claim) (*loop.Outcome, error) {
 	if turn.Status.Terminal() && task.Control != runtype.ControlRetry && task.Control != runtype.ControlCancel {
 		return &loop.Outcome{Status: turn.Status}, nil // a stray wake
 	}
-	d := &dispatcher{rt: rt, ctx: ctx, job: *job, task: task, turn: turn, now: rt.cfg.Now().UTC(), b: &store.Batch{Fence: fence}}
-	if task.Control != runtype.ControlNone {
+	if job.Status == runtype.JobCancelled {
+		// A retry that raced the cancel: nothing runs again.
 		none := runtype.ControlNone
-		d.b.TaskUpdates = append(d.b.TaskUpdates, &store.TaskUpdate{TenantID: tenant, TaskID: task.ID, Control: &none})
+		if err := rt.writer.Write(ctx, &store.Batch{Fence: fence, TaskUpdates: []*store.TaskUpdate{{TenantID: tenant, TaskID: task.ID, Control: &none}}}); err != nil {
+			return nil, fmt.Errorf("recording job %s: %w", job.ID, err)
+		}
+		return &loop.Outcome{Status: turn.Status}, nil
 	}
+	d := &dispatcher{rt: rt, ctx: ctx, job: *job, task: task, turn: turn, now: rt.cfg.Now().UTC(), b: &store.Batch{Fence: fence}}
 	if err := d.start(); err != nil {
 		return nil, err
 	}
@@ -354,6 +387,9 @@ type dispatcher struct {
 	b    *store.Batch
 	// changed: the job's counts changed (job.progress).
 	changed bool
+	// interrupt are the item tasks asked to cancel: a worker of this
+	// runtime that holds one is told at once, not at its next heartbeat.
+	interrupt []string
 }
 
 // start records the dispatcher's attempt: the first (job.started), or
@@ -396,11 +432,12 @@ func (d *dispatcher) start() error {
 }
 
 // collect records the running items whose task settled (and, when the
-// job is cancelled, cancels the rest), and takes up retried items.
+// job is cancelled, cancels the rest), and takes up retried items while
+// the job has room for them.
 func (d *dispatcher) collect(cancelling bool) error {
 	rt, tenant := d.rt, d.task.TenantID
-	running, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
-		Statuses: []runtype.JobItemStatus{runtype.ItemRunning}, Limit: store.MaxListLimit})
+	running, err := rt.allJobItems(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
+		Statuses: []runtype.JobItemStatus{runtype.ItemRunning}})
 	if err != nil {
 		return fmt.Errorf("listing the running items: %w", err)
 	}
@@ -410,14 +447,23 @@ func (d *dispatcher) collect(cancelling bool) error {
 		if err != nil {
 			return fmt.Errorf("reading item %s's task: %w", it.ID, err)
 		}
-		if store.Holds(t) {
-			if cancelling {
+		// A retry asked for that has not started never will once the job
+		// is cancelled (the cancel replaces it; the item is cancelled).
+		open := itemOpen(it, t)
+		unstarted := open && cancelling && !store.Holds(t) && t.Status != runtype.StatusCompleted
+		if open {
+			if cancelling && t.Control != runtype.ControlCancel {
 				d.b.TaskUpdates = append(d.b.TaskUpdates, &store.TaskUpdate{TenantID: tenant, TaskID: t.ID, Control: &cancel, DueAt: &d.now})
+				d.interrupt = append(d.interrupt, t.ID)
 			}
-			continue
+			if !unstarted {
+				continue
+			}
 		}
 		next := *it
-		next.UpdatedAt = d.now
+		// The task's attempts count every attempt, the runtime's own
+		// retries (Config.Retry) included.
+		next.UpdatedAt, next.Attempts = d.now, max(it.Attempts, t.Attempts)
 		d.changed = true
 		d.job.Running--
 		switch {
@@ -426,15 +472,18 @@ func (d *dispatcher) collect(cancelling bool) error {
 			d.job.Completed++
 			preview, _ := event.Preview(t.Result, event.PreviewBytes)
 			d.b.Events = append(d.b.Events, d.itemEvent(event.JobItemCompleted, &next, t, &event.JobItemPayload{ResultPreview: preview}))
-		case t.Status == runtype.StatusCancelled && cancelling:
+		case cancelling && (t.Status == runtype.StatusCancelled || unstarted):
 			next.Status, next.LastError = runtype.ItemCancelled, t.Failure
 			d.job.Cancelled++
 			d.b.Events = append(d.b.Events, d.itemEvent(event.JobItemFailed, &next, t, &event.JobItemPayload{Failure: t.Failure}))
-		case !cancelling && t.Failure != nil && t.Failure.Retryable && it.Attempts < d.job.MaxAttempts:
-			// Another attempt of the same task, as retry_task would.
-			next.LastError, next.Attempts = t.Failure, it.Attempts+1
-			d.job.Running++
+		case !cancelling && t.Failure != nil && t.Failure.Retryable && next.Attempts < d.job.MaxAttempts:
+			// Another attempt of the same task, as retry_task would. A
+			// task the runtime retried itself up to MaxAttempts is not
+			// retried again.
+			next.LastError = t.Failure
 			d.b.Events = append(d.b.Events, d.itemEvent(event.JobItemFailed, &next, t, &event.JobItemPayload{Failure: t.Failure, Retryable: true}))
+			next.Attempts++
+			d.job.Running++
 			d.retryItem(&next, t)
 		default:
 			next.Status, next.LastError = runtype.ItemFailed, cmp.Or(t.Failure, &runtype.Failure{Kind: runtype.FailureInternal, Message: "the item's task ended " + string(t.Status)})
@@ -443,29 +492,20 @@ func (d *dispatcher) collect(cancelling bool) error {
 		}
 		d.b.JobItems = append(d.b.JobItems, &next)
 	}
-	retried, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID, Retry: true, Limit: store.MaxListLimit})
-	if err != nil {
-		return fmt.Errorf("listing the retried items: %w", err)
-	}
-	for _, it := range retried {
-		next := *it
-		next.Retry, next.UpdatedAt = false, d.now
-		if !cancelling && it.Status == runtype.ItemFailed {
-			t, err := rt.store.TaskGet(d.ctx, &store.TaskGetParams{TenantID: tenant, ID: it.TaskID})
-			if err != nil {
-				return fmt.Errorf("reading item %s's task: %w", it.ID, err)
-			}
-			next.Attempts++
-			d.job.Failed--
-			d.job.Running++
-			d.changed = true
-			d.retryItem(&next, t)
-		}
-		d.b.JobItems = append(d.b.JobItems, &next)
-	}
 	if cancelling {
-		pending, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
-			Statuses: []runtype.JobItemStatus{runtype.ItemPending}, Limit: apitype.MaxJobItems})
+		// Nothing starts any more: retries asked for are dropped (the
+		// items stay failed), pending items are cancelled.
+		retried, err := rt.allJobItems(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID, Retry: true})
+		if err != nil {
+			return fmt.Errorf("listing the retried items: %w", err)
+		}
+		for _, it := range retried {
+			next := *it
+			next.Retry, next.UpdatedAt = false, d.now
+			d.b.JobItems = append(d.b.JobItems, &next)
+		}
+		pending, err := rt.allJobItems(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID,
+			Statuses: []runtype.JobItemStatus{runtype.ItemPending}})
 		if err != nil {
 			return fmt.Errorf("listing the pending items: %w", err)
 		}
@@ -476,8 +516,61 @@ func (d *dispatcher) collect(cancelling bool) error {
 			d.changed = true
 			d.b.JobItems = append(d.b.JobItems, &next)
 		}
+		return nil
+	}
+	room := d.job.Concurrency - d.job.Running
+	if room <= 0 {
+		return nil
+	}
+	retried, err := rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: tenant, JobID: d.job.ID, Retry: true, Limit: room})
+	if err != nil {
+		return fmt.Errorf("listing the retried items: %w", err)
+	}
+	for _, it := range retried {
+		next := *it
+		next.Retry, next.UpdatedAt = false, d.now
+		if it.Status == runtype.ItemFailed {
+			t, err := rt.store.TaskGet(d.ctx, &store.TaskGetParams{TenantID: tenant, ID: it.TaskID})
+			if err != nil {
+				return fmt.Errorf("reading item %s's task: %w", it.ID, err)
+			}
+			next.Attempts = max(it.Attempts, t.Attempts) + 1
+			d.job.Failed--
+			d.job.Running++
+			d.changed = true
+			d.retryItem(&next, t)
+		}
+		d.b.JobItems = append(d.b.JobItems, &next)
 	}
 	return nil
+}
+
+// itemOpen reports whether a running item's task has yet to settle: it
+// holds its thread, or the attempt the dispatcher asked for has not
+// started yet (the task still shows how its last attempt ended; its
+// worker clears the retry control a moment before it records the new
+// attempt).
+func itemOpen(it *runtype.JobItem, t *runtype.Task) bool {
+	return store.Holds(t) || t.Control == runtype.ControlRetry || t.Attempts < it.Attempts
+}
+
+// itemSettled reports whether a running item of the job has a task that
+// settled: the dispatcher has something to collect.
+func (rt *Runtime) itemSettled(ctx context.Context, tenant, jobID string) (bool, error) {
+	running, err := rt.allJobItems(ctx, &store.JobItemListParams{TenantID: tenant, JobID: jobID, Statuses: []runtype.JobItemStatus{runtype.ItemRunning}})
+	if err != nil {
+		return false, err
+	}
+	for _, it := range running {
+		t, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: tenant, ID: it.TaskID})
+		if err != nil {
+			return false, err
+		}
+		if !itemOpen(it, t) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // retryItem starts another attempt of an item's task (the task keeps its
@@ -601,6 +694,11 @@ func (d *dispatcher) finish(c *claim, cancelling bool) (*loop.Outcome, error) {
 	} else if d.changed || len(d.b.Events) > 0 {
 		d.b.Events = append(d.b.Events, d.event(event.TaskWaiting, &event.TaskPayload{Status: status, Reason: reason}))
 	}
+	// A retry is taken up by now; a cancel holds until the job ends.
+	if c := d.task.Control; c == runtype.ControlRetry || c == runtype.ControlCancel && terminal {
+		none := runtype.ControlNone
+		d.b.TaskUpdates = append(d.b.TaskUpdates, &store.TaskUpdate{TenantID: d.task.TenantID, TaskID: d.task.ID, Control: &none})
+	}
 	task, turn, run := d.task, d.turn, d.run
 	d.b.Tasks = append(d.b.Tasks, &task)
 	d.b.Turns = append(d.b.Turns, &turn)
@@ -613,7 +711,41 @@ func (d *dispatcher) finish(c *claim, cancelling bool) (*loop.Outcome, error) {
 	if d.job.Running > 0 || !terminal {
 		d.rt.kick() // items it started are due
 	}
+	d.rt.mu.Lock()
+	for _, id := range d.interrupt {
+		if c, ok := d.rt.claims[id]; ok {
+			c.cancel(ErrInterrupted)
+		}
+	}
+	d.rt.mu.Unlock()
+	if terminal && !cancelling {
+		// retry_job_items may have flagged items while this attempt ran
+		// (its retry control was cleared above): wake the job for them.
+		if err := d.retryFlagged(); err != nil {
+			return nil, err
+		}
+	}
 	return &loop.Outcome{Status: status, Reason: reason, Result: result, Failure: failure, Run: run, Released: true}, nil
+}
+
+// retryFlagged asks the dispatcher, which just ended its job, to run
+// again when items are flagged for a retry.
+func (d *dispatcher) retryFlagged() error {
+	flagged, err := d.rt.store.JobItemList(d.ctx, &store.JobItemListParams{TenantID: d.task.TenantID, JobID: d.job.ID, Retry: true, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("listing the retried items: %w", err)
+	}
+	if len(flagged) == 0 {
+		return nil
+	}
+	retry := runtype.ControlRetry
+	if err := d.rt.writer.Write(d.ctx, &store.Batch{TaskUpdates: []*store.TaskUpdate{
+		{TenantID: d.task.TenantID, TaskID: d.task.ID, Control: &retry, DueAt: &d.now},
+	}}); err != nil {
+		return fmt.Errorf("recording the retry of job %s: %w", d.job.ID, err)
+	}
+	d.rt.kick()
+	return nil
 }
 
 // event builds an event of the dispatcher's attempt.
@@ -638,4 +770,160 @@ func (d *dispatcher) itemEvent(typ event.Type, it *runtype.JobItem, t *runtype.T
 	e := d.event(typ, p)
 	e.JobItemID, e.Status = it.ID, string(it.Status)
 	return e
+}
+
+// defaultJobSchema is a job tool's input schema when its declaration
+// gives none: the items and what to do with each.
+var defaultJobSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+	`"items":{"type":"array","minItems":1,"maxItems":%d,"description":"The items, each worked on in a task of its own: any JSON values (a string is the item's text)."},`+
+	`"instruction":{"type":"string","description":"What to do with each item: it precedes each item in its task's input. The agent sees nothing of this conversation."}},`+
+	`"required":["items"],"additionalProperties":false}`, apitype.MaxJobItems))
+
+// Bounds of a job tool's answer: the items it shows, and how much of
+// each one's result or error.
+const (
+	jobSummaryItems   = 50
+	jobSummaryPreview = 300
+)
+
+// callJob is a job tool's call (a declaration with AsJob): the first
+// call starts a job of the child under the calling task and waits; a
+// call again after the job ended answers with its summary. The call's
+// task and id key the job, so a call never starts two.
+func (d *delegateTool) callJob(ctx context.Context, call *tool.Call) (*tool.Result, error) {
+	rt := d.rt
+	owner := runtype.Owner{TenantID: call.TenantID, PrincipalID: call.PrincipalID}
+	key := jobCallKey(call.TaskID, call.ID)
+	job, err := rt.jobByKey(ctx, owner, key)
+	switch {
+	case err == nil:
+		return rt.jobResult(ctx, job)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	use, ok := d.uses[call.Agent]
+	if !ok {
+		return &tool.Result{IsError: true, Content: fmt.Sprintf("agent %s may not delegate to %s", call.Agent, d.child)}, nil
+	}
+	parent, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: owner.TenantID, ID: call.TaskID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the parent task: %w", err)
+	}
+	// The items run a level below the job's dispatcher.
+	if depth, limit := parent.Depth+2, rt.maxDepth(); depth > limit {
+		return &tool.Result{IsError: true, Content: fmt.Sprintf(
+			"delegation refused: the items of a job of %s would run at depth %d of the delegation tree, past the limit of %d", d.child, depth, limit)}, nil
+	}
+	if why, err := rt.refuseDelegation(ctx, parent, call.Agent, d.child); err != nil || why != "" {
+		if err != nil {
+			return nil, err
+		}
+		return &tool.Result{IsError: true, Content: "delegation refused: " + why}, nil
+	}
+	var in struct {
+		Items       []json.RawMessage `json:"items"`
+		Instruction string            `json:"instruction"`
+	}
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return &tool.Result{IsError: true, Content: "the input must be an object with items, a list: " + err.Error()}, nil
+	}
+	p := &apitype.CreateJobParams{
+		Owner: owner, SessionID: call.SessionID, Agent: d.child, Instruction: in.Instruction, Items: in.Items,
+		Concurrency: use.MaxParallel, ParentTaskID: parent.ID, IdempotencyKey: key,
+	}
+	if err := validateJob(p); err != nil {
+		return &tool.Result{IsError: true, Content: err.Error()}, nil
+	}
+	parentTurn, err := rt.store.TurnGet(ctx, &store.TurnGetParams{TenantID: owner.TenantID, ID: call.TurnID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the parent turn: %w", err)
+	}
+	if job, err = rt.newJob(ctx, owner, p, parent, parentTurn); err != nil {
+		var over *apitype.OverloadedError
+		if errors.As(err, &over) {
+			return &tool.Result{IsError: true, Content: "delegation refused: " + over.Error()}, nil
+		}
+		return nil, err
+	}
+	return &tool.Result{Waiting: true, Content: fmt.Sprintf("waiting for job %s (%d items for %s)", job.ID, job.Items, d.child)}, nil
+}
+
+// jobCallKey is the idempotency key of the job a tool call starts.
+func jobCallKey(taskID, callID string) string {
+	sum := sha256.Sum256([]byte(taskID + "\x00" + callID))
+	return "job:" + hex.EncodeToString(sum[:20])
+}
+
+// jobByKey finds the job an idempotency key started, or store.ErrNotFound.
+func (rt *Runtime) jobByKey(ctx context.Context, owner runtype.Owner, key string) (*runtype.Job, error) {
+	t, err := rt.store.TurnGetByIdempotencyKey(ctx, &store.TurnGetByIdempotencyKeyParams{TenantID: owner.TenantID, IdempotencyKey: key})
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind != runtype.TurnJob {
+		return nil, fmt.Errorf("%w: idempotency key %q names turn %s, which is not a job's", apitype.ErrConflict, key, t.ID)
+	}
+	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: owner.TenantID, ID: t.TaskID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the job's task: %w", err)
+	}
+	return rt.store.JobGet(ctx, &store.JobGetParams{TenantID: owner.TenantID, ID: task.JobID})
+}
+
+// jobSummary is what a job tool's call answers once the job ended.
+type jobSummary struct {
+	JobID     string            `json:"jobId"`
+	Status    runtype.JobStatus `json:"status"`
+	Total     int               `json:"total"`
+	Completed int               `json:"completed"`
+	Failed    int               `json:"failed"`
+	Cancelled int               `json:"cancelled,omitempty"`
+	// Items are the first jobSummaryItems; NotShown counts the rest.
+	Items    []jobSummaryItem `json:"items"`
+	NotShown int              `json:"notShown,omitempty"`
+}
+
+type jobSummaryItem struct {
+	Index  int                   `json:"index"`
+	Status runtype.JobItemStatus `json:"status"`
+	Result string                `json:"result,omitempty"`
+	Error  string                `json:"error,omitempty"`
+}
+
+// jobResult is a job tool call's answer: a wait while the job runs, its
+// summary once it ended.
+func (rt *Runtime) jobResult(ctx context.Context, job *runtype.Job) (*tool.Result, error) {
+	if !job.Status.Terminal() {
+		return &tool.Result{Waiting: true, Content: fmt.Sprintf("waiting for job %s (%d items for %s)", job.ID, job.Items, job.Agent)}, nil
+	}
+	items, err := rt.store.JobItemList(ctx, &store.JobItemListParams{TenantID: job.TenantID, JobID: job.ID, Limit: jobSummaryItems})
+	if err != nil {
+		return nil, fmt.Errorf("listing the items of job %s: %w", job.ID, err)
+	}
+	s := jobSummary{JobID: job.ID, Status: job.Status, Total: job.Items, Completed: job.Completed, Failed: job.Failed,
+		Cancelled: job.Cancelled, Items: make([]jobSummaryItem, len(items)), NotShown: job.Items - len(items)}
+	for i, it := range items {
+		si := jobSummaryItem{Index: it.Index, Status: it.Status}
+		switch {
+		case it.Status == runtype.ItemCompleted:
+			si.Result = summaryPreview(it.Result)
+		case it.LastError != nil:
+			si.Error = summaryPreview(it.LastError.Message)
+		}
+		s.Items[i] = si
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return &tool.Result{Content: string(out), IsError: job.Completed == 0}, nil
+}
+
+// summaryPreview cuts s to jobSummaryPreview bytes, marking a cut.
+func summaryPreview(s string) string {
+	p, cut := event.Preview(s, jobSummaryPreview)
+	if cut {
+		p += "…"
+	}
+	return p
 }

@@ -49,6 +49,8 @@ type delegateTool struct {
 	spec   tool.Spec
 	child  string // the child agent
 	schema json.RawMessage
+	// asJob: a call starts a job of the child (callJob).
+	asJob bool
 	// uses are the declarations, by parent agent.
 	uses map[string]SubagentUse
 }
@@ -70,6 +72,9 @@ func (d *delegateTool) Call(ctx context.Context, call *tool.Call) (*tool.Result,
 	}
 	if len(subs) > 0 {
 		return rt.childResult(ctx, subs[0])
+	}
+	if d.asJob {
+		return d.callJob(ctx, call)
 	}
 	use, ok := d.uses[call.Agent]
 	if !ok {
@@ -382,17 +387,23 @@ func (rt *Runtime) wireSubagents() error {
 			if u.MaxParallel < 0 {
 				return fmt.Errorf("%s: max parallel must not be negative", where)
 			}
+			if u.AsJob && u.Workspace == runtype.WorkspaceParentReadOnly {
+				return fmt.Errorf("%s: workspace parent_readonly cannot be combined with AsJob", where)
+			}
+			if u.AsJob && u.MaxParallel > apitype.MaxJobConcurrency {
+				return fmt.Errorf("%s: max parallel %d is more than a job's concurrency limit of %d", where, u.MaxParallel, apitype.MaxJobConcurrency)
+			}
 			spec := delegationSpec(u)
 			tname, schema := spec.Name, spec.InputSchema
 			d := tools[tname]
 			if d == nil {
-				d = &delegateTool{rt: rt, child: u.Agent, schema: schema, uses: make(map[string]SubagentUse), spec: spec}
+				d = &delegateTool{rt: rt, child: u.Agent, schema: schema, asJob: u.AsJob, uses: make(map[string]SubagentUse), spec: spec}
 				if err := rt.registry.Register(d); err != nil {
 					return fmt.Errorf("%s: tool %q: %w", where, tname, err)
 				}
 				tools[tname] = d
-			} else if d.child != u.Agent || !bytes.Equal(d.schema, schema) {
-				return fmt.Errorf("%s: tool %q is declared elsewhere for agent %q or with another input schema", where, tname, d.child)
+			} else if d.child != u.Agent || !bytes.Equal(d.schema, schema) || d.asJob != u.AsJob {
+				return fmt.Errorf("%s: tool %q is declared elsewhere for agent %q, with another input schema or AsJob", where, tname, d.child)
 			}
 			if _, dup := d.uses[name]; dup {
 				return fmt.Errorf("%s: tool %q is declared twice", where, tname)
@@ -412,12 +423,20 @@ func (rt *Runtime) wireSubagents() error {
 // delegationSpec is the spec of the tool a declaration gives its agent.
 func delegationSpec(u SubagentUse) tool.Spec {
 	schema := u.InputSchema
-	if len(schema) == 0 {
+	desc := fmt.Sprintf("Delegate a task to the %s agent, which works on it on its own and answers with its result.", u.Agent)
+	switch {
+	case len(schema) > 0:
+	case u.AsJob:
+		schema = defaultJobSchema
+	default:
 		schema = defaultDelegationSchema
+	}
+	if u.AsJob {
+		desc = fmt.Sprintf("Hand a batch of items to the %s agent, which works on each on its own; the answer summarizes every item's result.", u.Agent)
 	}
 	return tool.Spec{
 		Name:        cmp.Or(u.AsTool, "delegate_"+u.Agent),
-		Description: cmp.Or(u.Description, fmt.Sprintf("Delegate a task to the %s agent, which works on it on its own and answers with its result.", u.Agent)),
+		Description: cmp.Or(u.Description, desc),
 		InputSchema: schema, Source: "subagent", Intent: "delegate",
 		// A call may be made again (when the run resumes, or after a
 		// crash): the call id keys the child, so it delegates once.

@@ -399,6 +399,11 @@ func (rt *Runtime) controlPending(c *claim) bool {
 	}
 	switch t.Control {
 	case runtype.ControlCancel, runtype.ControlRollback:
+		if c.turn.Kind == runtype.TurnJob && c.task.Control == runtype.ControlCancel {
+			// The job's dispatcher acted on this cancel, which it keeps
+			// until the job ends: it waits for the items it cancelled.
+			return false
+		}
 		return !t.Status.Terminal()
 	case runtype.ControlRetry:
 		return true // asked (again) after this attempt began
@@ -527,18 +532,15 @@ func (rt *Runtime) observeRun(r runtype.Run) {
 // childEnded reports whether a child of c's task, which just parked
 // waiting for its children, may have ended while the task was held (its
 // wake found the task held, so the store left it alone): no child is
-// open, or a job's dispatcher has fewer open than it counts running.
+// open, or one of a job's running items has settled.
 func (rt *Runtime) childEnded(c *claim) bool {
 	ctx := context.Background()
+	if c.turn.Kind == runtype.TurnJob {
+		ended, err := rt.itemSettled(ctx, c.task.TenantID, c.task.JobID)
+		return err == nil && ended
+	}
 	open, err := rt.store.TaskList(ctx, &store.TaskListParams{TenantID: c.task.TenantID, ParentTaskID: c.task.ID, Open: true})
-	if err != nil {
-		return false
-	}
-	if c.turn.Kind != runtype.TurnJob {
-		return len(open) == 0
-	}
-	job, err := rt.store.JobGet(ctx, &store.JobGetParams{TenantID: c.task.TenantID, ID: c.task.JobID})
-	return err == nil && len(open) < job.Running
+	return err == nil && len(open) == 0
 }
 
 // cancelHeldChildren cancels at once the runs this process holds of the

@@ -31,6 +31,10 @@ type SubagentUse struct {
 	// Workspace is what the child works on, one of SubagentWorkspaces:
 	// own (the default) or parent_readonly.
 	Workspace string
+	// AsJob makes the tool start a job: a call passes a list of items,
+	// each worked on by the child in a task of its own, at most
+	// MaxParallel at once. Not with workspace parent_readonly.
+	AsJob bool
 }
 
 // SubagentWorkspaces lists the values of a subagent's workspace.
@@ -49,7 +53,7 @@ type Delegation struct {
 }
 
 var (
-	subagentKeys   = []string{"agent", "as_tool", "description", "input_schema", "max_parallel", "workspace"}
+	subagentKeys   = []string{"agent", "as_job", "as_tool", "description", "input_schema", "max_parallel", "workspace"}
 	delegationKeys = []string{"max_depth"}
 )
 
@@ -122,6 +126,7 @@ func (d *decoder) subagent(v *yamlpos.Value, in string) (subagentRef, bool) {
 	u := &SubagentUse{Workspace: runtype.WorkspaceOwn}
 	r := subagentRef{where: in, use: u, pos: v.Pos, toolPos: v.Pos}
 	ok, agentSt := true, valNull
+	var wsPos yamlpos.Pos
 	for _, f := range v.Fields() {
 		label := f.Key + " in " + in
 		switch f.Key {
@@ -152,11 +157,18 @@ func (d *decoder) subagent(v *yamlpos.Value, in string) (subagentRef, bool) {
 			}
 		case "workspace":
 			if s, st := d.oneOf(f, label, SubagentWorkspaces); st == valOK {
-				u.Workspace = s
+				u.Workspace, wsPos = s, f.Value().Pos
+			}
+		case "as_job":
+			if b, st := d.boolean(f, label); st == valOK {
+				u.AsJob = b
 			}
 		default:
 			d.unknownKey(f, in, subagentKeys)
 		}
+	}
+	if u.AsJob && u.Workspace == runtype.WorkspaceParentReadOnly {
+		d.errorAt(wsPos, "workspace parent_readonly in %s cannot be combined with as_job: a job's items each work on the child's own workspace", in)
 	}
 	if u.Agent == "" {
 		if agentSt == valBad {
@@ -205,6 +217,9 @@ func (d *decoder) checkSubagents(f *File) {
 		case p.use.Agent != u.Agent:
 			d.errorAt(r.toolPos, "as_tool %q in %s delegates to agent %q, but %s (line %d) delegates to %q under that name; a tool name is one tool across agents: choose another",
 				u.AsTool, r.where, u.Agent, p.where, p.pos.Line, p.use.Agent)
+		case p.use.AsJob != u.AsJob:
+			d.errorAt(r.toolPos, "as_tool %q in %s sets as_job %v, but %s (line %d) sets %v; a tool name is one tool across agents: choose another",
+				u.AsTool, r.where, u.AsJob, p.where, p.pos.Line, p.use.AsJob)
 		case !bytes.Equal(p.use.InputSchema, u.InputSchema):
 			d.errorAt(r.toolPos, "as_tool %q in %s has another input_schema than %s (line %d); a tool name is one tool across agents: write the same schema (a YAML anchor shares it) or choose another name",
 				u.AsTool, r.where, p.where, p.pos.Line)

@@ -67,6 +67,11 @@ func TestParseSubagentValues(t *testing.T) {
 				{Agent: "a", AsTool: "again", Workspace: "own", InputSchema: json.RawMessage(`{"type":"object","properties":{"task":{"type":"string"}}}`)},
 			},
 		},
+		{
+			name:      "AsJob",
+			subagents: "    subagents: [{agent: b, as_tool: batch, as_job: true, max_parallel: 8}]\n",
+			want:      []*SubagentUse{{Agent: "b", AsTool: "batch", MaxParallel: 8, Workspace: "own", AsJob: true}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,6 +190,20 @@ func TestParseSubagentErrors(t *testing.T) {
 			subagents: "    subagents: [{agent: b, as_tool: ask}]\n" +
 				"  c:\n    model: {provider: replay, script: support.replay.yaml}\n    subagents: [{agent: b, as_tool: ask, input_schema: {type: object}}]\n",
 			want: []string{`agentrt.yaml:10:37: as_tool "ask" in subagents[0] of agent "c" has another input_schema than subagents[0] of agent "a" (line 7); a tool name is one tool across agents: write the same schema (a YAML anchor shares it) or choose another name`},
+		},
+		{
+			name:      "AsJob",
+			subagents: "    subagents: [{agent: b, as_job: true, workspace: parent_readonly}, {agent: a, as_job: yes}]\n",
+			want: []string{
+				`agentrt.yaml:7:53: workspace parent_readonly in subagents[0] of agent "a" cannot be combined with as_job: a job's items each work on the child's own workspace`,
+				`agentrt.yaml:7:90: as_job in subagents[1] of agent "a" must be true or false, got string "yes"`,
+			},
+		},
+		{
+			name: "SharedToolOtherAsJob",
+			subagents: "    subagents: [{agent: b, as_tool: ask}]\n" +
+				"  c:\n    model: {provider: replay, script: support.replay.yaml}\n    subagents: [{agent: b, as_tool: ask, as_job: true}]\n",
+			want: []string{`agentrt.yaml:10:37: as_tool "ask" in subagents[0] of agent "c" sets as_job true, but subagents[0] of agent "a" (line 7) sets false; a tool name is one tool across agents: choose another`},
 		},
 		{
 			name:      "SchemaNotObject",
