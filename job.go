@@ -162,14 +162,9 @@ func (rt *Runtime) newJob(ctx context.Context, owner runtype.Owner, p *apitype.C
 			Depth: lineage.Depth, Status: runtype.StatusQueued,
 		}))
 	}
-	if err := rt.writer.Write(ctx, b); err != nil {
-		var full *store.QueueFullError
-		if errors.As(err, &full) {
-			return nil, rt.overloaded(full)
-		}
-		return nil, fmt.Errorf("recording job: %w", err)
+	if err := rt.queueWork(ctx, b, "recording job"); err != nil {
+		return nil, err
 	}
-	rt.kick()
 	return job, nil
 }
 

@@ -278,15 +278,25 @@ func (rt *Runtime) spawnChild(ctx context.Context, s *childSpec) (*runtype.Subag
 			Depth: lineage.Depth, Status: runtype.StatusQueued,
 		}))
 	}
+	if err := rt.queueWork(ctx, b, "recording subagent"); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// queueWork writes b, which queues work (a subagent's turn, a job): the
+// queue's limits refuse it with an *apitype.OverloadedError. Workers are
+// woken for it.
+func (rt *Runtime) queueWork(ctx context.Context, b *store.Batch, what string) error {
 	if err := rt.writer.Write(ctx, b); err != nil {
 		var full *store.QueueFullError
 		if errors.As(err, &full) {
-			return nil, rt.overloaded(full)
+			return rt.overloaded(full)
 		}
-		return nil, fmt.Errorf("recording subagent: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	rt.kick()
-	return sub, nil
+	return nil
 }
 
 // childTurnSpec is a turn childTurn records on a subagent's (or a job

@@ -143,14 +143,9 @@ func (rt *Runtime) SendSubagentInput(ctx context.Context, p *apitype.SendSubagen
 	e := rt.turnEvent(event.SubagentInput, turn, telemetry.TurnSpanID(turn.ID), pl)
 	e.SubagentID, e.Status = sub.ID, string(task.Status)
 	b.Events = append(b.Events, rt.lineageEvent(e, task))
-	if err := rt.writer.Write(ctx, b); err != nil {
-		var full *store.QueueFullError
-		if errors.As(err, &full) {
-			return nil, rt.overloaded(full)
-		}
-		return nil, fmt.Errorf("recording the input of subagent %s: %w", sub.ID, err)
+	if err := rt.queueWork(ctx, b, "recording the input of subagent "+sub.ID); err != nil {
+		return nil, err
 	}
-	rt.kick()
 	return rt.subagentRead(ctx, &next)
 }
 
