@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
-	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
@@ -240,40 +239,30 @@ func runDelegationTurn(ctx context.Context, rt *agentrt.Runtime, ph delegationPh
 	return wall, cpu, nil
 }
 
-// waitEnded waits until a turn has ended: WaitTurn returns as soon as a
-// turn rests, which a parent waiting for its child does.
+// waitEnded waits until a turn has ended. WaitTurn returns as soon as
+// a turn rests, which a parent waiting for its child does: then it waits
+// for the session's subagents' latest turns, and for the parent again
+// (the child's end made it due, so it rests only once it has ended).
 func waitEnded(ctx context.Context, rt *agentrt.Runtime, sessionID, turnID string) (*runtype.Turn, error) {
-	for {
+	for range 3 {
 		turn, err := rt.WaitTurn(ctx, runtype.Owner{}, turnID)
 		if err != nil {
 			return nil, err
 		}
-		if turn.Status.Terminal() {
+		if turn.Status.Terminal() || turn.StatusReason != runtype.ReasonWaitingChildren {
 			return turn, nil
 		}
-		if err := nextTurnEnd(ctx, rt, sessionID, turnID); err != nil {
+		subs, err := rt.ListSubagents(ctx, runtype.Owner{}, sessionID)
+		if err != nil {
 			return nil, err
 		}
-	}
-}
-
-// nextTurnEnd waits for the turn's end event.
-func nextTurnEnd(ctx context.Context, rt *agentrt.Runtime, sessionID, turnID string) error {
-	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: sessionID, TurnID: turnID})
-	if err != nil {
-		return err
-	}
-	defer sub.Close()
-	for {
-		e, err := sub.Next(ctx)
-		if err != nil {
-			return err
-		}
-		switch e.Type {
-		case event.TurnCompleted, event.TurnFailed, event.TaskCancelled, event.TaskBlocked:
-			return nil
+		for _, s := range subs {
+			if _, err := rt.WaitTurn(ctx, runtype.Owner{}, s.TurnID); err != nil {
+				return nil, err
+			}
 		}
 	}
+	return nil, fmt.Errorf("turn %s still waits for its children after they rested", turnID)
 }
 
 // delegatingModel is the parent's model. Its first answer calls one
