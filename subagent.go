@@ -390,7 +390,7 @@ func (rt *Runtime) wireSubagents() error {
 			if d == nil {
 				desc := cmp.Or(u.Description, fmt.Sprintf("Delegate a task to the %s agent, which works on it on its own and answers with its result.", u.Agent))
 				d = &delegateTool{rt: rt, child: u.Agent, schema: schema, uses: make(map[string]SubagentUse), spec: tool.Spec{
-					Name: tname, Description: desc, InputSchema: schema, Source: "subagent",
+					Name: tname, Description: desc, InputSchema: schema, Source: tool.SourceSubagent,
 					// A call may be made again (when the run resumes, or after a
 					// crash): the call id keys the child, so it delegates once.
 					Annotations: tool.Annotations{Idempotent: true, OpenWorld: false},
