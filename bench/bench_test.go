@@ -301,13 +301,19 @@ func TestDelegationCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("commits per turn: child %.2f, parent %.2f, delegated %.2f; per delegation %.2f (%.2f writes, %.2f events)",
-		res.ChildCommitsPerTurn, res.ParentCommitsPerTurn, res.DelegatedCommitsPerTurn, res.CommitsPerDelegation, res.WritesPerDelegation, res.EventsPerDelegation)
+	t.Logf("commits per turn: child %.2f, parent %.2f, delegated %.2f; per delegation %.2f, median %.0f (%.2f writes, %.2f events)",
+		res.ChildCommitsPerTurn, res.ParentCommitsPerTurn, res.DelegatedCommitsPerTurn, res.CommitsPerDelegation, res.CommitsPerDelegationMedian,
+		res.WritesPerDelegation, res.EventsPerDelegation)
 	if res.ChildCommitsPerTurn <= 0 || res.ParentCommitsPerTurn <= 0 || res.DelegatedCommitsPerTurn <= res.ChildCommitsPerTurn {
 		t.Errorf("result = %+v, want commits in every phase, the delegated phase's the most", res)
 	}
-	if res.CommitsPerDelegation > DelegationTarget || !res.CommitsOK {
-		t.Errorf("a spawn and join cost %.2f commits beyond the child's and the parent's own, want ≤ %d", res.CommitsPerDelegation, DelegationTarget)
+	if res.CommitsPerDelegationMedian > DelegationTarget || !res.CommitsOK {
+		t.Errorf("a spawn and join cost %.0f commits (median) beyond the child's and the parent's own, want ≤ %d", res.CommitsPerDelegationMedian, DelegationTarget)
+	}
+	// The mean also counts stray wakes, which the race detector's
+	// slowness makes frequent.
+	if !raceEnabled && res.CommitsPerDelegation > DelegationTarget {
+		t.Errorf("a spawn and join cost %.2f commits (mean) beyond the child's and the parent's own, want ≤ %d", res.CommitsPerDelegation, DelegationTarget)
 	}
 }
 

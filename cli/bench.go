@@ -237,9 +237,11 @@ calling an echo tool once where it would delegate, and the parent's turns delega
 child's turn to it through a subagent tool. What the third costs beyond the other two is
 what a spawn and a join cost. Prints exactly one line:
 RESULT {"bench":"delegation","variant":…,"commits_per_delegation":…,"delegation_wall_ms":…,"commits_ok":…}
-with commits per turn of each phase and the median wall and CPU time of a turn. A missed
-target (at most 3 commits per delegation) is reported, not an error, unless --check is given
-(then the exit code is 1). The one-dash spelling of the flags (-variant sqlite) works too.`,
+with commits per turn of each phase and the median wall and CPU time of a turn.
+commits_per_delegation is the mean (stray wakes included); commits_per_delegation_median,
+the difference of the phases' median commits per turn, is what the target (at most 3)
+applies to. A missed target is reported, not an error, unless --check is given (then the
+exit code is 1). The one-dash spelling of the flags (-variant sqlite) works too.`,
 		Example:     `  agentrt bench delegation --variant sqlite -n 200 -t 5 --check`,
 		Annotations: map[string]string{singleDash: "true"},
 		Args:        cobra.NoArgs,
@@ -255,7 +257,7 @@ target (at most 3 commits per delegation) is reported, not an error, unless --ch
 				return err
 			}
 			if check && !res.CommitsOK {
-				return &exitError{code: ExitFailed, err: fmt.Errorf("target missed: %.2f commits per delegation (target ≤ %d)", res.CommitsPerDelegation, bench.DelegationTarget)}
+				return &exitError{code: ExitFailed, err: fmt.Errorf("target missed: %.0f commits per delegation, median (target ≤ %d)", res.CommitsPerDelegationMedian, bench.DelegationTarget)}
 			}
 			return nil
 		},
@@ -266,7 +268,7 @@ target (at most 3 commits per delegation) is reported, not an error, unless --ch
 	fl.IntVarP(&o.T, "tool-calls", "t", 5, "echo calls of each child turn")
 	fl.IntVarP(&o.W, "warmup", "w", 5, "warm-up turns of each phase")
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
-	fl.BoolVar(&check, "check", false, fmt.Sprintf("exit 1 unless commits_per_delegation ≤ %d", bench.DelegationTarget))
+	fl.BoolVar(&check, "check", false, fmt.Sprintf("exit 1 unless commits_per_delegation_median ≤ %d", bench.DelegationTarget))
 	return cmd
 }
 
