@@ -288,6 +288,11 @@ type delegationTreer interface {
 // again and runs on. It returns the turn parked when a child parks for
 // a person, or when b cannot read the delegation tree.
 func waitTurnEnd(ctx context.Context, b backend, turnID string, from int64) (*runtype.Turn, error) {
+	// settled counts the looks in a row that found every child settled:
+	// the first may have raced the last child's end (the turn is due by
+	// then, and the next WaitTurn waits for it); a second means the turn
+	// rests with nothing left to wait for.
+	settled := 0
 	for {
 		t, err := b.WaitTurn(ctx, runtype.Owner{}, turnID, from)
 		if err != nil || t.Status != runtype.StatusWaitingResource || t.StatusReason != runtype.ReasonWaitingChildren {
@@ -315,7 +320,9 @@ func waitTurnEnd(ctx context.Context, b backend, turnID string, from int64) (*ru
 			}
 			waited = true
 		}
-		if !waited {
+		if waited {
+			settled = 0
+		} else if settled++; settled == 2 {
 			return t, nil // nothing left to wait for, yet the turn rests
 		}
 	}
