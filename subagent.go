@@ -447,7 +447,7 @@ func delegationSpec(u SubagentUse) tool.Spec {
 	return tool.Spec{
 		Name:        cmp.Or(u.AsTool, "delegate_"+u.Agent),
 		Description: cmp.Or(u.Description, desc),
-		InputSchema: schema, Source: "subagent", Intent: "delegate",
+		InputSchema: schema, Source: tool.SourceSubagent, Intent: "delegate",
 		// A call may be made again (when the run resumes, or after a
 		// crash): the call id keys the child, so it delegates once.
 		Annotations: tool.Annotations{Idempotent: true},

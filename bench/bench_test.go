@@ -290,3 +290,38 @@ func TestMedianAround(t *testing.T) {
 		}
 	}
 }
+
+// TestDelegationCommits runs the delegation benchmark small on SQLite:
+// it must verify, and a spawn and join must cost at most
+// DelegationTarget durable commits beyond the child's own steps and the
+// parent's.
+func TestDelegationCommits(t *testing.T) {
+	t.Parallel()
+	res, err := Delegation(context.Background(), DelegationOptions{Variant: "sqlite", N: 6, T: 2, W: 1, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("commits per turn: child %.2f, parent %.2f, delegated %.2f; per delegation %.2f, median %.0f (%.2f writes, %.2f events)",
+		res.ChildCommitsPerTurn, res.ParentCommitsPerTurn, res.DelegatedCommitsPerTurn, res.CommitsPerDelegation, res.CommitsPerDelegationMedian,
+		res.WritesPerDelegation, res.EventsPerDelegation)
+	if res.ChildCommitsPerTurn <= 0 || res.ParentCommitsPerTurn <= 0 || res.DelegatedCommitsPerTurn <= res.ChildCommitsPerTurn {
+		t.Errorf("result = %+v, want commits in every phase, the delegated phase's the most", res)
+	}
+	if res.CommitsPerDelegationMedian > DelegationTarget || !res.CommitsOK {
+		t.Errorf("a spawn and join cost %.0f commits (median) beyond the child's and the parent's own, want ≤ %d", res.CommitsPerDelegationMedian, DelegationTarget)
+	}
+	// The mean also counts stray wakes, which the race detector's
+	// slowness makes frequent.
+	if !raceEnabled && res.CommitsPerDelegation > DelegationTarget {
+		t.Errorf("a spawn and join cost %.2f commits (mean) beyond the child's and the parent's own, want ≤ %d", res.CommitsPerDelegation, DelegationTarget)
+	}
+}
+
+func TestDelegationRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	for _, o := range []DelegationOptions{{Variant: "pg", N: 1}, {Variant: "mem", N: 0}, {Variant: "mem", N: 1, T: -1}, {Variant: "mem", N: 1, W: -1}} {
+		if _, err := Delegation(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("Delegation(%+v) = %v, want ErrInvalidOptions", o, err)
+		}
+	}
+}

@@ -199,6 +199,30 @@ func TestBenchSession(t *testing.T) {
 	}
 }
 
+// TestBenchDelegation runs the delegation benchmark small through the
+// command, with --check: its one RESULT line carries the commits a
+// delegation costs, within the target.
+func TestBenchDelegation(t *testing.T) {
+	t.Parallel()
+	r := runOK(t, "", "bench", "delegation", "-variant", "sqlite", "-n", "3", "-t", "1", "-w", "1", "-dir", t.TempDir(), "--check")
+	line, ok := strings.CutPrefix(strings.TrimSuffix(r.stdout, "\n"), "RESULT ")
+	if !ok || strings.Contains(line, "\n") {
+		t.Fatalf("stdout = %q, want exactly one RESULT line", r.stdout)
+	}
+	var res struct {
+		Bench, Variant       string
+		N                    int
+		CommitsPerDelegation float64 `json:"commits_per_delegation"`
+		CommitsOK            bool    `json:"commits_ok"`
+	}
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatalf("RESULT is not JSON: %v", err)
+	}
+	if res.Bench != "delegation" || res.Variant != "sqlite" || res.N != 3 || !res.CommitsOK || res.CommitsPerDelegation <= 0 {
+		t.Errorf("RESULT = %+v, want 3 sqlite delegations within the target", res)
+	}
+}
+
 // TestBenchSessionAndStoreReject: bad options of bench session and bench
 // store are usage errors (exit 2) that say what is wrong, and run nothing.
 func TestBenchSessionAndStoreReject(t *testing.T) {
@@ -215,6 +239,8 @@ func TestBenchSessionAndStoreReject(t *testing.T) {
 		{"store too few sessions", []string{"store", "--sessions", "2"}, "need --sessions ≥ 3"},
 		{"store keep in memory", []string{"store", "--variant", "mem", "--sessions", "3", "--keep"}, "--keep and --reuse need the sqlite variant"},
 		{"store extra argument", []string{"store", "now"}, `unknown command "now"`},
+		{"delegation variant", []string{"delegation", "--variant", "pg"}, `variant "pg" (want mem or sqlite)`},
+		{"delegation no turns", []string{"delegation", "-n", "0"}, "need --turns ≥ 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

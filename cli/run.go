@@ -223,7 +223,7 @@ func followTurn(ctx context.Context, b backend, sub eventStream, turnID string, 
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	go func() {
-		b.WaitTurn(followCtx, runtype.Owner{}, turnID, from)
+		waitTurnEnd(followCtx, b, turnID, from)
 		close(ended)
 		stopFollowing() // wakes a Next still waiting for events
 	}()
@@ -243,7 +243,7 @@ func followTurn(ctx context.Context, b backend, sub eventStream, turnID string, 
 		if err := show(e); err != nil {
 			return nil, &exitError{code: ExitFailed, err: err}
 		}
-		if e.TurnID == turnID && endsTurn(e.Type) {
+		if e.TurnID == turnID && endsTurn(e.Type) && !waitsForChildren(e) {
 			break
 		}
 	}
@@ -263,11 +263,69 @@ func followTurn(ctx context.Context, b backend, sub eventStream, turnID string, 
 			}
 		}
 	}
-	turn, err := b.WaitTurn(ctx, runtype.Owner{}, turnID, from)
+	turn, err := waitTurnEnd(ctx, b, turnID, from)
 	if err != nil {
 		return nil, runtimeErr(err)
 	}
 	return turn, nil
+}
+
+// waitsForChildren reports whether e parks its turn until the subagents
+// or jobs it delegated to settle: the turn goes on by itself after.
+func waitsForChildren(e *event.Event) bool {
+	return e.Type == event.TaskWaiting && e.StatusReason == runtype.ReasonWaitingChildren
+}
+
+// delegationTreer reads a task's delegation tree (the in-process
+// Runtime does).
+type delegationTreer interface {
+	DelegationTree(ctx context.Context, owner runtype.Owner, taskID string) (*apitype.DelegationNode, error)
+}
+
+// waitTurnEnd waits until the turn ends or parks for a person (or a
+// budget). A turn parked for its children is waited through: it waits
+// for each open child in turn (and theirs), after which the turn is due
+// again and runs on. It returns the turn parked when a child parks for
+// a person, or when b cannot read the delegation tree.
+func waitTurnEnd(ctx context.Context, b backend, turnID string, from int64) (*runtype.Turn, error) {
+	// settled counts the looks in a row that found every child settled:
+	// the first may have raced the last child's end (the turn is due by
+	// then, and the next WaitTurn waits for it); a second means the turn
+	// rests with nothing left to wait for.
+	settled := 0
+	for {
+		t, err := b.WaitTurn(ctx, runtype.Owner{}, turnID, from)
+		if err != nil || t.Status != runtype.StatusWaitingResource || t.StatusReason != runtype.ReasonWaitingChildren {
+			return t, err
+		}
+		tr, ok := b.(delegationTreer)
+		if !ok {
+			return t, nil
+		}
+		tree, err := tr.DelegationTree(ctx, runtype.Owner{}, t.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		waited := false
+		for _, c := range tree.Children {
+			if c.TurnID == "" || c.Status.Terminal() || c.Status == runtype.StatusBlocked {
+				continue
+			}
+			ct, err := waitTurnEnd(ctx, b, c.TurnID, from)
+			if err != nil {
+				return nil, err
+			}
+			if !ct.Status.Terminal() && ct.Status != runtype.StatusBlocked {
+				return t, nil // the child waits for a person: so does the tree
+			}
+			waited = true
+		}
+		if waited {
+			settled = 0
+		} else if settled++; settled == 2 {
+			return t, nil // nothing left to wait for, yet the turn rests
+		}
+	}
 }
 
 func writeEvent(w io.Writer, e *event.Event) error {

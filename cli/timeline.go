@@ -452,7 +452,10 @@ func (t *timeline) task(e *event.Event, p *event.TaskPayload) {
 	case e.Type == event.TaskWaiting:
 		t.running, t.requested = nil, nil
 		until := "someone decides"
-		if p.Status == runtype.StatusWaitingResource {
+		switch {
+		case p.Reason == runtype.ReasonWaitingChildren:
+			until = "the subagents or jobs it delegated to settle"
+		case p.Status == runtype.StatusWaitingResource:
 			until = "its budget is raised"
 		}
 		t.line(painted(ansiYellow, "⏸ "+string(p.Status)), plain(" ("+string(p.Reason)+")"), flexible(1, ": the turn is parked until "+until))

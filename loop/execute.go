@@ -553,9 +553,18 @@ func (r *run) executeAll(ctx context.Context, preps []*prepared) {
 	if len(calls) == 0 {
 		return
 	}
-	r.flushSoon()
+	// Held facts (permission.evaluated, tool.started) commit with the
+	// results, or after flushDelay when the calls take longer. A hop of
+	// delegations only needs no early flush: its calls end quickly (the
+	// spawn is their only write, and the child shows it), and the park
+	// that follows carries the facts in its commit.
+	if slices.ContainsFunc(which, func(p *prepared) bool { return p.spec.Source != tool.SourceSubagent }) {
+		r.flushSoon()
+	}
 	errs := r.c.sched.Run(ctx, r.turn.SessionID, calls)
-	r.flushTimer.Stop()
+	if r.flushTimer != nil {
+		r.flushTimer.Stop()
+	}
 	for i, err := range errs {
 		if err != nil {
 			which[i].skipWhy = "the turn was interrupted"

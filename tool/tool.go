@@ -50,8 +50,8 @@ type Spec struct {
 	Annotations Annotations
 	// Timeout bounds one call; zero means DefaultTimeout.
 	Timeout time.Duration
-	// Source says where the tool comes from: builtin, command, go, or
-	// mcp:SERVER.
+	// Source says where the tool comes from: builtin, command, go,
+	// mcp:SERVER, or subagent (SourceSubagent).
 	Source string
 	// Scopes are the scopes a caller needs to call the tool; the policy
 	// denies a call whose agent or principal lacks one.
@@ -272,3 +272,8 @@ type Artifact struct {
 	MediaType string
 	Data      []byte
 }
+
+// SourceSubagent is the Source of a subagent tool: a call delegates to a
+// child agent (docs/subagents.md). It runs no code of its own beyond a
+// few reads and the commit that starts the child.
+const SourceSubagent = "subagent"
