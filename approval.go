@@ -182,7 +182,7 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 	switch p.Decision {
 	case runtype.DecisionApproveForSession, runtype.DecisionApproveAlways:
 		g := &runtype.PolicyGrant{
-			ID: rt.ids.New(runtype.PrefixGrant), Owner: owner, Agent: turn.Agent, ToolName: a.ToolName, ActionID: a.ID, CreatedAt: now,
+			ID: rt.ids.New(runtype.PrefixGrant), Owner: owner, Agent: baseAgent(turn.Agent), ToolName: a.ToolName, ActionID: a.ID, CreatedAt: now,
 		}
 		if p.Decision == runtype.DecisionApproveForSession {
 			g.SessionID = a.SessionID

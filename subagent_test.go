@@ -839,3 +839,60 @@ func (b *blocker) Generate(ctx context.Context, _ *model.Request) (*model.Respon
 	<-ctx.Done()
 	return nil, context.Cause(ctx)
 }
+
+// TestReadOnlyChildGrant: a standing approval given to a parent_readonly
+// child holds for that child's next call: it is recorded under the
+// child's agent, the name its calls are decided by.
+func TestReadOnlyChildGrant(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.md"), []byte("alpha"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reader := &mind{fn: func(req *model.Request, _ int) *model.Response {
+		switch res := toolResults(req); len(res) {
+		case 0:
+			return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "r1", Name: "read_file", Arguments: `{"path":"a.md"}`}}}
+		case 1:
+			return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: "r2", Name: "read_file", Arguments: `{"path":"a.md"}`}}}
+		default:
+			return &model.Response{Text: res["r1"] + res["r2"]}
+		}
+	}}
+	tr := startTree(t, agentrt.Config{Policy: kernel(t, askRules), Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: delegator("lookup", "read twice"), Workspace: ws,
+			Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup", Workspace: "parent_readonly"}}},
+		"lookup": {Provider: reader, Tools: []string{"read_file"}},
+	}})
+	ctx := context.Background()
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := tr.rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var act apitype.ActionRead
+	for act.ActionID == "" {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == event.ActionRequired {
+			act.ActionID = e.ActionID
+		}
+	}
+	if _, err := tr.rt.RespondAction(ctx, &apitype.RespondActionParams{ActionID: act.ActionID, Decision: runtype.DecisionApproveForSession}); err != nil {
+		t.Fatal(err)
+	}
+	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
+	if turn.Status != runtype.StatusCompleted || turn.Result != "parent: alphaalpha" {
+		t.Errorf("parent %s %q, want both reads", turn.Status, turn.Result)
+	}
+	all, _ := tr.rt.ListActions(ctx, &apitype.ListActionsParams{})
+	if len(all) != 1 {
+		t.Errorf("%d actions, want 1: the second read is allowed by the grant", len(all))
+	}
+}
