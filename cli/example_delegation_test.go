@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,6 +29,8 @@ func TestRunDelegationExample(t *testing.T) {
 		"waiting_resource (waiting_children): the turn is parked until the subagents or jobs it delegated to settle",
 		"tool    lookup_order",
 		"result: Your order 1042 is on its way with Parcelo",
+		"tool    file_tickets",
+		"Your three tickets are filed",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("run's output lacks %q:\n%s", want, r.stdout)
@@ -53,9 +54,10 @@ func TestRunDelegationExample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tree.Kind != apitype.NodeRequest || tree.Agent != "triage" || tree.Status != runtype.StatusCompleted || len(tree.Children) != 1 ||
-			tree.Children[0].Kind != apitype.NodeSubagent || tree.Children[0].Agent != "lookup" || tree.Children[0].TaskID != s.TaskID {
-			t.Errorf("tree = %+v, want the triage request with its lookup child", tree)
+		if tree.Kind != apitype.NodeRequest || tree.Agent != "triage" || tree.Status != runtype.StatusCompleted || len(tree.Children) != 2 ||
+			tree.Children[0].Kind != apitype.NodeSubagent || tree.Children[0].Agent != "lookup" || tree.Children[0].TaskID != s.TaskID ||
+			tree.Children[1].Kind != apitype.NodeJob || len(tree.Children[1].Children) != 3 {
+			t.Errorf("tree = %+v, want the triage request with its lookup child and its job of three items", tree)
 		}
 		// The child's catalog: read_file, not write_file (not read-only).
 		es := sessionEvents(ctx, t, rt, "delegation-demo", 0)
@@ -71,38 +73,15 @@ func TestRunDelegationExample(t *testing.T) {
 			t.Errorf("lookup's tools = %v, want read_file without write_file", catalog)
 		}
 
-		// The batch of tickets, as a job of the ticket agent.
-		from, err := rt.LastCursor(ctx)
-		if err != nil {
-			t.Fatal(err)
+		// The batch of tickets, as a job of the ticket agent the model
+		// started through its job tool.
+		snap, err := rt.GetSession(ctx, runtype.Owner{}, "delegation-demo")
+		if err != nil || snap.SubagentJobSummary == nil || len(snap.SubagentJobSummary.Jobs) != 1 {
+			t.Fatalf("the session's delegation %+v, %v; want one job", snap, err)
 		}
-		var items []json.RawMessage
-		for _, ticket := range []string{"Parcel 1042 is late", "Refund for 1043 not received", "Change the address of 1044"} {
-			raw, _ := json.Marshal(ticket)
-			items = append(items, raw)
-		}
-		job, err := rt.CreateJob(ctx, &apitype.CreateJobParams{
-			SessionID: "delegation-demo", Agent: "ticket", Instruction: "Classify this ticket.", Items: items, Concurrency: 1,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: "delegation-demo", AfterCursor: from})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sub.Close()
-		for {
-			e, err := sub.Next(ctx)
-			if err != nil {
-				t.Fatalf("waiting for job %s: %v", job.JobID, err)
-			}
-			if e.JobID == job.JobID && (e.Type == event.JobCompleted || e.Type == event.JobFailed || e.Type == event.JobCancelled) {
-				if e.Type != event.JobCompleted {
-					t.Fatalf("job ended with %s", e.Type)
-				}
-				break
-			}
+		job := snap.SubagentJobSummary.Jobs[0]
+		if job.Agent != "ticket" || job.Status != runtype.JobCompleted || job.Completed != 3 || job.ParentTaskID != s.ParentTaskID || job.Concurrency != 1 {
+			t.Errorf("job = %+v, want the ticket job under the triage request, completed", job)
 		}
 		page, err := rt.ListJobItems(ctx, &apitype.ListJobItemsParams{JobID: job.JobID})
 		if err != nil {
