@@ -119,6 +119,10 @@ type SubagentUse struct {
 	// workspace) or "parent_readonly" (the parent's workspace, with
 	// only the child's read-only tools).
 	Workspace string
+	// Context is what the child sees of the parent's conversation:
+	// "none" (default: its input alone) or "parent" (the parent's recent
+	// messages, as text, precede its input; see parentContext).
+	Context string
 	// AsJob makes the tool start a job (docs/subagents.md, "Jobs"): a
 	// call passes items (default schema {"items": [...], "instruction":
 	// string}), each worked on by the child in a task of its own, at

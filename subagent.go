@@ -110,6 +110,11 @@ func (d *delegateTool) Call(ctx context.Context, call *tool.Call) (*tool.Result,
 			input = in.Task
 		}
 	}
+	if use.Context == runtype.ContextParent {
+		if input, err = rt.withParentContext(ctx, parentTurn, input); err != nil {
+			return nil, err
+		}
+	}
 	if err := validInput("task", input); err != nil {
 		return &tool.Result{IsError: true, Content: err.Error()}, nil
 	}
@@ -397,6 +402,11 @@ func (rt *Runtime) wireSubagents() error {
 			if u.MaxParallel < 0 {
 				return fmt.Errorf("%s: max parallel must not be negative", where)
 			}
+			switch u.Context {
+			case "", runtype.ContextNone, runtype.ContextParent:
+			default:
+				return fmt.Errorf("%s: context %q: use none or parent", where, u.Context)
+			}
 			if u.AsJob && u.Workspace == runtype.WorkspaceParentReadOnly {
 				return fmt.Errorf("%s: workspace parent_readonly cannot be combined with AsJob", where)
 			}
@@ -466,4 +476,45 @@ func readOnlyVariant(child, parent *loop.Agent) *loop.Agent {
 	})
 	v.Delegates = v.Delegates && slices.ContainsFunc(v.Tools, func(t tool.Tool) bool { _, ok := t.(*delegateTool); return ok })
 	return &v
+}
+
+// Bounds of the parent's conversation a child with context parent sees.
+const (
+	parentContextMessages = 20
+	parentContextMessage  = 2 << 10
+	parentContextBytes    = 16 << 10
+)
+
+// withParentContext puts the parent's recent conversation before a
+// child's input: its latest user and assistant messages with text (tool
+// calls and results left out), oldest first, each cut to a preview, as
+// one block the child's model reads as context, not as instructions.
+func (rt *Runtime) withParentContext(ctx context.Context, parent *runtype.Turn, input string) (string, error) {
+	msgs, err := rt.store.MessageList(ctx, &store.MessageListParams{TenantID: parent.TenantID, ThreadID: parent.ThreadID,
+		Newest: true, Limit: parentContextMessages})
+	if err != nil {
+		return "", fmt.Errorf("reading the parent's conversation: %w", err)
+	}
+	var lines []string
+	size := 0
+	for _, m := range msgs { // newest first
+		if (m.Role != runtype.RoleUser && m.Role != runtype.RoleAssistant) || strings.TrimSpace(m.Content) == "" {
+			continue
+		}
+		text, cut := event.Preview(m.Content, parentContextMessage)
+		if cut {
+			text += " …"
+		}
+		line := string(m.Role) + ": " + text
+		if size += len(line); size > parentContextBytes {
+			break
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return input, nil
+	}
+	slices.Reverse(lines)
+	return "[The conversation that delegated this task, most recent last]\n" + strings.Join(lines, "\n") +
+		"\n[End of that conversation]\n\n" + input, nil
 }

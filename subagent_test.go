@@ -1,6 +1,7 @@
 package agentrt_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -894,5 +895,44 @@ func TestReadOnlyChildGrant(t *testing.T) {
 	all, _ := tr.rt.ListActions(ctx, &apitype.ListActionsParams{})
 	if len(all) != 1 {
 		t.Errorf("%d actions, want 1: the second read is allowed by the grant", len(all))
+	}
+}
+
+// TestSubagentParentContext: a child starts from its input alone unless
+// its declaration says context: parent; then the parent's recent
+// conversation precedes its input.
+func TestSubagentParentContext(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		context string
+		want    bool
+	}{{"", false}, {"parent", true}} {
+		t.Run(cmp.Or(tt.context, "none"), func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var seen string
+			child := &mind{fn: func(req *model.Request, _ int) *model.Response {
+				mu.Lock()
+				seen = lastUser(req)
+				mu.Unlock()
+				return &model.Response{Text: "ok"}
+			}}
+			tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
+				"triage": {Provider: delegator("lookup", "find the order"), Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup", Context: tt.context}}},
+				"lookup": {Provider: child},
+			}})
+			res, err := tr.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "triage", Input: "my order number is 1042"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID); turn.Status != runtype.StatusCompleted {
+				t.Fatalf("parent %s", turn.Status)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := strings.Contains(seen, "user: my order number is 1042"); got != tt.want || !strings.HasSuffix(seen, "find the order") {
+				t.Errorf("the child was asked %q; parent's conversation in it: %v, want %v", seen, got, tt.want)
+			}
+		})
 	}
 }

@@ -35,10 +35,17 @@ type SubagentUse struct {
 	// each worked on by the child in a task of its own, at most
 	// MaxParallel at once. Not with workspace parent_readonly.
 	AsJob bool
+	// Context is what the child sees of its parent's conversation, one of
+	// SubagentContexts: none (the default: its input alone) or parent
+	// (the parent's recent messages precede its input).
+	Context string
 }
 
 // SubagentWorkspaces lists the values of a subagent's workspace.
 var SubagentWorkspaces = []string{runtype.WorkspaceOwn, runtype.WorkspaceParentReadOnly}
+
+// SubagentContexts lists the values of a subagent's context.
+var SubagentContexts = []string{runtype.ContextNone, runtype.ContextParent}
 
 // DefaultSubagentTool returns the tool name of a subagent declaration
 // that sets no as_tool.
@@ -53,7 +60,7 @@ type Delegation struct {
 }
 
 var (
-	subagentKeys   = []string{"agent", "as_job", "as_tool", "description", "input_schema", "max_parallel", "workspace"}
+	subagentKeys   = []string{"agent", "as_job", "as_tool", "context", "description", "input_schema", "max_parallel", "workspace"}
 	delegationKeys = []string{"max_depth"}
 )
 
@@ -162,6 +169,10 @@ func (d *decoder) subagent(v *yamlpos.Value, in string) (subagentRef, bool) {
 		case "as_job":
 			if b, st := d.boolean(f, label); st == valOK {
 				u.AsJob = b
+			}
+		case "context":
+			if s, st := d.oneOf(f, label, SubagentContexts); st == valOK {
+				u.Context = s
 			}
 		default:
 			d.unknownKey(f, in, subagentKeys)

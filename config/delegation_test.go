@@ -72,6 +72,14 @@ func TestParseSubagentValues(t *testing.T) {
 			subagents: "    subagents: [{agent: b, as_tool: batch, as_job: true, max_parallel: 8}]\n",
 			want:      []*SubagentUse{{Agent: "b", AsTool: "batch", MaxParallel: 8, Workspace: "own", AsJob: true}},
 		},
+		{
+			name:      "Context",
+			subagents: "    subagents: [{agent: b, context: parent}, {agent: b, as_tool: alone, context: none}]\n",
+			want: []*SubagentUse{
+				{Agent: "b", AsTool: "delegate_b", Workspace: "own", Context: "parent"},
+				{Agent: "b", AsTool: "alone", Workspace: "own", Context: "none"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +167,11 @@ func TestParseSubagentErrors(t *testing.T) {
 				`agentrt.yaml:7:42: max_parallel in subagents[0] of agent "a" must be between 1 and 64, got 0`,
 				`agentrt.yaml:7:56: workspace in subagents[0] of agent "a" must be one of own, parent_readonly, got "parent"; did you mean parent_readonly?`,
 			},
+		},
+		{
+			name:      "Context",
+			subagents: "    subagents: [{agent: b, context: all}]\n",
+			want:      []string{`agentrt.yaml:7:37: context in subagents[0] of agent "a" must be one of none, parent, got "all"`},
 		},
 		{
 			name:      "BadToolName",

@@ -152,7 +152,7 @@ func subagentUses(a *config.Agent) []agentrt.SubagentUse {
 	for _, u := range a.Subagents {
 		out = append(out, agentrt.SubagentUse{
 			Agent: u.Agent, AsTool: u.AsTool, Description: u.Description,
-			InputSchema: u.InputSchema, MaxParallel: u.MaxParallel, Workspace: u.Workspace, AsJob: u.AsJob,
+			InputSchema: u.InputSchema, MaxParallel: u.MaxParallel, Workspace: u.Workspace, AsJob: u.AsJob, Context: u.Context,
 		})
 	}
 	return out

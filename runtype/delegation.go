@@ -81,6 +81,12 @@ const (
 	WorkspaceParentReadOnly = "parent_readonly"
 )
 
+// What a subagent sees of its parent's conversation.
+const (
+	ContextNone   = "none"   // its input alone
+	ContextParent = "parent" // the parent's recent messages, then its input
+)
+
 // JobStatus is a job's lifecycle status.
 type JobStatus string
 
