@@ -258,7 +258,8 @@ type Config struct {
 	// Retry is how failed attempts are retried; the zero policy retries
 	// none (an operator can, with RetryTask).
 	Retry RetryPolicy
-	// TurnTimeout bounds a turn's wall-clock time from its first start,
+	// TurnTimeout bounds a turn's wall-clock time from its first start
+	// (a delegated turn's from its root request's: a tree shares it),
 	// across attempts; InactivityTimeout the time a run goes without
 	// recording a step. A turn past either ends timed_out. Zero: no limit.
 	TurnTimeout       time.Duration

@@ -936,3 +936,56 @@ func TestSubagentParentContext(t *testing.T) {
 		})
 	}
 }
+
+// TestSubagentWallClock: a delegation tree shares its root's wall clock:
+// a child has only what its root request has left of turn_timeout.
+func TestSubagentWallClock(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	// The parent's first model call takes most of the tree's 2 seconds.
+	slowParent := &slowFirst{mind: delegator("lookup", "take your time"), delay: 1500 * time.Millisecond}
+	tr := startTree(t, agentrt.Config{TurnTimeout: 2 * time.Second, Agents: map[string]*agentrt.Agent{
+		"triage": {Provider: slowParent, Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup"}}},
+		"lookup": {Provider: &blocker{started: started}},
+	}})
+	ctx := context.Background()
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	subs, _ := tr.rt.ListSubagents(ctx, runtype.Owner{}, res.SessionID)
+	if len(subs) != 1 {
+		t.Fatalf("subagents %+v", subs)
+	}
+	child := waitEnd(t, tr.rt, res.SessionID, subs[0].TurnID)
+	if child.Status != runtype.StatusTimedOut || child.StatusReason != runtype.ReasonWallClockTimeout {
+		t.Errorf("child %s (%s), want timed out by the tree's clock", child.Status, child.StatusReason)
+	}
+	if ran := child.EndedAt.Sub(child.StartedAt); ran > 1200*time.Millisecond {
+		t.Errorf("the child ran %s; its root had about half a second left of its 2", ran)
+	}
+	if parent := waitEnd(t, tr.rt, res.SessionID, res.TurnID); parent.Status != runtype.StatusTimedOut {
+		t.Errorf("parent %s, want timed out too", parent.Status)
+	}
+}
+
+// slowFirst is a mind whose first model call takes delay (a slow
+// model), unless its context ends first.
+type slowFirst struct {
+	*mind
+	delay time.Duration
+}
+
+func (s *slowFirst) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if s.count() == 0 {
+		t := time.NewTimer(s.delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	return s.mind.Generate(ctx, req)
+}

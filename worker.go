@@ -426,6 +426,14 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 		if start.IsZero() {
 			start = rt.cfg.Now()
 		}
+		if root := c.task.RootTaskID; root != "" {
+			// A delegation tree shares its root's wall clock: a child has
+			// what its root request has left.
+			if t, err := rt.store.TaskGet(context.Background(), &store.TaskGetParams{TenantID: c.task.TenantID, ID: root}); err == nil &&
+				!t.StartedAt.IsZero() && t.StartedAt.Before(start) {
+				start = t.StartedAt
+			}
+		}
 		t := time.NewTimer(time.Until(start.Add(d)))
 		defer t.Stop()
 		deadline = t.C
