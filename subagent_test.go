@@ -121,7 +121,7 @@ func startTree(t *testing.T, cfg agentrt.Config) *tree {
 // the wait) and returns it.
 func waitEnd(t *testing.T, rt *agentrt.Runtime, sessionID, turnID string) *runtype.Turn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: sessionID, TurnID: turnID})
 	if err != nil {

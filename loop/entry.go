@@ -103,7 +103,9 @@ func (c *Coordinator) RunAttempt(ctx context.Context, job *Job) (*Outcome, error
 		}
 		// A child settled: go on once all have (a wake by one of several
 		// finds the others still open and leaves the task parked).
-		open, err := c.childrenOpen(ctx, j.Task)
+		// Read whatever the run's context says: a run whose time is up
+		// still records how it ends.
+		open, err := c.childrenOpen(context.WithoutCancel(ctx), j.Task)
 		if err != nil {
 			return nil, fmt.Errorf("reading the children of task %s: %w", task.ID, err)
 		}
