@@ -541,10 +541,12 @@ func cmpOr(a, b string) string {
 func (r *run) executeAll(ctx context.Context, preps []*prepared) {
 	var calls []execution.Call
 	var which []*prepared
+	onlyDelegations := true
 	for _, p := range preps {
 		if p.t == nil || p.refusal != nil || p.parked || p.deferred || p.skipWhy != "" || p.ran {
 			continue
 		}
+		onlyDelegations = onlyDelegations && p.spec.Source == tool.SourceSubagent
 		which = append(which, p)
 		calls = append(calls, execution.Call{Class: execution.Class(p.spec, p.input), Run: func(ctx context.Context) {
 			r.execute1(ctx, p)
@@ -558,7 +560,7 @@ func (r *run) executeAll(ctx context.Context, preps []*prepared) {
 	// delegations only needs no early flush: its calls end quickly (the
 	// spawn is their only write, and the child shows it), and the park
 	// that follows carries the facts in its commit.
-	if slices.ContainsFunc(which, func(p *prepared) bool { return p.spec.Source != tool.SourceSubagent }) {
+	if !onlyDelegations {
 		r.flushSoon()
 	}
 	errs := r.c.sched.Run(ctx, r.turn.SessionID, calls)
