@@ -81,6 +81,10 @@ type JobPayload struct {
 	ParentTaskID string `json:"parentTaskId,omitempty"`
 	// RequestedBy is who cancelled the job or retried items.
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// Schedule is set when the job is a schedule (see schedule.go); Fire
+	// when the event is about one of its fires that did not run.
+	Schedule *SchedulePayload `json:"schedule,omitempty"`
+	Fire     *FirePayload     `json:"fire,omitempty"`
 }
 
 // JobItemPayload is the payload of job.item.started, job.item.completed
@@ -101,6 +105,8 @@ type JobItemPayload struct {
 	Failure       *runtype.Failure `json:"failure,omitempty"`
 	// Retryable says a failed item may be retried (retry_job_items).
 	Retryable bool `json:"retryable,omitempty"`
+	// Fire is set when the item is a schedule's fire.
+	Fire *FirePayload `json:"fire,omitempty"`
 }
 
 func (*SubagentPayload) isPayload()   {}

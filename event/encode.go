@@ -84,6 +84,14 @@ func appendEnvelope(dst []byte, e *Event) ([]byte, error) {
 		dst = append(dst, `,"permissionDecision":`...)
 		dst = append(dst, b...)
 	}
+	if e.DeliveryState != nil {
+		b, err := json.Marshal(e.DeliveryState)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, `,"deliveryState":`...)
+		dst = append(dst, b...)
+	}
 	dst = append(dst, `,"payload":`...)
 	if e.Payload == nil {
 		dst = append(dst, "null"...)

@@ -61,6 +61,9 @@ type Event struct {
 	StatusReason       runtype.Reason      `json:"statusReason,omitempty"`
 	OutputRef          string              `json:"outputRef,omitempty"`
 	PermissionDecision *PermissionDecision `json:"permissionDecision,omitempty"`
+	// DeliveryState is a task's result delivery (task.updated of a
+	// schedule's fire).
+	DeliveryState *DeliveryState `json:"deliveryState,omitempty"`
 
 	Payload Payload           `json:"payload"`
 	Refs    map[string]string `json:"refs,omitempty"`

@@ -35,6 +35,10 @@ type TaskLineage struct {
 	// JobID and JobItemID name the job item the task is an attempt of.
 	JobID     string
 	JobItemID string
+	// ScheduleID and FireID name the schedule fire the task runs (a
+	// task a schedule started; it has no parent).
+	ScheduleID string
+	FireID     string
 }
 
 // Subagent is a child agent working for a parent on a thread of its own

@@ -53,9 +53,12 @@ type Turn struct {
 	RunID          string // the current (latest) run
 	TraceID        string
 	Usage          Usage
-	CreatedAt      time.Time
-	StartedAt      time.Time // zero until a run starts
-	EndedAt        time.Time // zero until terminal or parked
+	// Overrides change how the turn runs from its agent's configuration
+	// (a schedule's fire carries the schedule's); nil for none.
+	Overrides *TurnOverrides
+	CreatedAt time.Time
+	StartedAt time.Time // zero until a run starts
+	EndedAt   time.Time // zero until terminal or parked
 	// RolledBackAt is when rollback_thread took the turn back (zero when
 	// it did not): its facts stand and its status stays, but its messages
 	// leave the conversation the model sees.

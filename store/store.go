@@ -234,6 +234,26 @@ type Batch struct {
 	Subagents []*runtype.Subagent
 	Jobs      []*runtype.Job
 	JobItems  []*runtype.JobItem
+	// Schedules are written with optimistic concurrency, after JobItems:
+	// one whose Version is 0 is inserted (an ID that exists is a
+	// conflict); one with Version n replaces the stored record only while
+	// the stored record is at version n. Either way the stored record is
+	// at version n+1 after (the batch's record is left as it is). A
+	// stale version, or a record of another tenant with that ID, is a
+	// conflict (ErrConflict) and the batch writes nothing: two processes
+	// that both found a fire due record it once.
+	Schedules []*runtype.Schedule
+	// Fires are upserted by ID after Schedules (insert, or replace every
+	// field). A fire not triggered by hand (Manual false) whose
+	// (ScheduleID, FireAt) another fire holds is a conflict, as is an ID
+	// of another tenant's fire.
+	Fires []*runtype.Fire
+	// ScheduleWakes make schedules due, after Fires: each sets the
+	// schedule's NextCheckAt to At if that is earlier (or NextCheckAt is
+	// zero) and bumps its version. A wake naming no schedule of that
+	// tenant is ignored (the schedule's record is never removed, so only
+	// a bad ID does that).
+	ScheduleWakes []*ScheduleWake
 	// Events are appended. Each event that Sealed reports is also sealed
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
@@ -540,6 +560,21 @@ type Reader interface {
 	JobList(ctx context.Context, p *JobListParams) ([]*runtype.Job, error)
 	// JobItemList returns a job's items that match p in Index order.
 	JobItemList(ctx context.Context, p *JobItemListParams) ([]*runtype.JobItem, error)
+	// ScheduleGet returns the tenant's schedule, or ErrNotFound.
+	ScheduleGet(ctx context.Context, p *ScheduleGetParams) (*runtype.Schedule, error)
+	// ScheduleList returns the tenant's schedules that match p; see
+	// ScheduleListParams.
+	ScheduleList(ctx context.Context, p *ScheduleListParams) ([]*runtype.Schedule, error)
+	// ScheduleListDue returns schedules of every tenant whose NextCheckAt
+	// is set and not after p.Now, earliest first, at most p.Limit (clamped
+	// like other lists). It costs what it returns, not the number of
+	// schedules.
+	ScheduleListDue(ctx context.Context, p *ScheduleListDueParams) ([]*runtype.Schedule, error)
+	// FireGet returns the tenant's fire, or ErrNotFound.
+	FireGet(ctx context.Context, p *FireGetParams) (*runtype.Fire, error)
+	// FireList returns a schedule's fires that match p, newest (highest
+	// ID) first.
+	FireList(ctx context.Context, p *FireListParams) ([]*runtype.Fire, error)
 
 	// CapabilitySessionGet returns the tenant's capability session, its
 	// RunIDs filled; ErrNotFound when the tenant has none with that ID.
@@ -1016,4 +1051,56 @@ type JobItemListParams struct {
 	Retry     bool
 	FromIndex int
 	Limit     int
+}
+
+// ScheduleWake makes a schedule due at At (see Batch.ScheduleWakes).
+type ScheduleWake struct {
+	TenantID   string
+	ScheduleID string
+	At         time.Time
+}
+
+type ScheduleGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// ScheduleListParams lists a tenant's schedules oldest (lowest ID)
+// first. Each filter that is set applies: SessionID, Instance, Agent,
+// Statuses (any of them) and Failing (ConsecutiveFailures above zero).
+// Soonest orders active schedules with a next fire by NextFireAt (then
+// ID) instead, keeping only those. AfterID pages the ID order; Limit is
+// clamped like other lists.
+type ScheduleListParams struct {
+	TenantID  string
+	SessionID string
+	Instance  string
+	Agent     string
+	Statuses  []runtype.ScheduleStatus
+	Failing   bool
+	Soonest   bool
+	AfterID   string
+	Limit     int
+}
+
+type ScheduleListDueParams struct {
+	Now   time.Time
+	Limit int
+}
+
+type FireGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// FireListParams lists a schedule's fires newest first. Statuses (any of
+// them) and Delivery (fires whose delivery is in that state) filter when
+// set; BeforeID pages; Limit is clamped like other lists.
+type FireListParams struct {
+	TenantID   string
+	ScheduleID string
+	Statuses   []runtype.FireStatus
+	Delivery   runtype.DeliveryStatus
+	BeforeID   string
+	Limit      int
 }
