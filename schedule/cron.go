@@ -91,19 +91,16 @@ func wallInstant(w time.Time, loc *time.Location) time.Time {
 	y, mo, d := w.Date()
 	h, mi, s := w.Clock()
 	t := time.Date(y, mo, d, h, mi, s, w.Nanosecond(), loc)
+	start, end := t.ZoneBounds()
 	switch got := wallTime(t, loc); {
-	case got.Before(w): // t lies before the gap: fire when it ends
-		_, end := t.ZoneBounds()
+	case got.Before(w) && !end.IsZero(): // t lies before the gap: fire when it ends
 		return end
-	case got.After(w): // t lies after the gap: fire when it began
-		start, _ := t.ZoneBounds()
+	case got.After(w) && !start.IsZero(): // t lies after the gap: fire when it began
 		return start
-	}
-	// An earlier occurrence has the previous period's offset.
-	start, _ := t.ZoneBounds()
-	if start.IsZero() {
+	case start.IsZero(): // the zone's first period: nothing came before
 		return t
 	}
+	// An earlier occurrence has the previous period's offset.
 	_, off := start.Add(-time.Nanosecond).Zone()
 	if early := w.Add(-time.Duration(off) * time.Second); early.Before(start) && wallTime(early, loc).Equal(w) {
 		return early

@@ -170,11 +170,19 @@ func (s *Schedule) Spec() Spec { return s.spec }
 // Location returns the time zone s reads its cron expression in.
 func (s *Schedule) Location() *time.Location { return s.loc }
 
+// epoch bounds the past a schedule looks into: robfig returns the zero
+// time both for "none" and for a fire at 0001-01-01T00:00:00Z.
+var epoch = time.Unix(0, 0).UTC()
+
 // Next returns the first fire strictly after after, in UTC, or the zero time
-// when there is none (a once schedule that passed).
+// when there is none (a once schedule that passed). It finds no fire before
+// the Unix epoch.
 func (s *Schedule) Next(after time.Time) time.Time {
-	if !s.spec.Start.IsZero() && after.Before(s.spec.Start) {
-		after = s.spec.Start.Add(-time.Nanosecond)
+	if floor := s.spec.Start; after.Before(floor) {
+		after = floor.Add(-time.Nanosecond)
+	}
+	if after.Before(epoch) {
+		after = epoch.Add(-time.Nanosecond)
 	}
 	t := s.src.next(after)
 	if t.IsZero() {
