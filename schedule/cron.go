@@ -50,9 +50,17 @@ func newCronSource(spec *cron.SpecSchedule, loc *time.Location) *cronSource {
 	return c
 }
 
+// fromMinute returns the last second before the minute after t's. A
+// standard expression fires on whole minutes, so the first fire after it is
+// the first fire after t, and robfig, which starts at the next second, need
+// not step through the seconds of t's minute.
+func fromMinute(t time.Time) time.Time {
+	return t.Truncate(time.Minute).Add(time.Minute - time.Second)
+}
+
 func (c *cronSource) next(after time.Time) time.Time {
 	if !c.wallClock {
-		t := after
+		t := fromMinute(after)
 		for {
 			t = c.real.Next(t)
 			// Guard robfig's resets to a day's or hour's start, which
@@ -62,7 +70,7 @@ func (c *cronSource) next(after time.Time) time.Time {
 			}
 		}
 	}
-	w := wallTime(after, c.loc)
+	w := fromMinute(wallTime(after, c.loc))
 	for {
 		w = c.wall.Next(w)
 		if w.IsZero() {

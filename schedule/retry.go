@@ -13,7 +13,8 @@ func ShouldPause(consecutiveFailures, pauseAfter int) bool {
 
 // Backoff returns the wait before retry attempt (1 for the first retry):
 // base*2^(attempt-1), capped at max. It has no jitter, so a retry's time is
-// reproducible. An attempt below 1 counts as 1.
+// reproducible. An attempt below 1 counts as 1; max <= 0 means no cap
+// (doubling stops before it overflows).
 func Backoff(attempt int, base, max time.Duration) time.Duration {
 	if base <= 0 {
 		return 0
