@@ -41,7 +41,7 @@ func TestBackoff(t *testing.T) {
 		{0, s, time.Minute, s},  // below 1 counts as 1
 		{-3, s, time.Minute, s}, // below 1 counts as 1
 		{1, 2 * time.Minute, time.Minute, time.Minute},
-		{3, s, 0, 4 * s}, // no cap
+		{3, s, 0, 4 * s},     // no cap
 		{200, s, 0, s << 33}, // doubling stops before it overflows
 		{1, 0, time.Minute, 0},
 	}
