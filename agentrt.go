@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -178,6 +179,13 @@ type Config struct {
 	// runtype.DefaultMaxDepth. A delegation past it fails and the
 	// parent's model is told why.
 	MaxDelegationDepth int
+	// Webhooks are the endpoints schedules may deliver results to, by
+	// name (docs/schedules.md, "Delivery"): a schedule names one, never a
+	// URL, so which endpoints receive results is the operator's choice.
+	Webhooks map[string]Webhook
+	// WebhookClient makes deliveries; default an http.Client that
+	// refuses private addresses unless a webhook allows them.
+	WebhookClient *http.Client
 	// Tools are registered besides the built-ins.
 	Tools []tool.Tool
 	// MCPServers are the MCP servers agents may use (Agent.MCP): their
@@ -392,6 +400,9 @@ func (c Config) validate() error {
 	if c.MaxDelegationDepth < 0 || c.MaxDelegationDepth > 10 {
 		return fmt.Errorf("config: max delegation depth %d is out of range: use 1 to 10 (0 for the default, %d)", c.MaxDelegationDepth, runtype.DefaultMaxDepth)
 	}
+	if err := validateWebhooks(c.Webhooks); err != nil {
+		return err
+	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
 	}
@@ -523,8 +534,14 @@ type Runtime struct {
 	workerID     string
 	wake         chan struct{} // kicks the dispatcher
 	dispatchDone chan struct{} // closed when the dispatcher has returned
-	stopClaiming context.CancelFunc
-	avgRun       atomic.Int64 // recent mean run time (ns), for Retry-After
+	// outputCheck is the coordinator's output checker (nil: none), which
+	// a schedule's pre-run output passes too.
+	outputCheck loop.OutputChecker
+	// The scheduler: see schedule.go.
+	schedWake     chan struct{} // kicks the scheduler
+	schedulerDone chan struct{} // closed when the scheduler has returned
+	stopClaiming  context.CancelFunc
+	avgRun        atomic.Int64 // recent mean run time (ns), for Retry-After
 
 	// The execution layer: see execution.go.
 	sandbox   *sandbox.Sandbox
@@ -583,19 +600,21 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	cfg.Redact.Secrets = append(slices.Clone(cfg.Redact.Secrets), webhookSecrets(cfg.Webhooks)...)
 	redactor := output.NewRedactor(cfg.Redact)
 	cfg.Logger = slog.New(telemetry.RedactHandler(telemetry.LogHandler(cfg.Logger.Handler()), redactor.Text))
 	metrics := telemetry.NewMetrics()
 	rt := &Runtime{
-		redactor: redactor,
-		metrics:  metrics,
-		tracer:   telemetry.NewTracer(cfg.TracerProvider, metrics),
-		cfg:      cfg,
-		bus:      &event.Bus{},
-		ids:      runtype.NewIDGen(cfg.Now),
-		wake:     make(chan struct{}, 1),
-		settles:  &event.Bus{},
-		claims:   make(map[string]*claim),
+		redactor:  redactor,
+		metrics:   metrics,
+		tracer:    telemetry.NewTracer(cfg.TracerProvider, metrics),
+		cfg:       cfg,
+		bus:       &event.Bus{},
+		ids:       runtype.NewIDGen(cfg.Now),
+		wake:      make(chan struct{}, 1),
+		schedWake: make(chan struct{}, 1),
+		settles:   &event.Bus{},
+		claims:    make(map[string]*claim),
 
 		heartbeatTicks: tickerTicks,
 	}
@@ -675,6 +694,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.coord = coord
+	rt.outputCheck = outputCheck
 	return rt, nil
 }
 
@@ -905,11 +925,14 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	var claimCtx context.Context
 	claimCtx, rt.stopClaiming = context.WithCancel(rt.baseCtx)
 	rt.dispatchDone = make(chan struct{})
+	rt.schedulerDone = make(chan struct{})
 	if rt.cfg.NoWorkers {
 		close(rt.dispatchDone)
+		close(rt.schedulerDone)
 		return nil
 	}
 	go rt.dispatch(claimCtx)
+	go rt.runScheduler(claimCtx)
 	return nil
 }
 
@@ -953,6 +976,7 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	<-rt.sweepDone
 	rt.stopClaiming()
 	<-rt.dispatchDone
+	<-rt.schedulerDone
 
 	if cancelNow {
 		rt.cancelAll(ErrStop)

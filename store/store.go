@@ -239,13 +239,15 @@ type Batch struct {
 	// conflict); one with Version n replaces the stored record only while
 	// the stored record is at version n. Either way the stored record is
 	// at version n+1 after (the batch's record is left as it is). A
-	// stale version, or a record of another tenant with that ID, is a
+	// stale version, a record of another tenant with that ID, or an
+	// IdempotencyKey another schedule of the tenant holds, is a
 	// conflict (ErrConflict) and the batch writes nothing: two processes
 	// that both found a fire due record it once.
 	Schedules []*runtype.Schedule
 	// Fires are upserted by ID after Schedules (insert, or replace every
 	// field). A fire not triggered by hand (Manual false) whose
-	// (ScheduleID, FireAt) another fire holds is a conflict, as is an ID
+	// (ScheduleID, FireAt) another fire holds is a conflict, as is one
+	// whose IdempotencyKey another fire of its schedule holds, and an ID
 	// of another tenant's fire.
 	Fires []*runtype.Fire
 	// ScheduleWakes make schedules due, after Fires: each sets the
@@ -1067,7 +1069,8 @@ type ScheduleGetParams struct {
 
 // ScheduleListParams lists a tenant's schedules oldest (lowest ID)
 // first. Each filter that is set applies: SessionID, Instance, Agent,
-// Statuses (any of them) and Failing (ConsecutiveFailures above zero).
+// IdempotencyKey, Statuses (any of them) and Failing
+// (ConsecutiveFailures above zero).
 // Soonest orders active schedules with a next fire by NextFireAt (then
 // ID) instead, keeping only those. AfterID pages the ID order; Limit is
 // clamped like other lists.
@@ -1076,11 +1079,13 @@ type ScheduleListParams struct {
 	SessionID string
 	Instance  string
 	Agent     string
-	Statuses  []runtype.ScheduleStatus
-	Failing   bool
-	Soonest   bool
-	AfterID   string
-	Limit     int
+	// IdempotencyKey keeps the schedule created with that key.
+	IdempotencyKey string
+	Statuses       []runtype.ScheduleStatus
+	Failing        bool
+	Soonest        bool
+	AfterID        string
+	Limit          int
 }
 
 type ScheduleListDueParams struct {
@@ -1094,13 +1099,16 @@ type FireGetParams struct {
 }
 
 // FireListParams lists a schedule's fires newest first. Statuses (any of
-// them) and Delivery (fires whose delivery is in that state) filter when
+// them), Delivery (fires whose delivery is in that state) and
+// IdempotencyKey (the manual fire triggered with that key) filter when
 // set; BeforeID pages; Limit is clamped like other lists.
 type FireListParams struct {
 	TenantID   string
 	ScheduleID string
 	Statuses   []runtype.FireStatus
 	Delivery   runtype.DeliveryStatus
-	BeforeID   string
-	Limit      int
+	// IdempotencyKey keeps the fire triggered with that key.
+	IdempotencyKey string
+	BeforeID       string
+	Limit          int
 }
