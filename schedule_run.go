@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/tool"
