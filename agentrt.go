@@ -183,6 +183,12 @@ type Config struct {
 	// name (docs/schedules.md, "Delivery"): a schedule names one, never a
 	// URL, so which endpoints receive results is the operator's choice.
 	Webhooks map[string]Webhook
+	// Schedules are declared schedules (agentrt.yaml's schedules): Start
+	// creates each of the default tenant's that does not exist yet, by
+	// its Name (which must be set and unique), and brings one whose spec
+	// changed up to date. Schedules made through the API are not
+	// touched.
+	Schedules []apitype.ScheduleSpec
 	// WebhookClient makes deliveries; default an http.Client that
 	// refuses private addresses unless a webhook allows them.
 	WebhookClient *http.Client
@@ -402,6 +408,16 @@ func (c Config) validate() error {
 	}
 	if err := validateWebhooks(c.Webhooks); err != nil {
 		return err
+	}
+	names := make(map[string]bool, len(c.Schedules))
+	for _, s := range c.Schedules {
+		switch {
+		case s.Name == "":
+			return errors.New("config: a declared schedule needs a name")
+		case names[s.Name]:
+			return fmt.Errorf("config: two schedules are named %q", s.Name)
+		}
+		names[s.Name] = true
 	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
@@ -930,6 +946,9 @@ func (rt *Runtime) Start(ctx context.Context) error {
 		close(rt.dispatchDone)
 		close(rt.schedulerDone)
 		return nil
+	}
+	if err := rt.declareSchedules(ctx); err != nil {
+		return err
 	}
 	go rt.dispatch(claimCtx)
 	go rt.runScheduler(claimCtx)

@@ -36,10 +36,14 @@ func (rt *Runtime) CreateSchedule(ctx context.Context, p *apitype.CreateSchedule
 	if !rt.running() {
 		return nil, apitype.ErrStopped
 	}
-	owner := ownerOrDefault(p.Owner)
 	if err := checkKey(p.IdempotencyKey); err != nil {
 		return nil, err
 	}
+	return rt.createSchedule(ctx, p)
+}
+
+func (rt *Runtime) createSchedule(ctx context.Context, p *apitype.CreateScheduleParams) (*apitype.ScheduleRead, error) {
+	owner := ownerOrDefault(p.Owner)
 	if p.IdempotencyKey != "" {
 		got, err := rt.store.ScheduleList(ctx, &store.ScheduleListParams{TenantID: owner.TenantID, IdempotencyKey: p.IdempotencyKey, Limit: 1})
 		if err != nil {
@@ -101,6 +105,44 @@ func cmpOrID(name, id string) string {
 		return name
 	}
 	return id
+}
+
+// declaredKey is the idempotency key of a schedule agentrt.yaml declares.
+func declaredKey(name string) string { return "config:" + name }
+
+// declareSchedules makes the declared schedules (Config.Schedules) exist
+// as declared: each is created once, by its name, and updated when its
+// declaration changed.
+func (rt *Runtime) declareSchedules(ctx context.Context) error {
+	for i := range rt.cfg.Schedules {
+		spec := rt.cfg.Schedules[i]
+		key := declaredKey(spec.Name)
+		got, err := rt.store.ScheduleList(ctx, &store.ScheduleListParams{TenantID: apitype.DefaultTenant, IdempotencyKey: key, Limit: 1})
+		if err != nil {
+			return fmt.Errorf("reading schedule %s: %w", spec.Name, err)
+		}
+		if len(got) == 0 {
+			if _, err := rt.createSchedule(ctx, &apitype.CreateScheduleParams{ScheduleSpec: spec, IdempotencyKey: key}); err != nil {
+				return fmt.Errorf("schedule %s: %w", spec.Name, err)
+			}
+			continue
+		}
+		old := got[0]
+		if old.Status == runtype.ScheduleDeleted {
+			continue // deleted by an operator: it stays deleted
+		}
+		probe := *old
+		if err := rt.applySpec(&probe, &spec, rt.cfg.Now().UTC()); err != nil {
+			return fmt.Errorf("schedule %s: %w", spec.Name, err)
+		}
+		if len(changedFields(old, &probe)) == 0 {
+			continue
+		}
+		if _, err := rt.UpdateSchedule(ctx, &apitype.UpdateScheduleParams{ScheduleID: old.ID, ScheduleSpec: spec}); err != nil {
+			return fmt.Errorf("schedule %s: %w", spec.Name, err)
+		}
+	}
+	return nil
 }
 
 // applySpec validates spec and sets s's spec fields from it, and its next
