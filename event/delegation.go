@@ -85,6 +85,8 @@ type JobPayload struct {
 	// when the event is about one of its fires that did not run.
 	Schedule *SchedulePayload `json:"schedule,omitempty"`
 	Fire     *FirePayload     `json:"fire,omitempty"`
+	// Workflow is set when the job is a workflow run (see workflow.go).
+	Workflow *WorkflowPayload `json:"workflow,omitempty"`
 }
 
 // JobItemPayload is the payload of job.item.started, job.item.completed
@@ -107,6 +109,8 @@ type JobItemPayload struct {
 	Retryable bool `json:"retryable,omitempty"`
 	// Fire is set when the item is a schedule's fire.
 	Fire *FirePayload `json:"fire,omitempty"`
+	// Step is set when the item is a workflow run's step.
+	Step *WorkflowStepPayload `json:"step,omitempty"`
 }
 
 func (*SubagentPayload) isPayload()   {}

@@ -39,6 +39,10 @@ type TaskLineage struct {
 	// task a schedule started; it has no parent).
 	ScheduleID string
 	FireID     string
+	// WorkflowRunID and WorkflowStep name the workflow run and the step
+	// the task is an agent step of (its parent is the run's dispatcher).
+	WorkflowRunID string
+	WorkflowStep  string
 }
 
 // Subagent is a child agent working for a parent on a thread of its own

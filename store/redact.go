@@ -82,6 +82,12 @@ func (b *Batch) Redact(r Redactor) {
 		it.Input, it.Result = r.JSON(it.Input), r.Text(it.Result)
 		it.LastError = redactFailure(it.LastError, r)
 	}
+	for _, w := range b.WorkflowRuns {
+		w.Input = r.JSON(w.Input)
+		for i := range w.Steps {
+			w.Steps[i].Output = r.Text(w.Steps[i].Output)
+		}
+	}
 	for _, e := range b.Events {
 		e.Redact(r)
 	}

@@ -110,6 +110,7 @@ var notText = []string{
 	"CapabilitySession.Server", "CapabilitySession.Transport", "CapabilitySession.ProtocolVersion",
 	"CapabilitySession.ResumeCursor", "Boundary.Kind", "Boundary.Strategy", "Boundary.Trigger", "Lineage.Kind",
 	"Subagent.Agent", "Subagent.Name", "Subagent.Workspace", "Job.Agent",
+	"WorkflowRun.Workflow", "WorkflowStepState.Reason",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

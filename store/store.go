@@ -234,6 +234,9 @@ type Batch struct {
 	Subagents []*runtype.Subagent
 	Jobs      []*runtype.Job
 	JobItems  []*runtype.JobItem
+	// WorkflowRuns are upserted by ID like Jobs (their steps with them),
+	// after JobItems: a run of another tenant with that ID is a conflict.
+	WorkflowRuns []*runtype.WorkflowRun
 	// Schedules are written with optimistic concurrency, after JobItems:
 	// one whose Version is 0 is inserted (an ID that exists is a
 	// conflict); one with Version n replaces the stored record only while
@@ -562,6 +565,11 @@ type Reader interface {
 	JobList(ctx context.Context, p *JobListParams) ([]*runtype.Job, error)
 	// JobItemList returns a job's items that match p in Index order.
 	JobItemList(ctx context.Context, p *JobItemListParams) ([]*runtype.JobItem, error)
+	// WorkflowRunGet returns the tenant's workflow run, or ErrNotFound.
+	WorkflowRunGet(ctx context.Context, p *WorkflowRunGetParams) (*runtype.WorkflowRun, error)
+	// WorkflowRunList returns the tenant's workflow runs that match p,
+	// oldest first.
+	WorkflowRunList(ctx context.Context, p *WorkflowRunListParams) ([]*runtype.WorkflowRun, error)
 	// ScheduleGet returns the tenant's schedule, or ErrNotFound.
 	ScheduleGet(ctx context.Context, p *ScheduleGetParams) (*runtype.Schedule, error)
 	// ScheduleList returns the tenant's schedules that match p; see
@@ -1052,6 +1060,23 @@ type JobItemListParams struct {
 	Statuses  []runtype.JobItemStatus
 	Retry     bool
 	FromIndex int
+	Limit     int
+}
+
+type WorkflowRunGetParams struct {
+	TenantID string
+	ID       string
+}
+
+// WorkflowRunListParams lists a tenant's workflow runs oldest first (by
+// ID); SessionID, Workflow and Status filter when set. AfterID pages;
+// Limit is clamped.
+type WorkflowRunListParams struct {
+	TenantID  string
+	SessionID string
+	Workflow  string
+	Status    runtype.WorkflowStatus
+	AfterID   string
 	Limit     int
 }
 

@@ -226,6 +226,7 @@ const (
 	undoSubagent      // a subagent written; prev is the one before, or nil
 	undoJob           // a job written; prev is the one before, or nil
 	undoJobItem       // a job item written; prev is the one before, or nil
+	undoWorkflowRun   // a workflow run written; prev is the one before, or nil
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -395,7 +396,7 @@ func (d *data) revert(u *undo) {
 		d.revertToken(u)
 	case undoCapSession, undoCapRun:
 		d.revertCapability(u)
-	case undoSubagent, undoJob, undoJobItem:
+	case undoSubagent, undoJob, undoJobItem, undoWorkflowRun:
 		d.revertDelegation(u)
 	default:
 		d.revertGovernance(u)

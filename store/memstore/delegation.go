@@ -19,6 +19,7 @@ type delegation struct {
 	jobs      map[string]*runtype.Job
 	items     map[string]*runtype.JobItem
 	slots     map[itemSlot]string // a job's item at an index → the item's ID
+	workflows map[string]*runtype.WorkflowRun
 }
 
 // itemSlot is a job item's place: its job and index, unique as the
@@ -32,6 +33,7 @@ func newDelegation() delegation {
 	return delegation{
 		subagents: make(map[string]*runtype.Subagent), jobs: make(map[string]*runtype.Job),
 		items: make(map[string]*runtype.JobItem), slots: make(map[itemSlot]string),
+		workflows: make(map[string]*runtype.WorkflowRun),
 	}
 }
 
@@ -49,6 +51,11 @@ func (d *data) validateDelegation(b *store.Batch) error {
 	for i, j := range b.Jobs {
 		if otherTenant(d.dg.jobs[j.ID], b.Jobs[:i], j.ID, j.TenantID, func(j *runtype.Job) (string, string) { return j.ID, j.TenantID }) {
 			return fmt.Errorf("writing job %s: its ID is another tenant's: %w", j.ID, store.ErrConflict)
+		}
+	}
+	for i, w := range b.WorkflowRuns {
+		if otherTenant(d.dg.workflows[w.ID], b.WorkflowRuns[:i], w.ID, w.TenantID, func(w *runtype.WorkflowRun) (string, string) { return w.ID, w.TenantID }) {
+			return fmt.Errorf("writing workflow run %s: its ID is another tenant's: %w", w.ID, store.ErrConflict)
 		}
 	}
 	if len(b.JobItems) == 0 {
@@ -135,7 +142,22 @@ func (d *data) applyDelegation(b *store.Batch, log []undo) []undo {
 		d.putItem(prev, &v)
 		log = append(log, u)
 	}
+	for _, w := range b.WorkflowRuns {
+		u := undo{kind: undoWorkflowRun, id: w.ID}
+		if prev := d.dg.workflows[w.ID]; prev != nil {
+			u.prev = prev
+		}
+		d.dg.workflows[w.ID] = copyWorkflowRun(w)
+		log = append(log, u)
+	}
 	return log
+}
+
+// copyWorkflowRun copies a workflow run and its steps.
+func copyWorkflowRun(w *runtype.WorkflowRun) *runtype.WorkflowRun {
+	v := *w
+	v.Steps = slices.Clone(w.Steps)
+	return &v
 }
 
 // putItem replaces prev (nil: none) with it (nil: none) in the items and
@@ -171,6 +193,12 @@ func (d *data) revertDelegation(u *undo) {
 	case undoJobItem:
 		prev, _ := u.prev.(*runtype.JobItem)
 		d.putItem(d.dg.items[u.id], prev)
+	case undoWorkflowRun:
+		if prev, ok := u.prev.(*runtype.WorkflowRun); ok {
+			d.dg.workflows[u.id] = prev
+		} else {
+			delete(d.dg.workflows, u.id)
+		}
 	}
 }
 
@@ -289,6 +317,35 @@ func (r reader) JobItemList(_ context.Context, p *store.JobItemListParams) ([]*r
 		v := *it
 		v.LastError = copyFailure(it.LastError)
 		out[i] = &v
+	}
+	return out, nil
+}
+
+// WorkflowRunGet returns the tenant's workflow run.
+func (r reader) WorkflowRunGet(_ context.Context, p *store.WorkflowRunGetParams) (*runtype.WorkflowRun, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	w := r.s.d.dg.workflows[p.ID]
+	if w == nil || w.TenantID != p.TenantID {
+		return nil, fmt.Errorf("getting workflow run %s: %w", p.ID, store.ErrNotFound)
+	}
+	return copyWorkflowRun(w), nil
+}
+
+// WorkflowRunList lists the tenant's workflow runs that match p by ID.
+func (r reader) WorkflowRunList(_ context.Context, p *store.WorkflowRunListParams) ([]*runtype.WorkflowRun, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.exit()
+	out := listByID(r.s.d.dg.workflows, func(w *runtype.WorkflowRun) string { return w.ID }, func(w *runtype.WorkflowRun) bool {
+		return w.TenantID == p.TenantID && (p.SessionID == "" || w.SessionID == p.SessionID) &&
+			(p.Workflow == "" || w.Workflow == p.Workflow) && (p.Status == "" || w.Status == p.Status)
+	}, p.AfterID, p.Limit)
+	for _, w := range out {
+		w.Steps = slices.Clone(w.Steps)
 	}
 	return out, nil
 }

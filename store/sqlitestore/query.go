@@ -111,7 +111,10 @@ const (
 	qJobGet             = qSubagentList + 32
 	qJobList            = qJobGet + 1  // 8 variants: jobSession | jobParent | jobAfter
 	qJobItemList        = qJobList + 8 // 2 variants: itemStatuses
-	numQueries          = qJobItemList + 2
+	qUpsertWorkflowRun  = qJobItemList + 2
+	qWorkflowRunGet     = qUpsertWorkflowRun + 1
+	qWorkflowRunList    = qWorkflowRunGet + 1
+	numQueries          = qWorkflowRunList + 1
 )
 
 // Filter bits of the statement variants.
@@ -599,6 +602,7 @@ func buildQueries() [numQueries]string {
 			AND EXISTS (SELECT 1 FROM threads WHERE id = c.thread_id AND session_id = ? AND tenant_id = ?)`
 	buildCapabilityQueries(&q)
 	buildDelegationQueries(&q)
+	buildWorkflowQueries(&q)
 	return q
 }
 

@@ -1,0 +1,3 @@
+DROP TABLE workflow_runs;
+ALTER TABLE tasks DROP COLUMN workflow_step;
+ALTER TABLE tasks DROP COLUMN workflow_run_id;
