@@ -189,6 +189,9 @@ type Config struct {
 	// changed up to date. Schedules made through the API are not
 	// touched.
 	Schedules []apitype.ScheduleSpec
+	// Workflows are workflow definitions by name (agentrt.yaml's
+	// workflows; docs/workflows.md): start_workflow runs one.
+	Workflows map[string]*Workflow
 	// WebhookClient makes deliveries; default an http.Client that
 	// refuses private addresses unless a webhook allows them.
 	WebhookClient *http.Client
@@ -419,6 +422,9 @@ func (c Config) validate() error {
 		}
 		names[s.Name] = true
 	}
+	if _, err := compileWorkflows(c.Workflows, c.Agents); err != nil {
+		return err
+	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
 	}
@@ -538,6 +544,8 @@ type Runtime struct {
 	stopSweep context.CancelFunc
 	sweepDone chan struct{} // closed when the action sweeper has returned
 	agents    map[string]*loop.Agent
+	// workflows are Config.Workflows, compiled.
+	workflows map[string]*workflowDef
 	ids       *runtype.IDGen
 	runtimeID string
 	startedAt time.Time
@@ -644,6 +652,10 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.registry = reg
+	if rt.workflows, err = compileWorkflows(cfg.Workflows, cfg.Agents); err != nil {
+		rt.closeExecution()
+		return nil, err
+	}
 	rt.agents = make(map[string]*loop.Agent, len(cfg.Agents))
 	for name, a := range cfg.Agents {
 		la, err := rt.agent(name, a)

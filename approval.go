@@ -145,6 +145,11 @@ func (rt *Runtime) RespondAction(ctx context.Context, p *apitype.RespondActionPa
 		}
 		return rt.answerElicitation(ctx, a, p.Decision, p.Message, content, owner.PrincipalID)
 	}
+	if a.Type == runtype.ActionUserInput && len(p.Content) == 0 && len(p.UpdatedInput) == 0 {
+		// A workflow's question to a person: answering it is the point,
+		// so ForbidSelfApproval does not apply.
+		return rt.answerWorkflowStep(ctx, a, p.Decision, p.Message, owner.PrincipalID)
+	}
 	if len(p.Content) > 0 {
 		return nil, invalid("content", "only answers an elicitation action, and %s is a %s action", a.ID, a.Type)
 	}

@@ -299,7 +299,7 @@ func (rt *Runtime) work(c *claim) {
 		rt.runEnded(out.Status, out.Run.ID)
 		if out.Status.Terminal() {
 			rt.observeRun(out.Run)
-			if a := rt.agents[c.turn.Agent]; c.turn.Kind == runtype.TurnJob || a != nil && a.Delegates {
+			if a := rt.agents[c.turn.Agent]; c.turn.Kind == runtype.TurnJob || c.turn.Kind == runtype.TurnWorkflow || a != nil && a.Delegates {
 				rt.cancelHeldChildren(c.task.ID)
 			}
 			if c.task.ScheduleID != "" {
@@ -490,8 +490,11 @@ func tickerTicks(every time.Duration) (<-chan time.Time, func()) {
 // attempt does what the claimed task is due for: the coordinator decides
 // by the task's durable state (loop.Coordinator.RunAttempt).
 func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
-	if c.turn.Kind == runtype.TurnJob {
+	switch c.turn.Kind {
+	case runtype.TurnJob:
 		return rt.dispatchJob(c)
+	case runtype.TurnWorkflow:
+		return rt.dispatchWorkflow(c)
 	}
 	a, ok := rt.agents[c.turn.Agent]
 	if !ok {
@@ -553,9 +556,12 @@ func (rt *Runtime) observeRun(r runtype.Run) {
 // open, or one of a job's running items has settled.
 func (rt *Runtime) childEnded(c *claim) bool {
 	ctx := context.Background()
-	if c.turn.Kind == runtype.TurnJob {
+	switch c.turn.Kind {
+	case runtype.TurnJob:
 		ended, err := rt.itemSettled(ctx, c.task.TenantID, c.task.JobID)
 		return err == nil && ended
+	case runtype.TurnWorkflow:
+		return rt.workflowMoved(ctx, c.task)
 	}
 	open, err := rt.store.TaskList(ctx, &store.TaskListParams{TenantID: c.task.TenantID, ParentTaskID: c.task.ID, Open: true})
 	return err == nil && len(open) == 0

@@ -17,6 +17,9 @@ type WorkflowPayload struct {
 	Status   runtype.WorkflowStatus `json:"status"`
 	// Steps counts the run's steps by status.
 	Steps map[runtype.StepStatus]int `json:"steps"`
+	// Step is the step a job.progress event is about: skipped, a timer
+	// started, a question asked, or either withdrawn.
+	Step *WorkflowStepPayload `json:"step,omitempty"`
 	// RequestedBy is who cancelled or resumed the run.
 	RequestedBy string `json:"requestedBy,omitempty"`
 }
