@@ -35,7 +35,6 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	text, secret := testSecret(t)
 	s := &webhook.Sender{AllowPrivate: true}
-	t.Cleanup(s.CloseIdleConnections)
 	return &testBundle{text: text, secret: secret, sender: s}
 }
 
@@ -339,7 +338,6 @@ func TestSendRefusesPrivate(t *testing.T) {
 	for _, url := range []string{srv.URL, "http://localhost:" + port + "/hook"} {
 		s := &webhook.Sender{}
 		res := s.Send(context.Background(), &webhook.Request{URL: url, MsgID: "msg_1", Secret: secret})
-		s.CloseIdleConnections()
 		if res.Status != 0 || res.Retryable || !strings.Contains(res.Err, "127.0.0.1 is a loopback address (private addresses are not allowed)") {
 			t.Errorf("Send to %s = %+v, want a permanent refusal of a loopback address", url, res)
 		}
