@@ -98,7 +98,7 @@ func (rt *Runtime) StartWorkflow(ctx context.Context, p *apitype.StartWorkflowPa
 // workflowInput checks a run's input and returns it as stored.
 func workflowInput(def *workflowDef, raw json.RawMessage) (string, error) {
 	in := bytes.TrimSpace(raw)
-	if len(in) == 0 {
+	if len(in) == 0 || string(in) == "null" {
 		in = []byte("{}")
 	}
 	switch {

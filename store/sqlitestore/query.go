@@ -191,7 +191,7 @@ const (
 	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
 		current_run_id, result, failure, created_at, updated_at, started_at, ended_at, attempts, ` + taskLineageCols + `, ` +
 		taskScheduleCols
-	taskLineageCols  = `parent_task_id, root_task_id, depth, subagent_id, job_id, job_item_id`
+	taskLineageCols  = `parent_task_id, root_task_id, depth, subagent_id, job_id, job_item_id, workflow_run_id, workflow_step`
 	taskScheduleCols = `queued_at, due_at, lease_owner, lease_epoch, lease_expires_at, control`
 	runCols          = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
 		hops, tool_hops, usage, started_at, ended_at, routing, worker`
@@ -253,7 +253,7 @@ func buildQueries() [numQueries]string {
 		WHERE id = ? AND task_id = ? AND session_id = ? AND tenant_id = ? AND started_at = ?`
 	q[qUpdateTask] = `UPDATE tasks SET turn_id = ?, principal_id = ?, objective = ?, status = ?, status_reason = ?,
 		current_run_id = ?, result = ?, failure = ?, created_at = ?, updated_at = ?, started_at = ?, ended_at = ?,
-		attempts = ?, root_task_id = ?, depth = ?, subagent_id = ?, job_id = ?, job_item_id = ?
+		attempts = ?, root_task_id = ?, depth = ?, subagent_id = ?, job_id = ?, job_item_id = ?, workflow_run_id = ?, workflow_step = ?
 		WHERE id = ? AND session_id = ? AND thread_id = ? AND tenant_id = ? AND parent_task_id = ?`
 	q[qInsertMessage] = insertSQL("messages", messageCols, "", "")
 	q[qUpsertToolCall] = insertSQL("tool_calls", toolCallCols, "session_id, id", "")

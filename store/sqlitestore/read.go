@@ -686,7 +686,7 @@ func scanTask(sc scanner) (*runtype.Task, error) {
 	)
 	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TurnID, &t.TenantID, &t.PrincipalID, &t.Objective,
 		&status, &t.StatusReason, &t.CurrentRunID, &t.Result, &failure, &created, &updated, &started,
-		&ended, &attempts, &t.ParentTaskID, &t.RootTaskID, &depth, &t.SubagentID, &t.JobID, &t.JobItemID,
+		&ended, &attempts, &t.ParentTaskID, &t.RootTaskID, &depth, &t.SubagentID, &t.JobID, &t.JobItemID, &t.WorkflowRunID, &t.WorkflowStep,
 		&queued, &due, &t.LeaseOwner, &t.LeaseEpoch, &expires, &control); err != nil {
 		return nil, err
 	}
