@@ -72,7 +72,8 @@ func exerciseDelegation(ctx context.Context, t *testing.T, newStore func(*testin
 		root.TaskLineage = runtype.TaskLineage{}
 		child := tb.task(u)
 		child.TaskLineage = runtype.TaskLineage{ParentTaskID: root.ID, RootTaskID: root.ID, Depth: 1,
-			SubagentID: tb.ids.New(runtype.PrefixSubagent), JobID: tb.ids.New(runtype.PrefixJob), JobItemID: tb.ids.New(runtype.PrefixJobItem)}
+			SubagentID: tb.ids.New(runtype.PrefixSubagent), JobID: tb.ids.New(runtype.PrefixJob), JobItemID: tb.ids.New(runtype.PrefixJobItem),
+			WorkflowRunID: tb.ids.New(runtype.PrefixWorkflowRun), WorkflowStep: "triage_1"}
 		tb.apply(t, &store.Batch{Tasks: []*runtype.Task{root, child}})
 		getTask(t, "root", tb.store, root)
 		getTask(t, "child", tb.store, child)

@@ -121,6 +121,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Capability", exerciseCapability},
 		{"Memory", exerciseMemory},
 		{"Delegation", exerciseDelegation},
+		{"Workflow", exerciseWorkflow},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
