@@ -58,6 +58,12 @@
 // elicitation action's RequestedSchema and its answer's UpdatedInput
 // read back byte for byte.
 //
+// A schedule wake bumps the schedule's version even when it leaves
+// NextCheckAt where it is, and a wake without a time is refused (not a
+// conflict). ScheduleList with Soonest ignores AfterID, which pages only
+// the ID order. Two writes of one schedule in a batch follow each other
+// (the second names the version the first left).
+//
 // The read models' filters (Agent, PrincipalID, Since, Until, Statuses) apply before a
 // list's Limit, so that a page is full until the list ends. MessageCount
 // is 0 for a thread the tenant does not have; ToolCallList's TurnIDs
