@@ -216,6 +216,8 @@ func exerciseSchedules(ctx context.Context, t *testing.T, newStore func(*testing
 		loser.Name = "loser"
 		loserFire := tb.fire(s, tb.now())
 		loserTurn := tb.turn(th)
+		// A schedule inserted before the stale write is undone with it.
+		loserNew := tb.schedule(tenantA)
 		var batches []*store.Batch
 		var wantFires []*runtype.Fire
 		for i, o := range others {
@@ -224,7 +226,7 @@ func exerciseSchedules(ctx context.Context, t *testing.T, newStore func(*testing
 			batches = append(batches, &store.Batch{Schedules: []*runtype.Schedule{stored(o)}, Fires: []*runtype.Fire{f}})
 			if i == 1 {
 				batches = append(batches, &store.Batch{Turns: []*runtype.Turn{loserTurn}, Fires: []*runtype.Fire{loserFire},
-					Schedules: []*runtype.Schedule{loser}})
+					Schedules: []*runtype.Schedule{loserNew, loser}})
 			}
 		}
 		errs := make([]error, len(batches))
@@ -260,6 +262,8 @@ func exerciseSchedules(ctx context.Context, t *testing.T, newStore func(*testing
 		wantNotFound(t, "FireGet(fire of the stale batch)", err)
 		_, err = tb.store.TurnGet(ctx, &store.TurnGetParams{TenantID: tenantA, ID: loserTurn.ID})
 		wantNotFound(t, "TurnGet(turn of the stale batch)", err)
+		_, err = tb.store.ScheduleGet(ctx, &store.ScheduleGetParams{TenantID: tenantA, ID: loserNew.ID})
+		wantNotFound(t, "ScheduleGet(schedule inserted by the stale batch)", err)
 	})
 
 	t.Run("FireTimes", func(t *testing.T) {
