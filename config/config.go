@@ -130,6 +130,8 @@ type File struct {
 	// Delegation is the delegation section: limits of delegation trees.
 	// Zero fields mean the defaults.
 	Delegation Delegation
+	// Workflows are the workflows section, by name.
+	Workflows map[string]*Workflow
 }
 
 // Execution is the execution section.

@@ -79,6 +79,7 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 	}
 	durabilityFromFile(f, &cfg)
 	cfg.MaxDelegationDepth = f.Delegation.MaxDepth
+	cfg.Workflows = workflowsFromFile(f)
 	cfg.Health = agentrt.HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
 	if err := executionFromFile(f, &cfg); err != nil {
 		return agentrt.Config{}, err
@@ -297,4 +298,21 @@ func candidate(m *config.Model) (*model.Candidate, error) {
 	}
 	c.Provider, c.Unavailable = p, unavailable
 	return c, nil
+}
+
+// workflowsFromFile maps the workflows section.
+func workflowsFromFile(f *config.File) map[string]*agentrt.Workflow {
+	if len(f.Workflows) == 0 {
+		return nil
+	}
+	out := make(map[string]*agentrt.Workflow, len(f.Workflows))
+	for name, w := range f.Workflows {
+		wf := &agentrt.Workflow{InputSchema: w.InputSchema}
+		for _, s := range w.Steps {
+			wf.Steps = append(wf.Steps, agentrt.WorkflowStep{ID: s.ID, Agent: s.Agent, Input: s.Input, Needs: s.Needs,
+				Join: s.Join, N: s.N, When: s.When, Wait: s.Wait, Until: s.Until, Human: s.Human})
+		}
+		out[name] = wf
+	}
+	return out
 }
