@@ -247,10 +247,10 @@ const (
 	scheduleSetCols = `principal_id, name, agent, session_id, instance, kind, cron, time_zone, every, at, start_at,
 		input, params, input_schema, model, tools, inactivity_timeout, overlap, catchup_window, pause_after_failures,
 		pre_run_tool, pre_run_input, webhook, status, paused_reason, next_fire_at, next_check_at, running, buffered,
-		consecutive_failures, fires, last_fire_at, trace_id, created_at, updated_at`
+		consecutive_failures, fires, last_fire_at, trace_id, created_at, updated_at, idempotency_key`
 	fireCols = `id, schedule_id, tenant_id, fire_at, manual, status, reason, missed_count, thread_id, turn_id, task_id,
 		failure, delivery, delivery_attempts, delivery_error, delivery_next_at, delivered_at, created_at, updated_at,
-		ended_at`
+		ended_at, idempotency_key`
 )
 
 // queries holds the text of every statement, by queryID.
