@@ -65,6 +65,7 @@ type data struct {
 	tokens         tokens
 	caps           capabilities
 	dg             delegation
+	ins            instances
 	sealMu         sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
@@ -130,6 +131,7 @@ func newData() *data {
 		tokens:          newTokens(),
 		caps:            newCapabilities(),
 		dg:              newDelegation(),
+		ins:             newInstances(),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}
