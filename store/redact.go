@@ -17,7 +17,7 @@ type Redactor = event.Redactor
 // finds them: the payloads of its events (event.Event.Redact) and the
 // text fields of its records — inputs, results, messages, tool call
 // arguments and previews, failure messages, prompts and answers of
-// actions, jobs' instructions and items, and blobs. Ids, refs, hashes, names and statuses are left
+// actions, jobs' instructions and items, instances' state, and blobs. Ids, refs, hashes, names and statuses are left
 // alone. The Writer calls it before anything is encoded.
 //
 // Records are changed in place, but nothing they share is: a slice,
@@ -81,6 +81,9 @@ func (b *Batch) Redact(r Redactor) {
 	for _, it := range b.JobItems {
 		it.Input, it.Result = r.JSON(it.Input), r.Text(it.Result)
 		it.LastError = redactFailure(it.LastError, r)
+	}
+	for _, in := range b.Instances {
+		in.State = r.JSON(in.State)
 	}
 	for _, e := range b.Events {
 		e.Redact(r)

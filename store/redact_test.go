@@ -109,7 +109,7 @@ var notText = []string{
 	"PolicyGrant.Agent", "PolicyGrant.ToolName", "SessionMode.Mode", "LeaseChange.Owner", "APIToken.Prefix",
 	"CapabilitySession.Server", "CapabilitySession.Transport", "CapabilitySession.ProtocolVersion",
 	"CapabilitySession.ResumeCursor", "Boundary.Kind", "Boundary.Strategy", "Boundary.Trigger", "Lineage.Kind",
-	"Subagent.Agent", "Subagent.Name", "Subagent.Workspace", "Job.Agent",
+	"Subagent.Agent", "Subagent.Name", "Subagent.Workspace", "Job.Agent", "Instance.Name", "Instance.Agent",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

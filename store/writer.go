@@ -457,6 +457,7 @@ func (dst *Batch) Merge(src *Batch) {
 	dst.Subagents = mergeByKey(dst.Subagents, src.Subagents, func(s *runtype.Subagent) string { return s.ID })
 	dst.Jobs = mergeByKey(dst.Jobs, src.Jobs, func(j *runtype.Job) string { return j.ID })
 	dst.JobItems = mergeByKey(dst.JobItems, src.JobItems, func(it *runtype.JobItem) string { return it.ID })
+	dst.Instances = append(dst.Instances, src.Instances...) // each write at the version the one before left
 	dst.Events = append(dst.Events, src.Events...)
 }
 
@@ -501,6 +502,7 @@ func (b *Batch) Reset() {
 	clear(b.Subagents)
 	clear(b.Jobs)
 	clear(b.JobItems)
+	clear(b.Instances)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
 		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
@@ -508,7 +510,7 @@ func (b *Batch) Reset() {
 		SessionModes: b.SessionModes[:0], Events: b.Events[:0], Leases: b.Leases[:0], TaskUpdates: b.TaskUpdates[:0],
 		Tokens: b.Tokens[:0], TokenUpdates: b.TokenUpdates[:0],
 		CapabilitySessions: b.CapabilitySessions[:0], CapabilityRuns: b.CapabilityRuns[:0],
-		Subagents: b.Subagents[:0], Jobs: b.Jobs[:0], JobItems: b.JobItems[:0],
+		Subagents: b.Subagents[:0], Jobs: b.Jobs[:0], JobItems: b.JobItems[:0], Instances: b.Instances[:0],
 	}
 }
 
@@ -518,5 +520,6 @@ func (b *Batch) Empty() bool {
 		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+
 		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events)+
 		len(b.Leases)+len(b.TaskUpdates)+len(b.Tokens)+len(b.TokenUpdates)+
-		len(b.CapabilitySessions)+len(b.CapabilityRuns)+len(b.Subagents)+len(b.Jobs)+len(b.JobItems) == 0
+		len(b.CapabilitySessions)+len(b.CapabilityRuns)+len(b.Subagents)+len(b.Jobs)+len(b.JobItems)+
+		len(b.Instances) == 0
 }
