@@ -456,3 +456,23 @@ func (rt *Runtime) migrateState(ctx context.Context, c *claim, a *loop.Agent, st
 	}
 	return w, nil
 }
+
+// instanceThread is the main thread of the session of an instance's
+// schedule (its newest thread of its own), and whether a turn of it is
+// open, so that a fire waits in its queue.
+func (rt *Runtime) instanceThread(ctx context.Context, s *runtype.Schedule) (string, bool, error) {
+	threads, err := rt.store.ThreadList(ctx, &store.ThreadListParams{TenantID: s.TenantID, SessionID: s.SessionID})
+	if err != nil {
+		return "", false, fmt.Errorf("listing the threads of instance %s: %w", s.Instance, err)
+	}
+	for i := len(threads) - 1; i >= 0; i-- {
+		if !threads[i].Lineage.Delegated() {
+			open, err := rt.openTasks(ctx, s.TenantID, s.SessionID, threads[i].ID)
+			if err != nil {
+				return "", false, err
+			}
+			return threads[i].ID, len(open) > 0, nil
+		}
+	}
+	return "", false, fmt.Errorf("the session of instance %s has no thread of its own", s.Instance)
+}
