@@ -109,7 +109,12 @@ var notText = []string{
 	"PolicyGrant.Agent", "PolicyGrant.ToolName", "SessionMode.Mode", "LeaseChange.Owner", "APIToken.Prefix",
 	"CapabilitySession.Server", "CapabilitySession.Transport", "CapabilitySession.ProtocolVersion",
 	"CapabilitySession.ResumeCursor", "Boundary.Kind", "Boundary.Strategy", "Boundary.Trigger", "Lineage.Kind",
-	"Subagent.Agent", "Subagent.Name", "Subagent.Workspace", "Job.Agent", "Instance.Name", "Instance.Agent",
+	"Subagent.Agent", "Subagent.Name", "Subagent.Workspace", "Job.Agent",
+	"TurnOverrides.Model", "TurnOverrides.Tools", "TurnOverrides.PreRunTool",
+	"Schedule.Name", "Schedule.Agent", "Schedule.Instance", "Schedule.Kind", "Schedule.Cron", "Schedule.TimeZone",
+	"Schedule.Model", "Schedule.Tools", "Schedule.Overlap", "Schedule.PreRunTool", "Schedule.Webhook",
+	"Schedule.PausedReason", "Fire.Reason",
+	"Instance.Name", "Instance.Agent",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

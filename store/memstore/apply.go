@@ -67,6 +67,9 @@ func (d *data) validate(b *store.Batch) error {
 	if err := d.validateDelegation(b); err != nil {
 		return err
 	}
+	if err := d.validateScheduleRecords(b); err != nil {
+		return err
+	}
 	if err := d.validateInstances(b); err != nil {
 		return err
 	}
@@ -229,6 +232,8 @@ const (
 	undoSubagent      // a subagent written; prev is the one before, or nil
 	undoJob           // a job written; prev is the one before, or nil
 	undoJobItem       // a job item written; prev is the one before, or nil
+	undoSchedule      // a schedule written or woken; prev is the one before, or nil
+	undoFire          // a fire written; prev is the one before, or nil
 	undoInstance      // an instance written; prev is the one before, or nil
 )
 
@@ -289,6 +294,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 	}
 	log = d.applySchedule(b, log)
 	log = d.applyDelegation(b, log)
+	log = d.applyScheduleRecords(b, log)
 	log = d.applyInstances(b, log)
 	for _, r := range b.Runs {
 		v := *r
@@ -402,6 +408,8 @@ func (d *data) revert(u *undo) {
 		d.revertCapability(u)
 	case undoSubagent, undoJob, undoJobItem:
 		d.revertDelegation(u)
+	case undoSchedule, undoFire:
+		d.revertScheduleRecord(u)
 	case undoInstance:
 		d.revertInstance(u)
 	default:
