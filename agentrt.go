@@ -96,6 +96,9 @@ type Agent struct {
 	// Subagents are the agents this one may delegate to: each appears to
 	// its model as a tool (see docs/subagents.md).
 	Subagents []SubagentUse
+	// State, when set, gives the agent's named instances a durable state
+	// (docs/instances.md) and the agent the instance_state tool.
+	State *StateSchema
 }
 
 // SubagentUse declares a child an agent may delegate to.
@@ -459,6 +462,12 @@ func (c Config) validate() error {
 		if a.MaxToolHops < 0 {
 			return fmt.Errorf("config: agent %q: max tool hops must not be negative", name)
 		}
+		if err := checkState(a.State); err != nil {
+			return fmt.Errorf("config: agent %q: %w", name, err)
+		}
+		if a.State != nil && a.State.Migrate != "" && !slices.Contains(a.Tools, a.State.Migrate) {
+			return fmt.Errorf("config: agent %q: state migrate tool %q is not one of its tools", name, a.State.Migrate)
+		}
 	}
 	return nil
 }
@@ -646,6 +655,15 @@ func New(cfg Config) (*Runtime, error) {
 		rt.closeExecution()
 		return nil, err
 	}
+	for _, a := range cfg.Agents {
+		if a.State != nil {
+			if err := reg.Register(rt.instanceStateTool()); err != nil {
+				rt.closeExecution()
+				return nil, fmt.Errorf("registering %s: %w", InstanceStateTool, err)
+			}
+			break
+		}
+	}
 	rt.registry = reg
 	rt.agents = make(map[string]*loop.Agent, len(cfg.Agents))
 	for name, a := range cfg.Agents {
@@ -718,7 +736,11 @@ func New(cfg Config) (*Runtime, error) {
 }
 
 func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
-	tools, err := rt.registry.Inventory(a.Tools)
+	names := a.Tools
+	if a.State != nil && !slices.Contains(names, InstanceStateTool) {
+		names = append(slices.Clip(names), InstanceStateTool)
+	}
+	tools, err := rt.registry.Inventory(names)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}

@@ -114,6 +114,7 @@ var notText = []string{
 	"Schedule.Name", "Schedule.Agent", "Schedule.Instance", "Schedule.Kind", "Schedule.Cron", "Schedule.TimeZone",
 	"Schedule.Model", "Schedule.Tools", "Schedule.Overlap", "Schedule.PreRunTool", "Schedule.Webhook",
 	"Schedule.PausedReason", "Fire.Reason",
+	"Instance.Name", "Instance.Agent",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

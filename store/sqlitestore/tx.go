@@ -369,6 +369,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	if wrote, err = t.writeDelegation(ctx, b, wrote); err != nil {
 		return wrote, err
 	}
+	if wrote, err = t.writeInstances(ctx, b, wrote); err != nil {
+		return wrote, err
+	}
 	// Lease changes and task updates can fail (a lease lost, a task
 	// missing), but only after the batch's tasks are written.
 	if wrote, err = t.writeSchedule(ctx, b, wrote); err != nil {
