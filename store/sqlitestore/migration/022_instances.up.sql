@@ -1,4 +1,4 @@
--- agentrt schema version 23: named agent instances.
+-- agentrt schema version 22: named agent instances.
 --
 -- instances holds runtype.Instance, written with optimistic concurrency
 -- (version; see store.Batch.Instances). A name is unique in its tenant;
