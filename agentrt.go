@@ -949,6 +949,13 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	if err := rt.store.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrating store: %w", err)
 	}
+	if !rt.cfg.NoWorkers {
+		// (Before the runtime counts as started: a refused declaration
+		// leaves it new, and Stop closes it.)
+		if err := rt.declareSchedules(ctx); err != nil {
+			return err
+		}
+	}
 	rt.baseCtx, rt.cancelAll = context.WithCancelCause(context.Background())
 	if err := rt.startMCP(ctx); err != nil {
 		return err
@@ -971,9 +978,6 @@ func (rt *Runtime) Start(ctx context.Context) error {
 		close(rt.dispatchDone)
 		close(rt.schedulerDone)
 		return nil
-	}
-	if err := rt.declareSchedules(ctx); err != nil {
-		return err
 	}
 	go rt.dispatch(claimCtx)
 	go rt.runScheduler(claimCtx)

@@ -421,7 +421,9 @@ func TestScheduleExactlyOnce(t *testing.T) {
 	}
 	rts := make([]*agentrt.Runtime, 2)
 	for i := range rts {
-		rts[i] = startTree(t, agentrt.Config{DataDir: dir, Now: clock.Now, PollInterval: time.Hour, Agents: agents()}).rt
+		// The runtimes poll too (their schedulers race the test's passes,
+		// and a write a busy file refused is taken up again).
+		rts[i] = startTree(t, agentrt.Config{DataDir: dir, Now: clock.Now, PollInterval: 50 * time.Millisecond, Agents: agents()}).rt
 	}
 	b := &schedBench{rt: rts[0], clock: clock}
 	const n = 20
