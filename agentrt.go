@@ -190,7 +190,10 @@ type Config struct {
 	// touched.
 	Schedules []apitype.ScheduleSpec
 	// WebhookClient makes deliveries; default an http.Client that
-	// refuses private addresses unless a webhook allows them.
+	// refuses private addresses (checked when it connects) unless a
+	// webhook allows them. A client given here is used as it is: its
+	// transport decides what it may reach (build it on
+	// webhook.NewTransport to keep the check).
 	WebhookClient *http.Client
 	// Tools are registered besides the built-ins.
 	Tools []tool.Tool

@@ -694,13 +694,15 @@ func (rt *Runtime) deliver(ctx context.Context, s *runtype.Schedule, f *runtype.
 		now = rt.cfg.Now().UTC()
 	}
 	next.UpdatedAt, next.DeliveryError = now, rt.redactor.Text(res.Err)
-	max := cmp.Or(hook.MaxAttempts, defaultDeliveryAttempts)
+	limit := cmp.Or(hook.MaxAttempts, defaultDeliveryAttempts)
 	var wake *store.ScheduleWake
 	switch {
 	case res.Err == "":
 		next.Delivery, next.DeliveredAt, next.DeliveryNextAt = runtype.DeliveryDelivered, now, time.Time{}
-	case res.Retryable && next.DeliveryAttempts < max:
-		next.DeliveryNextAt = now.Add(schedule.Backoff(next.DeliveryAttempts, deliveryBackoffBase, deliveryBackoffMax))
+	case res.Retryable && next.DeliveryAttempts < limit:
+		// The backoff, or longer when the receiver asked (Retry-After).
+		wait := max(schedule.Backoff(next.DeliveryAttempts, deliveryBackoffBase, deliveryBackoffMax), min(res.RetryAfter, deliveryBackoffMax))
+		next.DeliveryNextAt = now.Add(wait)
 		wake = &store.ScheduleWake{TenantID: s.TenantID, ScheduleID: s.ID, At: next.DeliveryNextAt}
 	default:
 		next.Delivery, next.DeliveryNextAt = runtype.DeliveryFailed, time.Time{}

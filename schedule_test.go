@@ -182,7 +182,9 @@ type fireGate struct {
 	open    chan struct{}
 }
 
-func newFireGate() *fireGate { return &fireGate{started: make(chan struct{}, 16), open: make(chan struct{})} }
+func newFireGate() *fireGate {
+	return &fireGate{started: make(chan struct{}, 16), open: make(chan struct{})}
+}
 
 func (g *fireGate) Info() model.Info { return model.Info{Kind: "replay", Model: "fireGate"} }
 
@@ -631,11 +633,26 @@ func TestScheduleTenants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, call := range map[string]func() error{
-		"get":     func() error { _, err := b.rt.GetSchedule(ctx, &apitype.ScheduleParams{Owner: other, ScheduleID: s.ScheduleID}); return err },
-		"pause":   func() error { _, err := b.rt.PauseSchedule(ctx, &apitype.PauseScheduleParams{Owner: other, ScheduleID: s.ScheduleID}); return err },
-		"trigger": func() error { _, err := b.rt.TriggerSchedule(ctx, &apitype.TriggerScheduleParams{Owner: other, ScheduleID: s.ScheduleID}); return err },
-		"delete":  func() error { _, err := b.rt.DeleteSchedule(ctx, &apitype.ScheduleParams{Owner: other, ScheduleID: s.ScheduleID}); return err },
-		"fires":   func() error { _, err := b.rt.ListFires(ctx, &apitype.ListFiresParams{Owner: other, ScheduleID: s.ScheduleID}); return err },
+		"get": func() error {
+			_, err := b.rt.GetSchedule(ctx, &apitype.ScheduleParams{Owner: other, ScheduleID: s.ScheduleID})
+			return err
+		},
+		"pause": func() error {
+			_, err := b.rt.PauseSchedule(ctx, &apitype.PauseScheduleParams{Owner: other, ScheduleID: s.ScheduleID})
+			return err
+		},
+		"trigger": func() error {
+			_, err := b.rt.TriggerSchedule(ctx, &apitype.TriggerScheduleParams{Owner: other, ScheduleID: s.ScheduleID})
+			return err
+		},
+		"delete": func() error {
+			_, err := b.rt.DeleteSchedule(ctx, &apitype.ScheduleParams{Owner: other, ScheduleID: s.ScheduleID})
+			return err
+		},
+		"fires": func() error {
+			_, err := b.rt.ListFires(ctx, &apitype.ListFiresParams{Owner: other, ScheduleID: s.ScheduleID})
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, runtype.ErrNotFound) {
 			t.Errorf("%s by another tenant: %v, want not found", name, err)
