@@ -3,6 +3,7 @@ package configure
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt"
@@ -53,12 +54,20 @@ func schedulesFromFile(f *config.File, cfg *agentrt.Config) {
 	}
 }
 
-// duration is d as a ScheduleSpec holds it: "" for zero.
+// duration is d as a ScheduleSpec holds it: "" for zero, and without
+// zero units ("1h", not "1h0m0s").
 func duration(d time.Duration) string {
 	if d == 0 {
 		return ""
 	}
-	return d.String()
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // timestamp is t as a ScheduleSpec holds it: RFC 3339, "" for zero.

@@ -79,11 +79,11 @@ func TestSchedulesFromFile(t *testing.T) {
 			Name: "nightly", Agent: "a", Kind: "cron", Cron: "0 7 * * *", TimeZone: "Europe/Berlin",
 			Input: "Digest for {{.Params.team}} at {{.FireTime}}", Params: json.RawMessage(`{"team":"support"}`),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"team":{"type":"string"}}}`),
-			Model:       "default", Tools: []string{"fetch"}, InactivityTimeout: "10m0s",
-			Overlap: "skip", CatchupWindow: "1h0m0s", PauseAfterFailures: 3,
+			Model:       "default", Tools: []string{"fetch"}, InactivityTimeout: "10m",
+			Overlap: "skip", CatchupWindow: "1h", PauseAfterFailures: 3,
 			PreRun: &apitype.PreRunSpec{Tool: "fetch", Input: json.RawMessage(`{"since":"24h"}`)}, Webhook: "digest",
 		},
-		{Name: "tick", Agent: "a", Kind: "interval", Every: "1h30m0s", Start: "2026-05-01T10:00:00Z", Input: "tick"},
+		{Name: "tick", Agent: "a", Kind: "interval", Every: "1h30m", Start: "2026-05-01T10:00:00Z", Input: "tick"},
 		{Name: "once", Agent: "a", Kind: "once", At: "2026-12-24T18:00:00Z", Input: "ho"},
 	}
 	if diff := cmp.Diff(want, cfg.Schedules); diff != "" {
