@@ -306,11 +306,16 @@ func (d *decoder) schedule(v *yamlpos.Value, i int) (scheduleRef, yamlpos.Pos) {
 		case "input":
 			var in string
 			if in, inputSt = d.str(f, label); inputSt == valOK {
-				if len(in) > apitype.MaxScheduleInputBytes {
+				switch {
+				case in == "":
+					d.errorAt(f.Value().Pos, "%s must not be empty: it is each fire's input", label)
+					inputSt = valBad
+				case len(in) > apitype.MaxScheduleInputBytes:
 					d.errorAt(f.Value().Pos, "%s is %d bytes, more than the limit of %d", label, len(in), apitype.MaxScheduleInputBytes)
 					inputSt = valBad
+				default:
+					s.Input = in
 				}
-				s.Input = in
 			}
 		case "params":
 			s.Params = d.jsonObject(f, label)

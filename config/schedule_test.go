@@ -236,6 +236,11 @@ func TestParseScheduleErrors(t *testing.T) {
 			want:    []string{`agentrt.yaml:19:5: schedule "n" has both every and cron; set one of cron, every or at`},
 		},
 		{
+			name:    "EmptyInput",
+			section: "schedules:\n  - {name: n, agent: a, input: \"\", every: 1h}\n",
+			want:    []string{`agentrt.yaml:15:32: input in schedule "n" must not be empty: it is each fire's input`},
+		},
+		{
 			name:    "DuplicateName",
 			section: "schedules:\n  - {name: n, agent: a, input: x, every: 1h}\n  - {name: n, agent: a, input: y, every: 2h}\n",
 			want:    []string{`agentrt.yaml:16:12: schedule name "n" is used twice (first at line 15); names identify schedules across starts`},
