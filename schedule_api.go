@@ -725,3 +725,21 @@ func (rt *Runtime) fireRead(f *runtype.Fire, webhookName string) *apitype.FireRe
 	}
 	return r
 }
+
+// deliveryOf puts the delivery state of a schedule fire's task on its
+// read.
+func (rt *Runtime) deliveryOf(ctx context.Context, task *runtype.Task, tr *apitype.TaskRead) error {
+	f, err := rt.store.FireGet(ctx, &store.FireGetParams{TenantID: task.TenantID, ID: task.FireID})
+	if err != nil {
+		return err
+	}
+	if f.Delivery == "" {
+		return nil
+	}
+	s, err := rt.store.ScheduleGet(ctx, &store.ScheduleGetParams{TenantID: task.TenantID, ID: f.ScheduleID})
+	if err != nil {
+		return err
+	}
+	tr.DeliveryState = rt.fireRead(f, s.Webhook).Delivery
+	return nil
+}

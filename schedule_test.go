@@ -550,6 +550,14 @@ func TestScheduleDelivery(t *testing.T) {
 	}
 	agentrt.FireDue(b.rt)
 	b.fires(t, s, "the retried delivery", delivery(runtype.DeliveryDelivered, 1))
+	// The task's read model carries its delivery state.
+	task, err := b.rt.GetTask(ctx, runtype.Owner{}, fs[0].TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := task.DeliveryState; d == nil || d.Status != runtype.DeliveryDelivered || d.Webhook != "ops" || task.FireID != fs[0].FireID || task.ScheduleID != s.ScheduleID {
+		t.Errorf("the fire's task reads %+v with delivery %+v", task, task.DeliveryState)
+	}
 	if _, err := b.rt.RetryDelivery(ctx, &apitype.FireParams{FireID: fs[0].FireID}); !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("retrying a delivered fire: %v, want a conflict", err)
 	}
