@@ -96,6 +96,9 @@ type Agent struct {
 	// Subagents are the agents this one may delegate to: each appears to
 	// its model as a tool (see docs/subagents.md).
 	Subagents []SubagentUse
+	// State, when set, gives the agent's named instances a durable state
+	// (docs/instances.md) and the agent the instance_state tool.
+	State *StateSchema
 }
 
 // SubagentUse declares a child an agent may delegate to.
@@ -465,6 +468,12 @@ func (c Config) validate() error {
 		if a.MaxToolHops < 0 {
 			return fmt.Errorf("config: agent %q: max tool hops must not be negative", name)
 		}
+		if err := checkState(a.State); err != nil {
+			return fmt.Errorf("config: agent %q: %w", name, err)
+		}
+		if a.State != nil && a.State.Migrate != "" && !slices.Contains(a.Tools, a.State.Migrate) {
+			return fmt.Errorf("config: agent %q: state migrate tool %q is not one of its tools", name, a.State.Migrate)
+		}
 	}
 	return nil
 }
@@ -654,6 +663,15 @@ func New(cfg Config) (*Runtime, error) {
 		rt.closeExecution()
 		return nil, err
 	}
+	for _, a := range cfg.Agents {
+		if a.State != nil {
+			if err := reg.Register(rt.instanceStateTool()); err != nil {
+				rt.closeExecution()
+				return nil, fmt.Errorf("registering %s: %w", InstanceStateTool, err)
+			}
+			break
+		}
+	}
 	rt.registry = reg
 	if rt.workflows, err = compileWorkflows(cfg.Workflows, cfg.Agents); err != nil {
 		rt.closeExecution()
@@ -730,7 +748,11 @@ func New(cfg Config) (*Runtime, error) {
 }
 
 func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
-	tools, err := rt.registry.Inventory(a.Tools)
+	names := a.Tools
+	if a.State != nil && !slices.Contains(names, InstanceStateTool) {
+		names = append(slices.Clip(names), InstanceStateTool)
+	}
+	tools, err := rt.registry.Inventory(names)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}
@@ -939,6 +961,13 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	if err := rt.store.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrating store: %w", err)
 	}
+	if !rt.cfg.NoWorkers {
+		// (Before the runtime counts as started: a refused declaration
+		// leaves it new, and Stop closes it.)
+		if err := rt.declareSchedules(ctx); err != nil {
+			return err
+		}
+	}
 	rt.baseCtx, rt.cancelAll = context.WithCancelCause(context.Background())
 	if err := rt.startMCP(ctx); err != nil {
 		return err
@@ -961,9 +990,6 @@ func (rt *Runtime) Start(ctx context.Context) error {
 		close(rt.dispatchDone)
 		close(rt.schedulerDone)
 		return nil
-	}
-	if err := rt.declareSchedules(ctx); err != nil {
-		return err
 	}
 	go rt.dispatch(claimCtx)
 	go rt.runScheduler(claimCtx)

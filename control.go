@@ -498,5 +498,10 @@ func (rt *Runtime) GetTask(ctx context.Context, owner runtype.Owner, taskID stri
 		return nil, fmt.Errorf("task %s's attempts: %w", taskID, err)
 	}
 	tr := taskRead(task, runs)
+	if task.FireID != "" {
+		if err := rt.deliveryOf(ctx, task, &tr); err != nil {
+			return nil, fmt.Errorf("task %s's delivery: %w", taskID, err)
+		}
+	}
 	return &tr, nil
 }

@@ -428,7 +428,7 @@ func taskRead(t *runtype.Task, runs []*runtype.Run) apitype.TaskRead {
 		TaskID: t.ID, SessionID: t.SessionID, ThreadID: t.ThreadID, TurnID: t.TurnID, Objective: t.Objective,
 		Status: status, StatusReason: t.StatusReason, CurrentRunID: t.CurrentRunID, Attempts: []apitype.AttemptRead{},
 		LastError: t.Failure, CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt), StartedAt: ts(t.StartedAt),
-		EndedAt: ts(t.EndedAt),
+		EndedAt: ts(t.EndedAt), ScheduleID: t.ScheduleID, FireID: t.FireID,
 	}
 	for _, r := range runs {
 		var w *apitype.WorkerRead

@@ -437,7 +437,8 @@ func (t *tick) startBuffered() error {
 }
 
 // start records a fire's turn and task: a thread of its own in the
-// schedule's session, the input rendered from the template, the
+// schedule's session (an instance's schedule: the main thread of the
+// instance's session, queued behind a turn that runs there), the input rendered from the template, the
 // schedule's overrides, job.item.started.
 func (t *tick) start(f *runtype.Fire) error {
 	s, rt := t.sched, t.rt
@@ -452,16 +453,23 @@ func (t *tick) start(f *runtype.Fire) error {
 		s.ConsecutiveFailures++
 		return nil
 	}
-	thread := &runtype.Thread{ID: rt.ids.New(runtype.PrefixThread), SessionID: s.SessionID, Owner: s.Owner, CreatedAt: t.now,
-		Lineage: &runtype.Lineage{Kind: runtype.LineageSchedule, SessionID: s.SessionID}}
-	t.b.Threads = append(t.b.Threads, thread)
-	turn, task := rt.childTurn(t.b, &childTurnSpec{
-		owner: s.Owner, sessionID: s.SessionID, threadID: thread.ID, agent: s.Agent, input: input,
+	spec := &childTurnSpec{
+		owner: s.Owner, sessionID: s.SessionID, agent: s.Agent, input: input,
 		trace: rt.ids.TraceID(), source: "schedule", now: t.now,
 		lineage: runtype.TaskLineage{ScheduleID: s.ID, FireID: f.ID},
-	}, true)
+	}
+	fresh := s.Instance == ""
+	if fresh {
+		thread := &runtype.Thread{ID: rt.ids.New(runtype.PrefixThread), SessionID: s.SessionID, Owner: s.Owner, CreatedAt: t.now,
+			Lineage: &runtype.Lineage{Kind: runtype.LineageSchedule, SessionID: s.SessionID}}
+		t.b.Threads = append(t.b.Threads, thread)
+		spec.threadID = thread.ID
+	} else if spec.threadID, spec.queuedBehind, err = rt.instanceThread(t.ctx, s); err != nil {
+		return err // the look fails and runs again
+	}
+	turn, task := rt.childTurn(t.b, spec, fresh)
 	turn.Overrides = overridesOf(s)
-	f.Status, f.ThreadID, f.TurnID, f.TaskID, f.UpdatedAt = runtype.FireRunning, thread.ID, turn.ID, task.ID, t.now
+	f.Status, f.ThreadID, f.TurnID, f.TaskID, f.UpdatedAt = runtype.FireRunning, spec.threadID, turn.ID, task.ID, t.now
 	t.b.Fires = append(t.b.Fires, f)
 	t.b.Events = append(t.b.Events, t.fireEvent(event.JobItemStarted, f, ""))
 	s.Running++

@@ -59,20 +59,31 @@ func (rt *Runtime) createSchedule(ctx context.Context, p *apitype.CreateSchedule
 	if err := rt.applySpec(s, &p.ScheduleSpec, now); err != nil {
 		return nil, err
 	}
-	if s.Instance != "" {
-		return nil, invalid("instance", "named instances are not built yet")
-	}
-	s.SessionID = rt.ids.New(runtype.PrefixSession)
 	b := &store.Batch{}
-	sess := &runtype.Session{ID: s.SessionID, Owner: owner, Agent: s.Agent, Title: "schedule " + cmpOrID(s.Name, s.ID), CreatedAt: now, UpdatedAt: now}
-	thr := &runtype.Thread{ID: rt.ids.New(runtype.PrefixThread), SessionID: s.SessionID, Owner: owner, CreatedAt: now}
-	b.Sessions, b.Threads = []*runtype.Session{sess}, []*runtype.Thread{thr}
-	ids := &runtype.Turn{SessionID: s.SessionID, ThreadID: thr.ID, Owner: owner, TraceID: s.TraceID}
-	b.Events = append(b.Events,
-		rt.turnEvent(event.SessionCreated, ids, "", &event.SessionPayload{Agent: s.Agent, Title: sess.Title}),
-		rt.turnEvent(event.ThreadStarted, ids, "", &event.ThreadPayload{Agent: s.Agent}),
-		rt.scheduleEvent(event.JobCreated, s, "", nil),
-	)
+	if s.Instance != "" {
+		// The instance owns the schedule: its fires run on the
+		// instance's session.
+		in, err := rt.instanceByName(ctx, owner, s.Instance)
+		if err != nil {
+			return nil, err
+		}
+		if in.Agent != s.Agent {
+			return nil, invalid("instance", "instance %s belongs to agent %q, not %q", in.Name, in.Agent, s.Agent)
+		}
+		s.SessionID = in.SessionID
+		b.Events = append(b.Events, rt.scheduleEvent(event.JobCreated, s, "", nil))
+	} else {
+		s.SessionID = rt.ids.New(runtype.PrefixSession)
+		sess := &runtype.Session{ID: s.SessionID, Owner: owner, Agent: s.Agent, Title: "schedule " + cmpOrID(s.Name, s.ID), CreatedAt: now, UpdatedAt: now}
+		thr := &runtype.Thread{ID: rt.ids.New(runtype.PrefixThread), SessionID: s.SessionID, Owner: owner, CreatedAt: now}
+		b.Sessions, b.Threads = []*runtype.Session{sess}, []*runtype.Thread{thr}
+		ids := &runtype.Turn{SessionID: s.SessionID, ThreadID: thr.ID, Owner: owner, TraceID: s.TraceID}
+		b.Events = append(b.Events,
+			rt.turnEvent(event.SessionCreated, ids, "", &event.SessionPayload{Agent: s.Agent, Title: sess.Title}),
+			rt.turnEvent(event.ThreadStarted, ids, "", &event.ThreadPayload{Agent: s.Agent}),
+			rt.scheduleEvent(event.JobCreated, s, "", nil),
+		)
+	}
 	b.Schedules = []*runtype.Schedule{s}
 	if err := rt.writer.Write(ctx, b); err != nil {
 		if errors.Is(err, store.ErrConflict) && p.IdempotencyKey != "" {
@@ -713,4 +724,22 @@ func (rt *Runtime) fireRead(f *runtype.Fire, webhookName string) *apitype.FireRe
 		}
 	}
 	return r
+}
+
+// deliveryOf puts the delivery state of a schedule fire's task on its
+// read.
+func (rt *Runtime) deliveryOf(ctx context.Context, task *runtype.Task, tr *apitype.TaskRead) error {
+	f, err := rt.store.FireGet(ctx, &store.FireGetParams{TenantID: task.TenantID, ID: task.FireID})
+	if err != nil {
+		return err
+	}
+	if f.Delivery == "" {
+		return nil
+	}
+	s, err := rt.store.ScheduleGet(ctx, &store.ScheduleGetParams{TenantID: task.TenantID, ID: f.ScheduleID})
+	if err != nil {
+		return err
+	}
+	tr.DeliveryState = rt.fireRead(f, s.Webhook).Delivery
+	return nil
 }

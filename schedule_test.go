@@ -421,7 +421,9 @@ func TestScheduleExactlyOnce(t *testing.T) {
 	}
 	rts := make([]*agentrt.Runtime, 2)
 	for i := range rts {
-		rts[i] = startTree(t, agentrt.Config{DataDir: dir, Now: clock.Now, PollInterval: time.Hour, Agents: agents()}).rt
+		// The runtimes poll too (their schedulers race the test's passes,
+		// and a write a busy file refused is taken up again).
+		rts[i] = startTree(t, agentrt.Config{DataDir: dir, Now: clock.Now, PollInterval: 50 * time.Millisecond, Agents: agents()}).rt
 	}
 	b := &schedBench{rt: rts[0], clock: clock}
 	const n = 20
@@ -500,7 +502,16 @@ func TestScheduleDelivery(t *testing.T) {
 	b.advance(time.Hour)
 	delivery := func(status runtype.DeliveryStatus, attempts int) func([]apitype.FireRead) bool {
 		return func(fs []apitype.FireRead) bool {
-			return len(fs) > 0 && fs[0].Delivery != nil && fs[0].Delivery.Status == status && fs[0].Delivery.Attempts == attempts
+			if len(fs) == 0 {
+				return false
+			}
+			d := fs[0].Delivery
+			// (A pending delivery is claimed for two minutes before its
+			// attempt, which then records when the next one is due, sooner:
+			// wait for that.)
+			recorded := status != runtype.DeliveryPending ||
+				d != nil && d.NextAttemptAt != nil && d.NextAttemptAt.Before(b.clock.Now().Add(time.Minute))
+			return d != nil && d.Status == status && d.Attempts == attempts && recorded
 		}
 	}
 	fs := b.fires(t, s, "the first attempt to fail", delivery(runtype.DeliveryPending, 1))
@@ -539,6 +550,14 @@ func TestScheduleDelivery(t *testing.T) {
 	}
 	agentrt.FireDue(b.rt)
 	b.fires(t, s, "the retried delivery", delivery(runtype.DeliveryDelivered, 1))
+	// The task's read model carries its delivery state.
+	task, err := b.rt.GetTask(ctx, runtype.Owner{}, fs[0].TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := task.DeliveryState; d == nil || d.Status != runtype.DeliveryDelivered || d.Webhook != "ops" || task.FireID != fs[0].FireID || task.ScheduleID != s.ScheduleID {
+		t.Errorf("the fire's task reads %+v with delivery %+v", task, task.DeliveryState)
+	}
 	if _, err := b.rt.RetryDelivery(ctx, &apitype.FireParams{FireID: fs[0].FireID}); !errors.Is(err, apitype.ErrConflict) {
 		t.Errorf("retrying a delivered fire: %v, want a conflict", err)
 	}

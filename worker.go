@@ -507,6 +507,14 @@ func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
 			prelude = rt.preRun(c, a)
 		}
 	}
+	if ac := rt.cfg.Agents[baseAgent(c.turn.Agent)]; ac != nil && ac.State != nil {
+		// A turn of a named instance: its prelude reads the instance
+		// again (and migrates its state); a read error tries there.
+		_, err := rt.store.InstanceGetBySession(c.ctx, &store.InstanceGetBySessionParams{TenantID: c.turn.TenantID, SessionID: c.turn.SessionID})
+		if !errors.Is(err, store.ErrNotFound) {
+			prelude = rt.instancePrelude(c, a, prelude)
+		}
+	}
 	return rt.coord.RunAttempt(c.ctx, &loop.Job{
 		Agent: a, Turn: c.turn, Task: c.task, Prelude: prelude,
 		Fence:    &store.Fence{TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch},

@@ -263,6 +263,12 @@ type TaskRead struct {
 	UpdatedAt    *time.Time         `json:"updatedAt,omitempty"`
 	StartedAt    *time.Time         `json:"startedAt,omitempty"`
 	EndedAt      *time.Time         `json:"endedAt,omitempty"`
+	// ScheduleID and FireID name the schedule fire the task runs; its
+	// DeliveryState is where its result went and how that went (get_task
+	// reads it; lists leave it out).
+	ScheduleID    string        `json:"scheduleId,omitempty"`
+	FireID        string        `json:"fireId,omitempty"`
+	DeliveryState *DeliveryRead `json:"deliveryState,omitempty"`
 }
 
 // WorkerRead names the worker that ran an attempt (the snapshot schema's

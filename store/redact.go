@@ -18,7 +18,7 @@ type Redactor = event.Redactor
 // text fields of its records — inputs, results, messages, tool call
 // arguments and previews, failure messages, prompts and answers of
 // actions, jobs' instructions and items, schedules' inputs and
-// parameters, fires' delivery errors, and blobs. Ids, refs, hashes, names and statuses are left
+// parameters, fires' delivery errors, instances' state, and blobs. Ids, refs, hashes, names and statuses are left
 // alone. The Writer calls it before anything is encoded.
 //
 // Records are changed in place, but nothing they share is: a slice,
@@ -97,6 +97,9 @@ func (b *Batch) Redact(r Redactor) {
 	for _, f := range b.Fires {
 		f.DeliveryError = r.Text(f.DeliveryError)
 		f.Failure = redactFailure(f.Failure, r)
+	}
+	for _, in := range b.Instances {
+		in.State = r.JSON(in.State)
 	}
 	for _, w := range b.WorkflowRuns {
 		w.Input = r.JSON(w.Input)

@@ -114,7 +114,8 @@ var notText = []string{
 	"Schedule.Name", "Schedule.Agent", "Schedule.Instance", "Schedule.Kind", "Schedule.Cron", "Schedule.TimeZone",
 	"Schedule.Model", "Schedule.Tools", "Schedule.Overlap", "Schedule.PreRunTool", "Schedule.Webhook",
 	"Schedule.PausedReason", "Fire.Reason",
-	"WorkflowRun.Workflow", "WorkflowStepState.Reason",
+	"Instance.Name", "Instance.Agent",
+	"WorkflowRun.Workflow", "WorkflowStepState.Reason", "TaskLineage.WorkflowStep",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

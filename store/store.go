@@ -259,6 +259,14 @@ type Batch struct {
 	// tenant is ignored (the schedule's record is never removed, so only
 	// a bad ID does that).
 	ScheduleWakes []*ScheduleWake
+	// Instances are written with optimistic concurrency, after
+	// ScheduleWakes, as Schedules are: Version 0 inserts (an ID that
+	// exists is a conflict), Version n replaces the stored record only
+	// while it is at version n, and the stored record is at n+1 after.
+	// A stale version, a record of another tenant with that ID, or a
+	// Name another instance of the tenant holds is a conflict
+	// (ErrConflict) and the batch writes nothing.
+	Instances []*runtype.Instance
 	// Events are appended. Each event that Sealed reports is also sealed
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
@@ -585,6 +593,15 @@ type Reader interface {
 	// FireList returns a schedule's fires that match p, newest (highest
 	// ID) first.
 	FireList(ctx context.Context, p *FireListParams) ([]*runtype.Fire, error)
+	// InstanceGet returns the tenant's named instance by ID, or
+	// ErrNotFound; InstanceGetByName by name, InstanceGetBySession by
+	// its session.
+	InstanceGet(ctx context.Context, p *InstanceGetParams) (*runtype.Instance, error)
+	InstanceGetByName(ctx context.Context, p *InstanceGetByNameParams) (*runtype.Instance, error)
+	InstanceGetBySession(ctx context.Context, p *InstanceGetBySessionParams) (*runtype.Instance, error)
+	// InstanceList returns the tenant's instances that match p, oldest
+	// (lowest ID) first.
+	InstanceList(ctx context.Context, p *InstanceListParams) ([]*runtype.Instance, error)
 
 	// CapabilitySessionGet returns the tenant's capability session, its
 	// RunIDs filled; ErrNotFound when the tenant has none with that ID.
@@ -1066,6 +1083,30 @@ type JobItemListParams struct {
 type WorkflowRunGetParams struct {
 	TenantID string
 	ID       string
+}
+
+type InstanceGetParams struct {
+	TenantID string
+	ID       string
+}
+
+type InstanceGetByNameParams struct {
+	TenantID string
+	Name     string
+}
+
+type InstanceGetBySessionParams struct {
+	TenantID  string
+	SessionID string
+}
+
+// InstanceListParams lists a tenant's instances by ID; Agent filters
+// when set. AfterID pages; Limit is clamped like other lists.
+type InstanceListParams struct {
+	TenantID string
+	Agent    string
+	AfterID  string
+	Limit    int
 }
 
 // WorkflowRunListParams lists a tenant's workflow runs oldest first (by

@@ -462,6 +462,7 @@ func (dst *Batch) Merge(src *Batch) {
 	dst.Schedules = append(dst.Schedules, src.Schedules...)
 	dst.Fires = mergeByKey(dst.Fires, src.Fires, func(f *runtype.Fire) string { return f.ID })
 	dst.ScheduleWakes = append(dst.ScheduleWakes, src.ScheduleWakes...)
+	dst.Instances = append(dst.Instances, src.Instances...) // each write at the version the one before left
 	dst.WorkflowRuns = mergeByKey(dst.WorkflowRuns, src.WorkflowRuns, func(r *runtype.WorkflowRun) string { return r.ID })
 	dst.Events = append(dst.Events, src.Events...)
 }
@@ -510,6 +511,7 @@ func (b *Batch) Reset() {
 	clear(b.Schedules)
 	clear(b.Fires)
 	clear(b.ScheduleWakes)
+	clear(b.Instances)
 	clear(b.WorkflowRuns)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
@@ -519,7 +521,8 @@ func (b *Batch) Reset() {
 		Tokens: b.Tokens[:0], TokenUpdates: b.TokenUpdates[:0],
 		CapabilitySessions: b.CapabilitySessions[:0], CapabilityRuns: b.CapabilityRuns[:0],
 		Subagents: b.Subagents[:0], Jobs: b.Jobs[:0], JobItems: b.JobItems[:0],
-		Schedules: b.Schedules[:0], Fires: b.Fires[:0], ScheduleWakes: b.ScheduleWakes[:0], WorkflowRuns: b.WorkflowRuns[:0],
+		Schedules: b.Schedules[:0], Fires: b.Fires[:0], ScheduleWakes: b.ScheduleWakes[:0],
+		Instances: b.Instances[:0], WorkflowRuns: b.WorkflowRuns[:0],
 	}
 }
 
@@ -530,5 +533,6 @@ func (b *Batch) Empty() bool {
 		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events)+
 		len(b.Leases)+len(b.TaskUpdates)+len(b.Tokens)+len(b.TokenUpdates)+
 		len(b.CapabilitySessions)+len(b.CapabilityRuns)+len(b.Subagents)+len(b.Jobs)+len(b.JobItems)+
-		len(b.Schedules)+len(b.Fires)+len(b.ScheduleWakes)+len(b.WorkflowRuns) == 0
+		len(b.Schedules)+len(b.Fires)+len(b.ScheduleWakes)+
+		len(b.Instances)+len(b.WorkflowRuns) == 0
 }

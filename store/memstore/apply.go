@@ -70,6 +70,9 @@ func (d *data) validate(b *store.Batch) error {
 	if err := d.validateScheduleRecords(b); err != nil {
 		return err
 	}
+	if err := d.validateInstances(b); err != nil {
+		return err
+	}
 	if err := d.validateSequences(b.Events); err != nil {
 		return err
 	}
@@ -231,6 +234,7 @@ const (
 	undoJobItem       // a job item written; prev is the one before, or nil
 	undoSchedule      // a schedule written or woken; prev is the one before, or nil
 	undoFire          // a fire written; prev is the one before, or nil
+	undoInstance      // an instance written; prev is the one before, or nil
 	undoWorkflowRun   // a workflow run written; prev is the one before, or nil
 )
 
@@ -292,6 +296,7 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 	log = d.applySchedule(b, log)
 	log = d.applyDelegation(b, log)
 	log = d.applyScheduleRecords(b, log)
+	log = d.applyInstances(b, log)
 	for _, r := range b.Runs {
 		v := *r
 		v.Failure = copyFailure(r.Failure)
@@ -406,6 +411,8 @@ func (d *data) revert(u *undo) {
 		d.revertDelegation(u)
 	case undoSchedule, undoFire:
 		d.revertScheduleRecord(u)
+	case undoInstance:
+		d.revertInstance(u)
 	default:
 		d.revertGovernance(u)
 	}

@@ -66,6 +66,7 @@ type data struct {
 	caps           capabilities
 	dg             delegation
 	sr             scheduleRecords
+	ins            instances
 	sealMu         sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
@@ -132,6 +133,7 @@ func newData() *data {
 		caps:            newCapabilities(),
 		dg:              newDelegation(),
 		sr:              newScheduleRecords(),
+		ins:             newInstances(),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}

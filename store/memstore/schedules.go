@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -71,6 +72,14 @@ func (d *data) validateScheduleRecords(b *store.Batch) error {
 			return fmt.Errorf("updating schedule %s: it is not at version %d: %w", s.ID, s.Version, store.ErrConflict)
 		}
 		written[s.ID] = version{s.TenantID, s.Version + 1}
+		if s.IdempotencyKey != "" && d.keyTaken(b.Schedules, s) {
+			return fmt.Errorf("writing schedule %s: another schedule has idempotency key %q: %w", s.ID, s.IdempotencyKey, store.ErrConflict)
+		}
+	}
+	for _, f := range b.Fires {
+		if f.IdempotencyKey != "" && d.fireKeyTaken(b.Fires, f) {
+			return fmt.Errorf("writing fire %s: another fire of schedule %s has idempotency key %q: %w", f.ID, f.ScheduleID, f.IdempotencyKey, store.ErrConflict)
+		}
 	}
 	if err := d.validateFires(b.Fires); err != nil {
 		return err
@@ -244,6 +253,7 @@ func (r reader) ScheduleList(_ context.Context, p *store.ScheduleListParams) ([]
 	for _, s := range r.s.d.sr.schedules {
 		if s.TenantID != p.TenantID || p.SessionID != "" && s.SessionID != p.SessionID ||
 			p.Instance != "" && s.Instance != p.Instance || p.Agent != "" && s.Agent != p.Agent ||
+			p.IdempotencyKey != "" && s.IdempotencyKey != p.IdempotencyKey ||
 			len(p.Statuses) > 0 && !slices.Contains(p.Statuses, s.Status) || p.Failing && s.ConsecutiveFailures <= 0 {
 			continue
 		}
@@ -313,7 +323,8 @@ func (r reader) FireList(_ context.Context, p *store.FireListParams) ([]*runtype
 	var match []*runtype.Fire
 	for _, f := range r.s.d.sr.fires {
 		if f.TenantID == p.TenantID && f.ScheduleID == p.ScheduleID && (p.BeforeID == "" || f.ID < p.BeforeID) &&
-			(len(p.Statuses) == 0 || slices.Contains(p.Statuses, f.Status)) && (p.Delivery == "" || f.Delivery == p.Delivery) {
+			(len(p.Statuses) == 0 || slices.Contains(p.Statuses, f.Status)) && (p.Delivery == "" || f.Delivery == p.Delivery) &&
+			(p.IdempotencyKey == "" || f.IdempotencyKey == p.IdempotencyKey) {
 			match = append(match, f)
 		}
 	}
@@ -324,4 +335,22 @@ func (r reader) FireList(_ context.Context, p *store.FireListParams) ([]*runtype
 		out[i] = copyFire(f)
 	}
 	return out, nil
+}
+
+// keyTaken reports whether a schedule other than s, stored or in batch,
+// has s's tenant and idempotency key.
+func (d *data) keyTaken(batch []*runtype.Schedule, s *runtype.Schedule) bool {
+	same := func(o *runtype.Schedule) bool {
+		return o.ID != s.ID && o.TenantID == s.TenantID && o.IdempotencyKey == s.IdempotencyKey
+	}
+	return slices.ContainsFunc(batch, same) || slices.ContainsFunc(slices.Collect(maps.Values(d.sr.schedules)), same)
+}
+
+// fireKeyTaken reports whether a fire other than f, stored or in batch,
+// has f's schedule and idempotency key.
+func (d *data) fireKeyTaken(batch []*runtype.Fire, f *runtype.Fire) bool {
+	same := func(o *runtype.Fire) bool {
+		return o.ID != f.ID && o.ScheduleID == f.ScheduleID && o.IdempotencyKey == f.IdempotencyKey
+	}
+	return slices.ContainsFunc(batch, same) || slices.ContainsFunc(slices.Collect(maps.Values(d.sr.fires)), same)
 }

@@ -33,6 +33,7 @@ func buildScheduleRecordQueries(q *[numQueries]string) {
 	// Filters: session, instance, agent (each "" for any), statuses (a
 	// JSON array and its length, 0 for any), failing.
 	const filters = ` AND (? = '' OR session_id = ?) AND (? = '' OR instance = ?) AND (? = '' OR agent = ?)` +
+		` AND (? = '' OR idempotency_key = ?)` +
 		statusesFilter + ` AND (? = 0 OR consecutive_failures > 0)`
 	q[qScheduleList] = `SELECT ` + scheduleCols + ` FROM schedules INDEXED BY schedules_tenant
 		WHERE tenant_id = ? AND id > ?` + filters + ` ORDER BY id LIMIT ?`
@@ -44,7 +45,8 @@ func buildScheduleRecordQueries(q *[numQueries]string) {
 		WHERE next_check_at <> 0 AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?`
 	q[qFireGet] = `SELECT ` + fireCols + ` FROM fires WHERE id = ? AND tenant_id = ?`
 	// Filters: statuses (as schedules'), delivery ("" for any).
-	const fireFilters = ` AND (? = 0 OR status IN (SELECT value FROM json_each(?))) AND (? = '' OR delivery = ?)`
+	const fireFilters = ` AND (? = 0 OR status IN (SELECT value FROM json_each(?))) AND (? = '' OR delivery = ?)` +
+		` AND (? = '' OR idempotency_key = ?)`
 	for m := range 2 {
 		w := `SELECT ` + fireCols + ` FROM fires INDEXED BY fires_schedule WHERE tenant_id = ? AND schedule_id = ?`
 		if m&fireBefore != 0 {
@@ -79,7 +81,7 @@ func (t *Tx) writeScheduleRecords(ctx context.Context, b *store.Batch, wrote boo
 			f.ID, f.ScheduleID, f.TenantID, nanos(f.FireAt), f.Manual, string(f.Status), f.Reason, int64(f.MissedCount),
 			f.ThreadID, f.TurnID, f.TaskID, encodeFailure(f.Failure), string(f.Delivery), int64(f.DeliveryAttempts),
 			f.DeliveryError, nanos(f.DeliveryNextAt), nanos(f.DeliveredAt), nanos(f.CreatedAt), nanos(f.UpdatedAt),
-			nanos(f.EndedAt),
+			nanos(f.EndedAt), f.IdempotencyKey,
 		)
 		var n int64
 		if err == nil {
@@ -117,7 +119,7 @@ func (t *Tx) writeScheduleRecord(ctx context.Context, s *runtype.Schedule) error
 		int64(s.InactivityTimeout), s.Overlap, int64(s.CatchupWindow), int64(s.PauseAfterFailures), s.PreRunTool,
 		s.PreRunInput, s.Webhook, string(s.Status), s.PausedReason, nanos(s.NextFireAt), nanos(s.NextCheckAt),
 		int64(s.Running), int64(s.Buffered), int64(s.ConsecutiveFailures), int64(s.Fires), nanos(s.LastFireAt),
-		s.TraceID, nanos(s.CreatedAt), nanos(s.UpdatedAt),
+		s.TraceID, nanos(s.CreatedAt), nanos(s.UpdatedAt), s.IdempotencyKey,
 	}
 	if s.Version == 0 {
 		args := append(append([]any{s.ID, s.TenantID}, set...), int64(1))
@@ -160,7 +162,7 @@ func (r reader) ScheduleList(ctx context.Context, p *store.ScheduleListParams) (
 	for i, s := range p.Statuses {
 		statuses[i] = string(s)
 	}
-	args = append(args, p.SessionID, p.SessionID, p.Instance, p.Instance, p.Agent, p.Agent,
+	args = append(args, p.SessionID, p.SessionID, p.Instance, p.Instance, p.Agent, p.Agent, p.IdempotencyKey, p.IdempotencyKey,
 		len(statuses), encodeStrings(statuses), p.Failing, store.ClampLimit(p.Limit))
 	ss, err := list(ctx, r, scanSchedule, q, args...)
 	if err != nil {
@@ -202,7 +204,8 @@ func (r reader) FireList(ctx context.Context, p *store.FireListParams) ([]*runty
 	for i, s := range p.Statuses {
 		statuses[i] = string(s)
 	}
-	args = append(args, len(statuses), encodeStrings(statuses), string(p.Delivery), string(p.Delivery), store.ClampLimit(p.Limit))
+	args = append(args, len(statuses), encodeStrings(statuses), string(p.Delivery), string(p.Delivery), p.IdempotencyKey,
+		p.IdempotencyKey, store.ClampLimit(p.Limit))
 	fs, err := list(ctx, r, scanFire, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing the fires of schedule %s: %w", p.ScheduleID, err)
@@ -222,7 +225,7 @@ func scanSchedule(sc scanner) (*runtype.Schedule, error) {
 		&s.Cron, &s.TimeZone, &every, &at, &start, &s.Input, &s.Params, &s.InputSchema, &s.Model, &tools, &inactivity,
 		&s.Overlap, &catchup, &pauseAfter, &s.PreRunTool, &s.PreRunInput, &s.Webhook, &status, &s.PausedReason,
 		&nextFire, &nextCheck, &running, &buffered, &failures, &nfir, &lastFire, &s.TraceID, &created, &updated,
-		&s.Version); err != nil {
+		&s.IdempotencyKey, &s.Version); err != nil {
 		return nil, err
 	}
 	var err error
@@ -248,7 +251,7 @@ func scanFire(sc scanner) (*runtype.Fire, error) {
 	)
 	if err := sc.Scan(&f.ID, &f.ScheduleID, &f.TenantID, &fireAt, &f.Manual, &status, &f.Reason, &missed, &f.ThreadID,
 		&f.TurnID, &f.TaskID, &failure, &delivery, &attempts, &f.DeliveryError, &nextAt, &delivered, &created, &upd,
-		&ended); err != nil {
+		&ended, &f.IdempotencyKey); err != nil {
 		return nil, err
 	}
 	var err error

@@ -369,6 +369,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	if wrote, err = t.writeDelegation(ctx, b, wrote); err != nil {
 		return wrote, err
 	}
+	if wrote, err = t.writeInstances(ctx, b, wrote); err != nil {
+		return wrote, err
+	}
 	if wrote, err = t.writeWorkflowRuns(ctx, b, wrote); err != nil {
 		return wrote, err
 	}

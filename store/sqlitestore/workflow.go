@@ -9,7 +9,7 @@ import (
 	"github.com/agentrt/agentrt/store"
 )
 
-// Workflow runs (migration 22), upserted by ID; a run's steps are a JSON
+// Workflow runs (migration 23), upserted by ID; a run's steps are a JSON
 // column (they change together, with the run).
 
 const workflowRunCols = `id, tenant_id, principal_id, workflow, session_id, thread_id, task_id, status, input, steps,

@@ -31,6 +31,7 @@ func (tb *testBundle) schedule(tenant string) *runtype.Schedule {
 		Status: runtype.ScheduleActive, PausedReason: "operator", NextFireAt: now.Add(30 * time.Minute),
 		NextCheckAt: now.Add(29 * time.Minute), Running: 1, Buffered: 2, ConsecutiveFailures: 1, Fires: 7,
 		LastFireAt: now.Add(-time.Minute), TraceID: tb.ids.TraceID(), CreatedAt: now, UpdatedAt: now.Add(time.Millisecond),
+		IdempotencyKey: "key-" + tb.ids.New("k_"),
 	}
 }
 
@@ -45,6 +46,7 @@ func (tb *testBundle) fire(s *runtype.Schedule, at time.Time) *runtype.Fire {
 		Delivery: runtype.DeliveryFailed, DeliveryAttempts: 4, DeliveryError: "HTTP 500 — ünïcödé",
 		DeliveryNextAt: now.Add(time.Minute), DeliveredAt: now.Add(2 * time.Minute),
 		CreatedAt: now, UpdatedAt: now.Add(time.Millisecond), EndedAt: now.Add(time.Second),
+		IdempotencyKey: "trigger-" + tb.ids.New("k_"),
 	}
 }
 
@@ -143,6 +145,43 @@ func exerciseSchedules(ctx context.Context, t *testing.T, newStore func(*testing
 		_, err := tb.store.ScheduleGet(ctx, &store.ScheduleGetParams{TenantID: tenantA, ID: twice.ID})
 		wantNotFound(t, "ScheduleGet(inserted twice)", err)
 		getSchedule(t, tb.store, stored(s))
+	})
+
+	t.Run("IdempotencyKeys", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		s := tb.schedule(tenantA)
+		s.IdempotencyKey = "nightly"
+		f := tb.fire(s, tb.now())
+		f.Manual, f.IdempotencyKey = true, "run-1"
+		tb.apply(t, &store.Batch{Schedules: []*runtype.Schedule{s}, Fires: []*runtype.Fire{f}})
+		// Another schedule of the tenant with the key, or another fire of
+		// the schedule with the key, is a conflict.
+		dup := tb.schedule(tenantA)
+		dup.IdempotencyKey = "nightly"
+		tb.wantConflict(t, &store.Batch{Schedules: []*runtype.Schedule{dup}})
+		g := tb.fire(s, tb.now())
+		g.Manual, g.IdempotencyKey = true, "run-1"
+		tb.wantConflict(t, &store.Batch{Fires: []*runtype.Fire{g}})
+		// Another tenant's schedule, another schedule's fire: free.
+		other := tb.schedule(tenantB)
+		other.IdempotencyKey = "nightly"
+		of := tb.fire(other, tb.now())
+		of.Manual, of.IdempotencyKey = true, "run-1"
+		tb.apply(t, &store.Batch{Schedules: []*runtype.Schedule{other}, Fires: []*runtype.Fire{of}})
+		// The lists find each by its key.
+		got, err := tb.store.ScheduleList(ctx, &store.ScheduleListParams{TenantID: tenantA, IdempotencyKey: "nightly"})
+		if err != nil || len(got) != 1 || got[0].ID != s.ID {
+			t.Errorf("ScheduleList(key) = %v, %v; want %s", ids(got), err, s.ID)
+		}
+		fs, err := tb.store.FireList(ctx, &store.FireListParams{TenantID: tenantA, ScheduleID: s.ID, IdempotencyKey: "run-1"})
+		if err != nil || len(fs) != 1 || fs[0].ID != f.ID {
+			t.Errorf("FireList(key) = %v, %v; want %s", fireIDs(fs), err, f.ID)
+		}
+		fs, err = tb.store.FireList(ctx, &store.FireListParams{TenantID: tenantA, ScheduleID: s.ID, IdempotencyKey: "run-2"})
+		if err != nil || len(fs) != 0 {
+			t.Errorf("FireList(unused key) = %v, %v; want none", fireIDs(fs), err)
+		}
 	})
 
 	t.Run("StaleVersionWritesNothing", func(t *testing.T) {

@@ -10,7 +10,7 @@
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
 // limits, usage totals, events, transactions, tenancy, the Writer, the
 // scheduling of tasks, admission, the aggregates health reads, API
-// tokens, capability sessions, delegation, schedules and fires); a change to a driver extends the suite rather than only that
+// tokens, capability sessions, delegation, schedules and fires, instances); a change to a driver extends the suite rather than only that
 // driver's tests.
 //
 // # What the suite pins down beyond store.go
@@ -50,6 +50,9 @@
 // ID. Subagents and jobs list by ID; job items by Index. A job item is
 // also unique by (JobID, Index): another item at a taken place is a
 // conflict.
+//
+// Instances list by ID. One batch may write an instance twice, each
+// write at the version the one before left.
 //
 // Capability sessions list by CreatedAt, then ID, whatever order they
 // were written in; a batch that writes one ID twice keeps the last. The
@@ -128,6 +131,7 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Memory", exerciseMemory},
 		{"Delegation", exerciseDelegation},
 		{"Schedules", exerciseSchedules},
+		{"Instance", exerciseInstance},
 		{"Workflow", exerciseWorkflow},
 	}
 	for _, a := range areas {

@@ -12,7 +12,9 @@
 -- fires holds runtype.Fire, upserted by ID; failure is the failure's
 -- JSON, NULL for none. A fire time is recorded once: fires_time makes
 -- (schedule_id, fire_at) unique for the fires not triggered by hand.
--- fires_schedule lists a schedule's fires by ID.
+-- fires_schedule lists a schedule's fires by ID. An idempotency key
+-- (a schedule's creation, a manual trigger) is unique: schedules_key in
+-- the tenant, fires_key in the schedule.
 --
 -- A task a schedule started names its schedule and fire; a turn keeps
 -- the overrides it runs with (runtype.TurnOverrides as JSON, NULL for
@@ -59,8 +61,10 @@ CREATE TABLE schedules (
     trace_id             TEXT    NOT NULL,
     version              INTEGER NOT NULL,
     created_at           INTEGER NOT NULL,
-    updated_at           INTEGER NOT NULL
+    updated_at           INTEGER NOT NULL,
+    idempotency_key      TEXT    NOT NULL
 ) WITHOUT ROWID;
+CREATE UNIQUE INDEX schedules_key ON schedules (tenant_id, idempotency_key) WHERE idempotency_key <> '';
 CREATE INDEX schedules_due ON schedules (next_check_at) WHERE next_check_at <> 0;
 CREATE INDEX schedules_tenant ON schedules (tenant_id, id);
 CREATE INDEX schedules_soonest ON schedules (tenant_id, next_fire_at) WHERE status = 'active' AND next_fire_at <> 0;
@@ -85,7 +89,9 @@ CREATE TABLE fires (
     delivered_at      INTEGER NOT NULL,
     created_at        INTEGER NOT NULL,
     updated_at        INTEGER NOT NULL,
-    ended_at          INTEGER NOT NULL
+    ended_at          INTEGER NOT NULL,
+    idempotency_key   TEXT    NOT NULL
 ) WITHOUT ROWID;
+CREATE UNIQUE INDEX fires_key ON fires (schedule_id, idempotency_key) WHERE idempotency_key <> '';
 CREATE UNIQUE INDEX fires_time ON fires (schedule_id, fire_at) WHERE manual = 0;
 CREATE INDEX fires_schedule ON fires (tenant_id, schedule_id, id);

@@ -1,4 +1,4 @@
--- agentrt schema version 22: workflow runs.
+-- agentrt schema version 23: workflow runs.
 --
 -- workflow_runs holds runtype.WorkflowRun, upserted by ID (unique across
 -- tenants); its steps are one JSON array (they change with the run).
