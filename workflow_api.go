@@ -87,8 +87,9 @@ func (rt *Runtime) StartWorkflow(ctx context.Context, p *apitype.StartWorkflowPa
 	}, true)
 	turn.Kind = runtype.TurnWorkflow
 	r.TaskID = task.ID
+	b.Events = append(b.Events, rt.workflowEvent(event.JobCreated, r, task, turn)) // status pending
+	r.Status = runtype.WorkflowRunning
 	b.WorkflowRuns = append(b.WorkflowRuns, r)
-	b.Events = append(b.Events, rt.workflowEvent(event.JobCreated, r, task, turn))
 	if err := rt.queueWork(ctx, b, "recording the workflow run"); err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func (rt *Runtime) workflowRead(r *runtype.WorkflowRun) *apitype.WorkflowRead {
 	def := rt.workflows[r.Workflow]
 	out := &apitype.WorkflowRead{
 		RunID: r.ID, Workflow: r.Workflow, SessionID: r.SessionID, ThreadID: r.ThreadID, TaskID: r.TaskID,
-		Status: cmpStatus(r.Status), Input: json.RawMessage(r.Input), Steps: make([]apitype.WorkflowStepRead, len(r.Steps)),
+		Status: r.Status, Input: json.RawMessage(r.Input), Steps: make([]apitype.WorkflowStepRead, len(r.Steps)),
 		CreatedAt: ts(r.CreatedAt), UpdatedAt: ts(r.UpdatedAt), EndedAt: ts(r.EndedAt),
 	}
 	for i, st := range r.Steps {
@@ -225,15 +226,6 @@ func (rt *Runtime) workflowRead(r *runtype.WorkflowRun) *apitype.WorkflowRead {
 		out.Steps[i] = s
 	}
 	return out
-}
-
-// cmpStatus is a run's status as read: a run no dispatcher took up yet
-// is running (its steps are pending).
-func cmpStatus(s runtype.WorkflowStatus) runtype.WorkflowStatus {
-	if s == "" {
-		return runtype.WorkflowRunning
-	}
-	return s
 }
 
 // answerWorkflowStep resolves a workflow human step's action: the answer
