@@ -45,7 +45,7 @@ const (
 	// pass that records the fires due then may not have committed yet.
 	schedMinKill     = time.Second
 	schedMaxKill     = 3 * time.Second
-	schedAlignSpread = 250 * time.Millisecond
+	schedAlignSpread = 120 * time.Millisecond
 	// The daemon stays down a time in [0, schedMaxDown) before it is
 	// restarted, so that several fires come due while it is dead.
 	schedMaxDown = 1500 * time.Millisecond
@@ -626,10 +626,15 @@ func checkSchedule(sc *schedData, cutoff time.Time, seen, applied []string, c *s
 	return problems
 }
 
-// fireTrail is a schedule's fires, one line each, for a failure.
+// fireTrail is a schedule's fires, one line each, for a failure (the
+// first 80; the store in the kept workspace holds them all).
 func fireTrail(fires []*runtype.Fire) string {
 	var b strings.Builder
-	for _, f := range fires {
+	for i, f := range fires {
+		if i == 80 {
+			fmt.Fprintf(&b, "... and %d more\n", len(fires)-i)
+			break
+		}
 		fmt.Fprintf(&b, "%s %-9s %s task=%s recorded=%s updated=%s", f.FireAt.Format("15:04:05"), f.Status, f.ID, cmpOr(f.TaskID, "-"),
 			f.CreatedAt.Format("15:04:05.000"), f.UpdatedAt.Format("15:04:05.000"))
 		if f.Reason != "" {
