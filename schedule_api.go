@@ -243,6 +243,9 @@ func (rt *Runtime) applySpec(s *runtype.Schedule, spec *apitype.ScheduleSpec, no
 	s.Overlap, s.CatchupWindow, s.PauseAfterFailures = string(overlap), catchup, spec.PauseAfterFailures
 	s.PreRunTool, s.PreRunInput, s.Webhook = preTool, preInput, spec.Webhook
 	s.NextFireAt = parsed.Next(now)
+	if s.NextFireAt.IsZero() && sp.Kind == schedule.KindOnce {
+		return invalid("at", "%s has passed", sp.At.Format(time.RFC3339))
+	}
 	if s.Status == runtype.ScheduleActive && (s.NextCheckAt.IsZero() || s.NextFireAt.Before(s.NextCheckAt)) {
 		s.NextCheckAt = s.NextFireAt
 	}

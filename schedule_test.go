@@ -599,6 +599,7 @@ func TestScheduleRejects(t *testing.T) {
 		{"bad duration", "every", func(s *apitype.ScheduleSpec) { s.Kind, s.Cron, s.Every = "interval", "", "often" }},
 		{"once without at", "at", func(s *apitype.ScheduleSpec) { s.Kind, s.Cron = "once", "" }},
 		{"bad time", "at", func(s *apitype.ScheduleSpec) { s.Kind, s.Cron, s.At = "once", "", "tomorrow" }},
+		{"time passed", "at", func(s *apitype.ScheduleSpec) { s.Kind, s.Cron, s.At = "once", "", "2026-05-01T00:00:00Z" }},
 		{"no input", "input", func(s *apitype.ScheduleSpec) { s.Input = "" }},
 		{"bad template", "input", func(s *apitype.ScheduleSpec) { s.Input = "{{.Nope" }},
 		{"unknown template field", "input", func(s *apitype.ScheduleSpec) { s.Input = "{{.Nope}}" }},

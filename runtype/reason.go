@@ -83,5 +83,5 @@ var Reasons = []Reason{
 	ReasonActionResolved, ReasonLimitChanged, ReasonResumed, ReasonRetry, ReasonWorkerLost, ReasonRuntimeRestarted,
 	ReasonPauseRequested, ReasonResumeRequested, ReasonRetryRequested, ReasonCancel, ReasonRollback, ReasonStale,
 	ReasonCompactionFailed, ReasonContextWindow, ReasonWaitingChildren, ReasonChildrenSettled,
-	ReasonJobItemsFailed,
+	ReasonJobItemsFailed, ReasonPreRunSkip, ReasonPreRunFailed, ReasonDelivery,
 }

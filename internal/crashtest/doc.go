@@ -12,6 +12,13 @@
 // in the spawn, the children's steps and the join, then checked for
 // children lost or duplicated, recorded steps redone and parents resumed
 // more than once (AGENTRT_CRASH_DELEGATION_SESSIONS and _KILLS tune it).
+// TestCrashHarnessSchedules declares schedules firing every second in
+// agentrt.yaml, kills the daemon (half the kills just after a fire
+// time), leaves it dead a moment so that fires come due meanwhile, and
+// checks that every due fire ran once: no fire time missing or recorded
+// twice, one task per fire, each fire due by the end completed with its
+// turn completed once (AGENTRT_CRASH_SCHEDULES and
+// AGENTRT_CRASH_SCHEDULE_KILLS tune it).
 //
 // The harness is slow and kills processes, so it runs only when asked:
 //
