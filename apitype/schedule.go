@@ -2,6 +2,7 @@ package apitype
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentrt/agentrt/runtype"
 )
@@ -144,15 +145,15 @@ type ScheduleRead struct {
 	ScheduleSpec
 	Status              runtype.ScheduleStatus `json:"status"`
 	PausedReason        string                 `json:"pausedReason,omitempty"`
-	NextFireAt          string                 `json:"nextFireAt,omitempty"`
-	LastFireAt          string                 `json:"lastFireAt,omitempty"`
+	NextFireAt          *time.Time             `json:"nextFireAt,omitempty"`
+	LastFireAt          *time.Time             `json:"lastFireAt,omitempty"`
 	Running             int                    `json:"running"`
 	Buffered            int                    `json:"buffered"`
 	Fires               int                    `json:"fires"`
 	ConsecutiveFailures int                    `json:"consecutiveFailures"`
 	CreatedBy           string                 `json:"createdBy,omitempty"`
-	CreatedAt           string                 `json:"createdAt"`
-	UpdatedAt           string                 `json:"updatedAt"`
+	CreatedAt           *time.Time             `json:"createdAt,omitempty"`
+	UpdatedAt           *time.Time             `json:"updatedAt,omitempty"`
 }
 
 // SchedulePage is a page of schedules.
@@ -175,7 +176,7 @@ type ListFiresParams struct {
 type FireRead struct {
 	FireID      string             `json:"fireId"`
 	ScheduleID  string             `json:"scheduleId"`
-	FireAt      string             `json:"fireAt"`
+	FireAt      *time.Time         `json:"fireAt,omitempty"`
 	Manual      bool               `json:"manual,omitempty"`
 	Status      runtype.FireStatus `json:"status"`
 	Reason      string             `json:"reason,omitempty"`
@@ -185,8 +186,8 @@ type FireRead struct {
 	TaskID      string             `json:"taskId,omitempty"`
 	Failure     *runtype.Failure   `json:"failure,omitempty"`
 	Delivery    *DeliveryRead      `json:"delivery,omitempty"`
-	CreatedAt   string             `json:"createdAt"`
-	EndedAt     string             `json:"endedAt,omitempty"`
+	CreatedAt   *time.Time         `json:"createdAt,omitempty"`
+	EndedAt     *time.Time         `json:"endedAt,omitempty"`
 }
 
 // DeliveryRead is the state of a fire's result delivery.
@@ -195,8 +196,8 @@ type DeliveryRead struct {
 	Status        runtype.DeliveryStatus `json:"status"`
 	Attempts      int                    `json:"attempts"`
 	LastError     string                 `json:"lastError,omitempty"`
-	NextAttemptAt string                 `json:"nextAttemptAt,omitempty"`
-	DeliveredAt   string                 `json:"deliveredAt,omitempty"`
+	NextAttemptAt *time.Time             `json:"nextAttemptAt,omitempty"`
+	DeliveredAt   *time.Time             `json:"deliveredAt,omitempty"`
 }
 
 // FirePage is a page of fires, newest first.
