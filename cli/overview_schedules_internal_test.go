@@ -78,3 +78,13 @@ func TestOverviewSchedules(t *testing.T) {
 		t.Errorf("err = %v, want boom", err)
 	}
 }
+
+// TestShortDuration: a schedule's interval shows without its zero units.
+func TestShortDuration(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"1h0m0s": "1h", "1h30m0s": "1h30m", "2m0s": "2m", "1m30s": "1m30s", "90s": "1m30s", "45s": "45s", "36h": "36h", "daily": "daily"} {
+		if got := shortDuration(in); got != want {
+			t.Errorf("shortDuration(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -274,13 +274,30 @@ func whenText(s *apitype.ScheduleSpec) string {
 		return "cron " + s.Cron
 	case "interval":
 		if s.Start != "" {
-			return "every " + s.Every + " from " + s.Start
+			return "every " + shortDuration(s.Every) + " from " + s.Start
 		}
-		return "every " + s.Every
+		return "every " + shortDuration(s.Every)
 	case "once":
 		return "once " + s.At
 	}
 	return s.Kind
+}
+
+// shortDuration is a Go duration without its zero units: "1h" for
+// "1h0m0s", "1h30m" for "1h30m0s"; s as it is when it is no duration.
+func shortDuration(s string) string {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return s
+	}
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
 }
 
 // nextFireText is when a schedule fires next, relative and absolute:
@@ -324,7 +341,7 @@ func printSchedule(w io.Writer, s *apitype.ScheduleRead, now time.Time) {
 	}
 	policy := "overlap " + overlap
 	if s.CatchupWindow != "" {
-		policy += ", catch-up " + s.CatchupWindow
+		policy += ", catch-up " + shortDuration(s.CatchupWindow)
 	}
 	fmt.Fprintf(w, "policy     %s\n", policy)
 	var over []string
@@ -335,7 +352,7 @@ func printSchedule(w io.Writer, s *apitype.ScheduleRead, now time.Time) {
 		over = append(over, "tools "+strings.Join(s.Tools, ","))
 	}
 	if s.InactivityTimeout != "" {
-		over = append(over, "inactivity "+s.InactivityTimeout)
+		over = append(over, "inactivity "+shortDuration(s.InactivityTimeout))
 	}
 	if len(over) > 0 {
 		fmt.Fprintf(w, "overrides  %s\n", strings.Join(over, ", "))

@@ -146,7 +146,7 @@ func TestClientMirrorsSchedules(t *testing.T) {
 
 	spec.Every = "2h"
 	upd, err := b.c.UpdateSchedule(ctx, &apitype.UpdateScheduleParams{ScheduleID: sch.ScheduleID, ScheduleSpec: spec})
-	if err != nil || upd.Every != "2h" {
+	if every, perr := time.ParseDuration(upd.Every); err != nil || perr != nil || every != 2*time.Hour {
 		t.Errorf("UpdateSchedule = %+v, %v; want every 2h", upd, err)
 	}
 	paused, err := b.c.PauseSchedule(ctx, &apitype.PauseScheduleParams{ScheduleID: sch.ScheduleID, Reason: "maintenance"})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/httpapi"
@@ -163,9 +164,10 @@ func TestSchedulesOverHTTP(t *testing.T) {
 	if len(page.Schedules) != 0 {
 		t.Errorf("paused ones = %+v, want none", page.Schedules)
 	}
-	b.getJSON(t, call{method: "PUT", path: path, body: `{"name":"two-hourly","agent":"support","kind":"interval","every":"2h","input":"digest"}`}, http.StatusOK, &got)
-	if got.Every != "2h" || got.Name != "two-hourly" {
-		t.Errorf("updated = %+v", got)
+	var upd apitype.ScheduleRead
+	b.getJSON(t, call{method: "PUT", path: path, body: `{"name":"two-hourly","agent":"support","kind":"interval","every":"2h","input":"digest"}`}, http.StatusOK, &upd)
+	if every, err := time.ParseDuration(upd.Every); err != nil || every != 2*time.Hour || upd.Name != "two-hourly" || upd.PauseAfterFailures != 0 {
+		t.Errorf("updated = %+v, want every 2h, renamed, never pausing", upd)
 	}
 	b.getJSON(t, call{method: "POST", path: path + "/pause", body: `{"reason":"maintenance"}`}, http.StatusOK, &got)
 	if got.Status != runtype.SchedulePaused {
