@@ -110,6 +110,24 @@ func TestSchedulesCommands(t *testing.T) {
 			}
 		})
 	}
+	// The overview shows it firing next, the same in both modes.
+	for name, flags := range b.modes(d) {
+		r := runOK(t, "", append([]string{"overview", "--json"}, flags...)...)
+		var ov struct {
+			Schedules struct {
+				NextFires []struct{ ScheduleID, When string }
+				Failing   []struct{ ScheduleID string }
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &ov); err != nil || len(ov.Schedules.NextFires) != 1 ||
+			ov.Schedules.NextFires[0].ScheduleID != sch.ScheduleID || ov.Schedules.NextFires[0].When != "every 1h" || len(ov.Schedules.Failing) != 0 {
+			t.Errorf("%s: overview --json schedules = %+v (%v), want %s firing next, none failing", name, ov.Schedules, err, sch.ScheduleID)
+		}
+		r = runOK(t, "", append([]string{"overview"}, flags...)...)
+		if !strings.Contains(r.stdout, "schedules  1 schedule firing next, 0 failing\n") || !strings.Contains(r.stdout, sch.ScheduleID+"  hourly") {
+			t.Errorf("%s: overview does not show the schedule:\n%s", name, r.stdout)
+		}
+	}
 	flags := []string{"--server", d.url, "--token", d.token}
 	r = runOK(t, "", append([]string{"schedules", "pause", sch.ScheduleID, "--reason", "maintenance"}, flags...)...)
 	if !strings.Contains(r.stdout, "status     paused") {
