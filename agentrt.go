@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -95,6 +96,9 @@ type Agent struct {
 	// Subagents are the agents this one may delegate to: each appears to
 	// its model as a tool (see docs/subagents.md).
 	Subagents []SubagentUse
+	// State, when set, gives the agent's named instances a durable state
+	// (docs/instances.md) and the agent the instance_state tool.
+	State *StateSchema
 }
 
 // SubagentUse declares a child an agent may delegate to.
@@ -178,6 +182,22 @@ type Config struct {
 	// runtype.DefaultMaxDepth. A delegation past it fails and the
 	// parent's model is told why.
 	MaxDelegationDepth int
+	// Webhooks are the endpoints schedules may deliver results to, by
+	// name (docs/schedules.md, "Delivery"): a schedule names one, never a
+	// URL, so which endpoints receive results is the operator's choice.
+	Webhooks map[string]Webhook
+	// Schedules are declared schedules (agentrt.yaml's schedules): Start
+	// creates each of the default tenant's that does not exist yet, by
+	// its Name (which must be set and unique), and brings one whose spec
+	// changed up to date. Schedules made through the API are not
+	// touched.
+	Schedules []apitype.ScheduleSpec
+	// WebhookClient makes deliveries; default an http.Client that
+	// refuses private addresses (checked when it connects) unless a
+	// webhook allows them. A client given here is used as it is: its
+	// transport decides what it may reach (build it on
+	// webhook.NewTransport to keep the check).
+	WebhookClient *http.Client
 	// Tools are registered besides the built-ins.
 	Tools []tool.Tool
 	// MCPServers are the MCP servers agents may use (Agent.MCP): their
@@ -392,6 +412,19 @@ func (c Config) validate() error {
 	if c.MaxDelegationDepth < 0 || c.MaxDelegationDepth > 10 {
 		return fmt.Errorf("config: max delegation depth %d is out of range: use 1 to 10 (0 for the default, %d)", c.MaxDelegationDepth, runtype.DefaultMaxDepth)
 	}
+	if err := validateWebhooks(c.Webhooks); err != nil {
+		return err
+	}
+	names := make(map[string]bool, len(c.Schedules))
+	for _, s := range c.Schedules {
+		switch {
+		case s.Name == "":
+			return errors.New("config: a declared schedule needs a name")
+		case names[s.Name]:
+			return fmt.Errorf("config: two schedules are named %q", s.Name)
+		}
+		names[s.Name] = true
+	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("config: lease TTL %s is shorter than the minimum of %s", c.LeaseTTL, MinLeaseTTL)
 	}
@@ -428,6 +461,12 @@ func (c Config) validate() error {
 		}
 		if a.MaxToolHops < 0 {
 			return fmt.Errorf("config: agent %q: max tool hops must not be negative", name)
+		}
+		if err := checkState(a.State); err != nil {
+			return fmt.Errorf("config: agent %q: %w", name, err)
+		}
+		if a.State != nil && a.State.Migrate != "" && !slices.Contains(a.Tools, a.State.Migrate) {
+			return fmt.Errorf("config: agent %q: state migrate tool %q is not one of its tools", name, a.State.Migrate)
 		}
 	}
 	return nil
@@ -523,8 +562,14 @@ type Runtime struct {
 	workerID     string
 	wake         chan struct{} // kicks the dispatcher
 	dispatchDone chan struct{} // closed when the dispatcher has returned
-	stopClaiming context.CancelFunc
-	avgRun       atomic.Int64 // recent mean run time (ns), for Retry-After
+	// outputCheck is the coordinator's output checker (nil: none), which
+	// a schedule's pre-run output passes too.
+	outputCheck loop.OutputChecker
+	// The scheduler: see schedule.go.
+	schedWake     chan struct{} // kicks the scheduler
+	schedulerDone chan struct{} // closed when the scheduler has returned
+	stopClaiming  context.CancelFunc
+	avgRun        atomic.Int64 // recent mean run time (ns), for Retry-After
 
 	// The execution layer: see execution.go.
 	sandbox   *sandbox.Sandbox
@@ -583,19 +628,21 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	cfg.Redact.Secrets = append(slices.Clone(cfg.Redact.Secrets), webhookSecrets(cfg.Webhooks)...)
 	redactor := output.NewRedactor(cfg.Redact)
 	cfg.Logger = slog.New(telemetry.RedactHandler(telemetry.LogHandler(cfg.Logger.Handler()), redactor.Text))
 	metrics := telemetry.NewMetrics()
 	rt := &Runtime{
-		redactor: redactor,
-		metrics:  metrics,
-		tracer:   telemetry.NewTracer(cfg.TracerProvider, metrics),
-		cfg:      cfg,
-		bus:      &event.Bus{},
-		ids:      runtype.NewIDGen(cfg.Now),
-		wake:     make(chan struct{}, 1),
-		settles:  &event.Bus{},
-		claims:   make(map[string]*claim),
+		redactor:  redactor,
+		metrics:   metrics,
+		tracer:    telemetry.NewTracer(cfg.TracerProvider, metrics),
+		cfg:       cfg,
+		bus:       &event.Bus{},
+		ids:       runtype.NewIDGen(cfg.Now),
+		wake:      make(chan struct{}, 1),
+		schedWake: make(chan struct{}, 1),
+		settles:   &event.Bus{},
+		claims:    make(map[string]*claim),
 
 		heartbeatTicks: tickerTicks,
 	}
@@ -607,6 +654,15 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		rt.closeExecution()
 		return nil, err
+	}
+	for _, a := range cfg.Agents {
+		if a.State != nil {
+			if err := reg.Register(rt.instanceStateTool()); err != nil {
+				rt.closeExecution()
+				return nil, fmt.Errorf("registering %s: %w", InstanceStateTool, err)
+			}
+			break
+		}
 	}
 	rt.registry = reg
 	rt.agents = make(map[string]*loop.Agent, len(cfg.Agents))
@@ -675,11 +731,16 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.coord = coord
+	rt.outputCheck = outputCheck
 	return rt, nil
 }
 
 func (rt *Runtime) agent(name string, a *Agent) (*loop.Agent, error) {
-	tools, err := rt.registry.Inventory(a.Tools)
+	names := a.Tools
+	if a.State != nil && !slices.Contains(names, InstanceStateTool) {
+		names = append(slices.Clip(names), InstanceStateTool)
+	}
+	tools, err := rt.registry.Inventory(names)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", name, err)
 	}
@@ -888,6 +949,13 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	if err := rt.store.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrating store: %w", err)
 	}
+	if !rt.cfg.NoWorkers {
+		// (Before the runtime counts as started: a refused declaration
+		// leaves it new, and Stop closes it.)
+		if err := rt.declareSchedules(ctx); err != nil {
+			return err
+		}
+	}
 	rt.baseCtx, rt.cancelAll = context.WithCancelCause(context.Background())
 	if err := rt.startMCP(ctx); err != nil {
 		return err
@@ -905,11 +973,14 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	var claimCtx context.Context
 	claimCtx, rt.stopClaiming = context.WithCancel(rt.baseCtx)
 	rt.dispatchDone = make(chan struct{})
+	rt.schedulerDone = make(chan struct{})
 	if rt.cfg.NoWorkers {
 		close(rt.dispatchDone)
+		close(rt.schedulerDone)
 		return nil
 	}
 	go rt.dispatch(claimCtx)
+	go rt.runScheduler(claimCtx)
 	return nil
 }
 
@@ -953,6 +1024,7 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	<-rt.sweepDone
 	rt.stopClaiming()
 	<-rt.dispatchDone
+	<-rt.schedulerDone
 
 	if cancelNow {
 		rt.cancelAll(ErrStop)

@@ -54,6 +54,10 @@ func TestDependencyRules(t *testing.T) {
 		{"telemetry/otlp", []string{"telemetry"}},
 		// The bundle format knows events and receipts, never the runtime.
 		{"evidence", []string{"runtype", "event", "store"}},
+		// When a schedule fires and how a delivery is signed and sent are
+		// pure logic: the runtime's scheduler drives them.
+		{"schedule", nil},
+		{"webhook", nil},
 	}
 	// An internal package that imports nothing of the module (a leaf
 	// helper such as internal/jsonwrite) may be imported anywhere.

@@ -706,13 +706,9 @@ func (d *dispatcher) finish(c *claim, cancelling bool) (*loop.Outcome, error) {
 	if d.job.Running > 0 || !terminal {
 		d.rt.kick() // items it started are due
 	}
-	d.rt.mu.Lock()
 	for _, id := range d.interrupt {
-		if c, ok := d.rt.claims[id]; ok {
-			c.cancel(ErrInterrupted)
-		}
+		d.rt.interruptHeld(id)
 	}
-	d.rt.mu.Unlock()
 	if terminal && !cancelling {
 		// retry_job_items may have flagged items while this attempt ran
 		// (its retry control was cleared above): wake the job for them.

@@ -313,7 +313,8 @@ type childTurnSpec struct {
 	objective                  string // default: the input's preview
 	lineage                    runtype.TaskLineage
 	now                        time.Time
-	queuedBehind               bool // another turn of the thread is open: this one waits for it
+	queuedBehind               bool   // another turn of the thread is open: this one waits for it
+	source                     string // turn.submitted's source; default "delegation"
 }
 
 // childTurn adds to b a turn and its task, queued and due, with the
@@ -349,7 +350,7 @@ func (rt *Runtime) childTurn(b *store.Batch, s *childTurnSpec, fresh bool) (*run
 	}
 	b.Events = append(b.Events,
 		rt.lineageEvent(rt.turnEvent(event.TurnSubmitted, turn, span, &event.TurnPayload{
-			Status: runtype.StatusAccepted, Agent: baseAgent(s.agent), Source: "delegation", InputPreview: inputPreview,
+			Status: runtype.StatusAccepted, Agent: baseAgent(s.agent), Source: cmp.Or(s.source, "delegation"), InputPreview: inputPreview,
 			IdempotencyKey: s.idemKey,
 		}), task),
 		rt.lineageEvent(rt.turnEvent(event.TaskCreated, turn, span, &event.TaskPayload{Status: runtype.StatusAccepted, Objective: objective}), task),

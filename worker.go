@@ -302,6 +302,9 @@ func (rt *Runtime) work(c *claim) {
 			if a := rt.agents[c.turn.Agent]; c.turn.Kind == runtype.TurnJob || a != nil && a.Delegates {
 				rt.cancelHeldChildren(c.task.ID)
 			}
+			if c.task.ScheduleID != "" {
+				rt.kickScheduler() // its end made the schedule due
+			}
 		}
 	}
 	switch {
@@ -447,7 +450,7 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 			deadline = nil
 		case <-ticks:
 			now := rt.cfg.Now().UTC()
-			if d := rt.cfg.InactivityTimeout; d > 0 && now.Sub(time.Unix(0, c.progress.Load())) > d {
+			if d := rt.inactivityTimeout(c.turn); d > 0 && now.Sub(time.Unix(0, c.progress.Load())) > d {
 				c.cancel(loop.ErrInactive)
 			}
 			expires := now.Add(rt.cfg.LeaseTTL)
@@ -494,8 +497,23 @@ func (rt *Runtime) attempt(c *claim) (*loop.Outcome, error) {
 	if !ok {
 		return nil, fmt.Errorf("turn %s belongs to agent %q, which this runtime does not have", c.turn.ID, c.turn.Agent)
 	}
+	var prelude loop.Prelude
+	if o := c.turn.Overrides; o != nil {
+		a = withOverrides(a, o)
+		if o.PreRunTool != "" {
+			prelude = rt.preRun(c, a)
+		}
+	}
+	if ac := rt.cfg.Agents[baseAgent(c.turn.Agent)]; ac != nil && ac.State != nil {
+		// A turn of a named instance: its prelude reads the instance
+		// again (and migrates its state); a read error tries there.
+		_, err := rt.store.InstanceGetBySession(c.ctx, &store.InstanceGetBySessionParams{TenantID: c.turn.TenantID, SessionID: c.turn.SessionID})
+		if !errors.Is(err, store.ErrNotFound) {
+			prelude = rt.instancePrelude(c, a, prelude)
+		}
+	}
 	return rt.coord.RunAttempt(c.ctx, &loop.Job{
-		Agent: a, Turn: c.turn, Task: c.task,
+		Agent: a, Turn: c.turn, Task: c.task, Prelude: prelude,
 		Fence:    &store.Fence{TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch},
 		Worker:   rt.workerID,
 		Pause:    c.pause.Load,
@@ -563,4 +581,24 @@ func (rt *Runtime) cancelHeldChildren(taskID string) {
 			c.cancel(ErrInterrupted)
 		}
 	}
+}
+
+// interruptHeld cancels the attempt this runtime's worker runs for the
+// task, if one does, at once rather than at its next heartbeat (the
+// task's control, already written, says why).
+func (rt *Runtime) interruptHeld(taskID string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if c, ok := rt.claims[taskID]; ok {
+		c.cancel(ErrInterrupted)
+	}
+}
+
+// inactivityTimeout is how long the turn's run may go without a step: its
+// own override (a schedule's), else the runtime's.
+func (rt *Runtime) inactivityTimeout(turn *runtype.Turn) time.Duration {
+	if o := turn.Overrides; o != nil && o.InactivityTimeout > 0 {
+		return o.InactivityTimeout
+	}
+	return rt.cfg.InactivityTimeout
 }

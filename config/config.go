@@ -130,6 +130,12 @@ type File struct {
 	// Delegation is the delegation section: limits of delegation trees.
 	// Zero fields mean the defaults.
 	Delegation Delegation
+	// Webhooks maps a webhook's name under webhooks to the webhook; nil
+	// when none.
+	Webhooks map[string]*Webhook
+	// Schedules are the schedules section's schedules, in file order;
+	// nil when none.
+	Schedules []*Schedule
 }
 
 // Execution is the execution section.

@@ -17,7 +17,7 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation"}
+	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation", "webhooks", "schedules"}
 	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
 	agentMemoryKeys = []string{"inject"}
 	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents"}
@@ -68,6 +68,7 @@ type decoder struct {
 	modelRefs  []modelRef
 	mcpRefs    []mcpRef
 	subRefs    []subagentRef
+	schedRefs  []scheduleRef
 	policyUses []policyUse
 	errs       Errors
 }
@@ -166,6 +167,10 @@ func (d *decoder) decode(data []byte) *File {
 			d.mcpServers(e, f.MCPServers)
 		case "delegation":
 			d.delegation(e, &f.Delegation)
+		case "webhooks":
+			f.Webhooks = d.webhooks(e)
+		case "schedules":
+			f.Schedules = d.schedules(e)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)
@@ -185,6 +190,7 @@ func (d *decoder) decode(data []byte) *File {
 	d.checkRefs(f)
 	d.checkMCPRefs(f)
 	d.checkSubagents(f)
+	d.checkSchedules(f)
 	d.resolveModels(f)
 	if policy == nil {
 		for _, u := range d.policyUses {

@@ -90,6 +90,25 @@
 //	delegation:
 //	  max_depth: 3
 //
+// # Schedules and webhooks
+//
+// The schedules section declares schedules the runtime creates when it
+// starts and keeps as the file says, found again by name; exactly one of
+// cron, every and at decides the kind. A schedule may deliver each fire's
+// result to a webhook of the webhooks section, whose signing secret is
+// read from the environment variable secret_env names:
+//
+//	webhooks:
+//	  digest: {url: "https://hooks.example.com/digest", secret_env: DIGEST_SECRET}
+//	schedules:
+//	  - name: nightly-digest
+//	    agent: digest
+//	    cron: "0 7 * * *"
+//	    time_zone: Europe/Berlin
+//	    input: "Digest of {{.Params.team}} before {{.FireTime}}"
+//	    params: {team: support}
+//	    webhook: digest
+//
 // # Policy
 //
 // An optional policy section turns on the policy kernel: without it every

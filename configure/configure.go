@@ -1,7 +1,8 @@
 // Package configure turns agentrt.yaml into an agentrt.Config: the model
 // providers (each configured model's adapter, on its SDK) and routing
 // candidates, the policy kernel with its rule files, principals and
-// checkers, the command tools, budgets, durability, execution and hooks.
+// checkers, the command tools, budgets, durability, execution, hooks,
+// webhooks and declared schedules.
 //
 // It is what the command line (package cli) builds its runtime with. It
 // is apart from the root package so that a program embedding the runtime
@@ -79,6 +80,10 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 	}
 	durabilityFromFile(f, &cfg)
 	cfg.MaxDelegationDepth = f.Delegation.MaxDepth
+	if err := webhooksFromFile(f, &cfg); err != nil {
+		return agentrt.Config{}, err
+	}
+	schedulesFromFile(f, &cfg)
 	cfg.Health = agentrt.HealthThresholds{StuckAfter: f.Health.StuckAfter, QueueAgeWarn: f.Health.QueueAgeWarn, ApprovalAgeWarn: f.Health.ApprovalAgeWarn}
 	if err := executionFromFile(f, &cfg); err != nil {
 		return agentrt.Config{}, err

@@ -26,6 +26,29 @@ type SessionPayload struct {
 	// to an MCP server): the standard has no event type of its own for
 	// them.
 	CapabilitySession *CapabilitySessionPayload `json:"capabilitySession,omitempty"`
+	// Instance is set on the session.updated that records a change of a
+	// named instance's state (the session is the instance's): the
+	// standard has no event type of its own for it.
+	Instance *InstancePayload `json:"instance,omitempty"`
+}
+
+// InstancePayload is a change of a named instance's state, as
+// session.updated carries it. ChangedBy is "tool" (the instance_state
+// tool, in run RunID, call ToolCallID), "api" (the control plane) or
+// "migration" (a state-schema migration, in run RunID). Keys names the
+// top-level keys the change added, removed or changed.
+type InstancePayload struct {
+	InstanceID    string   `json:"instanceId"`
+	Name          string   `json:"name"`
+	StateVersion  int64    `json:"stateVersion"`
+	SchemaVersion int      `json:"schemaVersion"`
+	ChangedBy     string   `json:"changedBy"`
+	RunID         string   `json:"runId,omitempty"`
+	ToolCallID    string   `json:"toolCallId,omitempty"`
+	Keys          []string `json:"keys,omitempty"`
+	// FromSchemaVersion is set on a migration: the version the state
+	// conformed to before.
+	FromSchemaVersion int `json:"fromSchemaVersion,omitempty"`
 }
 
 // CapabilitySessionPayload is a capability session's state, as

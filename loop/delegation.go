@@ -27,6 +27,11 @@ func (r *run) settled(ctx context.Context, b *store.Batch) {
 	if r.agent.Delegates {
 		r.cancelChildren(ctx, b)
 	}
+	if r.task.ScheduleID != "" {
+		// A schedule's fire: the schedule records its end (and starts what
+		// waited for it) at its next look, which this makes now.
+		b.ScheduleWakes = append(b.ScheduleWakes, &store.ScheduleWake{TenantID: r.task.TenantID, ScheduleID: r.task.ScheduleID, At: r.cfg.Now().UTC()})
+	}
 	parent := r.task.ParentTaskID
 	if parent == "" {
 		return

@@ -171,7 +171,33 @@ func (c *Coordinator) startTurn(ctx context.Context, job *Job) (*Outcome, error)
 	if job.Start != nil {
 		job.Start()
 	}
+	if job.Prelude != nil {
+		res, err := job.Prelude(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("the turn's pre-run: %w", err)
+		}
+		job.prelude = res
+		switch {
+		case res.Failure != nil:
+			return c.endUnrun(ctx, job, runtype.StatusFailed, runtype.ReasonPreRunFailed, "", res.Failure)
+		case res.Skip != "":
+			return c.endUnrun(ctx, job, runtype.StatusCancelled, runtype.ReasonPreRunSkip, res.Skip, nil)
+		}
+	}
 	return c.runNew(ctx, job)
+}
+
+// endUnrun ends job's turn without a model call, as its prelude said:
+// the start (with the input and the prelude's fact) and the end are
+// recorded together.
+func (c *Coordinator) endUnrun(ctx context.Context, job *Job, status runtype.TaskStatus, reason runtype.Reason, result string, f *runtype.Failure) (*Outcome, error) {
+	r, err := c.newRun(job)
+	if err != nil {
+		return nil, err
+	}
+	r.noRecall = true // the turn never reaches a model
+	r.hold(r.startBatch(ctx))
+	return r.finish(context.WithoutCancel(ctx), r.batch(), status, reason, result, f)
 }
 
 // pauseQueued records paused a task that has not started: it waits for

@@ -248,6 +248,30 @@ func New(cfg Config) (*Coordinator, error) {
 	return &Coordinator{cfg: cfg, sched: cfg.Scheduler}, nil
 }
 
+// Prelude is work a turn needs before its first model call: a schedule's
+// pre-run script. It runs in the turn's first attempt before anything of
+// the attempt is written, so a crash before the attempt's start is
+// recorded runs it again (it runs at least once), and once the start is
+// recorded it never runs again: its context is part of the turn's first
+// message. An error ends the attempt without writing (the task is tried
+// again after a lease's time).
+type Prelude func(ctx context.Context) (*PreludeResult, error)
+
+// PreludeResult is what a Prelude gave.
+type PreludeResult struct {
+	// Name names the prelude in its facts (the pre-run tool).
+	Name string
+	// Context follows the turn's input in its first message.
+	Context string
+	// Skip ends the turn cancelled (reason pre_run_skip) with Skip as its
+	// result, without a model call; Failure ends it failed (reason
+	// pre_run_failed).
+	Skip    string
+	Failure *runtype.Failure
+	// Duration is how long it ran.
+	Duration time.Duration
+}
+
 // Job is one turn to run: RunAttempt takes the turn and task as read
 // after the claim, with the claim's fence, worker and hooks, and reads
 // the rest (History, LastSeq, Run, Actions) itself. The coordinator
@@ -289,6 +313,12 @@ type Job struct {
 	// or is to be retried) also release the lease Fence names, saying
 	// when the task is due next; Outcome.Released reports it did.
 	Release bool
+	// Prelude, when set, runs in the turn's first attempt before anything
+	// of it is recorded (see Prelude).
+	Prelude Prelude
+
+	// prelude is what Prelude gave, recorded with the run's start.
+	prelude *PreludeResult
 
 	// conv is where History came from when the coordinator read it: the
 	// cache entry that answers which tool call ids it holds, and whether

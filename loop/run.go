@@ -417,7 +417,10 @@ func (r *run) startBatch(ctx context.Context) *store.Batch {
 	b := r.batch()
 	if r.turn.Kind == runtype.TurnAnswer { // a maintenance turn's input is its request, not the model's
 		r.recallMemories(ctx, b)
-		b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.turn.Input}))
+		b.Messages = append(b.Messages, r.appendMessage(runtype.Message{Role: runtype.RoleUser, Content: r.firstMessage()}))
+	}
+	if e := r.preludeFact(); e != nil {
+		b.Events = append(b.Events, e)
 	}
 	if e := r.windowLoaded(); e != nil {
 		b.Events = append(b.Events, e)
@@ -917,4 +920,31 @@ func (r *run) stepEvent(t event.Type, stepID, span, toolCallID string, p event.P
 		Payload:       p,
 		TenantID:      r.turn.TenantID,
 	}
+}
+
+// firstMessage is the turn's first message: its input, and what its
+// prelude gave as context.
+func (r *run) firstMessage() string {
+	if p := r.job.prelude; p != nil && p.Context != "" {
+		return r.turn.Input + "\n\n<pre_run_output tool=\"" + p.Name + "\">\n" + p.Context + "\n</pre_run_output>"
+	}
+	return r.turn.Input
+}
+
+// preludeFact is hook.completed (hook.failed) of the turn's prelude.
+func (r *run) preludeFact() *event.Event {
+	p := r.job.prelude
+	if p == nil {
+		return nil
+	}
+	typ, status := event.HookCompleted, "ok"
+	pl := &event.HookPayload{Point: "pre_run", Hook: p.Name, Handler: "command", DurationMs: p.Duration.Milliseconds(), AddedContext: p.Context != ""}
+	switch {
+	case p.Failure != nil:
+		typ, status, pl.ErrorCategory, pl.Message = event.HookFailed, "failed", string(p.Failure.Kind), p.Failure.Message
+	case p.Skip != "":
+		status, pl.Decision, pl.Reason = "blocked", "skip", p.Skip
+	}
+	pl.Status = status
+	return r.event(typ, "", "", pl)
 }

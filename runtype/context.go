@@ -121,6 +121,8 @@ const (
 	// name the thread and turn that delegated (empty for a host's).
 	LineageSubagent = "subagent"
 	LineageJob      = "job"
+	// LineageSchedule marks the thread of a schedule's fire.
+	LineageSchedule = "schedule"
 )
 
 // Lineage is how a thread began when it continues another: a reset's
@@ -141,8 +143,9 @@ type Lineage struct {
 	HandoffRef string `json:"handoffRef,omitempty"`
 }
 
-// Delegated reports whether a thread of this lineage is one a subagent or
-// a job works on, not one that continues its session's conversation.
+// Delegated reports whether a thread of this lineage is one a subagent, a
+// job or a schedule's fire works on, not one that continues its session's
+// conversation.
 func (l *Lineage) Delegated() bool {
-	return l != nil && (l.Kind == LineageSubagent || l.Kind == LineageJob)
+	return l != nil && (l.Kind == LineageSubagent || l.Kind == LineageJob || l.Kind == LineageSchedule)
 }

@@ -38,7 +38,13 @@ const (
 	ReasonPaused             Reason = "paused"              // paused: pause_task
 	ReasonEnqueued           Reason = "enqueued"            // queued behind another turn of its thread
 	ReasonWaitingChildren    Reason = "waiting_children"    // parked waiting_resource: subagents or job items it started have not settled
+	ReasonPreRunSkip         Reason = "pre_run_skip"        // cancelled: its schedule's pre-run script said to skip the fire
+	ReasonPreRunFailed       Reason = "pre_run_failed"      // failed: its schedule's pre-run script failed, or its output was refused
 )
+
+// ReasonDelivery is the reason of task.updated when the delivery of the
+// task's result changed (the envelope's deliveryState says how).
+const ReasonDelivery Reason = "delivery"
 
 // Why a task goes on: the reason of task.resumed and of a new attempt's
 // task.attempt.started.

@@ -36,6 +36,9 @@ type Schedule struct {
 	Owner
 	// Name is the caller's label for it (may be empty).
 	Name string
+	// IdempotencyKey is the key it was created with (may be empty);
+	// unique in its tenant.
+	IdempotencyKey string
 	// Agent runs each fire; SessionID is where fires run (a session the
 	// schedule made for itself, or its instance's).
 	Agent     string
@@ -147,8 +150,11 @@ type Fire struct {
 	// FireAt is the nominal fire time (a manual trigger's: when asked).
 	FireAt time.Time
 	Manual bool
-	Status FireStatus
-	Reason string
+	// IdempotencyKey is the key a manual trigger gave (may be empty);
+	// unique in its schedule.
+	IdempotencyKey string
+	Status         FireStatus
+	Reason         string
 	// MissedCount is how many fire times a missed fire stands for (more
 	// than 1 when a long outage's misses were recorded as one).
 	MissedCount int

@@ -17,7 +17,8 @@ type Redactor = event.Redactor
 // finds them: the payloads of its events (event.Event.Redact) and the
 // text fields of its records — inputs, results, messages, tool call
 // arguments and previews, failure messages, prompts and answers of
-// actions, jobs' instructions and items, and blobs. Ids, refs, hashes, names and statuses are left
+// actions, jobs' instructions and items, schedules' inputs and
+// parameters, fires' delivery errors, instances' state, and blobs. Ids, refs, hashes, names and statuses are left
 // alone. The Writer calls it before anything is encoded.
 //
 // Records are changed in place, but nothing they share is: a slice,
@@ -34,6 +35,13 @@ func (b *Batch) Redact(r Redactor) {
 	for _, x := range b.Turns {
 		x.Input, x.Result = r.Text(x.Input), r.Text(x.Result)
 		x.Failure = redactFailure(x.Failure, r)
+		if o := x.Overrides; o != nil {
+			if red := r.JSON(o.PreRunInput); red != o.PreRunInput {
+				c := *o
+				c.PreRunInput = red
+				x.Overrides = &c
+			}
+		}
 	}
 	for _, x := range b.Tasks {
 		x.Objective, x.Result = r.Text(x.Objective), r.Text(x.Result)
@@ -81,6 +89,17 @@ func (b *Batch) Redact(r Redactor) {
 	for _, it := range b.JobItems {
 		it.Input, it.Result = r.JSON(it.Input), r.Text(it.Result)
 		it.LastError = redactFailure(it.LastError, r)
+	}
+	for _, s := range b.Schedules {
+		s.Input, s.Params, s.InputSchema = r.Text(s.Input), r.JSON(s.Params), r.JSON(s.InputSchema)
+		s.PreRunInput = r.JSON(s.PreRunInput)
+	}
+	for _, f := range b.Fires {
+		f.DeliveryError = r.Text(f.DeliveryError)
+		f.Failure = redactFailure(f.Failure, r)
+	}
+	for _, in := range b.Instances {
+		in.State = r.JSON(in.State)
 	}
 	for _, e := range b.Events {
 		e.Redact(r)

@@ -110,6 +110,11 @@ var notText = []string{
 	"CapabilitySession.Server", "CapabilitySession.Transport", "CapabilitySession.ProtocolVersion",
 	"CapabilitySession.ResumeCursor", "Boundary.Kind", "Boundary.Strategy", "Boundary.Trigger", "Lineage.Kind",
 	"Subagent.Agent", "Subagent.Name", "Subagent.Workspace", "Job.Agent",
+	"TurnOverrides.Model", "TurnOverrides.Tools", "TurnOverrides.PreRunTool",
+	"Schedule.Name", "Schedule.Agent", "Schedule.Instance", "Schedule.Kind", "Schedule.Cron", "Schedule.TimeZone",
+	"Schedule.Model", "Schedule.Tools", "Schedule.Overlap", "Schedule.PreRunTool", "Schedule.Webhook",
+	"Schedule.PausedReason", "Fire.Reason",
+	"Instance.Name", "Instance.Agent",
 }
 
 // TestBatchRedactCoversEveryTextField: Batch.Redact replaces the secrets

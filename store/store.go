@@ -239,13 +239,15 @@ type Batch struct {
 	// conflict); one with Version n replaces the stored record only while
 	// the stored record is at version n. Either way the stored record is
 	// at version n+1 after (the batch's record is left as it is). A
-	// stale version, or a record of another tenant with that ID, is a
+	// stale version, a record of another tenant with that ID, or an
+	// IdempotencyKey another schedule of the tenant holds, is a
 	// conflict (ErrConflict) and the batch writes nothing: two processes
 	// that both found a fire due record it once.
 	Schedules []*runtype.Schedule
 	// Fires are upserted by ID after Schedules (insert, or replace every
 	// field). A fire not triggered by hand (Manual false) whose
-	// (ScheduleID, FireAt) another fire holds is a conflict, as is an ID
+	// (ScheduleID, FireAt) another fire holds is a conflict, as is one
+	// whose IdempotencyKey another fire of its schedule holds, and an ID
 	// of another tenant's fire.
 	Fires []*runtype.Fire
 	// ScheduleWakes make schedules due, after Fires: each sets the
@@ -254,6 +256,14 @@ type Batch struct {
 	// tenant is ignored (the schedule's record is never removed, so only
 	// a bad ID does that).
 	ScheduleWakes []*ScheduleWake
+	// Instances are written with optimistic concurrency, after
+	// ScheduleWakes, as Schedules are: Version 0 inserts (an ID that
+	// exists is a conflict), Version n replaces the stored record only
+	// while it is at version n, and the stored record is at n+1 after.
+	// A stale version, a record of another tenant with that ID, or a
+	// Name another instance of the tenant holds is a conflict
+	// (ErrConflict) and the batch writes nothing.
+	Instances []*runtype.Instance
 	// Events are appended. Each event that Sealed reports is also sealed
 	// by a receipt appended to its session's chain in the same
 	// transaction: the store numbers it and computes its hashes.
@@ -575,6 +585,15 @@ type Reader interface {
 	// FireList returns a schedule's fires that match p, newest (highest
 	// ID) first.
 	FireList(ctx context.Context, p *FireListParams) ([]*runtype.Fire, error)
+	// InstanceGet returns the tenant's named instance by ID, or
+	// ErrNotFound; InstanceGetByName by name, InstanceGetBySession by
+	// its session.
+	InstanceGet(ctx context.Context, p *InstanceGetParams) (*runtype.Instance, error)
+	InstanceGetByName(ctx context.Context, p *InstanceGetByNameParams) (*runtype.Instance, error)
+	InstanceGetBySession(ctx context.Context, p *InstanceGetBySessionParams) (*runtype.Instance, error)
+	// InstanceList returns the tenant's instances that match p, oldest
+	// (lowest ID) first.
+	InstanceList(ctx context.Context, p *InstanceListParams) ([]*runtype.Instance, error)
 
 	// CapabilitySessionGet returns the tenant's capability session, its
 	// RunIDs filled; ErrNotFound when the tenant has none with that ID.
@@ -1053,6 +1072,30 @@ type JobItemListParams struct {
 	Limit     int
 }
 
+type InstanceGetParams struct {
+	TenantID string
+	ID       string
+}
+
+type InstanceGetByNameParams struct {
+	TenantID string
+	Name     string
+}
+
+type InstanceGetBySessionParams struct {
+	TenantID  string
+	SessionID string
+}
+
+// InstanceListParams lists a tenant's instances by ID; Agent filters
+// when set. AfterID pages; Limit is clamped like other lists.
+type InstanceListParams struct {
+	TenantID string
+	Agent    string
+	AfterID  string
+	Limit    int
+}
+
 // ScheduleWake makes a schedule due at At (see Batch.ScheduleWakes).
 type ScheduleWake struct {
 	TenantID   string
@@ -1067,7 +1110,8 @@ type ScheduleGetParams struct {
 
 // ScheduleListParams lists a tenant's schedules oldest (lowest ID)
 // first. Each filter that is set applies: SessionID, Instance, Agent,
-// Statuses (any of them) and Failing (ConsecutiveFailures above zero).
+// IdempotencyKey, Statuses (any of them) and Failing
+// (ConsecutiveFailures above zero).
 // Soonest orders active schedules with a next fire by NextFireAt (then
 // ID) instead, keeping only those. AfterID pages the ID order; Limit is
 // clamped like other lists.
@@ -1076,11 +1120,13 @@ type ScheduleListParams struct {
 	SessionID string
 	Instance  string
 	Agent     string
-	Statuses  []runtype.ScheduleStatus
-	Failing   bool
-	Soonest   bool
-	AfterID   string
-	Limit     int
+	// IdempotencyKey keeps the schedule created with that key.
+	IdempotencyKey string
+	Statuses       []runtype.ScheduleStatus
+	Failing        bool
+	Soonest        bool
+	AfterID        string
+	Limit          int
 }
 
 type ScheduleListDueParams struct {
@@ -1094,13 +1140,16 @@ type FireGetParams struct {
 }
 
 // FireListParams lists a schedule's fires newest first. Statuses (any of
-// them) and Delivery (fires whose delivery is in that state) filter when
+// them), Delivery (fires whose delivery is in that state) and
+// IdempotencyKey (the manual fire triggered with that key) filter when
 // set; BeforeID pages; Limit is clamped like other lists.
 type FireListParams struct {
 	TenantID   string
 	ScheduleID string
 	Statuses   []runtype.FireStatus
 	Delivery   runtype.DeliveryStatus
-	BeforeID   string
-	Limit      int
+	// IdempotencyKey keeps the fire triggered with that key.
+	IdempotencyKey string
+	BeforeID       string
+	Limit          int
 }

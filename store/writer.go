@@ -417,8 +417,8 @@ func (w *Writer) Stats() WriterStats {
 }
 
 // Merge adds src's records and events to dst, after dst's own. A turn,
-// task, run, tool call, limit, capability session, subagent, job or job
-// item already in dst with the same key is
+// task, run, tool call, limit, capability session, subagent, job, job
+// item or fire already in dst with the same key is
 // replaced in place, since records are written whole and the later version wins;
 // so is a session mode for the same session. Inserts and action
 // resolutions are appended, so a duplicate still conflicts. Merge lets a
@@ -457,6 +457,12 @@ func (dst *Batch) Merge(src *Batch) {
 	dst.Subagents = mergeByKey(dst.Subagents, src.Subagents, func(s *runtype.Subagent) string { return s.ID })
 	dst.Jobs = mergeByKey(dst.Jobs, src.Jobs, func(j *runtype.Job) string { return j.ID })
 	dst.JobItems = mergeByKey(dst.JobItems, src.JobItems, func(it *runtype.JobItem) string { return it.ID })
+	// A schedule's writes name the version they follow: each is kept, in
+	// order, so that an update after an insert still applies.
+	dst.Schedules = append(dst.Schedules, src.Schedules...)
+	dst.Fires = mergeByKey(dst.Fires, src.Fires, func(f *runtype.Fire) string { return f.ID })
+	dst.ScheduleWakes = append(dst.ScheduleWakes, src.ScheduleWakes...)
+	dst.Instances = append(dst.Instances, src.Instances...) // each write at the version the one before left
 	dst.Events = append(dst.Events, src.Events...)
 }
 
@@ -501,6 +507,10 @@ func (b *Batch) Reset() {
 	clear(b.Subagents)
 	clear(b.Jobs)
 	clear(b.JobItems)
+	clear(b.Schedules)
+	clear(b.Fires)
+	clear(b.ScheduleWakes)
+	clear(b.Instances)
 	*b = Batch{
 		Sessions: b.Sessions[:0], Threads: b.Threads[:0], Turns: b.Turns[:0], Tasks: b.Tasks[:0], Runs: b.Runs[:0],
 		Messages: b.Messages[:0], ToolCalls: b.ToolCalls[:0], Blobs: b.Blobs[:0], Limits: b.Limits[:0],
@@ -509,6 +519,8 @@ func (b *Batch) Reset() {
 		Tokens: b.Tokens[:0], TokenUpdates: b.TokenUpdates[:0],
 		CapabilitySessions: b.CapabilitySessions[:0], CapabilityRuns: b.CapabilityRuns[:0],
 		Subagents: b.Subagents[:0], Jobs: b.Jobs[:0], JobItems: b.JobItems[:0],
+		Schedules: b.Schedules[:0], Fires: b.Fires[:0], ScheduleWakes: b.ScheduleWakes[:0],
+		Instances: b.Instances[:0],
 	}
 }
 
@@ -518,5 +530,7 @@ func (b *Batch) Empty() bool {
 		len(b.Messages)+len(b.ToolCalls)+len(b.Blobs)+len(b.Limits)+
 		len(b.Actions)+len(b.ResolvedActions)+len(b.Grants)+len(b.SessionModes)+len(b.Events)+
 		len(b.Leases)+len(b.TaskUpdates)+len(b.Tokens)+len(b.TokenUpdates)+
-		len(b.CapabilitySessions)+len(b.CapabilityRuns)+len(b.Subagents)+len(b.Jobs)+len(b.JobItems) == 0
+		len(b.CapabilitySessions)+len(b.CapabilityRuns)+len(b.Subagents)+len(b.Jobs)+len(b.JobItems)+
+		len(b.Schedules)+len(b.Fires)+len(b.ScheduleWakes)+
+		len(b.Instances) == 0
 }

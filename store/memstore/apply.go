@@ -67,6 +67,12 @@ func (d *data) validate(b *store.Batch) error {
 	if err := d.validateDelegation(b); err != nil {
 		return err
 	}
+	if err := d.validateScheduleRecords(b); err != nil {
+		return err
+	}
+	if err := d.validateInstances(b); err != nil {
+		return err
+	}
 	if err := d.validateSequences(b.Events); err != nil {
 		return err
 	}
@@ -226,6 +232,9 @@ const (
 	undoSubagent      // a subagent written; prev is the one before, or nil
 	undoJob           // a job written; prev is the one before, or nil
 	undoJobItem       // a job item written; prev is the one before, or nil
+	undoSchedule      // a schedule written or woken; prev is the one before, or nil
+	undoFire          // a fire written; prev is the one before, or nil
+	undoInstance      // an instance written; prev is the one before, or nil
 )
 
 // undo is one entry of a Tx's undo log: what reverses one write. Entries
@@ -285,6 +294,8 @@ func (d *data) apply(b *store.Batch, log []undo) []undo {
 	}
 	log = d.applySchedule(b, log)
 	log = d.applyDelegation(b, log)
+	log = d.applyScheduleRecords(b, log)
+	log = d.applyInstances(b, log)
 	for _, r := range b.Runs {
 		v := *r
 		v.Failure = copyFailure(r.Failure)
@@ -397,6 +408,10 @@ func (d *data) revert(u *undo) {
 		d.revertCapability(u)
 	case undoSubagent, undoJob, undoJobItem:
 		d.revertDelegation(u)
+	case undoSchedule, undoFire:
+		d.revertScheduleRecord(u)
+	case undoInstance:
+		d.revertInstance(u)
 	default:
 		d.revertGovernance(u)
 	}

@@ -65,6 +65,8 @@ type data struct {
 	tokens         tokens
 	caps           capabilities
 	dg             delegation
+	sr             scheduleRecords
+	ins            instances
 	sealMu         sync.Mutex // guards chains' receipts, which readers compute
 
 	// Lists by turn (events, tool calls) use the turn's session when the
@@ -130,6 +132,8 @@ func newData() *data {
 		tokens:          newTokens(),
 		caps:            newCapabilities(),
 		dg:              newDelegation(),
+		sr:              newScheduleRecords(),
+		ins:             newInstances(),
 		eventsBySession: make(map[string]*sessionEvents),
 		nextCursor:      1,
 	}
@@ -397,6 +401,11 @@ func copyThread(t *runtype.Thread) *runtype.Thread {
 func copyTurn(t *runtype.Turn) *runtype.Turn {
 	c := *t
 	c.Failure = copyFailure(t.Failure)
+	if t.Overrides != nil {
+		o := *t.Overrides
+		o.Tools = slices.Clone(t.Overrides.Tools)
+		c.Overrides = &o
+	}
 	return &c
 }
 

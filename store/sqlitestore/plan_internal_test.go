@@ -82,13 +82,21 @@ func TestReadModelPlans(t *testing.T) {
 		{"jobs of a task", qJobList + jobParent + jobSession, "jobs_parent (tenant_id=? AND parent_task_id=?)", false},
 		{"items of a job", qJobItemList, "PRIMARY KEY (job_id=? AND idx>?)", false},
 		{"items of a job in some statuses", qJobItemList + itemStatuses, "job_items_status (job_id=? AND status=?", true},
+		// A poll for due schedules costs what it returns: a range of
+		// schedules_due, which holds only schedules with a next check.
+		{"due schedules", qScheduleListDue, "SEARCH schedules USING INDEX schedules_due (next_check_at<?)", false},
+		{"schedules of a tenant", qScheduleList, "schedules_tenant (tenant_id=? AND id>?)", false},
+		{"soonest schedules", qScheduleList + schedSoonest, "schedules_soonest (tenant_id=?)", false},
+		{"schedule", qScheduleGet, "PRIMARY KEY (id=?)", false},
+		{"fires of a schedule", qFireList, "fires_schedule (tenant_id=? AND schedule_id=?)", false},
+		{"fires of a schedule, paged", qFireList + fireBefore, "fires_schedule (tenant_id=? AND schedule_id=? AND id<?)", false},
 	} {
 		plan := explain(t, s.read, queries[tt.q])
 		if !strings.Contains(plan, tt.want) {
 			t.Errorf("%s: plan does not use %s:\n%s", tt.name, tt.want, plan)
 		}
 		for _, bad := range []string{"USE TEMP B-TREE FOR ORDER BY", "SCAN messages", "SCAN tool_calls", "SCAN turns", "SCAN sessions", "SCAN runs",
-			"SCAN c", "SCAN capability_runs", "SCAN subagents", "SCAN jobs", "SCAN job_items", "SCAN tasks"} {
+			"SCAN c", "SCAN capability_runs", "SCAN subagents", "SCAN jobs", "SCAN job_items", "SCAN tasks", "SCAN schedules", "SCAN fires"} {
 			if strings.Contains(plan, bad) && !(tt.sorts && strings.HasPrefix(bad, "USE TEMP")) {
 				t.Errorf("%s: plan has %q:\n%s", tt.name, bad, plan)
 			}

@@ -39,79 +39,94 @@ const (
 const maxEventRows = 4
 
 const (
-	qThreadGet          = qSessionList + 4
-	qThreadList         = qThreadGet + 1
-	qTurnGet            = qThreadList + 1
-	qTurnGetByKey       = qTurnGet + 1
-	qTurnList           = qTurnGetByKey + 1 // 32 variants: turnSession | turnThread | turnStatus | turnBefore | turnFilter
-	qTaskGet            = qTurnList + 32
-	qTaskList           = qTaskGet + 1
-	qRunList            = qTaskList + 1    // 8 variants: runSession | runTask | runTasks
-	qMessageList        = qRunList + 8     // 2 variants: messageNewest
-	qToolCallList       = qMessageList + 2 // 8 variants: callSession | callTurn | callTurns
-	qBlobGet            = qToolCallList + 8
-	qTurnSession        = qBlobGet + 1
-	qEventListAfter     = qTurnSession + 1 // 16 variants: eventTenant | eventSession | eventTurn | eventAfter
-	qEventLastCursor    = qEventListAfter + 16
-	qLimitGet           = qEventLastCursor + 1
-	qUsageTotal         = qLimitGet + 1 // 4 variants: usageSession | usageThread
-	qInsertAction       = qUsageTotal + 4
-	qResolveAction      = qInsertAction + 1
-	qInsertGrant        = qResolveAction + 1
-	qSetSessionMode     = qInsertGrant + 1
-	qInsertReceipt      = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
-	qReceiptLast        = qInsertReceipt + maxEventRows
-	qActionGet          = qReceiptLast + 1
-	qActionList         = qActionGet + 1 // 256 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter | actionOldest
-	qGrantList          = qActionList + 256
-	qReceiptList        = qGrantList + 1
-	qUpdateTask         = qReceiptList + 1
-	qTaskFence          = qUpdateTask + 1
-	qTaskClaim          = qTaskFence + 1 // 2 variants: claimAlone
-	qTaskRenew          = qTaskClaim + 2
-	qTaskRelease        = qTaskRenew + 1
-	qTaskUpdate         = qTaskRelease + 1 // 8 variants: updateDue | updateControl | updateQueued
-	qTaskListThread     = qTaskUpdate + 8
-	qTaskListThreadOpen = qTaskListThread + 1
-	qTaskListDue        = qTaskListThreadOpen + 1
-	qTaskCount          = qTaskListDue + 1 // 2 variants: countAllTenants
-	qTaskCountQueued    = qTaskCount + 2   // 2 variants: countAllTenants
-	qTaskQueueCount     = qTaskCountQueued + 2
-	qTaskQueueOldest    = qTaskQueueCount + 1
-	qTaskInFlight       = qTaskQueueOldest + 1
-	qActionCount        = qTaskInFlight + 1 // 2 variants: countAllTenants
-	qActionOldest       = qActionCount + 2  // 2 variants: countAllTenants
-	qEventLast          = qActionOldest + 2
-	qTaskSearch         = qEventLast + 1 // 4 variants: searchSession | searchBefore
-	qTurnTally          = qTaskSearch + 4
-	qMessageCount       = qTurnTally + 1
-	qTaskQueueTenant    = qMessageCount + 1 // 2 variants: the count, the oldest
-	qInsertToken        = qTaskQueueTenant + 2
-	qUpdateToken        = qInsertToken + 1
-	qTokenGet           = qUpdateToken + 1
-	qTokenGetByHash     = qTokenGet + 1
-	qTokenList          = qTokenGetByHash + 1 // 2 variants: countAllTenants
-	qTouchSession       = qTokenList + 2
-	qToolCallByRef      = qTouchSession + 1
-	qInsertScope        = qToolCallByRef + 1
-	qThreadTotals       = qInsertScope + 1
-	qFencedEvents       = qThreadTotals + 1 // maxEventRows variants, as qInsertEvent
-	qUpsertCap          = qFencedEvents + maxEventRows
-	qInsertCapRun       = qUpsertCap + 1
-	qCapGet             = qInsertCapRun + 1
-	qCapList            = qCapGet + 1 // 2 variants: capSession
-	qTurnRolledBack     = qCapList + 2
-	qThreadsFrom        = qTurnRolledBack + 1
-	qTaskListParent     = qThreadsFrom + 1
-	qUpsertSubagent     = qTaskListParent + 1
-	qUpsertJob          = qUpsertSubagent + 1
-	qUpsertJobItem      = qUpsertJob + 1
-	qSubagentGet        = qUpsertJobItem + 1
-	qSubagentList       = qSubagentGet + 1 // 32 variants: subSession | subParent | subToolCall | subRoot | subAfter
-	qJobGet             = qSubagentList + 32
-	qJobList            = qJobGet + 1  // 8 variants: jobSession | jobParent | jobAfter
-	qJobItemList        = qJobList + 8 // 2 variants: itemStatuses
-	numQueries          = qJobItemList + 2
+	qThreadGet            = qSessionList + 4
+	qThreadList           = qThreadGet + 1
+	qTurnGet              = qThreadList + 1
+	qTurnGetByKey         = qTurnGet + 1
+	qTurnList             = qTurnGetByKey + 1 // 32 variants: turnSession | turnThread | turnStatus | turnBefore | turnFilter
+	qTaskGet              = qTurnList + 32
+	qTaskList             = qTaskGet + 1
+	qRunList              = qTaskList + 1    // 8 variants: runSession | runTask | runTasks
+	qMessageList          = qRunList + 8     // 2 variants: messageNewest
+	qToolCallList         = qMessageList + 2 // 8 variants: callSession | callTurn | callTurns
+	qBlobGet              = qToolCallList + 8
+	qTurnSession          = qBlobGet + 1
+	qEventListAfter       = qTurnSession + 1 // 16 variants: eventTenant | eventSession | eventTurn | eventAfter
+	qEventLastCursor      = qEventListAfter + 16
+	qLimitGet             = qEventLastCursor + 1
+	qUsageTotal           = qLimitGet + 1 // 4 variants: usageSession | usageThread
+	qInsertAction         = qUsageTotal + 4
+	qResolveAction        = qInsertAction + 1
+	qInsertGrant          = qResolveAction + 1
+	qSetSessionMode       = qInsertGrant + 1
+	qInsertReceipt        = qSetSessionMode + 1 // maxEventRows variants: one to maxEventRows rows
+	qReceiptLast          = qInsertReceipt + maxEventRows
+	qActionGet            = qReceiptLast + 1
+	qActionList           = qActionGet + 1 // 256 variants: actionSession | actionTurn | actionRun | actionStatus | actionBefore | actionAllTenants | actionFilter | actionOldest
+	qGrantList            = qActionList + 256
+	qReceiptList          = qGrantList + 1
+	qUpdateTask           = qReceiptList + 1
+	qTaskFence            = qUpdateTask + 1
+	qTaskClaim            = qTaskFence + 1 // 2 variants: claimAlone
+	qTaskRenew            = qTaskClaim + 2
+	qTaskRelease          = qTaskRenew + 1
+	qTaskUpdate           = qTaskRelease + 1 // 8 variants: updateDue | updateControl | updateQueued
+	qTaskListThread       = qTaskUpdate + 8
+	qTaskListThreadOpen   = qTaskListThread + 1
+	qTaskListDue          = qTaskListThreadOpen + 1
+	qTaskCount            = qTaskListDue + 1 // 2 variants: countAllTenants
+	qTaskCountQueued      = qTaskCount + 2   // 2 variants: countAllTenants
+	qTaskQueueCount       = qTaskCountQueued + 2
+	qTaskQueueOldest      = qTaskQueueCount + 1
+	qTaskInFlight         = qTaskQueueOldest + 1
+	qActionCount          = qTaskInFlight + 1 // 2 variants: countAllTenants
+	qActionOldest         = qActionCount + 2  // 2 variants: countAllTenants
+	qEventLast            = qActionOldest + 2
+	qTaskSearch           = qEventLast + 1 // 4 variants: searchSession | searchBefore
+	qTurnTally            = qTaskSearch + 4
+	qMessageCount         = qTurnTally + 1
+	qTaskQueueTenant      = qMessageCount + 1 // 2 variants: the count, the oldest
+	qInsertToken          = qTaskQueueTenant + 2
+	qUpdateToken          = qInsertToken + 1
+	qTokenGet             = qUpdateToken + 1
+	qTokenGetByHash       = qTokenGet + 1
+	qTokenList            = qTokenGetByHash + 1 // 2 variants: countAllTenants
+	qTouchSession         = qTokenList + 2
+	qToolCallByRef        = qTouchSession + 1
+	qInsertScope          = qToolCallByRef + 1
+	qThreadTotals         = qInsertScope + 1
+	qFencedEvents         = qThreadTotals + 1 // maxEventRows variants, as qInsertEvent
+	qUpsertCap            = qFencedEvents + maxEventRows
+	qInsertCapRun         = qUpsertCap + 1
+	qCapGet               = qInsertCapRun + 1
+	qCapList              = qCapGet + 1 // 2 variants: capSession
+	qTurnRolledBack       = qCapList + 2
+	qThreadsFrom          = qTurnRolledBack + 1
+	qTaskListParent       = qThreadsFrom + 1
+	qUpsertSubagent       = qTaskListParent + 1
+	qUpsertJob            = qUpsertSubagent + 1
+	qUpsertJobItem        = qUpsertJob + 1
+	qSubagentGet          = qUpsertJobItem + 1
+	qSubagentList         = qSubagentGet + 1 // 32 variants: subSession | subParent | subToolCall | subRoot | subAfter
+	qJobGet               = qSubagentList + 32
+	qJobList              = qJobGet + 1  // 8 variants: jobSession | jobParent | jobAfter
+	qJobItemList          = qJobList + 8 // 2 variants: itemStatuses
+	qInsertSchedule       = qJobItemList + 2
+	qUpdateSchedule       = qInsertSchedule + 1
+	qWakeSchedule         = qUpdateSchedule + 1
+	qUpsertFire           = qWakeSchedule + 1
+	qScheduleGet          = qUpsertFire + 1
+	qScheduleList         = qScheduleGet + 1 // 2 variants: schedSoonest
+	qScheduleListDue      = qScheduleList + 2
+	qFireGet              = qScheduleListDue + 1
+	qFireList             = qFireGet + 1 // 2 variants: fireBefore
+	qInsertInstance       = qFireList + 2
+	qUpdateInstance       = qInsertInstance + 1
+	qInstanceGet          = qUpdateInstance + 1
+	qInstanceGetByName    = qInstanceGet + 1
+	qInstanceGetBySession = qInstanceGetByName + 1
+	qInstanceList         = qInstanceGetBySession + 1 // 2 variants: with an agent
+	numQueries            = qInstanceList + 2
 )
 
 // Filter bits of the statement variants.
@@ -176,19 +191,24 @@ const (
 	jobAfter   = 4
 
 	itemStatuses = 1
+
+	schedSoonest = 1
+
+	fireBefore = 1
 )
 
 const (
 	sessionCols = `id, tenant_id, principal_id, agent, title, created_at, updated_at, policy_mode`
 	threadCols  = `id, session_id, tenant_id, principal_id, created_at, lineage, source_thread_id`
 	turnCols    = `id, session_id, thread_id, tenant_id, principal_id, agent, idempotency_key, input, status,
-		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at, kind, rolled_back_at`
+		status_reason, result, failure, task_id, run_id, trace_id, usage, created_at, started_at, ended_at, kind, rolled_back_at` +
+		`, overrides`
 	// taskCols ends with the scheduling columns, taskScheduleCols, which
 	// a task's upsert leaves alone.
 	taskCols = `id, session_id, thread_id, turn_id, tenant_id, principal_id, objective, status, status_reason,
 		current_run_id, result, failure, created_at, updated_at, started_at, ended_at, attempts, ` + taskLineageCols + `, ` +
 		taskScheduleCols
-	taskLineageCols  = `parent_task_id, root_task_id, depth, subagent_id, job_id, job_item_id`
+	taskLineageCols  = `parent_task_id, root_task_id, depth, subagent_id, job_id, job_item_id, schedule_id, fire_id`
 	taskScheduleCols = `queued_at, due_at, lease_owner, lease_epoch, lease_expires_at, control`
 	runCols          = `id, task_id, turn_id, session_id, thread_id, tenant_id, principal_id, attempt, status, failure,
 		hops, tool_hops, usage, started_at, ended_at, routing, worker`
@@ -226,6 +246,17 @@ const (
 		created_at, updated_at, ended_at`
 	jobItemCols = `id, job_id, tenant_id, idx, input, status, attempts, task_id, thread_id, result, last_error, retry,
 		updated_at`
+	// scheduleCols start with the key and end with the version, which
+	// qUpdateSchedule checks.
+	scheduleCols = `id, tenant_id, ` + scheduleSetCols + `, version`
+	// scheduleSetCols are what a schedule's update replaces.
+	scheduleSetCols = `principal_id, name, agent, session_id, instance, kind, cron, time_zone, every, at, start_at,
+		input, params, input_schema, model, tools, inactivity_timeout, overlap, catchup_window, pause_after_failures,
+		pre_run_tool, pre_run_input, webhook, status, paused_reason, next_fire_at, next_check_at, running, buffered,
+		consecutive_failures, fires, last_fire_at, trace_id, created_at, updated_at, idempotency_key`
+	fireCols = `id, schedule_id, tenant_id, fire_at, manual, status, reason, missed_count, thread_id, turn_id, task_id,
+		failure, delivery, delivery_attempts, delivery_error, delivery_next_at, delivered_at, created_at, updated_at,
+		ended_at, idempotency_key`
 )
 
 // queries holds the text of every statement, by queryID.
@@ -250,7 +281,7 @@ func buildQueries() [numQueries]string {
 		WHERE id = ? AND task_id = ? AND session_id = ? AND tenant_id = ? AND started_at = ?`
 	q[qUpdateTask] = `UPDATE tasks SET turn_id = ?, principal_id = ?, objective = ?, status = ?, status_reason = ?,
 		current_run_id = ?, result = ?, failure = ?, created_at = ?, updated_at = ?, started_at = ?, ended_at = ?,
-		attempts = ?, root_task_id = ?, depth = ?, subagent_id = ?, job_id = ?, job_item_id = ?
+		attempts = ?, root_task_id = ?, depth = ?, subagent_id = ?, job_id = ?, job_item_id = ?, schedule_id = ?, fire_id = ?
 		WHERE id = ? AND session_id = ? AND thread_id = ? AND tenant_id = ? AND parent_task_id = ?`
 	q[qInsertMessage] = insertSQL("messages", messageCols, "", "")
 	q[qUpsertToolCall] = insertSQL("tool_calls", toolCallCols, "session_id, id", "")
@@ -599,6 +630,8 @@ func buildQueries() [numQueries]string {
 			AND EXISTS (SELECT 1 FROM threads WHERE id = c.thread_id AND session_id = ? AND tenant_id = ?)`
 	buildCapabilityQueries(&q)
 	buildDelegationQueries(&q)
+	buildScheduleRecordQueries(&q)
+	buildInstanceQueries(&q)
 	return q
 }
 

@@ -654,13 +654,13 @@ func scanTurn(sc scanner) (*runtype.Turn, error) {
 	var (
 		t                       runtype.Turn
 		status, usage, kind     string
-		failure                 sql.NullString
+		failure, overrides      sql.NullString
 		created, started, ended int64
 		rolledBack              int64
 	)
 	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TenantID, &t.PrincipalID, &t.Agent, &t.IdempotencyKey,
 		&t.Input, &status, &t.StatusReason, &t.Result, &failure, &t.TaskID, &t.RunID, &t.TraceID, &usage,
-		&created, &started, &ended, &kind, &rolledBack); err != nil {
+		&created, &started, &ended, &kind, &rolledBack, &overrides); err != nil {
 		return nil, err
 	}
 	t.Status, t.Kind = runtype.TaskStatus(status), runtype.TurnKind(kind)
@@ -671,6 +671,9 @@ func scanTurn(sc scanner) (*runtype.Turn, error) {
 	}
 	if t.Usage, err = decodeUsage(usage); err != nil {
 		return nil, err
+	}
+	if err := decodeJSON(overrides, &t.Overrides); err != nil {
+		return nil, fmt.Errorf("decoding turn %s's overrides: %w", t.ID, err)
 	}
 	return &t, nil
 }
@@ -686,7 +689,7 @@ func scanTask(sc scanner) (*runtype.Task, error) {
 	)
 	if err := sc.Scan(&t.ID, &t.SessionID, &t.ThreadID, &t.TurnID, &t.TenantID, &t.PrincipalID, &t.Objective,
 		&status, &t.StatusReason, &t.CurrentRunID, &t.Result, &failure, &created, &updated, &started,
-		&ended, &attempts, &t.ParentTaskID, &t.RootTaskID, &depth, &t.SubagentID, &t.JobID, &t.JobItemID,
+		&ended, &attempts, &t.ParentTaskID, &t.RootTaskID, &depth, &t.SubagentID, &t.JobID, &t.JobItemID, &t.ScheduleID, &t.FireID,
 		&queued, &due, &t.LeaseOwner, &t.LeaseEpoch, &expires, &control); err != nil {
 		return nil, err
 	}

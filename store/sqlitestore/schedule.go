@@ -23,7 +23,7 @@ func (t *Tx) writeTask(ctx context.Context, k *runtype.Task) error {
 	res, err := t.exec(ctx, qUpdateTask,
 		k.TurnID, k.PrincipalID, k.Objective, string(k.Status), string(k.StatusReason), k.CurrentRunID, k.Result, failure,
 		nanos(k.CreatedAt), nanos(k.UpdatedAt), nanos(k.StartedAt), nanos(k.EndedAt), int64(k.Attempts),
-		k.RootTaskID, int64(k.Depth), k.SubagentID, k.JobID, k.JobItemID,
+		k.RootTaskID, int64(k.Depth), k.SubagentID, k.JobID, k.JobItemID, k.ScheduleID, k.FireID,
 		k.ID, k.SessionID, k.ThreadID, k.TenantID, k.ParentTaskID,
 	)
 	var n int64
@@ -35,7 +35,7 @@ func (t *Tx) writeTask(ctx context.Context, k *runtype.Task) error {
 			k.ID, k.SessionID, k.ThreadID, k.TurnID, k.TenantID, k.PrincipalID, k.Objective, string(k.Status),
 			string(k.StatusReason), k.CurrentRunID, k.Result, failure, nanos(k.CreatedAt), nanos(k.UpdatedAt),
 			nanos(k.StartedAt), nanos(k.EndedAt), int64(k.Attempts),
-			k.ParentTaskID, k.RootTaskID, int64(k.Depth), k.SubagentID, k.JobID, k.JobItemID,
+			k.ParentTaskID, k.RootTaskID, int64(k.Depth), k.SubagentID, k.JobID, k.JobItemID, k.ScheduleID, k.FireID,
 			nanos(k.QueuedAt), nanos(k.DueAt), k.LeaseOwner, k.LeaseEpoch, nanos(k.LeaseExpiresAt), string(k.Control),
 		)
 	}

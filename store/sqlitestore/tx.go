@@ -119,6 +119,9 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 	if err := checkCosts(b); err != nil {
 		return err
 	}
+	if err := checkWakes(b); err != nil {
+		return err
+	}
 	var dataBuf [8][]byte
 	data := dataBuf[:0]
 	for _, e := range b.Events {
@@ -299,6 +302,13 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	if wrote, err = t.writeCapabilities(ctx, b, wrote); err != nil {
 		return wrote, err
 	}
+	// Schedules and fires go before the rest too: a stale version or a
+	// fire time taken is the conflict two schedulers expect. They touch
+	// no other table, so writing them before the records the batch lists
+	// first changes nothing but the cost of a conflict.
+	if wrote, err = t.writeScheduleRecords(ctx, b, wrote); err != nil {
+		return wrote, err
+	}
 	for _, s := range b.Sessions {
 		if _, err := t.exec(ctx, qInsertSession,
 			s.ID, s.TenantID, s.PrincipalID, s.Agent, s.Title, nanos(s.CreatedAt), nanos(s.UpdatedAt), s.PolicyMode,
@@ -320,6 +330,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 			u.ID, u.SessionID, u.ThreadID, u.TenantID, u.PrincipalID, u.Agent, u.IdempotencyKey, u.Input,
 			string(u.Status), string(u.StatusReason), u.Result, encodeFailure(u.Failure), u.TaskID, u.RunID, u.TraceID,
 			encodeUsage(u.Usage), nanos(u.CreatedAt), nanos(u.StartedAt), nanos(u.EndedAt), string(u.Kind), nanos(u.RolledBackAt),
+			encodeJSON(u.Overrides),
 		); err != nil {
 			return wrote, fmt.Errorf("writing turn %s: %w", u.ID, translate(err))
 		}
@@ -356,6 +367,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	// Delegation records follow the tasks. Their upserts can conflict (an
 	// ID of another tenant), which is rare enough to pay for a replay.
 	if wrote, err = t.writeDelegation(ctx, b, wrote); err != nil {
+		return wrote, err
+	}
+	if wrote, err = t.writeInstances(ctx, b, wrote); err != nil {
 		return wrote, err
 	}
 	// Lease changes and task updates can fail (a lease lost, a task

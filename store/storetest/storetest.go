@@ -10,7 +10,7 @@
 // The suite is split by area (sessions, turns, messages, tool calls, blobs,
 // limits, usage totals, events, transactions, tenancy, the Writer, the
 // scheduling of tasks, admission, the aggregates health reads, API
-// tokens, capability sessions, delegation); a change to a driver extends the suite rather than only that
+// tokens, capability sessions, delegation, schedules and fires, instances); a change to a driver extends the suite rather than only that
 // driver's tests.
 //
 // # What the suite pins down beyond store.go
@@ -51,12 +51,21 @@
 // also unique by (JobID, Index): another item at a taken place is a
 // conflict.
 //
+// Instances list by ID. One batch may write an instance twice, each
+// write at the version the one before left.
+//
 // Capability sessions list by CreatedAt, then ID, whatever order they
 // were written in; a batch that writes one ID twice keeps the last. The
 // RunIDs a capability session is written with are ignored: its runs are
 // the CapabilityRuns of its tenant, ordered by At, then run ID. An
 // elicitation action's RequestedSchema and its answer's UpdatedInput
 // read back byte for byte.
+//
+// A schedule wake bumps the schedule's version even when it leaves
+// NextCheckAt where it is, and a wake without a time is refused (not a
+// conflict). ScheduleList with Soonest ignores AfterID, which pages only
+// the ID order. Two writes of one schedule in a batch follow each other
+// (the second names the version the first left).
 //
 // The read models' filters (Agent, PrincipalID, Since, Until, Statuses) apply before a
 // list's Limit, so that a page is full until the list ends. MessageCount
@@ -121,6 +130,8 @@ func Exercise(ctx context.Context, t *testing.T, newStore func(t *testing.T) sto
 		{"Capability", exerciseCapability},
 		{"Memory", exerciseMemory},
 		{"Delegation", exerciseDelegation},
+		{"Schedules", exerciseSchedules},
+		{"Instance", exerciseInstance},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
@@ -259,9 +270,11 @@ func (tb *testBundle) turn(th *runtype.Thread) *runtype.Turn {
 		RunID:          tb.ids.New(runtype.PrefixRun),
 		TraceID:        tb.ids.TraceID(),
 		Usage:          runtype.Usage{InputTokens: 1200, CachedInputTokens: 300, OutputTokens: 45, ReasoningTokens: 20, CostUSD: 0.01234},
-		CreatedAt:      now,
-		StartedAt:      now.Add(time.Millisecond),
-		EndedAt:        now.Add(time.Second),
+		Overrides: &runtype.TurnOverrides{Model: "fast", Tools: []string{"search"}, InactivityTimeout: time.Minute,
+			PreRunTool: "check", PreRunInput: `{"q":1}`},
+		CreatedAt: now,
+		StartedAt: now.Add(time.Millisecond),
+		EndedAt:   now.Add(time.Second),
 	}
 }
 
@@ -287,6 +300,7 @@ func (tb *testBundle) task(u *runtype.Turn) *runtype.Task {
 		TaskLineage: runtype.TaskLineage{
 			ParentTaskID: tb.ids.New(runtype.PrefixTask), RootTaskID: tb.ids.New(runtype.PrefixTask), Depth: 2,
 			SubagentID: tb.ids.New(runtype.PrefixSubagent), JobID: tb.ids.New(runtype.PrefixJob), JobItemID: tb.ids.New(runtype.PrefixJobItem),
+			ScheduleID: tb.ids.New(runtype.PrefixSchedule), FireID: tb.ids.New(runtype.PrefixFire),
 		},
 
 		QueuedAt:       now.Add(-time.Second),

@@ -1,0 +1,10 @@
+DROP INDEX fires_schedule;
+DROP INDEX fires_time;
+DROP TABLE fires;
+DROP INDEX schedules_soonest;
+DROP INDEX schedules_tenant;
+DROP INDEX schedules_due;
+DROP TABLE schedules;
+ALTER TABLE turns DROP COLUMN overrides;
+ALTER TABLE tasks DROP COLUMN fire_id;
+ALTER TABLE tasks DROP COLUMN schedule_id;
