@@ -13,17 +13,6 @@ import (
 	"github.com/agentrt/agentrt/runtype"
 )
 
-// schedulesPending: the runtime's schedules are stubs until the lead's
-// i20 lands; tests that need them skip, and the role matrix checks only
-// who may call the schedule routes. Delete it (and its uses) once merged.
-// needs the runtime's schedules (lead)
-const schedulesPending = true
-
-// scheduleRoute reports whether a path is a schedule route's.
-func scheduleRoute(path string) bool {
-	return strings.HasPrefix(path, "/v1/schedules") || strings.HasPrefix(path, "/v1/fires")
-}
-
 // TestScheduleRejects: the schedule routes answer bad input with a 4xx
 // naming what is wrong, before the runtime does anything.
 func TestScheduleRejects(t *testing.T) {
@@ -131,9 +120,6 @@ func TestScheduleRoles(t *testing.T) {
 // without a failed delivery cannot be retried.
 func TestSchedulesOverHTTP(t *testing.T) {
 	t.Parallel()
-	if schedulesPending {
-		t.Skip("needs the runtime's schedules") // needs the runtime's schedules (lead)
-	}
 	b := setup(t, setupOpts{})
 	var sch apitype.ScheduleRead
 	resp, raw := b.do(t, call{method: "POST", path: "/v1/schedules", body: `{"name":"hourly","agent":"support","kind":"interval","every":"1h","input":"digest","pauseAfterFailures":3}`})
