@@ -30,12 +30,7 @@ func (rt *Runtime) ScheduleOverview(ctx context.Context, p *apitype.ScheduleOver
 			if sch.Status == runtype.ScheduleDeleted {
 				continue
 			}
-			// GetSchedule makes the read model, as every other read does.
-			r, err := rt.GetSchedule(ctx, &apitype.ScheduleParams{Owner: p.Owner, ScheduleID: sch.ID})
-			if err != nil {
-				return nil, fmt.Errorf("reading schedule %s for the overview: %w", sch.ID, err)
-			}
-			*l.into = append(*l.into, *r)
+			*l.into = append(*l.into, *rt.scheduleRead(sch))
 		}
 	}
 	return ov, nil
