@@ -113,7 +113,6 @@ func TestClientScheduleRequests(t *testing.T) {
 // compared after the commands acted), and each command acts.
 func TestClientMirrorsSchedules(t *testing.T) {
 	t.Parallel()
-	t.Skip("needs the runtime's schedules") // needs the runtime's schedules (lead)
 	b := setup(t, nil)
 	ctx := t.Context()
 	owner := runtype.Owner{TenantID: apitype.DefaultTenant, PrincipalID: apitype.APIPrincipal}
