@@ -216,6 +216,9 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		ov.Sessions = append(ov.Sessions, so)
 	}
 
+	if ov.Schedules, err = readScheduleOverview(ctx, b); err != nil {
+		return nil, err
+	}
 	if ov.LastActivity, err = lastActivity(ctx, b); err != nil {
 		return nil, err
 	}

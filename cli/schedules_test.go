@@ -83,7 +83,6 @@ func TestScheduleUsageErrors(t *testing.T) {
 // 1 naming it, and a value the runtime refuses is a usage error.
 func TestSchedulesCommands(t *testing.T) {
 	t.Parallel()
-	t.Skip("needs the runtime's schedules") // needs the runtime's schedules (lead)
 	b := setup(t)
 	b.useScript(t, completesScript(10))
 	d := b.serve(t)
