@@ -94,6 +94,17 @@ type backend interface {
 	RetryJobItems(ctx context.Context, p *apitype.RetryJobItemsParams) (*apitype.RetryJobItemsResult, error)
 	CancelJob(ctx context.Context, p *apitype.JobParams) (*apitype.JobRead, error)
 
+	CreateSchedule(ctx context.Context, p *apitype.CreateScheduleParams) (*apitype.ScheduleRead, error)
+	GetSchedule(ctx context.Context, p *apitype.ScheduleParams) (*apitype.ScheduleRead, error)
+	ListSchedules(ctx context.Context, p *apitype.ListSchedulesParams) (*apitype.SchedulePage, error)
+	PauseSchedule(ctx context.Context, p *apitype.PauseScheduleParams) (*apitype.ScheduleRead, error)
+	ResumeSchedule(ctx context.Context, p *apitype.PauseScheduleParams) (*apitype.ScheduleRead, error)
+	TriggerSchedule(ctx context.Context, p *apitype.TriggerScheduleParams) (*apitype.FireRead, error)
+	DeleteSchedule(ctx context.Context, p *apitype.ScheduleParams) (*apitype.ScheduleRead, error)
+	ListFires(ctx context.Context, p *apitype.ListFiresParams) (*apitype.FirePage, error)
+	RetryDelivery(ctx context.Context, p *apitype.FireParams) (*apitype.FireRead, error)
+	ScheduleOverview(ctx context.Context, p *apitype.ScheduleOverviewParams) (*apitype.ScheduleOverview, error)
+
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error)
 	// OpenOutput opens stored content (a tool's whole output, a raw model
 	// response) by its ref; the caller closes it.
@@ -649,6 +660,46 @@ func (b *remoteBackend) RetryJobItems(ctx context.Context, p *apitype.RetryJobIt
 
 func (b *remoteBackend) CancelJob(ctx context.Context, p *apitype.JobParams) (*apitype.JobRead, error) {
 	return b.c.CancelJob(ctx, p)
+}
+
+func (b *remoteBackend) CreateSchedule(ctx context.Context, p *apitype.CreateScheduleParams) (*apitype.ScheduleRead, error) {
+	return b.c.CreateSchedule(ctx, p)
+}
+
+func (b *remoteBackend) GetSchedule(ctx context.Context, p *apitype.ScheduleParams) (*apitype.ScheduleRead, error) {
+	return b.c.GetSchedule(ctx, p)
+}
+
+func (b *remoteBackend) ListSchedules(ctx context.Context, p *apitype.ListSchedulesParams) (*apitype.SchedulePage, error) {
+	return b.c.ListSchedules(ctx, p)
+}
+
+func (b *remoteBackend) PauseSchedule(ctx context.Context, p *apitype.PauseScheduleParams) (*apitype.ScheduleRead, error) {
+	return b.c.PauseSchedule(ctx, p)
+}
+
+func (b *remoteBackend) ResumeSchedule(ctx context.Context, p *apitype.PauseScheduleParams) (*apitype.ScheduleRead, error) {
+	return b.c.ResumeSchedule(ctx, p)
+}
+
+func (b *remoteBackend) TriggerSchedule(ctx context.Context, p *apitype.TriggerScheduleParams) (*apitype.FireRead, error) {
+	return b.c.TriggerSchedule(ctx, p)
+}
+
+func (b *remoteBackend) DeleteSchedule(ctx context.Context, p *apitype.ScheduleParams) (*apitype.ScheduleRead, error) {
+	return b.c.DeleteSchedule(ctx, p)
+}
+
+func (b *remoteBackend) ListFires(ctx context.Context, p *apitype.ListFiresParams) (*apitype.FirePage, error) {
+	return b.c.ListFires(ctx, p)
+}
+
+func (b *remoteBackend) RetryDelivery(ctx context.Context, p *apitype.FireParams) (*apitype.FireRead, error) {
+	return b.c.RetryDelivery(ctx, p)
+}
+
+func (b *remoteBackend) ScheduleOverview(ctx context.Context, p *apitype.ScheduleOverviewParams) (*apitype.ScheduleOverview, error) {
+	return b.c.ScheduleOverview(ctx, p)
 }
 
 func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error {

@@ -32,6 +32,9 @@ type overview struct {
 	Sessions []sessionOverview `json:"sessions"`
 	// LastActivity is the time of the newest event; null without events.
 	LastActivity *time.Time `json:"lastActivity"`
+	// Schedules are the schedules that fire soonest and those failing;
+	// null when the server predates schedules.
+	Schedules *schedulesOverview `json:"schedules"`
 }
 
 type approvalsOverview struct {
@@ -213,6 +216,9 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		ov.Sessions = append(ov.Sessions, so)
 	}
 
+	if ov.Schedules, err = readScheduleOverview(ctx, b); err != nil {
+		return nil, err
+	}
 	if ov.LastActivity, err = lastActivity(ctx, b); err != nil {
 		return nil, err
 	}
@@ -403,4 +409,5 @@ func printOverview(w io.Writer, ov *overview, st style) {
 		}
 		t.write(w, "           ", st)
 	}
+	printScheduleOverview(w, ov.Schedules, now, st)
 }

@@ -39,6 +39,10 @@ func (b *countingBackend) ListSessions(context.Context, *apitype.ListSessionsPar
 
 func (b *countingBackend) LastCursor(context.Context) (int64, error) { return 0, nil }
 
+func (b *countingBackend) ScheduleOverview(context.Context, *apitype.ScheduleOverviewParams) (*apitype.ScheduleOverview, error) {
+	return &apitype.ScheduleOverview{}, nil
+}
+
 // TestOverviewPendingCount: the overview's pending count is the health's
 // when the health is the listed tenant's view, exact past the 1000 a
 // list returns; without one (the approvals check could not read the

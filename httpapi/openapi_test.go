@@ -114,6 +114,18 @@ var routeBodies = map[string]bodies{
 	"POST /v1/jobs/{jobId}/retry":             {request: typeOf[apitype.RetryJobItemsRequest](), response: typeOf[apitype.RetryJobItemsResult]()},
 	"POST /v1/jobs/{jobId}/cancel":            {response: typeOf[apitype.JobRead]()},
 
+	"POST /v1/schedules":                      {request: typeOf[apitype.CreateScheduleRequest](), response: typeOf[apitype.ScheduleRead]()},
+	"GET /v1/schedules":                       {response: typeOf[apitype.SchedulePage]()},
+	"GET /v1/schedules/overview":              {response: typeOf[apitype.ScheduleOverview]()},
+	"GET /v1/schedules/{scheduleId}":          {response: typeOf[apitype.ScheduleRead]()},
+	"PUT /v1/schedules/{scheduleId}":          {request: typeOf[apitype.ScheduleSpec](), response: typeOf[apitype.ScheduleRead]()},
+	"DELETE /v1/schedules/{scheduleId}":       {response: typeOf[apitype.ScheduleRead]()},
+	"POST /v1/schedules/{scheduleId}/pause":   {request: typeOf[apitype.PauseScheduleRequest](), response: typeOf[apitype.ScheduleRead]()},
+	"POST /v1/schedules/{scheduleId}/resume":  {request: typeOf[apitype.PauseScheduleRequest](), response: typeOf[apitype.ScheduleRead]()},
+	"POST /v1/schedules/{scheduleId}/trigger": {request: typeOf[apitype.TriggerScheduleRequest](), response: typeOf[apitype.FireRead]()},
+	"GET /v1/schedules/{scheduleId}/fires":    {response: typeOf[apitype.FirePage]()},
+	"POST /v1/fires/{fireId}/retry-delivery":  {response: typeOf[apitype.FireRead]()},
+
 	"GET /v1/tokens":                   {response: typeOf[apitype.TokenList]()},
 	"POST /v1/tokens":                  {request: typeOf[apitype.CreateTokenRequest](), response: typeOf[apitype.NewToken]()},
 	"POST /v1/tokens/{tokenId}/rotate": {response: typeOf[apitype.NewToken]()},

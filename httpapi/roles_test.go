@@ -38,6 +38,12 @@ var matrixBodies = map[string]string{
 	"waitSubagents":     `{"subagentIds": ["sub_missing"], "timeoutMs": 1}`,
 	"createJob":         `{"agent": "support", "items": [{"ticket": 1}]}`,
 	"retryJobItems":     `{}`,
+	// Schedules: a valid spec, so the runtime decides.
+	"createSchedule":  `{"agent": "support", "kind": "interval", "every": "1h", "input": "digest"}`,
+	"updateSchedule":  `{"agent": "support", "kind": "interval", "every": "2h", "input": "digest"}`,
+	"pauseSchedule":   `{"reason": "maintenance"}`,
+	"resumeSchedule":  `{}`,
+	"triggerSchedule": `{}`,
 }
 
 // matrixCaller is who calls in the matrix.
@@ -137,17 +143,22 @@ func TestRoleRouteMatrix(t *testing.T) {
 	sam.postJSON(t, "/v1/sessions/"+res.SessionID+"/subagents", `{"agent": "support", "input": "look"}`, http.StatusCreated, &sub)
 	var job apitype.JobRead
 	sam.postJSON(t, "/v1/sessions/"+res.SessionID+"/jobs", `{"agent": "support", "items": [1]}`, http.StatusCreated, &job)
+	// The tenant's schedule, and a fire of it.
+	var sch apitype.ScheduleRead
+	var fire apitype.FireRead
+	b.postJSON(t, "/v1/schedules", `{"agent": "support", "kind": "interval", "every": "1h", "input": "digest"}`, http.StatusCreated, &sch)
+	b.postJSON(t, "/v1/schedules/"+sch.ScheduleID+"/trigger", `{}`, http.StatusAccepted, &fire)
 	ids := map[string]string{
 		"sessionId": res.SessionID, "threadId": res.ThreadID, "turnId": res.TurnID, "taskId": res.TaskID,
 		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID, "ref": rawRef,
-		"subagentId": sub.SubagentID, "jobId": job.JobID,
+		"subagentId": sub.SubagentID, "jobId": job.JobID, "scheduleId": sch.ScheduleID, "fireId": fire.FireID,
 	}
 	missing := map[string]string{
 		"sessionId": "ses_missing", "threadId": "thr_missing", "turnId": "turn_missing", "taskId": "task_missing",
 		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing", "ref": "sha256:" + strings.Repeat("0", 64),
-		"subagentId": "sub_missing", "jobId": "job_missing",
+		"subagentId": "sub_missing", "jobId": "job_missing", "scheduleId": "sch_missing", "fireId": "fire_missing",
 	}
-	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID, sub.SubagentID, job.JobID}
+	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID, sub.SubagentID, job.JobID, sch.ScheduleID, fire.FireID}
 
 	doc := b.openapi(t)
 	routes := doc.documented()
