@@ -20,7 +20,7 @@ var (
 	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation", "webhooks", "schedules"}
 	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
 	agentMemoryKeys = []string{"inject"}
-	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents"}
+	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents", "state"}
 	toolKeys        = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
 	annotationKeys  = []string{"read_only", "destructive", "idempotent"}
 )
@@ -69,6 +69,7 @@ type decoder struct {
 	mcpRefs    []mcpRef
 	subRefs    []subagentRef
 	schedRefs  []scheduleRef
+	stateRefs  []stateRef
 	policyUses []policyUse
 	errs       Errors
 }
@@ -190,6 +191,7 @@ func (d *decoder) decode(data []byte) *File {
 	d.checkRefs(f)
 	d.checkMCPRefs(f)
 	d.checkSubagents(f)
+	d.checkStates(f)
 	d.checkSchedules(f)
 	d.resolveModels(f)
 	if policy == nil {
@@ -358,6 +360,8 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			d.agentMemory(f, where, &a.Memory)
 		case "subagents":
 			a.Subagents = d.subagents(f, name, where)
+		case "state":
+			a.State = d.agentState(f, name, where)
 		default:
 			d.unknownKey(f, where, agentKeys)
 		}
