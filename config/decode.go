@@ -231,6 +231,12 @@ func (d *decoder) checkRefs(f *File) {
 		if f.Tools[r.tool] != nil || slices.Contains(d.builtins, r.tool) {
 			continue
 		}
+		if r.tool == InstanceStateTool {
+			if a := f.Agents[r.agent]; a == nil || a.State == nil {
+				d.errorAt(r.pos, "agent %q lists tool %q, which only an agent with a state section has; add state or remove it", r.agent, r.tool)
+			}
+			continue
+		}
 		d.errorAt(r.pos, "agent %q lists tool %q, which is neither declared under tools nor a builtin%s",
 			r.agent, r.tool, didYouMean(r.tool, known))
 	}

@@ -26,6 +26,11 @@ type State struct {
 	Migrate string
 }
 
+// InstanceStateTool is the built-in tool the runtime gives an agent with
+// a state section (listing it in the agent's tools is allowed, and
+// changes nothing).
+const InstanceStateTool = "instance_state"
+
 // MaxStateVersion bounds state.version.
 const MaxStateVersion = 1_000_000
 

@@ -252,3 +252,27 @@ func TestParseScheduleInstanceErrors(t *testing.T) {
 		t.Errorf("errors mismatch (-want +got):\n%s\ngot:\n%s", diff, "\t`"+strings.Join(got, "`,\n\t`")+"`,")
 	}
 }
+
+// TestParseInstanceStateTool: an agent with a state may list the
+// instance_state tool it is given anyway; an agent without one may not.
+func TestParseInstanceStateTool(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t)
+	src := `agents:
+  case:
+    model: {provider: replay, script: support.replay.yaml}
+    tools: [instance_state]
+    state: {schema: {type: object}}
+  plain:
+    model: {provider: replay, script: support.replay.yaml}
+    tools: [instance_state]
+`
+	_, err := Parse("agentrt.yaml", []byte(src), dir, Options{Builtins: builtins})
+	if err == nil {
+		t.Fatal("Parse: no error")
+	}
+	want := []string{`agentrt.yaml:8:13: agent "plain" lists tool "instance_state", which only an agent with a state section has; add state or remove it`}
+	if diff := cmp.Diff(want, errorLines(t, err, dir)); diff != "" {
+		t.Errorf("errors mismatch (-want +got):\n%s", diff)
+	}
+}

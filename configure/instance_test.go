@@ -19,14 +19,15 @@ import (
 )
 
 // instanceFile writes an agentrt.yaml with the agent "case", whose state
-// has a migrate tool, followed by extra (a schedules section, say); it
-// returns the file's path.
+// has a migrate tool (and which lists instance_state, as it may),
+// followed by extra (a schedules section, say); it returns the file's
+// path.
 func instanceFile(t *testing.T, dir, extra string) string {
 	t.Helper()
 	files := map[string]string{
 		"s.replay.yaml": "responses: [{text: hi}, {text: again}]\n",
 		"migrate.sh":    "#!/bin/sh\necho '{}'\n",
-		"agentrt.yaml": "agents:\n  case:\n    model: {provider: replay, script: s.replay.yaml}\n    tools: [migrate]\n" +
+		"agentrt.yaml": "agents:\n  case:\n    model: {provider: replay, script: s.replay.yaml}\n    tools: [migrate, instance_state]\n" +
 			"    state:\n      version: 2\n      schema: {type: object, properties: {status: {enum: [new, open]}}}\n" +
 			"      initial: {status: new}\n      migrate: migrate\n" +
 			"tools:\n  migrate:\n    input_schema: {type: object}\n    command: [./migrate.sh]\n" + extra,
