@@ -337,6 +337,10 @@ type Agent struct {
 	// Subagents are the agents this one may delegate to, in file order;
 	// nil when none.
 	Subagents []*SubagentUse
+	// State is the schema of the durable state of the agent's named
+	// instances; nil when the file has no state key (the agent has no
+	// instances).
+	State *State
 }
 
 // AgentMemory is an agent's memory section.

@@ -20,7 +20,7 @@ var (
 	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation", "webhooks", "schedules", "workflows"}
 	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
 	agentMemoryKeys = []string{"inject"}
-	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents"}
+	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents", "state"}
 	toolKeys        = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
 	annotationKeys  = []string{"read_only", "destructive", "idempotent"}
 )
@@ -70,6 +70,7 @@ type decoder struct {
 	subRefs    []subagentRef
 	schedRefs  []scheduleRef
 	stepAgents []stepAgentRef
+	stateRefs  []stateRef
 	policyUses []policyUse
 	errs       Errors
 }
@@ -193,6 +194,7 @@ func (d *decoder) decode(data []byte) *File {
 	d.checkRefs(f)
 	d.checkMCPRefs(f)
 	d.checkSubagents(f)
+	d.checkStates(f)
 	d.checkSchedules(f)
 	d.checkWorkflowAgents(f)
 	d.resolveModels(f)
@@ -231,6 +233,12 @@ func (d *decoder) checkRefs(f *File) {
 	known = append(known, d.builtins...)
 	for _, r := range d.refs {
 		if f.Tools[r.tool] != nil || slices.Contains(d.builtins, r.tool) {
+			continue
+		}
+		if r.tool == InstanceStateTool {
+			if a := f.Agents[r.agent]; a == nil || a.State == nil {
+				d.errorAt(r.pos, "agent %q lists tool %q, which only an agent with a state section has; add state or remove it", r.agent, r.tool)
+			}
 			continue
 		}
 		d.errorAt(r.pos, "agent %q lists tool %q, which is neither declared under tools nor a builtin%s",
@@ -362,6 +370,8 @@ func (d *decoder) agent(ae yamlpos.Field) *Agent {
 			d.agentMemory(f, where, &a.Memory)
 		case "subagents":
 			a.Subagents = d.subagents(f, name, where)
+		case "state":
+			a.State = d.agentState(f, name, where)
 		default:
 			d.unknownKey(f, where, agentKeys)
 		}

@@ -109,6 +109,23 @@
 //	    params: {team: support}
 //	    webhook: digest
 //
+// # Named instances
+//
+// An agent's state key gives its named instances a durable state: the
+// JSON Schema it must match (a YAML mapping), the initial state, and once
+// the version rises above 1 the command tool that migrates older states.
+// A schedule's instance key makes a named instance own the schedule; the
+// instance must exist when the runtime starts:
+//
+//	agents:
+//	  case:
+//	    state:
+//	      version: 1
+//	      schema: {type: object, properties: {status: {enum: [new, open, closed]}}, required: [status]}
+//	      initial: {status: new}
+//	schedules:
+//	  - {name: follow-up, agent: case, instance: case/4711, every: 24h, input: "Follow up on {{.Name}}"}
+//
 // # Policy
 //
 // An optional policy section turns on the policy kernel: without it every

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -84,6 +85,10 @@ type Schedule struct {
 	// Webhook names the webhook each fire's result goes to; empty when
 	// none.
 	Webhook string
+	// Instance names the named instance that owns the schedule: its fires
+	// are turns of the instance's session. Empty when none. The instance
+	// must exist when the runtime starts.
+	Instance string
 }
 
 // PreRun is a schedule's pre-run script: a command tool of its agent and
@@ -97,7 +102,7 @@ type PreRun struct {
 var (
 	webhookKeys  = []string{"url", "secret_env", "allow_private", "max_attempts", "timeout"}
 	scheduleKeys = []string{"name", "agent", "cron", "time_zone", "every", "at", "start", "input", "params", "input_schema",
-		"model", "tools", "inactivity_timeout", "overlap", "catchup_window", "pause_after_failures", "pre_run", "webhook"}
+		"model", "tools", "inactivity_timeout", "overlap", "catchup_window", "pause_after_failures", "pre_run", "webhook", "instance"}
 	preRunKeys = []string{"tool", "input"}
 	// kindKeys are the keys that decide a schedule's kind.
 	kindKeys = []string{"cron", "every", "at"}
@@ -115,8 +120,9 @@ const (
 type scheduleRef struct {
 	s     *Schedule
 	where string
-	// Positions of the values of agent, model, pre_run.tool and webhook.
-	agentPos, modelPos, preRunPos, webhookPos yamlpos.Pos
+	// Positions of the values of agent, model, pre_run.tool, webhook and
+	// instance.
+	agentPos, modelPos, preRunPos, webhookPos, instancePos yamlpos.Pos
 }
 
 // webhooks decodes the webhooks section.
@@ -363,6 +369,14 @@ func (d *decoder) schedule(v *yamlpos.Value, i int) (scheduleRef, yamlpos.Pos) {
 			if w, st := d.str(f, label); st == valOK {
 				s.Webhook, r.webhookPos = w, f.Value().Pos
 			}
+		case "instance":
+			if in, st := d.str(f, label); st == valOK {
+				if msg := instanceNameProblem(in); msg != "" {
+					d.errorAt(f.Value().Pos, "%s: %q %s", label, in, msg)
+					continue
+				}
+				s.Instance, r.instancePos = in, f.Value().Pos
+			}
 		default:
 			d.unknownKey(f, where, scheduleKeys)
 		}
@@ -523,10 +537,31 @@ func (d *decoder) checkSchedules(f *File) {
 				d.errorAt(r.preRunPos, "tool %q in pre_run in %s is not in the tools of agent %q; add it there", p.Tool, r.where, s.Agent)
 			}
 		}
+		if a != nil && s.Instance != "" && a.State == nil {
+			d.errorAt(r.instancePos, "instance %q in %s needs agent %q to have a state section: only an agent with a state has named instances", s.Instance, r.where, s.Agent)
+		}
 		if s.Webhook != "" && f.Webhooks[s.Webhook] == nil {
 			d.errorAt(r.webhookPos, "webhook %q in %s is not a webhook under webhooks%s", s.Webhook, r.where, didYouMean(s.Webhook, hooks))
 		}
 	}
+}
+
+// instanceNamePattern is what an instance's name must match, as the
+// runtime's.
+var instanceNamePattern = regexp.MustCompile(`^[A-Za-z0-9/_.:-]{1,200}$`)
+
+// instanceNameProblem says what is wrong with an instance's name, as the
+// runtime checks it; "" when nothing.
+func instanceNameProblem(name string) string {
+	switch {
+	case !instanceNamePattern.MatchString(name):
+		return "is not 1 to 200 letters, digits, '/', '_', '-', '.' or ':'"
+	case strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/"):
+		return "must not begin or end with '/'"
+	case strings.Contains(name, ".."):
+		return "must not contain '..'"
+	}
+	return ""
 }
 
 // sortedNames returns m's keys, sorted.

@@ -136,6 +136,7 @@ func FromFile(f *config.File) (agentrt.Config, error) {
 			Sandbox:           sandboxProfile(a.Sandbox),
 			MCP:               mcpUses(a),
 			Subagents:         subagentUses(a),
+			State:             stateSchema(a.State),
 		}
 		if cp := a.Context; cp != nil {
 			p := &agentrt.ContextPolicy{WindowTokens: cp.WindowTokens, CompactAt: cp.CompactAt, KeepRecentTurns: cp.KeepRecentTurns, Strategy: cp.Strategy}
@@ -162,6 +163,14 @@ func subagentUses(a *config.Agent) []agentrt.SubagentUse {
 		})
 	}
 	return out
+}
+
+// stateSchema copies an agent's state section; nil when it has none.
+func stateSchema(s *config.State) *agentrt.StateSchema {
+	if s == nil {
+		return nil
+	}
+	return &agentrt.StateSchema{Version: s.Version, Schema: s.Schema, Initial: s.Initial, Migrate: s.Migrate}
 }
 
 // durabilityFromFile copies the durability section.

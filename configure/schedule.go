@@ -36,7 +36,8 @@ func webhooksFromFile(f *config.File, cfg *agentrt.Config) error {
 // schedulesFromFile turns the file's schedules into the runtime's
 // declared schedules. The runtime checks, when it starts, what the file
 // could not (the input template, the tools of the agent); its errors name
-// the schedule.
+// the schedule. A schedule's instance must exist by then: the runtime
+// refuses to start with a declared schedule of an unknown instance.
 func schedulesFromFile(f *config.File, cfg *agentrt.Config) {
 	for _, s := range f.Schedules {
 		spec := apitype.ScheduleSpec{
@@ -45,7 +46,7 @@ func schedulesFromFile(f *config.File, cfg *agentrt.Config) {
 			Input: s.Input, Params: s.Params, InputSchema: s.InputSchema,
 			Model: s.Model, Tools: s.Tools, InactivityTimeout: duration(s.InactivityTimeout),
 			Overlap: s.Overlap, CatchupWindow: duration(s.CatchupWindow), PauseAfterFailures: s.PauseAfterFailures,
-			Webhook: s.Webhook,
+			Webhook: s.Webhook, Instance: s.Instance,
 		}
 		if p := s.PreRun; p != nil {
 			spec.PreRun = &apitype.PreRunSpec{Tool: p.Tool, Input: p.Input}
