@@ -133,6 +133,15 @@ func (rt *Runtime) declareSchedules(ctx context.Context) error {
 			return fmt.Errorf("reading schedule %s: %w", spec.Name, err)
 		}
 		if len(got) == 0 {
+			if spec.Instance != "" {
+				// A declared instance's schedule makes its instance (with the
+				// agent's initial state) when it has none yet.
+				if _, err := rt.instanceByName(ctx, runtype.Owner{}, spec.Instance); errors.Is(err, apitype.ErrNotFound) {
+					if _, err := rt.createInstance(ctx, ownerOrDefault(runtype.Owner{}), spec.Instance, spec.Agent); err != nil {
+						return fmt.Errorf("schedule %s: instance %s: %w", spec.Name, spec.Instance, err)
+					}
+				}
+			}
 			if _, err := rt.createSchedule(ctx, &apitype.CreateScheduleParams{ScheduleSpec: spec, IdempotencyKey: key}); err != nil {
 				return fmt.Errorf("schedule %s: %w", spec.Name, err)
 			}

@@ -3,10 +3,8 @@ package configure_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -64,9 +62,9 @@ func TestStateFromFile(t *testing.T) {
 }
 
 // TestDeclaredInstanceSchedule: a declared schedule of an instance that
-// does not exist stops the start with an error naming the schedule; once
-// an event created the instance, the same file starts, and the schedule
-// runs on the instance's session.
+// does not exist makes the instance when the runtime starts (its agent's
+// initial state); an event to it later finds the same instance, and the
+// schedule runs on the instance's session.
 func TestDeclaredInstanceSchedule(t *testing.T) {
 	dir := t.TempDir()
 	declared := "schedules:\n  - {name: follow-up, agent: case, instance: case/4711, every: 24h, input: \"Follow up on {{.Name}}\"}\n"
@@ -87,16 +85,23 @@ func TestDeclaredInstanceSchedule(t *testing.T) {
 		})
 		return rt, rt.Start(context.Background())
 	}
-	_, err := start(declared)
-	if !errors.Is(err, apitype.ErrNotFound) || !strings.Contains(err.Error(), "schedule follow-up") || !strings.Contains(err.Error(), "case/4711") {
-		t.Fatalf("starting with the schedule of an unknown instance: %v, want not found naming schedule follow-up and case/4711", err)
+	rt, err := start(declared)
+	if err != nil {
+		t.Fatalf("starting with the schedule of a new instance: %v", err)
+	}
+	ctx := context.Background()
+	made, err := rt.GetInstance(ctx, &apitype.GetInstanceParams{Name: "case/4711"})
+	if err != nil || made.Agent != "case" {
+		t.Fatalf("the declared schedule's instance: %+v, %v", made, err)
+	}
+	if err := rt.Stop(ctx); err != nil {
+		t.Fatal(err)
 	}
 
-	rt, err := start("")
+	rt, err = start("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	sent, err := rt.SendInstanceEvent(ctx, &apitype.SendInstanceEventParams{Name: "case/4711", Agent: "case", Type: "opened"})
 	if err != nil {
 		t.Fatal(err)
