@@ -338,18 +338,19 @@ func TestScheduleOverrideTools(t *testing.T) {
 // is triggered by hand.
 func TestScheduleOverrideInactivityTimeout(t *testing.T) {
 	t.Parallel()
-	bl := &blocker{started: make(chan struct{}, 1)}
+	g := newFireGate()
 	b := &schedBench{rt: startTree(t, agentrt.Config{
-		Agents:            map[string]*agentrt.Agent{"worker": {Provider: bl}},
+		Agents:            map[string]*agentrt.Agent{"worker": {Provider: g}},
 		InactivityTimeout: time.Hour,
 		// The heartbeat checks the limit on its ticks, every third of this.
 		LeaseTTL: 150 * time.Millisecond,
 	}).rt}
+	t.Cleanup(func() { close(g.open) }) // before Stop, should the limit not hold
 	s := b.create(t, apitype.ScheduleSpec{Agent: "worker", Kind: "interval", Every: "24h", Input: "hang", InactivityTimeout: "300ms"})
 	if _, err := b.rt.TriggerSchedule(context.Background(), &apitype.TriggerScheduleParams{ScheduleID: s.ScheduleID}); err != nil {
 		t.Fatal(err)
 	}
-	<-bl.started
+	<-g.started
 	f := b.fires(t, s, "the fire to end", func(fs []apitype.FireRead) bool { return len(fs) == 1 && fs[0].Status != runtype.FireRunning })[0]
 	if f.Status != runtype.FireFailed {
 		t.Errorf("fire %s (%s), want failed", f.Status, f.Reason)
