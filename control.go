@@ -357,6 +357,13 @@ func (rt *Runtime) RetryTask(ctx context.Context, p *apitype.TaskControlParams) 
 		return task.Status, fmt.Errorf("%w: task %s is %s; only a failed, cancelled, timed out, lost, blocked or retrying task can be retried",
 			apitype.ErrConflict, task.ID, task.Status)
 	}
+	if task.FireID != "" && task.Status != runtype.StatusBlocked && task.Status != runtype.StatusRetrying {
+		// Its schedule recorded how the fire ended (and its pre-run
+		// script's verdict is part of its start): a fire runs again as a
+		// new fire, which runs the script again.
+		return task.Status, fmt.Errorf("%w: task %s is fire %s of schedule %s, which has ended; trigger the schedule to run it again",
+			apitype.ErrConflict, task.ID, task.FireID, task.ScheduleID)
+	}
 	// Its thread's conversation has moved on if another turn is open: a
 	// retry now would run two turns of one thread at once.
 	open, err := rt.openTasks(ctx, task.TenantID, task.SessionID, task.ThreadID)

@@ -3,6 +3,7 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,6 +191,11 @@ func TestSchedulePreRunFails(t *testing.T) {
 			}
 			if task := b.task(t, f.TaskID); task.Status != runtype.StatusFailed || task.StatusReason != runtype.ReasonPreRunFailed {
 				t.Errorf("task %s (%s), want failed (pre_run_failed)", task.Status, task.StatusReason)
+			}
+			// Retrying the fire's task would run the model without the
+			// script's verdict: a fire runs again by a trigger.
+			if _, err := b.rt.RetryTask(context.Background(), &apitype.TaskControlParams{TaskID: f.TaskID}); !errors.Is(err, apitype.ErrConflict) {
+				t.Errorf("retrying the failed fire's task: %v, want a conflict", err)
 			}
 			h := hookOf(t, b, s, f.TurnID)
 			if p := h.Payload.(*event.HookPayload); h.Type != event.HookFailed || p.ErrorCategory != string(tc.kind) {
