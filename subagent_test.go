@@ -740,14 +740,33 @@ func TestSubagentHooks(t *testing.T) {
 // one declaration at once; a call past it is refused, the others run.
 func TestSubagentMaxParallel(t *testing.T) {
 	t.Parallel()
+	// The children answer only once the parent's hop is over, so the
+	// first two are still working when the third call is decided.
+	hold := &heldEcho{prefix: "found: ", release: make(chan struct{})}
 	tr := startTree(t, agentrt.Config{Agents: map[string]*agentrt.Agent{
 		"triage": {Provider: delegator("lookup", "one", "two", "three"), Subagents: []agentrt.SubagentUse{{Agent: "lookup", AsTool: "lookup", MaxParallel: 2}}},
-		"lookup": {Provider: echo("found: ")},
+		"lookup": {Provider: hold},
 	}})
-	res, err := tr.rt.SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
+	ctx := context.Background()
+	res, err := tr.rt.SubmitTurn(ctx, &apitype.SubmitTurnParams{Agent: "triage", Input: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	sub, err := tr.rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: res.SessionID, TurnID: res.TurnID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == event.TaskWaiting {
+			break
+		}
+	}
+	sub.Close()
+	close(hold.release)
 	turn := waitEnd(t, tr.rt, res.SessionID, res.TurnID)
 	want := "parent: found: one | found: two | delegation refused: 2 lookup subagents of this task are still working, the most it may run at once; call again when one has finished"
 	if turn.Status != runtype.StatusCompleted || turn.Result != want {
@@ -824,6 +843,23 @@ func TestCancelParentCancelsChildren(t *testing.T) {
 	child := waitEnd(t, tr.rt, res.SessionID, subs[0].TurnID)
 	if child.Status != runtype.StatusCancelled {
 		t.Errorf("child %s, want cancelled with its parent", child.Status)
+	}
+}
+
+// heldEcho answers like echo once release is closed.
+type heldEcho struct {
+	prefix  string
+	release chan struct{}
+}
+
+func (h *heldEcho) Info() model.Info { return model.Info{Kind: "replay", Model: "held"} }
+
+func (h *heldEcho) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	select {
+	case <-h.release:
+		return &model.Response{Text: h.prefix + lastUser(req)}, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
 	}
 }
 
