@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -129,6 +131,10 @@ type SchedulesResult struct {
 	GoAtPeakMB    float64 `json:"go_at_peak_mb"`
 	PeakHeapMB    float64 `json:"peak_heap_mb"`
 	MaxGoroutines int     `json:"max_goroutines"`
+	// Warnings and errors the runtime logged from the due moment to the
+	// end, by message: a fire that found the queue full (the runtime's
+	// MaxQueuedPerTenant) warns and waits for the scheduler's next poll.
+	Logged map[string]int `json:"logged,omitempty"`
 	// Commits and writes of the store's writer, and events, from the due
 	// moment to the end, per schedule.
 	CommitsPerFire float64 `json:"commits_per_fire"`
@@ -166,8 +172,9 @@ func Schedules(ctx context.Context, o SchedulesOptions) (*SchedulesResult, error
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
 	}
-	m := &firedModel{}
+	m, logs := &firedModel{}, &logCounter{}
 	cfg := agentrt.Config{
+		Logger:             slog.New(logs),
 		Agents:             map[string]*agentrt.Agent{"bench": {Provider: m}},
 		MaxQueued:          o.MaxQueued,
 		MaxQueuedPerTenant: o.MaxQueued,
@@ -217,6 +224,7 @@ func Schedules(ctx context.Context, o SchedulesOptions) (*SchedulesResult, error
 		defer pprof.StopCPUProfile()
 	}
 	cpu0 := cpuTime()
+	logs.start()
 	samples := sampleMemory()
 
 	// While timed, only the model's calls are watched (a subscriber
@@ -275,6 +283,7 @@ func Schedules(ctx context.Context, o SchedulesOptions) (*SchedulesResult, error
 		WritesPerFire:   float64(h1.Store.Writer.Writes-h0.Store.Writer.Writes) / n,
 		EventsPerFire:   float64(h1.Store.LastCursor-h0.Store.LastCursor) / n,
 		SetupS:          setup.Seconds(),
+		Logged:          logs.counts(),
 		Versions:        versions(),
 	}
 	res.FiredOK = res.Fired == o.N && w.allFired <= SchedulesTargetFired
@@ -368,6 +377,39 @@ func watchFires(ctx context.Context, sub *agentrt.Subscription, ids map[string]b
 		w.allEnded = max(w.allEnded, at)
 	}
 	return w, nil
+}
+
+// logCounter is a slog.Handler that counts the warnings and errors
+// logged, by message, once started.
+type logCounter struct {
+	on atomic.Bool
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (h *logCounter) start() { h.on.Store(true) }
+
+func (h *logCounter) Enabled(_ context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.on.Load()
+}
+
+func (h *logCounter) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n == nil {
+		h.n = map[string]int{}
+	}
+	h.n[r.Level.String()+": "+r.Message]++
+	return nil
+}
+
+func (h *logCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logCounter) WithGroup(string) slog.Handler      { return h }
+
+func (h *logCounter) counts() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.n)
 }
 
 // memSampler samples the process's RSS, Go heap and goroutines every
