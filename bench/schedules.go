@@ -354,8 +354,8 @@ func watchFires(ctx context.Context, sub *agentrt.Subscription, ids map[string]b
 		}
 		if ctx.Err() != nil {
 			// Past the deadline: what is committed already.
-			w.timedOut = true
 			if e, err = sub.TryNext(context.WithoutCancel(ctx)); e == nil && err == nil {
+				w.timedOut = true
 				return w, nil
 			}
 		}
