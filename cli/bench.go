@@ -31,7 +31,7 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd(), newBenchMCPCmd(), newBenchMemoryCmd(), newBenchDelegationCmd())
+	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd(), newBenchMCPCmd(), newBenchMemoryCmd(), newBenchDelegationCmd(), newBenchSchedulesCmd())
 	return cmd
 }
 
@@ -269,6 +269,58 @@ exit code is 1). The one-dash spelling of the flags (-variant sqlite) works too.
 	fl.IntVarP(&o.W, "warmup", "w", 5, "warm-up turns of each phase")
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
 	fl.BoolVar(&check, "check", false, fmt.Sprintf("exit 1 unless commits_per_delegation_median ≤ %d", bench.DelegationTarget))
+	return cmd
+}
+
+func newBenchSchedulesCmd() *cobra.Command {
+	o := bench.SchedulesOptions{ProcessStart: processStart}
+	var cpuprofile string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "schedules [--variant sqlite|mem] [-n 10000] [--dir PARENT_TMP] [--check] [--cpuprofile FILE]",
+		Short: "Measure how fast one runtime fires N schedules due at the same moment, and its RSS",
+		Long: `Create N once schedules of an agent that answers at once (docs/benchmarks.md, "Schedules"),
+in parallel, all due at the same whole second (--lead after the creation starts; default 5s
+plus 2ms per schedule), then wait on the real clock while the runtime's scheduler fires them
+and its workers run the fires. Measured from the due moment: when each fire started
+(job.item.started), when its run called the model, when every fire was seen started and
+seen completed; the process's peak RSS over the creation and over the firing, and the Go
+heap. Prints exactly one line:
+RESULT {"bench":"schedules","variant":…,"N":…,"fire_p99_ms":…,"all_fired_s":…,"peak_rss_mb":…,"fired_ok":…,"rss_ok":…}
+The targets (issue 20): every fire started within 60 s, peak RSS under 100 MB. A missed
+target is reported, not an error, unless --check is given (then the exit code is 1). The
+one-dash spelling of the flags (-variant sqlite -check) works too.`,
+		Example:     `  agentrt bench schedules -n 10000 --check`,
+		Annotations: map[string]string{singleDash: "true"},
+		Args:        cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
+			res, err := runBench(cmd, cpuprofile, &o.CPUProfile, func(ctx context.Context) (*bench.SchedulesResult, error) { return bench.Schedules(ctx, o) })
+			if err != nil {
+				return err
+			}
+			if err := printResult(cmd, res); err != nil {
+				return err
+			}
+			if check && !res.Pass() {
+				return &exitError{code: ExitFailed, err: fmt.Errorf("targets missed: %d of %d fired, the last after %.1f s (target: all within %.0f s); peak RSS %.1f MB (target < %d)",
+					res.Fired, res.N, res.AllFiredS, bench.SchedulesTargetFired.Seconds(), max(res.CreateRSSMB, res.PeakRSSMB), bench.SchedulesTargetRSSMB)}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Variant, "variant", "sqlite", "sqlite or mem")
+	fl.IntVarP(&o.N, "schedules", "n", 10000, "schedules, all due at the same moment")
+	fl.DurationVar(&o.Lead, "lead", 0, "how long after the creation starts they are due (default 5s + 2ms per schedule)")
+	fl.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait, from the due moment, for every fire to start and end")
+	fl.IntVar(&o.MaxQueued, "max-queued", 0, "the runtime's queue bounds, of the runtime and of a tenant (default: the runtime's, 10000 and 1000)")
+	fl.IntVar(&o.Runs, "runs", 0, "the runtime's MaxConcurrentRuns (default: the runtime's, 64)")
+	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
+	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the firing to this file")
+	fl.BoolVar(&check, "check", false, fmt.Sprintf("exit 1 unless every fire started within %.0f s and peak RSS < %d MB", bench.SchedulesTargetFired.Seconds(), bench.SchedulesTargetRSSMB))
 	return cmd
 }
 

@@ -223,6 +223,32 @@ func TestBenchDelegation(t *testing.T) {
 	}
 }
 
+// TestBenchSchedules runs the schedules benchmark small through the
+// command: its one RESULT line says every schedule fired and completed.
+func TestBenchSchedules(t *testing.T) {
+	t.Parallel()
+	r := runOK(t, "", "bench", "schedules", "-variant", "sqlite", "-n", "5", "-lead", "2s", "-dir", t.TempDir())
+	line, ok := strings.CutPrefix(strings.TrimSuffix(r.stdout, "\n"), "RESULT ")
+	if !ok || strings.Contains(line, "\n") {
+		t.Fatalf("stdout = %q, want exactly one RESULT line", r.stdout)
+	}
+	var res struct {
+		Bench, Variant string
+		N              int
+		Fired          int     `json:"fired"`
+		Completed      int     `json:"completed"`
+		AllFiredS      float64 `json:"all_fired_s"`
+		FiredOK        bool    `json:"fired_ok"`
+		PeakRSSMB      float64 `json:"peak_rss_mb"`
+	}
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatalf("RESULT is not JSON: %v", err)
+	}
+	if res.Bench != "schedules" || res.Variant != "sqlite" || res.N != 5 || res.Fired != 5 || res.Completed != 5 || !res.FiredOK || res.AllFiredS <= 0 || res.PeakRSSMB <= 0 {
+		t.Errorf("RESULT = %+v, want 5 sqlite schedules fired and completed within the target", res)
+	}
+}
+
 // TestBenchSessionAndStoreReject: bad options of bench session and bench
 // store are usage errors (exit 2) that say what is wrong, and run nothing.
 func TestBenchSessionAndStoreReject(t *testing.T) {
@@ -241,6 +267,8 @@ func TestBenchSessionAndStoreReject(t *testing.T) {
 		{"store extra argument", []string{"store", "now"}, `unknown command "now"`},
 		{"delegation variant", []string{"delegation", "--variant", "pg"}, `variant "pg" (want mem or sqlite)`},
 		{"delegation no turns", []string{"delegation", "-n", "0"}, "need --turns ≥ 1"},
+		{"schedules variant", []string{"schedules", "--variant", "pg"}, `variant "pg" (want mem or sqlite)`},
+		{"schedules none", []string{"schedules", "-n", "0"}, "need -n ≥ 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
