@@ -469,6 +469,11 @@ func (t *tick) start(f *runtype.Fire) error {
 	}
 	turn, task := rt.childTurn(t.b, spec, fresh)
 	turn.Overrides = overridesOf(s)
+	// A fire is not held back by the tenant's queue limit: the schedule's
+	// overlap policy bounds its fires, and one refused for room would
+	// wait for the next poll and could be missed (the catch-up window
+	// runs meanwhile).
+	t.b.Admit = nil
 	f.Status, f.ThreadID, f.TurnID, f.TaskID, f.UpdatedAt = runtype.FireRunning, spec.threadID, turn.ID, task.ID, t.now
 	t.b.Fires = append(t.b.Fires, f)
 	t.b.Events = append(t.b.Events, t.fireEvent(event.JobItemStarted, f, ""))

@@ -28,6 +28,9 @@ import (
 type schedBench struct {
 	rt    *agentrt.Runtime
 	clock *fakeClock
+	// others are more runtimes on the same store: a subscription sees
+	// only its own process's writes, so waits watch them all.
+	others []*agentrt.Runtime
 }
 
 func startSched(t *testing.T, start time.Time, cfg agentrt.Config) *schedBench {
@@ -62,11 +65,37 @@ func (b *schedBench) fires(t *testing.T, s *apitype.ScheduleRead, what string, o
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sub, err := b.rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: s.SessionID})
-	if err != nil {
-		t.Fatal(err)
+	events := make(chan []byte)
+	var watchers sync.WaitGroup
+	defer watchers.Wait()
+	defer cancel()
+	for _, rt := range append([]*agentrt.Runtime{b.rt}, b.others...) {
+		sub, err := rt.Subscribe(ctx, &apitype.SubscribeParams{SessionID: s.SessionID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		watchers.Add(1)
+		go func() {
+			defer watchers.Done()
+			defer sub.Close()
+			for {
+				e, err := sub.Next(ctx)
+				if err != nil {
+					return
+				}
+				raw, err := e.JSON()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				select {
+				case events <- raw:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
 	}
-	defer sub.Close()
 	var last []apitype.FireRead
 	for {
 		page, err := b.rt.ListFires(ctx, &apitype.ListFiresParams{ScheduleID: s.ScheduleID, Limit: 500})
@@ -76,15 +105,12 @@ func (b *schedBench) fires(t *testing.T, s *apitype.ScheduleRead, what string, o
 		if last = page.Fires; ok(last) {
 			return last
 		}
-		e, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatalf("waiting for %s: %v; fires: %s", what, err, fireSummary(last))
+		select {
+		case raw := <-events:
+			spectest.Event(t, raw)
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v; fires: %s", what, context.Cause(ctx), fireSummary(last))
 		}
-		raw, err := e.JSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		spectest.Event(t, raw)
 	}
 }
 
@@ -425,7 +451,7 @@ func TestScheduleExactlyOnce(t *testing.T) {
 		// and a write a busy file refused is taken up again).
 		rts[i] = startTree(t, agentrt.Config{DataDir: dir, Now: clock.Now, PollInterval: 50 * time.Millisecond, Agents: agents()}).rt
 	}
-	b := &schedBench{rt: rts[0], clock: clock}
+	b := &schedBench{rt: rts[0], clock: clock, others: rts[1:]}
 	const n = 20
 	var scheds []*apitype.ScheduleRead
 	for i := range n {

@@ -82,6 +82,11 @@ func TestReadModelPlans(t *testing.T) {
 		{"jobs of a task", qJobList + jobParent + jobSession, "jobs_parent (tenant_id=? AND parent_task_id=?)", false},
 		{"items of a job", qJobItemList, "PRIMARY KEY (job_id=? AND idx>?)", false},
 		{"items of a job in some statuses", qJobItemList + itemStatuses, "job_items_status (job_id=? AND status=?", true},
+		// A dispatcher's look for due tasks reads them in index order and
+		// stops at its limit, started ones first: a long queue is never
+		// read whole.
+		{"due tasks that started", qTaskListDue + dueStarted, "SEARCH k USING INDEX tasks_due_started (due_at<?)", false},
+		{"due tasks, new", qTaskListDue, "SEARCH k USING INDEX tasks_due (due_at<?)", false},
 		// A poll for due schedules costs what it returns: a range of
 		// schedules_due, which holds only schedules with a next check.
 		{"due schedules", qScheduleListDue, "SEARCH schedules USING INDEX schedules_due (next_check_at<?)", false},

@@ -73,8 +73,8 @@ const (
 	qTaskUpdate           = qTaskRelease + 1 // 8 variants: updateDue | updateControl | updateQueued
 	qTaskListThread       = qTaskUpdate + 8
 	qTaskListThreadOpen   = qTaskListThread + 1
-	qTaskListDue          = qTaskListThreadOpen + 1
-	qTaskCount            = qTaskListDue + 1 // 2 variants: countAllTenants
+	qTaskListDue          = qTaskListThreadOpen + 1 // 2 variants: dueStarted
+	qTaskCount            = qTaskListDue + 2        // 2 variants: countAllTenants
 	qTaskCountQueued      = qTaskCount + 2   // 2 variants: countAllTenants
 	qTaskQueueCount       = qTaskCountQueued + 2
 	qTaskQueueOldest      = qTaskQueueCount + 1
@@ -135,6 +135,8 @@ const (
 // Filter bits of the statement variants.
 const (
 	claimAlone = 1
+
+	dueStarted = 1 // the due tasks that started
 
 	sessionBefore = 1
 	sessionFilter = 2 // principal, agent, created since, created until
@@ -552,12 +554,13 @@ func buildQueries() [numQueries]string {
 	q[qTaskListThreadOpen] = `SELECT ` + taskCols + ` FROM tasks INDEXED BY tasks_open
 		WHERE thread_id = ? AND session_id = ? AND tenant_id = ? AND status NOT IN (` + closedStatuses + `) ORDER BY created_at, id`
 	// A queued task waits for the open tasks queued before it in its
-	// thread. tasks_due yields the candidates in order, so the statement
-	// stops after Limit of them; tasks_open finds a queued candidate's
-	// open predecessors.
-	q[qTaskListDue] = `SELECT ` + taskCols + ` FROM tasks AS k INDEXED BY tasks_due
-		WHERE due_at <> 0 AND due_at <= ? AND ((status <> '` + string(runtype.StatusQueued) + `' AND current_run_id <> '')
-			OR control = '` + string(runtype.ControlCancel) + `' OR NOT EXISTS (
+	// thread; tasks_open finds a queued candidate's open predecessors.
+	// Due tasks that started (a resume, a retry, a lost worker's) come
+	// before new ones: they are read first, from tasks_due_started, then
+	// the new ones from tasks_due, each index yielding its candidates in
+	// order, so each statement stops after its Limit (a long queue of new
+	// tasks is never read whole, nor sorted).
+	waits := ` OR control = '` + string(runtype.ControlCancel) + `' OR NOT EXISTS (
 			SELECT 1 FROM tasks AS o INDEXED BY tasks_open
 			WHERE o.thread_id = k.thread_id AND o.tenant_id = k.tenant_id AND o.id <> k.id
 				AND o.status NOT IN (` + closedStatuses + `)
@@ -566,8 +569,13 @@ func buildQueries() [numQueries]string {
 					-- submission's commit, so a submission that read the
 					-- thread idle just before, committed after, is queued
 					-- before it and must still wait for it.
-					OR o.current_run_id <> '' OR o.lease_owner <> '')))
-		ORDER BY current_run_id = '', due_at, queued_at, id LIMIT ?`
+					OR o.current_run_id <> '' OR o.lease_owner <> '')))`
+	q[qTaskListDue] = `SELECT ` + taskCols + ` FROM tasks AS k INDEXED BY tasks_due
+		WHERE due_at <> 0 AND due_at <= ? AND current_run_id = '' AND (0` + waits + `
+		ORDER BY due_at, queued_at, id LIMIT ?`
+	q[qTaskListDue+dueStarted] = `SELECT ` + taskCols + ` FROM tasks AS k INDEXED BY tasks_due_started
+		WHERE due_at <> 0 AND current_run_id <> '' AND due_at <= ? AND (status <> '` + string(runtype.StatusQueued) + `'` + waits + `
+		ORDER BY due_at, queued_at, id LIMIT ?`
 	q[qTaskCount] = `SELECT count(*) FROM tasks WHERE tenant_id = ? AND status IN (SELECT value FROM json_each(?))`
 	q[qTaskCount+countAllTenants] = `SELECT count(*) FROM tasks WHERE status IN (SELECT value FROM json_each(?))`
 	// Admission counts queued tasks on every submission: triggers keep

@@ -174,9 +174,17 @@ func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (boo
 
 // TaskListDue lists the tasks of every tenant due at p.Now, in due order.
 func (r reader) TaskListDue(ctx context.Context, p *store.TaskListDueParams) ([]*runtype.Task, error) {
-	ts, err := list(ctx, r, scanTask, qTaskListDue, nanos(p.Now), store.ClampLimit(p.Limit))
+	limit := store.ClampLimit(p.Limit)
+	ts, err := list(ctx, r, scanTask, qTaskListDue+dueStarted, nanos(p.Now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing due tasks: %w", err)
+	}
+	if len(ts) < limit {
+		more, err := list(ctx, r, scanTask, qTaskListDue, nanos(p.Now), limit-len(ts))
+		if err != nil {
+			return nil, fmt.Errorf("listing due tasks: %w", err)
+		}
+		ts = append(ts, more...)
 	}
 	return ts, nil
 }
