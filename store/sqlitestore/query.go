@@ -75,7 +75,7 @@ const (
 	qTaskListThreadOpen   = qTaskListThread + 1
 	qTaskListDue          = qTaskListThreadOpen + 1 // 2 variants: dueStarted
 	qTaskCount            = qTaskListDue + 2        // 2 variants: countAllTenants
-	qTaskCountQueued      = qTaskCount + 2   // 2 variants: countAllTenants
+	qTaskCountQueued      = qTaskCount + 2          // 2 variants: countAllTenants
 	qTaskQueueCount       = qTaskCountQueued + 2
 	qTaskQueueOldest      = qTaskQueueCount + 1
 	qTaskInFlight         = qTaskQueueOldest + 1
