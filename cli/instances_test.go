@@ -139,8 +139,9 @@ func TestInstancesCommands(t *testing.T) {
 // TestWorkflowsCommands: on the workflow example, a run started with
 // --wait on a daemon rests waiting on its human step; it is listed and
 // shown the same on the data directory and on the daemon; resuming it
-// (it did not fail) exits 1; answering its human step lets it go on to its
-// timer, and cancelling it ends it.
+// (it did not fail) exits 1; agentrt approvals approve answers its human
+// step (approve or deny only) and names the run, which goes on to its
+// timer; cancelling it ends it.
 func TestWorkflowsCommands(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -212,8 +213,16 @@ func TestWorkflowsCommands(t *testing.T) {
 			}
 		}
 	}
-	if _, err := d.rt.RespondAction(ctx, &apitype.RespondActionParams{ActionID: ask.ActionID, Decision: runtype.DecisionApprove}); err != nil {
-		t.Fatal(err)
+	r = run(t, "", append([]string{"approvals", "approve", ask.ActionID, "--for-session"}, server...)...)
+	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "answer it with approve or deny") {
+		t.Errorf("approve --for-session of a workflow's question: exit %d, %q; want a usage error", r.code, r.stderr)
+	}
+	r = runOK(t, "", append([]string{"approvals", "approve", ask.ActionID, "--message", "tomorrow at nine"}, server...)...)
+	for _, want := range []string{"action " + ask.ActionID + " approved (approve by operator): Follow up on order 1042 tomorrow? · \"tomorrow at nine\"\n",
+		"workflow run " + run1.RunID + " goes on: agentrt workflows show " + run1.RunID + "\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("approvals approve of the human step does not say %q:\n%s", want, r.stdout)
+		}
 	}
 	next("the timer", func(e *event.Event) bool {
 		p, ok := e.Payload.(*event.JobPayload)
