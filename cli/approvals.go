@@ -415,6 +415,9 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 	if err != nil {
 		return actionErr(id, err)
 	}
+	if act.Type == runtype.ActionUserInput {
+		return respondWorkflowStep(cmd, b, owner, act, decision, f.message)
+	}
 	turn, err := b.WaitTurn(ctx, owner, act.TurnID, 0)
 	if err != nil {
 		return runtimeErr(err)
@@ -492,6 +495,55 @@ func respond(cmd *cobra.Command, f *respondFlags, verb string, args []string) er
 		return parkedForApproval(ctx, cmd, b, turn, false, again)
 	}
 	return exitFor(turn)
+}
+
+// respondWorkflowStep answers a workflow's human step: the answer is the
+// step's output, and the run goes on (in the daemon, or where the data
+// directory's work runs next). Only approve and deny answer it.
+func respondWorkflowStep(cmd *cobra.Command, b backend, owner runtype.Owner, act *apitype.ActionRead, decision, message string) error {
+	if decision != runtype.DecisionApprove && decision != runtype.DecisionDeny {
+		return usageErr("action %s is a workflow's question to a person: answer it with approve or deny (and --message), not %s", act.ActionID, decision)
+	}
+	res, err := b.RespondAction(commandContext(cmd), &apitype.RespondActionParams{
+		Owner: owner, ActionID: act.ActionID, Decision: decision, Message: message,
+	})
+	if err != nil {
+		return actionErr(act.ActionID, err)
+	}
+	a := res.Action
+	line := fmt.Sprintf("action %s %s (%s by %s): %s", a.ActionID, a.Status, a.Decision, a.ResolvedBy, oneLine(a.Prompt, 80))
+	if a.Message != "" {
+		line += fmt.Sprintf(" · %q", oneLine(a.Message, 80))
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, line)
+	if run := workflowRunOf(cmd, b, act); run != "" {
+		fmt.Fprintf(out, "workflow run %s goes on: agentrt workflows show %s\n", run, run)
+	}
+	return nil
+}
+
+// workflowRunOf is the id of the workflow run whose human step asked
+// act, or "" when it cannot be found.
+func workflowRunOf(cmd *cobra.Command, b backend, act *apitype.ActionRead) string {
+	p := &apitype.ListWorkflowsParams{SessionID: act.SessionID, Limit: maxListLimit}
+	for {
+		page, err := b.ListWorkflows(commandContext(cmd), p)
+		if err != nil {
+			return ""
+		}
+		for _, r := range page.Runs {
+			for _, s := range r.Steps {
+				if s.ActionID == act.ActionID {
+					return r.RunID
+				}
+			}
+		}
+		if page.NextAfterID == "" {
+			return ""
+		}
+		p.AfterID = page.NextAfterID
+	}
 }
 
 // actionErr reports what went wrong answering action id.

@@ -105,6 +105,18 @@ type backend interface {
 	RetryDelivery(ctx context.Context, p *apitype.FireParams) (*apitype.FireRead, error)
 	ScheduleOverview(ctx context.Context, p *apitype.ScheduleOverviewParams) (*apitype.ScheduleOverview, error)
 
+	GetInstance(ctx context.Context, p *apitype.GetInstanceParams) (*apitype.InstanceRead, error)
+	ListInstances(ctx context.Context, p *apitype.ListInstancesParams) (*apitype.InstanceList, error)
+	GetInstanceState(ctx context.Context, p *apitype.GetInstanceParams) (*apitype.InstanceState, error)
+	SetInstanceState(ctx context.Context, p *apitype.SetInstanceStateParams) (*apitype.InstanceState, error)
+	SendInstanceEvent(ctx context.Context, p *apitype.SendInstanceEventParams) (*apitype.SendInstanceEventResult, error)
+
+	StartWorkflow(ctx context.Context, p *apitype.StartWorkflowParams) (*apitype.WorkflowRead, error)
+	GetWorkflow(ctx context.Context, p *apitype.WorkflowParams) (*apitype.WorkflowRead, error)
+	ListWorkflows(ctx context.Context, p *apitype.ListWorkflowsParams) (*apitype.WorkflowsPage, error)
+	CancelWorkflow(ctx context.Context, p *apitype.WorkflowParams) (*apitype.WorkflowRead, error)
+	ResumeWorkflow(ctx context.Context, p *apitype.WorkflowParams) (*apitype.WorkflowRead, error)
+
 	VerifySession(ctx context.Context, owner runtype.Owner, sessionID string) (*apitype.VerifyResult, error)
 	// OpenOutput opens stored content (a tool's whole output, a raw model
 	// response) by its ref; the caller closes it.
@@ -700,6 +712,46 @@ func (b *remoteBackend) RetryDelivery(ctx context.Context, p *apitype.FireParams
 
 func (b *remoteBackend) ScheduleOverview(ctx context.Context, p *apitype.ScheduleOverviewParams) (*apitype.ScheduleOverview, error) {
 	return b.c.ScheduleOverview(ctx, p)
+}
+
+func (b *remoteBackend) GetInstance(ctx context.Context, p *apitype.GetInstanceParams) (*apitype.InstanceRead, error) {
+	return b.c.GetInstance(ctx, p)
+}
+
+func (b *remoteBackend) ListInstances(ctx context.Context, p *apitype.ListInstancesParams) (*apitype.InstanceList, error) {
+	return b.c.ListInstances(ctx, p)
+}
+
+func (b *remoteBackend) GetInstanceState(ctx context.Context, p *apitype.GetInstanceParams) (*apitype.InstanceState, error) {
+	return b.c.GetInstanceState(ctx, p)
+}
+
+func (b *remoteBackend) SetInstanceState(ctx context.Context, p *apitype.SetInstanceStateParams) (*apitype.InstanceState, error) {
+	return b.c.SetInstanceState(ctx, p)
+}
+
+func (b *remoteBackend) SendInstanceEvent(ctx context.Context, p *apitype.SendInstanceEventParams) (*apitype.SendInstanceEventResult, error) {
+	return b.c.SendInstanceEvent(ctx, p)
+}
+
+func (b *remoteBackend) StartWorkflow(ctx context.Context, p *apitype.StartWorkflowParams) (*apitype.WorkflowRead, error) {
+	return b.c.StartWorkflow(ctx, p)
+}
+
+func (b *remoteBackend) GetWorkflow(ctx context.Context, p *apitype.WorkflowParams) (*apitype.WorkflowRead, error) {
+	return b.c.GetWorkflow(ctx, p)
+}
+
+func (b *remoteBackend) ListWorkflows(ctx context.Context, p *apitype.ListWorkflowsParams) (*apitype.WorkflowsPage, error) {
+	return b.c.ListWorkflows(ctx, p)
+}
+
+func (b *remoteBackend) CancelWorkflow(ctx context.Context, p *apitype.WorkflowParams) (*apitype.WorkflowRead, error) {
+	return b.c.CancelWorkflow(ctx, p)
+}
+
+func (b *remoteBackend) ResumeWorkflow(ctx context.Context, p *apitype.WorkflowParams) (*apitype.WorkflowRead, error) {
+	return b.c.ResumeWorkflow(ctx, p)
 }
 
 func (b *remoteBackend) ExportBundle(ctx context.Context, w io.Writer, p *apitype.ExportEvidenceParams) error {

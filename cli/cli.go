@@ -93,7 +93,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newThreadsCmd(), newSubagentsCmd(), newJobsCmd(), newSchedulesCmd(), newPolicyCmd(),
+	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newThreadsCmd(), newSubagentsCmd(), newJobsCmd(), newSchedulesCmd(), newInstancesCmd(), newWorkflowsCmd(), newPolicyCmd(),
 		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newInspectCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newMCPCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
 	registerGlobalFlags(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return refuseServer(cmd) }

@@ -63,8 +63,11 @@ func setup(t *testing.T, wrap func(http.Handler) http.Handler) *testBundle {
 	}
 	rt, err := agentrt.New(agentrt.Config{
 		DataDir: t.TempDir(),
-		Agents:  map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: []string{"read_file"}}},
-		Policy:  k,
+		Agents: map[string]*agentrt.Agent{"support": {Instructions: "help", Provider: replay.New(s), Tools: []string{"read_file"},
+			State: &agentrt.StateSchema{Version: 1, Schema: json.RawMessage(`{"type":"object"}`), Initial: json.RawMessage(`{"count":0}`)}}},
+		Policy: k,
+		// A workflow that asks a person, and waits for the answer.
+		Workflows: map[string]*agentrt.Workflow{"review": {Steps: []agentrt.WorkflowStep{{ID: "ask", Human: "Ship order {{.Input.order}}?"}}}},
 	})
 	if err != nil {
 		t.Fatal(err)

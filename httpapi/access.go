@@ -193,7 +193,11 @@ func notFound(r *http.Request, err error) string {
 			continue
 		}
 		name = strings.TrimSuffix(name, "}")
-		parts = append(parts, strings.TrimSuffix(name, "Id")+" "+r.PathValue(name))
+		label := strings.TrimSuffix(name, "Id")
+		if name == "name" {
+			label = "instance" // /v1/instances/{name}
+		}
+		parts = append(parts, label+" "+r.PathValue(name))
 	}
 	if len(parts) == 0 {
 		return err.Error()

@@ -104,6 +104,11 @@ type setupOpts struct {
 	price model.Price
 	// tls serves HTTPS with HTTP/2 (the server's Client trusts it).
 	tls bool
+	// state, when set, is the agent's state schema: it may have named
+	// instances.
+	state *agentrt.StateSchema
+	// workflows are the runtime's workflow definitions.
+	workflows map[string]*agentrt.Workflow
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -123,7 +128,7 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 		names = append(names, tl.Spec().Name)
 	}
 	dataDir := t.TempDir()
-	agent := &agentrt.Agent{Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace}
+	agent := &agentrt.Agent{Instructions: "help", Provider: replay.New(s), Tools: names, Workspace: o.workspace, State: o.state}
 	if o.price != (model.Price{}) {
 		agent.Provider, agent.Models = nil, []*model.Candidate{{Name: "main", Provider: replay.New(s), Price: o.price}}
 	}
@@ -135,6 +140,7 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 		Budgets: o.budgets,
 		Policy:  o.policy, Principals: o.principals,
 		MaxQueuedPerTenant: o.maxQueuedPerTenant,
+		Workflows:          o.workflows,
 	})
 	if err != nil {
 		t.Fatalf("agentrt.New: %v", err)

@@ -126,6 +126,17 @@ var routeBodies = map[string]bodies{
 	"GET /v1/schedules/{scheduleId}/fires":    {response: typeOf[apitype.FirePage]()},
 	"POST /v1/fires/{fireId}/retry-delivery":  {response: typeOf[apitype.FireRead]()},
 
+	"GET /v1/instances":                 {response: typeOf[apitype.InstanceList]()},
+	"GET /v1/instances/{name}":          {response: typeOf[apitype.InstanceRead]()},
+	"GET /v1/instances/{name}/state":    {response: typeOf[apitype.InstanceState]()},
+	"PUT /v1/instances/{name}/state":    {request: typeOf[apitype.SetInstanceStateRequest](), response: typeOf[apitype.InstanceState]()},
+	"POST /v1/instances/{name}/events":  {request: typeOf[apitype.SendInstanceEventRequest](), response: typeOf[apitype.SendInstanceEventResult]()},
+	"POST /v1/workflows":                {request: typeOf[apitype.StartWorkflowRequest](), response: typeOf[apitype.WorkflowRead]()},
+	"GET /v1/workflows":                 {response: typeOf[apitype.WorkflowsPage]()},
+	"GET /v1/workflows/{runId}":         {response: typeOf[apitype.WorkflowRead]()},
+	"POST /v1/workflows/{runId}/cancel": {response: typeOf[apitype.WorkflowRead]()},
+	"POST /v1/workflows/{runId}/resume": {response: typeOf[apitype.WorkflowRead]()},
+
 	"GET /v1/tokens":                   {response: typeOf[apitype.TokenList]()},
 	"POST /v1/tokens":                  {request: typeOf[apitype.CreateTokenRequest](), response: typeOf[apitype.NewToken]()},
 	"POST /v1/tokens/{tokenId}/rotate": {response: typeOf[apitype.NewToken]()},

@@ -44,6 +44,12 @@ var matrixBodies = map[string]string{
 	"pauseSchedule":   `{"reason": "maintenance"}`,
 	"resumeSchedule":  `{}`,
 	"triggerSchedule": `{}`,
+	// Instances and workflows: a valid state, an event to an instance
+	// that exists (no agent: a missing one is not made), a run of a
+	// workflow the configuration has.
+	"setInstanceState":  `{"state": {"count": 1}}`,
+	"sendInstanceEvent": `{"type": "ping"}`,
+	"startWorkflow":     `{"workflow": "review", "input": {"order": 1}}`,
 }
 
 // matrixCaller is who calls in the matrix.
@@ -100,7 +106,7 @@ func (b *testBundle) matrixCall(t *testing.T, method, path string, query url.Val
 // as they answer a request without a token.
 func TestRoleRouteMatrix(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}})
+	b := setup(t, setupOpts{script: askScript, policy: askKernel(t), builtins: []string{"read_file"}, state: caseState, workflows: reviewWorkflow})
 	const tenant, other = apitype.DefaultTenant, "tenant_other"
 	sam := b.as(t, tenant, "sam", runtype.APIRoleSubmitter)
 	callers := []matrixCaller{
@@ -148,17 +154,26 @@ func TestRoleRouteMatrix(t *testing.T) {
 	var fire apitype.FireRead
 	b.postJSON(t, "/v1/schedules", `{"agent": "support", "kind": "interval", "every": "1h", "input": "digest"}`, http.StatusCreated, &sch)
 	b.postJSON(t, "/v1/schedules/"+sch.ScheduleID+"/trigger", `{}`, http.StatusAccepted, &fire)
+	// The tenant's named instance, and a workflow run waiting on its
+	// human step.
+	var inst apitype.SendInstanceEventResult
+	b.postJSON(t, "/v1/instances/case-1/events", `{"type": "opened", "agent": "support"}`, http.StatusAccepted, &inst)
+	var run apitype.WorkflowRead
+	b.postJSON(t, "/v1/workflows", `{"workflow": "review", "input": {"order": 1}}`, http.StatusCreated, &run)
 	ids := map[string]string{
 		"sessionId": res.SessionID, "threadId": res.ThreadID, "turnId": res.TurnID, "taskId": res.TaskID,
 		"actionId": acts.Actions[0].ActionID, "processId": "proc_none", "tokenId": spare.TokenID, "ref": rawRef,
 		"subagentId": sub.SubagentID, "jobId": job.JobID, "scheduleId": sch.ScheduleID, "fireId": fire.FireID,
+		"name": "case-1", "runId": run.RunID,
 	}
 	missing := map[string]string{
 		"sessionId": "ses_missing", "threadId": "thr_missing", "turnId": "turn_missing", "taskId": "task_missing",
 		"actionId": "act_missing", "processId": "proc_none", "tokenId": "tok_missing", "ref": "sha256:" + strings.Repeat("0", 64),
 		"subagentId": "sub_missing", "jobId": "job_missing", "scheduleId": "sch_missing", "fireId": "fire_missing",
+		"name": "case-missing", "runId": "wfr_missing",
 	}
-	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID, sub.SubagentID, job.JobID, sch.ScheduleID, fire.FireID}
+	secrets := []string{res.SessionID, res.ThreadID, res.TurnID, res.TaskID, acts.Actions[0].ActionID, sub.SubagentID, job.JobID, sch.ScheduleID, fire.FireID,
+		inst.Instance.InstanceID, inst.Instance.SessionID, inst.TurnID, run.RunID, run.SessionID}
 
 	doc := b.openapi(t)
 	routes := doc.documented()
