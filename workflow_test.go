@@ -413,6 +413,9 @@ func TestWorkflowFailResumeCancel(t *testing.T) {
 
 	q := startWorkflow(t, tr.rt, "asks", nil)
 	got = awaitWorkflow(t, tr.rt, q, "the question", func(e *event.Event) bool { return e.Type == event.ActionRequired && e.JobID == q.RunID })
+	if got.Status != runtype.WorkflowWaiting && got.Status != runtype.WorkflowRunning {
+		t.Errorf("a run asking a question is %s", got.Status)
+	}
 	if _, err := tr.rt.CancelWorkflow(ctx, &apitype.WorkflowParams{RunID: q.RunID}); err != nil {
 		t.Fatal(err)
 	}
