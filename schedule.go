@@ -65,19 +65,7 @@ const (
 // runScheduler looks for due schedules at every poll and whenever woken,
 // until ctx ends.
 func (rt *Runtime) runScheduler(ctx context.Context) {
-	defer close(rt.schedulerDone)
-	poll := time.NewTimer(0)
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-rt.schedWake:
-		case <-poll.C:
-		}
-		rt.fireDue(ctx)
-		poll.Reset(rt.cfg.PollInterval)
-	}
+	pollLoop(ctx, rt.schedulerDone, rt.schedWake, rt.cfg.PollInterval, rt.fireDue)
 }
 
 // kickScheduler wakes the scheduler: a schedule may be due.

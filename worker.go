@@ -68,18 +68,24 @@ func (rt *Runtime) kick() {
 // dispatch claims due tasks while there are free workers, until the
 // runtime stops claiming.
 func (rt *Runtime) dispatch(ctx context.Context) {
-	defer close(rt.dispatchDone)
+	pollLoop(ctx, rt.dispatchDone, rt.wake, rt.cfg.PollInterval, rt.claimDue)
+}
+
+// pollLoop calls look at once and then whenever wake fires or every
+// passes without one, until ctx ends; it closes done when it returns.
+func pollLoop(ctx context.Context, done chan struct{}, wake <-chan struct{}, every time.Duration, look func(context.Context)) {
+	defer close(done)
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-rt.wake:
+		case <-wake:
 		case <-poll.C:
 		}
-		rt.claimDue(ctx)
-		poll.Reset(rt.cfg.PollInterval)
+		look(ctx)
+		poll.Reset(every)
 	}
 }
 
