@@ -68,21 +68,17 @@ one instance per line as GET /v1/instances lists it.` + instanceExits,
 			}
 			defer stop()
 			ctx := commandContext(cmd)
-			p := &apitype.ListInstancesParams{Agent: agent}
-			var all []apitype.InstanceRead
-			for len(all) < limit {
-				p.Limit = limit - len(all)
-				page, err := b.ListInstances(ctx, p)
+			all, err := collect(limit, func(n int, cursor string) ([]apitype.InstanceRead, string, error) {
+				page, err := b.ListInstances(ctx, &apitype.ListInstancesParams{Agent: agent, AfterID: cursor, Limit: n})
 				if err != nil {
-					return runtimeErr(err)
+					return nil, "", runtimeErr(err)
 				}
-				all = append(all, page.Instances...)
-				if page.NextAfterID == "" || len(page.Instances) == 0 {
-					break
-				}
-				p.AfterID = page.NextAfterID
+				return page.Instances, page.NextAfterID, nil
+			})
+			if err != nil {
+				return err
 			}
-			return newInstanceLister(cmd.OutOrStdout(), f.json, time.Now).print(all[:min(len(all), limit)])
+			return newInstanceLister(cmd.OutOrStdout(), f.json, time.Now).print(all)
 		},
 	}
 	f.register(cmd, "print JSON Lines even on a terminal")

@@ -159,3 +159,23 @@ func paintStatusWord(st style, cell string) string {
 	}
 	return st.status(word) + " " + rest
 }
+
+// collect reads up to limit records page by page: fetch reads a page of
+// at most n records from cursor ("" for the first) and returns them and
+// the next page's cursor ("" after the last).
+func collect[T any](limit int, fetch func(n int, cursor string) ([]T, string, error)) ([]T, error) {
+	var all []T
+	cursor := ""
+	for len(all) < limit {
+		page, next, err := fetch(limit-len(all), cursor)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" || len(page) == 0 {
+			break
+		}
+		cursor = next
+	}
+	return all[:min(len(all), limit)], nil
+}

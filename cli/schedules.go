@@ -401,21 +401,17 @@ it. --status keeps one status: active, paused, deleted, or all (the default).` +
 			defer stop()
 			l := newScheduleLister(cmd.OutOrStdout(), f.json, time.Now)
 			ctx := commandContext(cmd)
-			p := &apitype.ListSchedulesParams{Agent: agent, Instance: instance, Status: st}
-			var all []apitype.ScheduleRead
-			for len(all) < limit {
-				p.Limit = limit - len(all)
-				page, err := b.ListSchedules(ctx, p)
+			all, err := collect(limit, func(n int, cursor string) ([]apitype.ScheduleRead, string, error) {
+				page, err := b.ListSchedules(ctx, &apitype.ListSchedulesParams{Agent: agent, Instance: instance, Status: st, Cursor: cursor, Limit: n})
 				if err != nil {
-					return runtimeErr(err)
+					return nil, "", runtimeErr(err)
 				}
-				all = append(all, page.Schedules...)
-				if page.NextCursor == "" || len(page.Schedules) == 0 {
-					break
-				}
-				p.Cursor = page.NextCursor
+				return page.Schedules, page.NextCursor, nil
+			})
+			if err != nil {
+				return err
 			}
-			return l.print(all[:min(len(all), limit)])
+			return l.print(all)
 		},
 	}
 	f.register(cmd, "print JSON Lines even on a terminal")
@@ -690,21 +686,17 @@ GET /v1/schedules/{scheduleId}/fires lists it. --status keeps one status.` + sch
 			}
 			defer stop()
 			ctx := commandContext(cmd)
-			p := &apitype.ListFiresParams{ScheduleID: id, Status: st}
-			var all []apitype.FireRead
-			for len(all) < limit {
-				p.Limit = limit - len(all)
-				page, err := b.ListFires(ctx, p)
+			all, err := collect(limit, func(n int, cursor string) ([]apitype.FireRead, string, error) {
+				page, err := b.ListFires(ctx, &apitype.ListFiresParams{ScheduleID: id, Status: st, Cursor: cursor, Limit: n})
 				if err != nil {
-					return controlErr("schedule", id, err)
+					return nil, "", controlErr("schedule", id, err)
 				}
-				all = append(all, page.Fires...)
-				if page.NextCursor == "" || len(page.Fires) == 0 {
-					break
-				}
-				p.Cursor = page.NextCursor
+				return page.Fires, page.NextCursor, nil
+			})
+			if err != nil {
+				return err
 			}
-			return newFireLister(cmd.OutOrStdout(), f.json).print(all[:min(len(all), limit)])
+			return newFireLister(cmd.OutOrStdout(), f.json).print(all)
 		},
 	}
 	f.register(cmd, "print JSON Lines even on a terminal")

@@ -231,21 +231,17 @@ failed, cancelled, or all (the default).` + workflowExits,
 			}
 			defer stop()
 			ctx := commandContext(cmd)
-			p := &apitype.ListWorkflowsParams{Workflow: workflow, Status: st}
-			var all []apitype.WorkflowRead
-			for len(all) < limit {
-				p.Limit = limit - len(all)
-				page, err := b.ListWorkflows(ctx, p)
+			all, err := collect(limit, func(n int, cursor string) ([]apitype.WorkflowRead, string, error) {
+				page, err := b.ListWorkflows(ctx, &apitype.ListWorkflowsParams{Workflow: workflow, Status: st, AfterID: cursor, Limit: n})
 				if err != nil {
-					return runtimeErr(err)
+					return nil, "", runtimeErr(err)
 				}
-				all = append(all, page.Runs...)
-				if page.NextAfterID == "" || len(page.Runs) == 0 {
-					break
-				}
-				p.AfterID = page.NextAfterID
+				return page.Runs, page.NextAfterID, nil
+			})
+			if err != nil {
+				return err
 			}
-			return newWorkflowLister(cmd.OutOrStdout(), f.json, time.Now).print(all[:min(len(all), limit)])
+			return newWorkflowLister(cmd.OutOrStdout(), f.json, time.Now).print(all)
 		},
 	}
 	f.register(cmd, "print JSON Lines even on a terminal")
