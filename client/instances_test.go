@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -165,6 +166,21 @@ func TestClientMirrorsInstancesAndWorkflows(t *testing.T) {
 		t.Errorf("StartWorkflow again with the key = %+v, %v; want %s", runAgain, err, run.RunID)
 	}
 	wp := &apitype.WorkflowParams{Owner: owner, RunID: run.RunID}
+	// Compare once the run rests (waiting on its question): before, the
+	// runtime's read and the client's may fall on either side of a step.
+	sub, err := b.rt.Subscribe(ctx, &apitype.SubscribeParams{Owner: owner, SessionID: run.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, _ := b.rt.GetWorkflow(ctx, wp); r == nil || r.Status != runtype.WorkflowWaiting; r, _ = b.rt.GetWorkflow(ctx, wp) {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		_, err := sub.Next(wctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("waiting for the run to ask its question: %v", err)
+		}
+	}
+	sub.Close()
 	wantRun, _ := b.rt.GetWorkflow(ctx, wp)
 	gotRun, err := b.c.GetWorkflow(ctx, wp)
 	same("GetWorkflow", gotRun, roundTrip(t, wantRun), err)
