@@ -555,6 +555,9 @@ type Runtime struct {
 	gov       *governor // nil without a configured policy
 	stopSweep context.CancelFunc
 	sweepDone chan struct{} // closed when the action sweeper has returned
+	watchDone chan struct{} // closed when the log watcher has returned (subscribe.go)
+	// ownCursor is the newest cursor this process committed.
+	ownCursor atomic.Int64
 	agents    map[string]*loop.Agent
 	// workflows are Config.Workflows, compiled.
 	workflows map[string]*workflowDef
@@ -699,7 +702,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.closeAgents()
 		return nil, err
 	}
-	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.bus.Notify, Now: cfg.Now, Redactor: rt.redactor})
+	rt.writer = store.NewWriter(rt.store, store.WriterConfig{Notify: rt.notify, Now: cfg.Now, Redactor: rt.redactor})
 	rt.ledger = loop.NewLedger(rt.store, cfg.Budgets, cfg.Now)
 	evaluator := cfg.Policy
 	if _, none := cfg.Policy.(policy.DefaultEvaluator); !none {
@@ -978,6 +981,8 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	sweepCtx, rt.stopSweep = context.WithCancel(rt.baseCtx)
 	rt.sweepDone = make(chan struct{})
 	go rt.sweepActions(sweepCtx, rt.cfg.ActionSweepInterval)
+	rt.watchDone = make(chan struct{})
+	go rt.watchLog(sweepCtx)
 	// Work left in the store by an earlier process (queued turns, tasks
 	// whose worker died, retries) is due: the dispatcher's first look
 	// finds it.
@@ -1034,6 +1039,7 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	rt.mu.Unlock()
 	rt.stopSweep()
 	<-rt.sweepDone
+	<-rt.watchDone
 	rt.stopClaiming()
 	<-rt.dispatchDone
 	<-rt.schedulerDone

@@ -3,6 +3,7 @@ package agentrt
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
@@ -101,4 +102,46 @@ func (s *Subscription) read(ctx context.Context) ([]*event.Event, error) {
 		return nil, apitype.ErrStopped
 	}
 	return nil, fmt.Errorf("reading events: %w", err)
+}
+
+// notify tells this process's subscribers of events it committed, and
+// notes the newest cursor it committed.
+func (rt *Runtime) notify(events []*event.Event) {
+	var last int64
+	for _, e := range events {
+		last = max(last, e.Cursor)
+	}
+	for {
+		cur := rt.ownCursor.Load()
+		if last <= cur || rt.ownCursor.CompareAndSwap(cur, last) {
+			break
+		}
+	}
+	rt.bus.Notify(events)
+}
+
+// watchLog wakes this process's subscribers when another process on the
+// same store committed events, which the bus never hears of: every poll
+// it reads the log's last cursor, and a cursor that moved past what
+// this process committed wakes every subscriber to look again.
+func (rt *Runtime) watchLog(ctx context.Context) {
+	defer close(rt.watchDone)
+	tick := time.NewTicker(rt.cfg.PollInterval)
+	defer tick.Stop()
+	var seen int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		cur, err := rt.store.EventLastCursor(ctx)
+		if err != nil {
+			continue // the health read reports a store that fails
+		}
+		if cur > seen && cur > rt.ownCursor.Load() {
+			rt.bus.WakeAll()
+		}
+		seen = cur
+	}
 }

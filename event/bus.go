@@ -41,6 +41,19 @@ func (w *Waiter) Close() {
 	w.bus.mu.Unlock()
 }
 
+// WakeAll wakes every waiter: events may have committed that this Bus
+// was not told of (another process's, on the same store).
+func (b *Bus) WakeAll() {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for w := range b.subs {
+		select {
+		case w.c <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // Notify wakes every waiter whose filter matches at least one of events.
 // It is called after the events have committed.
 func (b *Bus) Notify(events []*Event) {
