@@ -390,19 +390,12 @@ type dispatcher struct {
 // start records the dispatcher's attempt: the first (job.started), or
 // one after the job ended (retried items) or after a worker was lost.
 func (d *dispatcher) start() error {
-	rt := d.rt
-	runs, err := rt.store.RunList(d.ctx, &store.RunListParams{TenantID: d.task.TenantID, TaskID: d.task.ID})
+	run, fresh, err := d.rt.dispatcherAttempt(d.ctx, &d.task, &d.turn, d.now)
 	if err != nil {
-		return fmt.Errorf("reading the dispatcher's runs: %w", err)
+		return err
 	}
-	if n := len(runs); n > 0 && !runs[n-1].Status.Terminal() && runs[n-1].Status != runtype.StatusFailed {
-		d.run = *runs[n-1] // parked: the same attempt goes on
-		d.run.Status = runtype.StatusRunning
+	if d.run = run; !fresh {
 		return nil
-	}
-	d.run = runtype.Run{
-		ID: rt.ids.New(runtype.PrefixRun), TaskID: d.task.ID, TurnID: d.turn.ID, SessionID: d.task.SessionID, ThreadID: d.task.ThreadID,
-		Owner: d.task.Owner, Attempt: len(runs) + 1, Worker: rt.workerID, Status: runtype.StatusRunning, StartedAt: d.now,
 	}
 	d.task.CurrentRunID, d.task.Attempts, d.task.EndedAt, d.task.Failure = d.run.ID, d.run.Attempt, time.Time{}, nil
 	d.turn.RunID, d.turn.EndedAt, d.turn.Failure = d.run.ID, time.Time{}, nil
@@ -917,4 +910,23 @@ func summaryPreview(s string) string {
 		p += "…"
 	}
 	return p
+}
+
+// dispatcherAttempt is the attempt a dispatcher task (a job's, a
+// workflow run's) goes on with when claimed: its parked run, or a new
+// one (fresh) after an ended or failed one.
+func (rt *Runtime) dispatcherAttempt(ctx context.Context, task *runtype.Task, turn *runtype.Turn, now time.Time) (runtype.Run, bool, error) {
+	runs, err := rt.store.RunList(ctx, &store.RunListParams{TenantID: task.TenantID, TaskID: task.ID})
+	if err != nil {
+		return runtype.Run{}, false, fmt.Errorf("reading the dispatcher's runs: %w", err)
+	}
+	if n := len(runs); n > 0 && !runs[n-1].Status.Terminal() && runs[n-1].Status != runtype.StatusFailed {
+		run := *runs[n-1] // parked: the same attempt goes on
+		run.Status = runtype.StatusRunning
+		return run, false, nil
+	}
+	return runtype.Run{
+		ID: rt.ids.New(runtype.PrefixRun), TaskID: task.ID, TurnID: turn.ID, SessionID: task.SessionID, ThreadID: task.ThreadID,
+		Owner: task.Owner, Attempt: len(runs) + 1, Worker: rt.workerID, Status: runtype.StatusRunning, StartedAt: now,
+	}, true, nil
 }

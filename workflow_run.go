@@ -109,19 +109,12 @@ type wfDispatcher struct {
 // after a resume of a failed run (its failed steps go back to pending),
 // or one after a worker was lost (the parked attempt goes on).
 func (w *wfDispatcher) start() error {
-	rt := w.rt
-	runs, err := rt.store.RunList(w.ctx, &store.RunListParams{TenantID: w.task.TenantID, TaskID: w.task.ID})
+	run, fresh, err := w.rt.dispatcherAttempt(w.ctx, &w.task, &w.turn, w.now)
 	if err != nil {
-		return fmt.Errorf("reading the dispatcher's runs: %w", err)
+		return err
 	}
-	if n := len(runs); n > 0 && !runs[n-1].Status.Terminal() && runs[n-1].Status != runtype.StatusFailed {
-		w.run = *runs[n-1] // parked: the same attempt goes on
-		w.run.Status = runtype.StatusRunning
+	if w.run = run; !fresh {
 		return nil
-	}
-	w.run = runtype.Run{
-		ID: rt.ids.New(runtype.PrefixRun), TaskID: w.task.ID, TurnID: w.turn.ID, SessionID: w.task.SessionID, ThreadID: w.task.ThreadID,
-		Owner: w.task.Owner, Attempt: len(runs) + 1, Worker: rt.workerID, Status: runtype.StatusRunning, StartedAt: w.now,
 	}
 	w.task.CurrentRunID, w.task.Attempts, w.task.EndedAt, w.task.Failure, w.task.Result = w.run.ID, w.run.Attempt, time.Time{}, nil, ""
 	w.turn.RunID, w.turn.EndedAt, w.turn.Failure, w.turn.Result = w.run.ID, time.Time{}, nil, ""
