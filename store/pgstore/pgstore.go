@@ -1,0 +1,23 @@
+// Package pgstore is the store.Store for several nodes: one PostgreSQL
+// database (through github.com/jackc/pgx/v5) that any number of agentrt
+// processes share.
+//
+// It runs the SQL core of package sqlitestore on PostgreSQL: the same
+// tables, statements and transaction rules, written in PostgreSQL's
+// dialect, with this package's own embedded, numbered migrations
+// (migration/NNN_name.up.sql and .down.sql).
+package pgstore
+
+import (
+	"time"
+)
+
+// Options configures Open.
+type Options struct {
+	// MaxConns caps the read pool (the write handle is one connection).
+	// Default 8.
+	MaxConns int
+	// StatementTimeout bounds every statement on the server
+	// (statement_timeout). Default 30s; negative: none.
+	StatementTimeout time.Duration
+}
