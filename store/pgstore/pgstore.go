@@ -9,7 +9,11 @@
 package pgstore
 
 import (
+	"context"
+	"errors"
 	"time"
+
+	"github.com/agentrt/agentrt/store/sqlitestore"
 )
 
 // Options configures Open.
@@ -20,4 +24,11 @@ type Options struct {
 	// StatementTimeout bounds every statement on the server
 	// (statement_timeout). Default 30s; negative: none.
 	StatementTimeout time.Duration
+}
+
+// Open connects to the PostgreSQL database at url (postgres://…) with a
+// write handle of one connection and a read pool. It does not migrate;
+// call Migrate. The url may hold a password: errors name it redacted.
+func Open(ctx context.Context, url string, opts Options) (*sqlitestore.Store, error) {
+	return nil, errors.New("pgstore: not built yet")
 }
