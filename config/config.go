@@ -99,7 +99,10 @@ type File struct {
 	// DataDir is the absolute directory holding the SQLite file, blobs and
 	// the API token.
 	DataDir string
-	Server  Server
+	// Store is the store section: the zero Store is the embedded SQLite
+	// database in DataDir.
+	Store  Store
+	Server Server
 	// Agents maps an agent's name to the agent. It is never empty.
 	Agents map[string]*Agent
 	// Tools maps a declared tool's name to the tool. It is never nil.

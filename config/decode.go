@@ -17,7 +17,7 @@ import (
 
 // The keys each mapping accepts.
 var (
-	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation", "webhooks", "schedules", "workflows"}
+	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation", "webhooks", "schedules", "workflows", "store"}
 	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
 	agentMemoryKeys = []string{"inject"}
 	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents", "state"}
@@ -175,6 +175,8 @@ func (d *decoder) decode(data []byte) *File {
 			f.Schedules = d.schedules(e)
 		case "workflows":
 			f.Workflows = d.workflows(e)
+		case "store":
+			d.store(e, &f.Store)
 		default:
 			if !strings.HasPrefix(e.Key, "x-") {
 				d.unknownKey(e, "", topKeys)

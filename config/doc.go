@@ -10,6 +10,8 @@
 //	  listen: 127.0.0.1:7420           # default 127.0.0.1:7420
 //	  body_timeout: 30s                # and read_header_timeout, idle_timeout,
 //	  max_conns_per_client: 64         # max_header_bytes: see docs/config.md
+//	store:                             # default: the SQLite file in data_dir
+//	  url: postgres://agentrt@db:5432/agentrt  # several nodes: see docs/postgres.md
 //	agents:
 //	  support:
 //	    instructions: "You triage support requests. Finish with complete_task."
