@@ -169,6 +169,12 @@ type Config struct {
 	// Store, when set, is used instead of opening one in DataDir. The
 	// runtime does not close a store it did not open.
 	Store store.Store
+	// StoreLocation names Store in health (Health.Store.Location) and
+	// what describes the runtime: where the store is, never a password
+	// (for PostgreSQL, its URL without user, password and query). Empty
+	// with Store: "" is shown; without Store the SQLite file of DataDir
+	// is.
+	StoreLocation string
 	// ExistingStore makes New refuse, with ErrNoStore, a DataDir that
 	// holds no store yet, creating nothing there (by default New creates
 	// the directory and the database): for a process that only looks at

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentrt/agentrt/apitype"
@@ -114,8 +115,8 @@ func (rt *Runtime) health(ctx context.Context, tenant string) *apitype.Health {
 	h := healthReport{&apitype.Health{
 		Status: apitype.HealthOK, RuntimeID: rt.runtimeID, Version: Version(), TenantID: tenant, CheckedAt: now, ActiveTurns: active,
 		StartedAt: ts(rt.startedAt), StuckRuns: []apitype.StuckRun{}, Checks: []apitype.HealthCheck{}, Problems: []string{},
-		Store: apitype.StoreInfo{Driver: info.Driver, Durable: info.Durable, SchemaVersion: info.SchemaVersion,
-			SchemaLatest: info.SchemaLatest},
+		Store: apitype.StoreInfo{Driver: info.Driver, Durable: info.Durable, Location: rt.storeLocation(),
+			SchemaVersion: info.SchemaVersion, SchemaLatest: info.SchemaLatest},
 		Workers: apitype.WorkersInfo{State: "stopped"},
 		Thresholds: apitype.ThresholdsInfo{StuckAfterMs: th.StuckAfter.Milliseconds(), QueueAgeWarnMs: th.QueueAgeWarn.Milliseconds(),
 			ApprovalAgeWarnMs: th.ApprovalAgeWarn.Milliseconds()},
@@ -288,6 +289,9 @@ func (h healthReport) stuckCheck(ctx context.Context, rt *Runtime, now time.Time
 		return
 	}
 	listed := len(tasks)
+	if h.TenantID == "" {
+		h.Nodes = nodes(tasks, now, rt.cfg.LeaseTTL)
+	}
 	if h.TenantID != "" {
 		tasks = slices.DeleteFunc(tasks, func(k *runtype.Task) bool { return k.TenantID != h.TenantID })
 	}
@@ -365,6 +369,46 @@ func (h healthReport) stuckCheck(ctx context.Context, rt *Runtime, now time.Time
 		}
 		h.add(verdict, "stuck_runs", fmt.Sprintf("%s, the first (task %s): %s%s", counts, first.TaskID, first.Reason, more))
 	}
+}
+
+// nodes are the processes holding leases on tasks, by worker id.
+func nodes(tasks []*runtype.Task, now time.Time, ttl time.Duration) []apitype.NodeInfo {
+	byID := make(map[string]int) // index in out
+	var out []apitype.NodeInfo
+	for _, k := range tasks {
+		if k.LeaseOwner == "" {
+			continue
+		}
+		i, ok := byID[k.LeaseOwner]
+		if !ok {
+			i = len(out)
+			out = append(out, apitype.NodeInfo{Worker: k.LeaseOwner})
+			byID[k.LeaseOwner] = i
+		}
+		n := &out[i]
+		if k.LeaseExpiresAt.After(now) {
+			n.Leases++
+		} else {
+			n.ExpiredLeases++
+		}
+		if beat := k.LeaseExpiresAt.Add(-ttl).UTC(); n.LastHeartbeatAt == nil || beat.After(*n.LastHeartbeatAt) {
+			n.LastHeartbeatAt = &beat
+		}
+	}
+	slices.SortFunc(out, func(a, b apitype.NodeInfo) int { return strings.Compare(a.Worker, b.Worker) })
+	return out
+}
+
+// storeLocation is Health.Store.Location: Config.StoreLocation, or the
+// SQLite file of the data directory.
+func (rt *Runtime) storeLocation() string {
+	switch {
+	case rt.cfg.Store != nil:
+		return rt.cfg.StoreLocation
+	case rt.cfg.DataDir != "":
+		return rt.dbPath()
+	}
+	return ""
 }
 
 // roundDuration prints d to a readable precision: 1m30s, 2h5m0s, 250ms.

@@ -3,7 +3,10 @@ package agentrt_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -498,5 +501,94 @@ func TestTenantHealth(t *testing.T) {
 	}
 	if h := rt.TenantHealth(ctx, "initech"); h.Queue.Depth != 0 || h.Queue.OldestTaskID != "" {
 		t.Errorf("an idle tenant's queue = %+v, want none", h.Queue)
+	}
+}
+
+// TestHealthNodes: the admin view lists the processes holding leases on
+// tasks in flight, from the store (so a node sees the others'), with
+// their leases and last heartbeat; one tenant's view lists none. The
+// store's location is the one the config names.
+func TestHealthNodes(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st, _, _ := stuckStore(t, t0) // one task leased by rt_dead/42-beef until t0+10s
+	clock := &fakeClock{now: t0.Add(5 * time.Second)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers, cfg.Now, cfg.LeaseTTL = st, true, clock.Now, 4*time.Second
+	cfg.StoreLocation = "postgres://db.internal:5432/agentrt"
+	rt := startDurable(t, cfg)
+
+	h := rt.Health(context.Background())
+	want := []apitype.NodeInfo{{Worker: "rt_dead/42-beef", Leases: 1, LastHeartbeatAt: ptr(t0.Add(6 * time.Second))}}
+	if d := cmp.Diff(want, h.Nodes); d != "" {
+		t.Errorf("nodes (-want +got):\n%s", d)
+	}
+	if h.Store.Location != cfg.StoreLocation {
+		t.Errorf("store location = %q, want %q", h.Store.Location, cfg.StoreLocation)
+	}
+
+	clock.Advance(time.Minute) // the lease ran out
+	want[0].Leases, want[0].ExpiredLeases = 0, 1
+	if d := cmp.Diff(want, rt.Health(context.Background()).Nodes); d != "" {
+		t.Errorf("nodes after the lease ran out (-want +got):\n%s", d)
+	}
+	if n := rt.TenantHealth(context.Background(), apitype.DefaultTenant).Nodes; n != nil {
+		t.Errorf("one tenant's view lists nodes: %+v", n)
+	}
+}
+
+// TestHealthStoreLocationSQLite: on a data directory the store's
+// location is its SQLite file.
+func TestHealthStoreLocationSQLite(t *testing.T) {
+	t.Parallel()
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.DataDir, cfg.NoWorkers = t.TempDir(), true
+	rt := startDurable(t, cfg)
+	if got, want := rt.Health(context.Background()).Store.Location, filepath.Join(cfg.DataDir, "agentrt.db"); got != want {
+		t.Errorf("store location = %q, want %q", got, want)
+	}
+}
+
+// downStore is a store whose reads fail while down is set, as a
+// database server's do while it restarts.
+type downStore struct {
+	store.Store
+	down atomic.Bool
+}
+
+func (s *downStore) EventLastCursor(ctx context.Context) (int64, error) {
+	if s.down.Load() {
+		return 0, fmt.Errorf("%w: connection refused", store.ErrStorage)
+	}
+	return s.Store.EventLastCursor(ctx)
+}
+
+// TestReadyStoreDownAndBack: while the store does not answer the
+// runtime is not ready (store_unavailable) and unhealthy; once it
+// answers again it is ready, with nothing to reset.
+func TestReadyStoreDownAndBack(t *testing.T) {
+	t.Parallel()
+	st := &downStore{Store: memstore.New()}
+	t.Cleanup(func() { st.Store.Close() })
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.Store, cfg.NoWorkers = st, true
+	rt := startDurable(t, cfg)
+	ctx := context.Background()
+	if status, ok := rt.Ready(ctx); !ok {
+		t.Fatalf("ready = %s before the store went down", status)
+	}
+	st.down.Store(true)
+	if status, ok := rt.Ready(ctx); ok || status != apitype.ReadyStoreFailed {
+		t.Errorf("ready with the store down = %s, %v; want %s", status, ok, apitype.ReadyStoreFailed)
+	}
+	if h := rt.Health(ctx); h.Status != apitype.HealthUnhealthy || h.Store.Reachable || !strings.Contains(h.Store.Error, "connection refused") {
+		t.Errorf("health with the store down = %s, store %+v", h.Status, h.Store)
+	}
+	st.down.Store(false)
+	if status, ok := rt.Ready(ctx); !ok || status != apitype.ReadyOK {
+		t.Errorf("ready once the store answers again = %s, %v", status, ok)
+	}
+	if h := rt.Health(ctx); !h.Store.Reachable {
+		t.Errorf("store once it answers again = %+v", h.Store)
 	}
 }

@@ -48,6 +48,11 @@ type Health struct {
 	// others make it fail.
 	StuckRuns  []StuckRun `json:"stuckRuns"`
 	StuckTotal int        `json:"stuckTotal"`
+	// Nodes are the processes (nodes) that hold leases on tasks in
+	// flight, as the store records them: every process sharing the store,
+	// this one included. A node holding no lease is not listed. Only in
+	// the view of every tenant (empty in one tenant's).
+	Nodes []NodeInfo `json:"nodes,omitempty"`
 	// Thresholds are the limits the checks applied.
 	Thresholds ThresholdsInfo `json:"thresholds"`
 	// Checks are the verdicts, in a fixed order: store, schema, workers,
@@ -62,6 +67,9 @@ type Health struct {
 type StoreInfo struct {
 	Driver  string `json:"driver"`
 	Durable bool   `json:"durable"`
+	// Location is where the store is: the SQLite file, or a PostgreSQL
+	// URL without its user, password and query; empty in memory.
+	Location string `json:"location,omitempty"`
 	// Reachable reports whether the store answered a read; LatencyMs is
 	// how long that read took (a round trip for the SQL drivers).
 	Reachable bool    `json:"reachable"`
@@ -83,6 +91,25 @@ type StoreInfo struct {
 	// Writer counts batches and commits; their ratio is the group-commit
 	// factor.
 	Writer WriterStats `json:"writer"`
+}
+
+// NodeInfo is one process holding leases on tasks in flight, in Health.
+type NodeInfo struct {
+	// Worker names the process as its leases do (Task.LeaseOwner): its
+	// runtime id, process id and a random suffix, so a restarted process
+	// is a new worker.
+	Worker string `json:"worker"`
+	// Leases counts the tasks in flight whose lease it holds (not run
+	// out).
+	Leases int `json:"leases"`
+	// ExpiredLeases counts the tasks in flight whose lease it held and
+	// let run out, not yet taken over by another node: a node that died
+	// or lost the store.
+	ExpiredLeases int `json:"expiredLeases"`
+	// LastHeartbeatAt is when it last renewed a lease, as the store
+	// shows it: its latest lease expiry less the lease TTL (nodes of one
+	// store share their configuration's durability.lease_ttl).
+	LastHeartbeatAt *time.Time `json:"lastHeartbeatAt,omitempty"`
 }
 
 // WriterStats counts the store writer's work in StoreInfo.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,10 @@ import (
 // DoctorReport is what agentrt doctor finds, and its --json output.
 type DoctorReport struct {
 	Config string `json:"config"`
+	// Store is the store the config selects ($AGENTRT_STORE_URL over its
+	// store.url): "sqlite FILE", or "postgres URL" without the URL's
+	// user, password and query.
+	Store string `json:"store"`
 	// OK is false when an agent has no model it can be routed to.
 	OK     bool          `json:"ok"`
 	Models []DoctorModel `json:"models"`
@@ -180,6 +185,14 @@ func doctor(path string) (*DoctorReport, map[string]doctorProvider, error) {
 	}
 	providers := map[string]doctorProvider{}
 	rep := &DoctorReport{Config: file.Path, OK: true, Models: []DoctorModel{}, Agents: []DoctorAgent{}}
+	sel, err := selectStore("", file.Store)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Store = "sqlite " + filepath.Join(file.DataDir, "agentrt.db")
+	if sel.URL != "" {
+		rep.Store = "postgres " + config.StoreLocation(sel.URL)
+	}
 	for _, key := range sortedKeys(file.Models) {
 		rep.Models = append(rep.Models, doctorModel(key, file.Models[key]))
 	}
@@ -301,7 +314,11 @@ func doctorModel(key string, m *config.Model) DoctorModel {
 }
 
 func printDoctor(w io.Writer, rep *DoctorReport) {
-	fmt.Fprintf(w, "config %s\n\nmodels\n", rep.Config)
+	fmt.Fprintf(w, "config %s\n", rep.Config)
+	if !strings.HasPrefix(rep.Store, "sqlite ") { // the default goes without saying
+		fmt.Fprintf(w, "store  %s\n", rep.Store)
+	}
+	fmt.Fprintf(w, "\nmodels\n")
 	for _, m := range rep.Models {
 		name := m.Provider
 		if m.Model != "" {

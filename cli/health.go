@@ -115,6 +115,16 @@ func printHealth(w io.Writer, h *apitype.Health) {
 	if n := h.StuckTotal - len(h.StuckRuns); n > 0 {
 		fmt.Fprintf(w, "      and %d more\n", n)
 	}
+	if sharedStore(h.Store.Driver) {
+		fmt.Fprintf(w, "  store: %s %s\n", h.Store.Driver, h.Store.Location)
+	}
+	for _, n := range h.Nodes {
+		beat := ""
+		if n.LastHeartbeatAt != nil {
+			beat = ", heartbeat " + ago(h.CheckedAt.Sub(*n.LastHeartbeatAt).Milliseconds())
+		}
+		fmt.Fprintf(w, "  node %s: %s, %d run out%s\n", n.Worker, plural(n.Leases, "lease"), n.ExpiredLeases, beat)
+	}
 }
 
 // healthContext says which runtime and store the status is about.
@@ -161,4 +171,11 @@ func ago(ms int64) string {
 		return fmt.Sprintf("%dh ago", int(d/time.Hour))
 	}
 	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+}
+
+// sharedStore reports whether a store of driver is one several nodes
+// share (PostgreSQL), whose location the text outputs name; the embedded
+// SQLite file and memory go without saying.
+func sharedStore(driver string) bool {
+	return driver != "sqlite" && driver != "memory" && driver != ""
 }

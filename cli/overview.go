@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -340,7 +341,12 @@ type healthView struct {
 	Version     string   `json:"version"`
 	ActiveTurns int      `json:"activeTurns"`
 	Problems    []string `json:"problems"`
-	Checks      []struct {
+	Store       struct {
+		Driver   string `json:"driver"`
+		Location string `json:"location"`
+	} `json:"store"`
+	Nodes  []apitype.NodeInfo `json:"nodes"`
+	Checks []struct {
 		Name   string `json:"name"`
 		Status string `json:"status"`
 		Reason string `json:"reason"`
@@ -355,6 +361,17 @@ func printOverview(w io.Writer, ov *overview, st style) {
 	fmt.Fprintf(w, "%s %s\n", st.bold("agentrt overview"), st.dim("· "+ov.Where))
 	fmt.Fprintf(w, "%-10s %s · agentrt %s · %s · last activity %s\n", "health", st.status(h.Status), h.Version,
 		plural(h.ActiveTurns, "active turn"), relTimeOf(now, ov.LastActivity))
+	if sharedStore(h.Store.Driver) {
+		fmt.Fprintf(w, "%-10s %s\n", "store", strings.TrimSuffix(h.Store.Driver+" · "+h.Store.Location, " · "))
+	}
+	if len(h.Nodes) > 0 {
+		fmt.Fprintf(w, "%-10s %s holding leases\n", "nodes", plural(len(h.Nodes), "node"))
+		t := newTable("WORKER", "LEASES", "RUN OUT", "HEARTBEAT")
+		for _, n := range h.Nodes {
+			t.row(n.Worker, fmt.Sprint(n.Leases), fmt.Sprint(n.ExpiredLeases), relTimeOf(now, n.LastHeartbeatAt))
+		}
+		t.write(w, "           ", st)
+	}
 	failing := newTable("CHECK", "STATUS", "REASON")
 	failing.paint[1] = st.status
 	for _, c := range h.Checks {

@@ -28,6 +28,7 @@ type runFlags struct {
 	json    bool
 	dataDir string
 	session string
+	store   string
 }
 
 func newRunCmd() *cobra.Command {
@@ -56,6 +57,7 @@ Exit codes: 0 completed, 1 failed or cancelled, 2 usage or configuration error,
 	fl.BoolVar(&f.json, "json", false, "print the events as JSON Lines instead of a timeline")
 	fl.StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
 	fl.StringVar(&f.session, "session", "", "continue this session (or create it with this id)")
+	registerStoreFlag(cmd, &f.store)
 	return cmd
 }
 
@@ -67,6 +69,10 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	cfg, file, err := configure.Load(f.config)
 	if err != nil {
 		return configErr(err)
+	}
+	sel, err := selectStore(f.store, file.Store)
+	if err != nil {
+		return err
 	}
 	if f.dataDir != "" {
 		abs, err := filepath.Abs(f.dataDir)
@@ -97,14 +103,19 @@ func runTurn(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	defer flushTraces() // deferred first, so it runs after the runtime has stopped
 	cfg.TracerProvider = tp
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	closeStore, err := openStore(ctx, sel, &cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore() // deferred before the runtime's stop, so it runs after it
 
 	rt, err := agentrt.New(cfg)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
-	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	if err := rt.Start(ctx); err != nil {
 		rt.Stop(context.Background())

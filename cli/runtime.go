@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/config"
 	"github.com/agentrt/agentrt/configure"
 )
 
@@ -28,6 +29,8 @@ const noSweep = time.Duration(math.MaxInt64)
 type storeFlags struct {
 	config  string
 	dataDir string
+	// store is --store: the store's URL, over the config's.
+	store string
 	// poll is how often a command following events reads a data
 	// directory for those of other processes (--interval); 0 is 1s.
 	poll time.Duration
@@ -39,25 +42,37 @@ type storeFlags struct {
 func (f *storeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "agentrt.yaml", "the agentrt.yaml to load")
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
+	registerStoreFlag(cmd, &f.store)
 }
 
 // loadConfig loads the config with --data-dir applied and the runtime's
 // errors logged to standard error.
 func (f *storeFlags) loadConfig(cmd *cobra.Command) (agentrt.Config, error) {
-	cfg, _, err := configure.Load(f.config)
+	cfg, _, err := f.loadConfigFile(cmd)
+	return cfg, err
+}
+
+// loadConfigFile is loadConfig that also returns the store the command
+// is to open (selectStore).
+func (f *storeFlags) loadConfigFile(cmd *cobra.Command) (agentrt.Config, config.Store, error) {
+	cfg, file, err := configure.Load(f.config)
 	if err != nil {
-		return agentrt.Config{}, configErr(err)
+		return agentrt.Config{}, config.Store{}, configErr(err)
+	}
+	sel, err := selectStore(f.store, file.Store)
+	if err != nil {
+		return agentrt.Config{}, config.Store{}, err
 	}
 	if f.dataDir != "" {
 		abs, err := filepath.Abs(f.dataDir)
 		if err != nil {
-			return agentrt.Config{}, usageErr("resolving --data-dir: %v", err)
+			return agentrt.Config{}, config.Store{}, usageErr("resolving --data-dir: %v", err)
 		}
 		cfg.DataDir = abs
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
 	cfg.ActionSweepInterval = noSweep
-	return cfg, nil
+	return cfg, sel, nil
 }
 
 // openReader starts a runtime on the config's data directory for a
@@ -73,30 +88,38 @@ func (f *storeFlags) openReader(cmd *cobra.Command) (rt *agentrt.Runtime, stop f
 // recorded has nothing to work on in an empty one, and must not leave one
 // behind (only run, serve and token create make stores).
 func (f *storeFlags) open(cmd *cobra.Command, noWorkers bool) (rt *agentrt.Runtime, stop func(), err error) {
-	cfg, err := f.loadConfig(cmd)
+	cfg, sel, err := f.loadConfigFile(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg.NoWorkers, cfg.ExistingStore = noWorkers, !f.create
+	ctx := commandContext(cmd)
+	closeStore, err := openStore(ctx, sel, &cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	flushTraces := func() {}
 	if !noWorkers { // its workers may run turns: export their spans too
 		if cfg.TracerProvider, flushTraces, err = tracing(context.Background(), cmd.ErrOrStderr()); err != nil {
+			closeStore()
 			return nil, nil, err
 		}
 	}
 	rt, err = agentrt.New(cfg)
 	if errors.Is(err, agentrt.ErrNoStore) {
 		flushTraces()
+		closeStore()
 		return nil, nil, usageErr("%v: agentrt run and agentrt serve make one; check --data-dir, or the data_dir of %s", err, f.config)
 	}
 	if err != nil {
 		flushTraces()
+		closeStore()
 		return nil, nil, &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
 	}
-	ctx := commandContext(cmd)
 	if err := rt.Start(ctx); err != nil {
 		rt.Stop(context.Background())
 		flushTraces()
+		closeStore()
 		return nil, nil, &exitError{code: ExitFailed, err: err}
 	}
 	stop = func() {
@@ -104,6 +127,7 @@ func (f *storeFlags) open(cmd *cobra.Command, noWorkers bool) (rt *agentrt.Runti
 		defer cancel()
 		rt.Stop(stopCtx)
 		flushTraces()
+		closeStore()
 	}
 	return rt, stop, nil
 }

@@ -32,6 +32,8 @@ type serveFlags struct {
 	logFormat string
 	// tlsCert and tlsKey are PEM files: with both, serve speaks HTTPS.
 	tlsCert, tlsKey string
+	// store is --store: the store's URL, over the config's.
+	store string
 }
 
 func newServeCmd() *cobra.Command {
@@ -72,6 +74,7 @@ docs/telemetry.md.`,
 	fl.StringVar(&f.config, "config", "agentrt.yaml", "the agentrt.yaml to load")
 	fl.StringVar(&f.listen, "listen", "", "address to listen on (default: the config's server.listen)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "override the config's data_dir")
+	registerStoreFlag(cmd, &f.store)
 	fl.StringVar(&f.logFormat, "log-format", "json", "log line format on standard error: json or text")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; needs --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
@@ -94,6 +97,10 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	cfg, file, err := configure.Load(f.config)
 	if err != nil {
 		return configErr(err)
+	}
+	sel, err := selectStore(f.store, file.Store)
+	if err != nil {
+		return err
 	}
 	if g := file.Durability.ShutdownGrace; g > 0 && !cmd.Flags().Changed("shutdown-grace") {
 		f.grace = g
@@ -127,12 +134,17 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	// The token grants every right: it is a secret the runtime removes
 	// from whatever it writes, as the configured keys are.
 	cfg.Redact.Secrets = append(cfg.Redact.Secrets, token)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	closeStore, err := openStore(ctx, sel, &cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore() // runs after the runtime has stopped
 	rt, err := agentrt.New(cfg)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("starting the runtime: %w", err)}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if err := rt.Start(ctx); err != nil {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}
@@ -165,7 +177,11 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		}
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "agentrt %s serving %s://%s (runtime %s, data %s)\n", agentrt.Version(), scheme, ln.Addr(), rt.RuntimeID(), cfg.DataDir)
+	where := cfg.DataDir
+	if cfg.StoreLocation != "" {
+		where += ", store " + cfg.StoreLocation
+	}
+	fmt.Fprintf(out, "agentrt %s serving %s://%s (runtime %s, data %s)\n", agentrt.Version(), scheme, ln.Addr(), rt.RuntimeID(), where)
 	if created {
 		fmt.Fprintf(out, "API token (shown once; kept in %s/%s):\n  %s\n", cfg.DataDir, httpapi.TokenFile, token)
 	}
