@@ -54,12 +54,18 @@ var fragments = strings.NewReplacer(
 	`SELECT value FROM json_each(?)`, `SELECT jsonb_array_elements_text(CAST(? AS jsonb))`,
 	// Two-argument max is GREATEST.
 	`max(last_used_at, ?)`, `GREATEST(last_used_at, ?)`,
+	// The migration runner's table: times are nanoseconds.
+	`applied_at INTEGER NOT NULL`, `applied_at BIGINT NOT NULL`,
+	// A receipt's hash is BYTEA, a legacy prev_hash hex TEXT.
+	`(SELECT p.hash FROM receipts p`, `(SELECT encode(p.hash, 'hex') FROM receipts p`,
 	// An integer is no boolean.
 	`(0 OR `, `(FALSE OR `,
-	// Memories' words: FTS5 MATCH of one quoted word is a lookup in the
-	// words' array (GIN-indexed).
+	// Memories' words (see migration 001): a tsvector of the words as
+	// they are, and a search for one quoted word a tsquery of it.
+	`INSERT INTO memories_fts (rowid, words) VALUES (?, ?)`,
+	`INSERT INTO memories_fts (rowid, words) VALUES (?, array_to_tsvector(string_to_array(CAST(? AS TEXT), ' ')))`,
 	`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?`,
-	`SELECT rowid FROM memories_fts WHERE string_to_array(words, ' ') @> ARRAY[btrim(CAST(? AS TEXT), '"')]`,
+	`SELECT rowid FROM memories_fts WHERE words @@ CAST(btrim(CAST(? AS TEXT), '"') AS tsquery)`,
 )
 
 // placeholders numbers the ? placeholders ($1, $2, …), leaving quoted

@@ -107,7 +107,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 func (s *Store) migrateUp(ctx context.Context, version int) error {
 	latest := len(s.migs)
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, createMigrationTable); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.sql(createMigrationTable)); err != nil {
 			return fmt.Errorf("creating migration table: %w", translate(err))
 		}
 		current, err := s.schemaVersion(ctx, tx)
