@@ -56,6 +56,9 @@ var fragments = strings.NewReplacer(
 	`max(last_used_at, ?)`, `GREATEST(last_used_at, ?)`,
 	// The migration runner's table: times are nanoseconds.
 	`applied_at INTEGER NOT NULL`, `applied_at BIGINT NOT NULL`,
+	// An upsert's SET names its table's column unqualified, the new
+	// row's as excluded's.
+	`SET memories = memories + excluded.memories`, `SET memories = memory_words.memories + excluded.memories`,
 	// A receipt's hash is BYTEA, a legacy prev_hash hex TEXT.
 	`(SELECT p.hash FROM receipts p`, `(SELECT encode(p.hash, 'hex') FROM receipts p`,
 	// An integer is no boolean.
