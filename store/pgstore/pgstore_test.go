@@ -356,3 +356,46 @@ func TestTwoNodes(t *testing.T) {
 		t.Errorf("Apply of a sequence the other node wrote = %v, want store.ErrConflict", err)
 	}
 }
+
+// TestTwoNodesExtendOneChain seals events of one session on two nodes in
+// turn: each node's write starts from the chain's end as the database has
+// it, not as the node last left it, so the chain stays one.
+func TestTwoNodesExtendOneChain(t *testing.T) {
+	ctx := t.Context()
+	url := testenv.Postgres(t)
+	nodes := []*pgstore.Store{node(t, url), node(t, url)}
+	const id, steps = "ses_chain", 6
+	for seq := int64(1); seq <= steps; seq++ {
+		e := &event.Event{
+			Type: event.PermissionEvaluated, EventID: fmt.Sprintf("evt_%d", seq), SchemaVersion: event.SchemaVersion,
+			SessionID: id, Sequence: seq, TenantID: "t", Payload: &event.PermissionPayload{ToolName: "shell", Hop: 1},
+			PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", ReasonCode: "allowed", ToolName: "shell"},
+		}
+		b := &store.Batch{Events: []*event.Event{e}}
+		if seq == 1 {
+			b.Sessions = []*runtype.Session{{ID: id, Owner: runtype.Owner{TenantID: "t", PrincipalID: "p"}, Agent: "a"}}
+		}
+		s := nodes[seq%2]
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatalf("Begin: %v", err)
+		}
+		if err := tx.Apply(ctx, b); err != nil {
+			tx.Rollback()
+			t.Fatalf("step %d on node %d: Apply: %v", seq, seq%2, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatalf("step %d: Commit: %v", seq, err)
+		}
+	}
+	rs, err := nodes[0].ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: id, Limit: store.MaxListLimit})
+	if err != nil {
+		t.Fatalf("ReceiptList: %v", err)
+	}
+	if len(rs) != steps {
+		t.Errorf("%d receipts, want %d", len(rs), steps)
+	}
+	if err := store.VerifyReceipts(rs); err != nil {
+		t.Errorf("VerifyReceipts: %v", err)
+	}
+}
