@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 
@@ -51,7 +50,8 @@ func openStore(ctx context.Context, sel config.Store, cfg *agentrt.Config) (clos
 	}
 	s, err := pgstore.Open(ctx, sel.URL, pgstore.Options{MaxConns: sel.MaxConns, StatementTimeout: sel.StatementTimeout})
 	if err != nil {
-		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("opening the store at %s: %w", config.StoreLocation(sel.URL), scrubStoreErr(err, sel.URL))}
+		// The driver's error names the server (its URL redacted).
+		return nil, &exitError{code: ExitFailed, err: scrubStoreErr(err, sel.URL)}
 	}
 	cfg.Store, cfg.StoreLocation = s, config.StoreLocation(sel.URL)
 	cfg.Redact.Secrets = append(cfg.Redact.Secrets, config.StoreSecrets(sel.URL)...)
