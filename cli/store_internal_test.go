@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/config"
 )
 
@@ -71,5 +74,49 @@ func TestScrubStoreErr(t *testing.T) {
 	plain := errors.New("connection refused")
 	if got := scrubStoreErr(plain, raw); got != plain {
 		t.Errorf("an error without the URL was rewritten: %v", got)
+	}
+}
+
+// TestOverviewStoreAndNodes: for a shared store the overview names it
+// and lists the nodes holding leases, with their heartbeats; for the
+// SQLite file it says neither (the default goes without saying), nor
+// does health's text.
+func TestOverviewStoreAndNodes(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	beat := now.Add(-3 * time.Second)
+	h := &apitype.Health{Status: apitype.HealthOK, Version: "devel", CheckedAt: now,
+		Store: apitype.StoreInfo{Driver: "postgres", Location: "postgres://db:5432/agentrt"},
+		Nodes: []apitype.NodeInfo{{Worker: "rt_A/12-beef", Leases: 3, LastHeartbeatAt: &beat}, {Worker: "rt_B/7-cafe", ExpiredLeases: 1}}}
+	show := func(h *apitype.Health) (ovText, healthText string) {
+		raw, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ov, hl bytes.Buffer
+		printOverview(&ov, &overview{GeneratedAt: now, Health: raw}, style{})
+		printHealth(&hl, h)
+		return ov.String(), hl.String()
+	}
+	ov, hl := show(h)
+	for _, want := range []string{
+		"store      postgres · postgres://db:5432/agentrt\n",
+		"nodes      2 nodes holding leases\n",
+		"rt_A/12-beef  3       0        3s ago",
+		"rt_B/7-cafe   0       1        -",
+	} {
+		if !strings.Contains(ov, want) {
+			t.Errorf("overview:\n%s\nwant %q", ov, want)
+		}
+	}
+	for _, want := range []string{"  store: postgres postgres://db:5432/agentrt\n", "  node rt_A/12-beef: 3 leases, 0 run out, heartbeat 3s ago\n", "  node rt_B/7-cafe: 0 leases, 1 run out\n"} {
+		if !strings.Contains(hl, want) {
+			t.Errorf("health:\n%s\nwant %q", hl, want)
+		}
+	}
+	h.Store, h.Nodes = apitype.StoreInfo{Driver: "sqlite", Location: "/data/agentrt.db"}, nil
+	ov, hl = show(h)
+	if strings.Contains(ov, "store") || strings.Contains(hl, "store:") || strings.Contains(ov, "nodes") {
+		t.Errorf("the SQLite file is named:\noverview:\n%s\nhealth:\n%s", ov, hl)
 	}
 }
