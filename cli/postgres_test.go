@@ -246,3 +246,25 @@ func TestPostgresReadyz(t *testing.T) {
 		t.Errorf("readyz once the database accepts connections again = %d %s, want 200", code, body)
 	}
 }
+
+// TestPostgresServe: serve with $AGENTRT_STORE_URL names the store in its
+// banner and its health by the URL without the password, which neither
+// its output nor its logs hold.
+func TestPostgresServe(t *testing.T) {
+	t.Parallel()
+	dsn := postgresURL(t)
+	bin := buildAgentrt(t)
+	b := setup(t)
+	b.env = []string{config.StoreURLEnv + "=" + dsn}
+	s := startServe(t, bin, b, "--log-format", "text")
+	if want := ", store " + config.StoreLocation(dsn) + ")"; !strings.HasSuffix(s.banner, want) {
+		t.Errorf("banner = %q, want it to end with %q", s.banner, want)
+	}
+	var h apitype.Health
+	s.request(t, "GET", "/v1/health", "", &h)
+	if h.Store.Driver != "postgres" || h.Store.Location != config.StoreLocation(dsn) {
+		t.Errorf("health's store = %+v", h.Store)
+	}
+	s.stop(t)
+	noPassword(t, "serve", s.banner, s.stderr.String())
+}

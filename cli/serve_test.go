@@ -30,6 +30,7 @@ type server struct {
 	client *http.Client // of send: http.DefaultClient unless the test sets one
 	url    string
 	token  string
+	banner string      // the first line it printed
 	lines  chan string // its standard output, line by line
 	stderr *strings.Builder
 	exited chan struct{}
@@ -73,7 +74,8 @@ func startServe(t *testing.T, bin string, b *testBundle, args ...string) *server
 			<-s.exited
 		}
 	})
-	m := regexp.MustCompile(`^agentrt \S+ serving (https?://\S+) \(runtime rt_[0-9A-Z]{26}, data .+\)$`).FindStringSubmatch(s.next(t))
+	s.banner = s.next(t)
+	m := regexp.MustCompile(`^agentrt \S+ serving (https?://\S+) \(runtime rt_[0-9A-Z]{26}, data .+\)$`).FindStringSubmatch(s.banner)
 	if m == nil {
 		t.Fatalf("serve printed no banner; stderr:\n%s", s.stderr)
 	}
