@@ -89,8 +89,9 @@ func copyTx(ctx context.Context, src *sql.Tx, dst pgx.Tx) (Counts, error) {
 	if err := checkVersions(ctx, src, dst); err != nil {
 		return nil, err
 	}
-	// Nobody else writes while the copy runs (and a second copy waits).
-	if _, err := dst.Exec(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`); err != nil {
+	// Nobody else writes while the copy runs (and a second copy waits),
+	// as in every write transaction.
+	if _, err := dst.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(writeLock)); err != nil {
 		return nil, fmt.Errorf("locking the target: %w", err)
 	}
 	cols, err := targetColumns(ctx, dst)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/model/replay"
 	"github.com/agentrt/agentrt/runtype"
@@ -121,28 +122,24 @@ func openSource(t *testing.T, dir string) *sql.DB {
 	return db
 }
 
-// migratedTarget returns a new PostgreSQL database at pgstore's schema.
+// migratedTarget returns a new PostgreSQL database migrated by pgstore,
+// its URL and a handle on it.
 func migratedTarget(t *testing.T) (string, *sql.DB) {
 	t.Helper()
 	url := testenv.Postgres(t)
+	ps, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ps.Close()
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	up, err := os.ReadFile("migration/001_initial.up.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		`CREATE TABLE agentrt_schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
-		string(up),
-		`INSERT INTO agentrt_schema_migrations VALUES (1, 'initial', 0)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return url, db
 }
 
@@ -232,7 +229,7 @@ func TestCopyFromSQLite(t *testing.T) {
 	ctx := context.Background()
 	dir := populated(t)
 	src := openSource(t, dir)
-	_, dst := migratedTarget(t)
+	url, dst := migratedTarget(t)
 
 	counts, err := pgstore.CopyFromSQLite(ctx, src, dst)
 	if err != nil {
@@ -291,28 +288,93 @@ func TestCopyFromSQLite(t *testing.T) {
 		}
 	}
 
-	// The receipt chains read back whole: each session's receipts as
-	// SQLite's store reads them verify, and PostgreSQL holds the same
-	// rows (compared above) with the same events under them.
+	// Through the stores: each session's receipt chain reads back from
+	// PostgreSQL as from SQLite and verifies, with its events; and the
+	// memories are searched alike.
 	ss, err := sqlitestore.Open(ctx, filepath.Join(dir, "agentrt.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ss.Close()
+	ps, err := pgstore.Open(ctx, url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
 	sealed := 0
 	for _, row := range dump(t, src, "sessions", []string{"tenant_id", "id"}) {
 		tenant, id, _ := strings.Cut(strings.TrimSuffix(row, "|"), "|")
-		rs, err := ss.ReceiptList(ctx, &store.ReceiptListParams{TenantID: tenant, SessionID: id, Limit: store.MaxListLimit})
+		rp := &store.ReceiptListParams{TenantID: tenant, SessionID: id, Limit: store.MaxListLimit}
+		want, err := ss.ReceiptList(ctx, rp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := store.VerifyReceipts(rs); err != nil {
-			t.Errorf("session %s: %v", id, err)
+		got, err := ps.ReceiptList(ctx, rp)
+		if err != nil {
+			t.Fatal(err)
 		}
-		sealed += len(rs)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("session %s's receipts differ (-sqlite +postgres):\n%s", id, d)
+		}
+		if err := store.VerifyReceipts(got); err != nil {
+			t.Errorf("session %s's receipts on PostgreSQL: %v", id, err)
+		}
+		sealed += len(got)
+		ep := &store.EventListAfterParams{Filter: event.Filter{TenantID: tenant, SessionID: id}, Limit: store.MaxListLimit}
+		wantEv, err := ss.EventListAfter(ctx, ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotEv, err := ps.EventListAfter(ctx, ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(eventJSON(t, wantEv), eventJSON(t, gotEv)); d != "" {
+			t.Errorf("session %s's events differ (-sqlite +postgres):\n%s", id, d)
+		}
 	}
 	if sealed == 0 {
 		t.Error("no receipts in the source")
+	}
+
+	// What agentrt verify --session checks, by a runtime on the copy:
+	// every chain, and every sealed event against its receipt.
+	script, err := replay.Parse("idle.replay.yaml", []byte("responses: [{text: hi}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := agentrt.New(agentrt.Config{Store: ps, NoWorkers: true, Agents: map[string]*agentrt.Agent{"a": {Provider: replay.New(script)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop(ctx)
+	for _, id := range dump(t, src, "sessions", []string{"id"}) {
+		id = strings.TrimSuffix(id, "|")
+		res, err := rt.VerifySession(ctx, runtype.Owner{}, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.OK || res.Receipts == 0 {
+			t.Errorf("VerifySession(%s) on the copy = %+v, want OK with receipts", id, res)
+		}
+	}
+	mp := &store.MemorySearchParams{MemoryScope: store.MemoryScope{TenantID: "default", Agent: "a"}, Query: "deploying"}
+	wantHits, err := ss.MemorySearch(ctx, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotHits, err := ps.MemorySearch(ctx, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wantHits) != 2 {
+		t.Errorf("SQLite finds %d memories, want 2", len(wantHits))
+	}
+	if d := cmp.Diff(wantHits, gotHits); d != "" {
+		t.Errorf("memory search differs (-sqlite +postgres):\n%s", d)
 	}
 }
 
@@ -408,4 +470,19 @@ func wantRows(t *testing.T, db *sql.DB, table string, want int64) {
 	if n != want {
 		t.Errorf("%s has %d rows, want %d", table, n, want)
 	}
+}
+
+// eventJSON is each event's envelope, as the wire carries it, with its
+// cursor.
+func eventJSON(t *testing.T, evs []*event.Event) []string {
+	t.Helper()
+	var out []string
+	for _, e := range evs {
+		b, err := e.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d %s", e.Cursor, b))
+	}
+	return out
 }
