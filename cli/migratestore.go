@@ -63,4 +63,3 @@ Exit codes: 0 copied, 1 refused or failed (nothing is written to the target but 
 	cmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database URL to copy into (postgres://…)")
 	return cmd
 }
-
