@@ -68,6 +68,7 @@ func TestMigrateStore(t *testing.T) {
 	}{
 		{[]string{"migrate-store", "--to", to}, "--from is required"},
 		{[]string{"migrate-store", "--from", dir}, "--to is required"},
+		{[]string{"migrate-store", "--server", "http://127.0.0.1:1", "--from", dir, "--to", to}, "cannot use --server"},
 	} {
 		r := run(t, "", tt.args...)
 		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, tt.want) {
