@@ -71,19 +71,26 @@ func TestSchemaMirrorsSQLite(t *testing.T) {
 	var want []string
 	for _, table := range strings.Fields(query1(t, lite, `SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_schema
 		WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name NOT LIKE 'memories_fts%' AND name <> 'agentrt_schema_migrations' ORDER BY name)`)) {
-		rows, err := lite.Query(`SELECT name, type FROM pragma_table_info(?) ORDER BY cid`, table)
+		// A primary key's columns are never NULL (SQLite's rowid alias
+		// and WITHOUT ROWID keys say so only by being keys).
+		rows, err := lite.Query(`SELECT name, type, "notnull" OR pk > 0 FROM pragma_table_info(?) ORDER BY cid`, table)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for rows.Next() {
 			var name, typ string
-			rows.Scan(&name, &typ)
-			want = append(want, table+"."+name+" "+types[typ])
+			var notNull bool
+			rows.Scan(&name, &typ, &notNull)
+			col := table + "." + name + " " + types[typ]
+			if notNull {
+				col += " NOT NULL"
+			}
+			want = append(want, col)
 		}
 		rows.Close()
 	}
-	got := strings.Split(query1(t, db, `SELECT string_agg(table_name || '.' || column_name || ' ' || data_type, E'\n'
-		ORDER BY table_name, ordinal_position) FROM information_schema.columns
+	got := strings.Split(query1(t, db, `SELECT string_agg(table_name || '.' || column_name || ' ' || data_type
+		|| CASE is_nullable WHEN 'NO' THEN ' NOT NULL' ELSE '' END, E'\n' ORDER BY table_name, ordinal_position) FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name <> 'memories_fts'`), "\n")
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("columns differ (-sqlite +postgres):\n%s", d)
