@@ -218,3 +218,15 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, "xxxxx") }
 func (e *scrubbed) Unwrap() error { return e.err }
+
+// CheckIntegrity checks that the database answers a read, within ctx
+// (store.IntegrityChecker). It does not walk the tables as SQLite's
+// quick_check does: PostgreSQL checks its own pages (the WAL, and data
+// checksums when the cluster has them), and a full check (amcheck) is
+// the server operator's to run.
+func (s *Store) CheckIntegrity(ctx context.Context) error {
+	if err := s.Ping(ctx); err != nil {
+		return fmt.Errorf("checking the postgres store: %w", err)
+	}
+	return nil
+}

@@ -399,3 +399,12 @@ func TestTwoNodesExtendOneChain(t *testing.T) {
 		t.Errorf("VerifyReceipts: %v", err)
 	}
 }
+
+// TestCheckIntegrity: the check a runtime runs at start passes on
+// PostgreSQL (it is SQLite's quick_check in the core).
+func TestCheckIntegrity(t *testing.T) {
+	var c store.IntegrityChecker = open(t, testenv.Postgres(t), pgstore.Options{})
+	if err := c.CheckIntegrity(t.Context()); err != nil {
+		t.Errorf("CheckIntegrity: %v", err)
+	}
+}

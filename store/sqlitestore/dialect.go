@@ -101,3 +101,16 @@ func (d *Dialect) sql(text string) string {
 	}
 	return d.Rewrite(text)
 }
+
+// Ping reads from the database through the read pool: an error wraps
+// store.ErrStorage when the database cannot be reached.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	var version string
+	if err := s.read.QueryRowContext(ctx, s.d.VersionSQL).Scan(&version); err != nil {
+		return fmt.Errorf("reading %s version: %w", s.d.Name, translate(err))
+	}
+	return nil
+}

@@ -1,6 +1,12 @@
 // Package sqlitestore is the embedded store.Store: one SQLite database file
 // through modernc.org/sqlite (pure Go, no cgo).
 //
+// It also holds the SQL core both SQL drivers share: the statements (by
+// queryID), the write transaction's rules (Tx), the row codec and the
+// migration runner. Package pgstore runs the same core on PostgreSQL
+// through NewDialect, with a Dialect that rewrites the statements and
+// brings its own migrations; everything below describes SQLite.
+//
 // # Limits
 //
 // SQLite allows one writer at a time. The store keeps exactly one write
