@@ -102,7 +102,8 @@ func TestBenchLoopRejects(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"pg", []string{"-variant", "pg"}, "agentrt: invalid benchmark options: variant pg needs the PostgreSQL store"},
+		{"pg without a server", []string{"-variant", "pg"}, "agentrt: invalid benchmark options: variant pg needs a PostgreSQL server: --dsn or AGENTRT_STORE_URL"},
+		{"nodes without pg", []string{"-variant", "sqlite", "--nodes", "2"}, "--nodes needs the pg variant"},
 		{"unknown variant", []string{"-variant", "redis"}, `variant "redis" (want mem, sqlite or pg)`},
 		{"unknown flag", []string{"--tools", "5"}, "unknown flag: --tools (see agentrt bench loop --help)"},
 		{"unknown flag, one dash", []string{"-tools", "5"}, `invalid argument "ools" for "-t, --tool-calls" flag`},
