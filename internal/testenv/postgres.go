@@ -8,6 +8,9 @@ import (
 
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +77,65 @@ func PostgresAdmin(t testing.TB) string {
 		Missing(t, "no PostgreSQL: %s is not set", PostgresEnv)
 	}
 	return admin
+}
+
+// PostgresCluster is a PostgreSQL server of a test's own, for tests that
+// stop and start it: scripts/test-postgres made it in a temp dir, and
+// removes it when the test ends.
+type PostgresCluster struct {
+	// URL is the admin URL of its postgres database.
+	URL    string
+	dir    string
+	script string
+}
+
+// NewPostgresCluster starts a cluster of the test's own; without
+// PostgreSQL's programs the test is Missing them. It takes a few seconds.
+func NewPostgresCluster(t testing.TB) *PostgresCluster {
+	t.Helper()
+	if bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(bins) == 0 {
+		Missing(t, "no PostgreSQL programs under /usr/lib/postgresql (apt-get install postgresql)")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &PostgresCluster{script: filepath.Join(root, "scripts", "test-postgres")}
+	out, err := exec.Command(c.script, "start").Output()
+	if err != nil {
+		t.Fatalf("starting a PostgreSQL cluster: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		k, v, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "export "), "=")
+		v = strings.Trim(v, "'")
+		switch k {
+		case "AGENTRT_TEST_POSTGRES":
+			c.URL = v
+		case "AGENTRT_TEST_POSTGRES_DIR":
+			c.dir = v
+		}
+	}
+	if c.URL == "" || c.dir == "" {
+		t.Fatalf("scripts/test-postgres start printed no URL and directory: %q", out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command(c.script, "stop", c.dir).CombinedOutput(); err != nil {
+			t.Errorf("removing the PostgreSQL cluster %s: %v: %s", c.dir, err, out)
+		}
+	})
+	return c
+}
+
+// Stop stops the server (its data stays); Start starts it again on the
+// same port.
+func (c *PostgresCluster) Stop(t testing.TB) { c.run(t, "stop-server") }
+
+// Start starts a server Stop stopped.
+func (c *PostgresCluster) Start(t testing.TB) { c.run(t, "start-server") }
+
+func (c *PostgresCluster) run(t testing.TB, verb string) {
+	t.Helper()
+	if out, err := exec.Command(c.script, verb, c.dir).CombinedOutput(); err != nil {
+		t.Fatalf("scripts/test-postgres %s: %v: %s", verb, err, out)
+	}
 }
