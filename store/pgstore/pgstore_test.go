@@ -104,6 +104,7 @@ func TestOpenBadInput(t *testing.T) {
 				t.Fatalf("Open(%s) succeeded, want an error", tt.name)
 			}
 			msg := err.Error()
+			t.Logf("%s: %s", tt.name, msg)
 			if strings.Contains(msg, password) {
 				t.Errorf("Open error holds the password: %s", msg)
 			}
