@@ -33,6 +33,7 @@ package pgstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -176,7 +177,8 @@ func translate(err error) error {
 		ce *pgconn.ConnectError
 		ne net.Error
 	)
-	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err) {
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		pgconn.SafeToRetry(err) {
 		return fmt.Errorf("%w: %w", store.ErrStorage, err)
 	}
 	return err

@@ -114,3 +114,19 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// beginWrite begins a transaction on the write connection, running the
+// dialect's BeginSQL first.
+func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+	}
+	if s.d.BeginSQL != "" {
+		if _, err := tx.ExecContext(ctx, s.d.BeginSQL); err != nil {
+			_ = tx.Rollback()
+			return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+		}
+	}
+	return tx, nil
+}

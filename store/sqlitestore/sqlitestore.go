@@ -370,15 +370,9 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 	if err := s.w.prepareAll(ctx); err != nil {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
 	}
-	sqlTx, err := s.write.BeginTx(ctx, nil)
+	sqlTx, err := s.beginWrite(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("beginning transaction: %w", translate(err))
-	}
-	if s.d.BeginSQL != "" {
-		if _, err := sqlTx.ExecContext(ctx, s.d.BeginSQL); err != nil {
-			_ = sqlTx.Rollback()
-			return nil, fmt.Errorf("beginning transaction: %w", translate(err))
-		}
+		return nil, err
 	}
 	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache || s.d.ForgetHeld {
 		s.lastSeq = make(map[string]int64)

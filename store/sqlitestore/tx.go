@@ -240,9 +240,9 @@ func (t *Tx) replay(ctx context.Context) error {
 		return fmt.Errorf("rolling back: %w", err)
 	}
 	t.stmts = [numQueries]*sql.Stmt{}
-	tx, err := t.s.write.BeginTx(t.beginCtx, nil)
+	tx, err := t.s.beginWrite(t.beginCtx)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
+		return err
 	}
 	t.tx, t.seqs, t.heads, t.scopes = tx, nil, nil, nil
 	clear(t.pendingHeads)
