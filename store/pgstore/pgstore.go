@@ -15,10 +15,12 @@
 // (pg_advisory_xact_lock(writeLock)), so writes are serialized across
 // nodes: commit order is cursor order, and the core's checks of event
 // sequences, receipt chains and admission counts hold as they do on one
-// SQLite file. A transaction starts from the database, not from what the
-// node held in memory (sequences and chain ends are read again), and
-// each batch has a savepoint: PostgreSQL aborts the whole transaction on
-// a failed statement. Migrate takes the same lock, so nodes starting
+// SQLite file. A transaction that finds events another node committed
+// since this node's last commit reads sequences and chain ends from the
+// database rather than from what the node held in memory (one read of
+// the largest cursor per transaction tells), and each batch has a
+// savepoint: PostgreSQL aborts the whole transaction on a failed
+// statement. Migrate takes the same lock, so nodes starting
 // together migrate once; its DDL is transactional, so a migration that
 // fails leaves nothing and running it again completes it.
 //
@@ -98,7 +100,7 @@ var dialect = &sqlitestore.Dialect{
 	BeginSQL:          `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(writeLock, 10) + `)`,
 	AlwaysSavepoint:   true,
 	Returning:         true,
-	ForgetHeld:        true,
+	HeldSQL:           `SELECT COALESCE(max(cursor), 0) FROM events`,
 	HasSchemaTableSQL: `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'agentrt_schema_migrations'`,
 	VersionSQL:        `SHOW server_version`,
 	BeforeCommit:      notifyCommit,

@@ -38,11 +38,15 @@ type Dialect struct {
 	// Returning reads the cursors of inserted events and the ids of
 	// inserted scopes by RETURNING rather than LastInsertId.
 	Returning bool
-	// ForgetHeld drops, at each write transaction's start, the sequences
-	// and receipt chain ends the store holds in memory: another process
-	// may have moved them, and a failed statement cannot be retried in
-	// the same transaction.
-	ForgetHeld bool
+	// HeldSQL reads, at each write transaction's start, the largest
+	// committed event cursor. Session sequences and receipt chain ends
+	// move only with events, so when it is not what this store's last
+	// commit left, another process wrote: the store drops the sequences
+	// and chain ends it holds in memory and reads them again (a dialect
+	// that cannot retry a failed statement in its transaction must not
+	// find out by a conflict). Empty: the store learns of other
+	// processes by conflicts (see Tx).
+	HeldSQL string
 	// HasSchemaTableSQL counts (0 or 1) the tables named
 	// agentrt_schema_migrations.
 	HasSchemaTableSQL string
