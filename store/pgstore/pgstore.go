@@ -116,22 +116,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	fail := func(err error) (*Store, error) {
 		return nil, scrub(fmt.Errorf("opening postgres store %s: %w", name, err), secret)
 	}
-	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-		return fail(errors.New("invalid URL: want postgres://user@host:port/database"))
-	}
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := connConfig(url, opts)
 	if err != nil {
-		return fail(fmt.Errorf("invalid URL: %w", err))
+		return fail(err)
 	}
-	if opts.ConnectTimeout > 0 {
-		cfg.ConnectTimeout = opts.ConnectTimeout
-	} else if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 10 * time.Second
-	}
-	if opts.StatementTimeout > 0 {
-		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
-	}
-	cfg.RuntimeParams["application_name"] = "agentrt"
 	write := stdlib.OpenDB(*cfg)
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
@@ -159,6 +147,27 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	core.SetOwned()
 	return &Store{core}, nil
+}
+
+// connConfig parses url and applies opts (defaulted) to it.
+func connConfig(url string, opts Options) (*pgx.ConnConfig, error) {
+	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
+		return nil, errors.New("invalid URL: want postgres://user@host:port/database")
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL: %w", err)
+	}
+	if opts.ConnectTimeout > 0 {
+		cfg.ConnectTimeout = opts.ConnectTimeout
+	} else if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if opts.StatementTimeout > 0 {
+		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
+	}
+	cfg.RuntimeParams["application_name"] = "agentrt"
+	return cfg, nil
 }
 
 // translate maps PostgreSQL's errors onto the store's.

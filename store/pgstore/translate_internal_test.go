@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -50,6 +51,29 @@ func TestRedact(t *testing.T) {
 		shown, secret := redact(tt.url)
 		if shown != tt.shown || secret != tt.secret {
 			t.Errorf("redact(%s) = %s, %q; want %s, %q", tt.url, shown, secret, tt.shown, tt.secret)
+		}
+	}
+}
+
+func TestConnConfig(t *testing.T) {
+	for _, tt := range []struct {
+		url              string
+		opts             Options
+		timeout, connect string
+	}{
+		{"postgres://u@h/db", Options{}.WithDefaults(), "30000", "10s"},
+		{"postgres://u@h/db?connect_timeout=3", Options{StatementTimeout: 250 * time.Millisecond}.WithDefaults(), "250", "3s"},
+		{"postgresql://u@h/db", Options{StatementTimeout: -1, ConnectTimeout: time.Second}.WithDefaults(), "", "1s"},
+	} {
+		cfg, err := connConfig(tt.url, tt.opts)
+		if err != nil {
+			t.Fatalf("connConfig(%s): %v", tt.url, err)
+		}
+		if got := cfg.RuntimeParams["statement_timeout"]; got != tt.timeout {
+			t.Errorf("connConfig(%s, %+v): statement_timeout %q, want %q", tt.url, tt.opts, got, tt.timeout)
+		}
+		if got := cfg.ConnectTimeout.String(); got != tt.connect {
+			t.Errorf("connConfig(%s, %+v): connect timeout %s, want %s", tt.url, tt.opts, got, tt.connect)
 		}
 	}
 }
