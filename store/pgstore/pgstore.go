@@ -34,8 +34,6 @@ package pgstore
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -170,8 +168,14 @@ func connConfig(url string, opts Options) (*pgx.ConnConfig, error) {
 	return cfg, nil
 }
 
-// translate maps PostgreSQL's errors onto the store's.
+// translate maps PostgreSQL's errors onto the store's. It leaves every
+// other error as it is: the SQL core hands it the errors of any driver
+// that are not SQLite's (see sqlitestore.Dialect), and a context's end is
+// no storage failure.
 func translate(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
@@ -188,8 +192,7 @@ func translate(err error) error {
 		ce *pgconn.ConnectError
 		ne net.Error
 	)
-	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
-		pgconn.SafeToRetry(err) {
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) {
 		return fmt.Errorf("%w: %w", store.ErrStorage, err)
 	}
 	return err

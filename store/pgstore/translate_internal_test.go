@@ -1,7 +1,7 @@
 package pgstore
 
 import (
-	"database/sql/driver"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -25,7 +25,8 @@ func TestTranslate(t *testing.T) {
 		{&pgconn.PgError{Code: "57P03"}, store.ErrStorage},
 		{&pgconn.PgError{Code: "08006"}, store.ErrStorage},
 		{fmt.Errorf("writing: %w", refused), store.ErrStorage},
-		{driver.ErrBadConn, store.ErrStorage},
+		{fmt.Errorf("reading: %w", context.DeadlineExceeded), nil}, // a net.Error, but the caller's
+		{context.Canceled, nil},
 		{&pgconn.PgError{Code: "42P01"}, nil}, // undefined table: a bug, not the disk
 		{&pgconn.PgError{Code: "57014"}, nil}, // statement timeout
 		{errors.New("other"), nil},

@@ -24,8 +24,9 @@ type Dialect struct {
 	// few texts run outside them (migrations' bookkeeping, memories).
 	Rewrite func(sqlite string) string
 	// Translate maps the database's errors onto the store's (such as
-	// store.ErrConflict and store.ErrStorage); errors it does not know it
-	// returns as they are.
+	// store.ErrConflict and store.ErrStorage). It is process-wide: it
+	// sees every error of the core that is not SQLite's, so it must
+	// return those it does not know as they are (a context's end too).
 	Translate func(error) error
 	// BeginSQL is run first in every write transaction (and in
 	// migrations'), such as a lock that serializes writers across
