@@ -95,8 +95,7 @@ func NewDialect(write, read *sql.DB, d *Dialect) (*Store, error) {
 		}
 		texts[q] = d.sql(text)
 	}
-	s := newStore(write, read, d, ms, texts)
-	return s, nil
+	return newStore(write, read, d, ms, texts), nil
 }
 
 // sql returns text in the dialect.
