@@ -15,10 +15,12 @@
 // (pg_advisory_xact_lock(writeLock)), so writes are serialized across
 // nodes: commit order is cursor order, and the core's checks of event
 // sequences, receipt chains and admission counts hold as they do on one
-// SQLite file. A transaction starts from the database, not from what the
-// node held in memory (sequences and chain ends are read again), and
-// each batch has a savepoint: PostgreSQL aborts the whole transaction on
-// a failed statement. Migrate takes the same lock, so nodes starting
+// SQLite file. A transaction that finds events another node committed
+// since this node's last commit reads sequences and chain ends from the
+// database rather than from what the node held in memory (one read of
+// the largest cursor per transaction tells), and each batch has a
+// savepoint: PostgreSQL aborts the whole transaction on a failed
+// statement. Migrate takes the same lock, so nodes starting
 // together migrate once; its DDL is transactional, so a migration that
 // fails leaves nothing and running it again completes it.
 //
@@ -32,7 +34,6 @@ package pgstore
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ var dialect = &sqlitestore.Dialect{
 	BeginSQL:          `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(writeLock, 10) + `)`,
 	AlwaysSavepoint:   true,
 	Returning:         true,
-	ForgetHeld:        true,
+	HeldSQL:           `SELECT COALESCE(max(cursor), 0) FROM events`,
 	HasSchemaTableSQL: `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'agentrt_schema_migrations'`,
 	VersionSQL:        `SHOW server_version`,
 	BeforeCommit:      notifyCommit,
@@ -113,22 +114,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	fail := func(err error) (*Store, error) {
 		return nil, scrub(fmt.Errorf("opening postgres store %s: %w", name, err), secret)
 	}
-	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-		return fail(errors.New("invalid URL: want postgres://user@host:port/database"))
-	}
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := connConfig(url, opts)
 	if err != nil {
-		return fail(fmt.Errorf("invalid URL: %w", err))
+		return fail(err)
 	}
-	if opts.ConnectTimeout > 0 {
-		cfg.ConnectTimeout = opts.ConnectTimeout
-	} else if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 10 * time.Second
-	}
-	if opts.StatementTimeout > 0 {
-		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
-	}
-	cfg.RuntimeParams["application_name"] = "agentrt"
 	write := stdlib.OpenDB(*cfg)
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
@@ -158,8 +147,35 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return &Store{core}, nil
 }
 
-// translate maps PostgreSQL's errors onto the store's.
+// connConfig parses url and applies opts (defaulted) to it.
+func connConfig(url string, opts Options) (*pgx.ConnConfig, error) {
+	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
+		return nil, errors.New("invalid URL: want postgres://user@host:port/database")
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL: %w", err)
+	}
+	if opts.ConnectTimeout > 0 {
+		cfg.ConnectTimeout = opts.ConnectTimeout
+	} else if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if opts.StatementTimeout > 0 {
+		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
+	}
+	cfg.RuntimeParams["application_name"] = "agentrt"
+	return cfg, nil
+}
+
+// translate maps PostgreSQL's errors onto the store's. It leaves every
+// other error as it is: the SQL core hands it the errors of any driver
+// that are not SQLite's (see sqlitestore.Dialect), and a context's end is
+// no storage failure.
 func translate(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
@@ -176,7 +192,7 @@ func translate(err error) error {
 		ce *pgconn.ConnectError
 		ne net.Error
 	)
-	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err) {
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) {
 		return fmt.Errorf("%w: %w", store.ErrStorage, err)
 	}
 	return err

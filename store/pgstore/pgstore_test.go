@@ -104,6 +104,7 @@ func TestOpenBadInput(t *testing.T) {
 				t.Fatalf("Open(%s) succeeded, want an error", tt.name)
 			}
 			msg := err.Error()
+			t.Logf("%s: %s", tt.name, msg)
 			if strings.Contains(msg, password) {
 				t.Errorf("Open error holds the password: %s", msg)
 			}
@@ -118,11 +119,13 @@ func TestOpenBadInput(t *testing.T) {
 }
 
 // TestPasswordNotInErrors checks that a store opened with a password in
-// its URL names it in no error, even once the server is gone.
+// its URL names it in no error, even when the server cuts its
+// connections, after which the store reconnects.
 func TestPasswordNotInErrors(t *testing.T) {
 	ctx := t.Context()
 	url := withPassword(t, testenv.Postgres(t))
-	s := open(t, url, pgstore.Options{})
+	const readConns = 2
+	s := open(t, url, pgstore.Options{MaxConns: readConns})
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatalf("Migrate again: %v", err)
 	}
@@ -137,17 +140,43 @@ func TestPasswordNotInErrors(t *testing.T) {
 		strings.TrimPrefix(u.Path, "/")); err != nil {
 		t.Fatalf("terminating the store's connections: %v", err)
 	}
-	tx, err := s.Begin(ctx)
-	if err == nil {
-		err = tx.Apply(ctx, &store.Batch{Sessions: []*runtype.Session{{ID: "ses_x", Owner: runtype.Owner{TenantID: "t", PrincipalID: "p"}, Agent: "a"}}})
-		if cerr := tx.Commit(); err == nil {
-			err = cerr
+	write := func(id string) error {
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		err = tx.Apply(ctx, &store.Batch{Sessions: []*runtype.Session{{ID: id, Owner: runtype.Owner{TenantID: "t", PrincipalID: "p"}, Agent: "a"}}})
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	// database/sql replaces a connection it finds closed, so the write
+	// may well succeed on a new one; if not, its error is clean, and the
+	// next write reconnects.
+	if err := write("ses_x"); err != nil {
+		if strings.Contains(err.Error(), password) {
+			t.Errorf("write error holds the password: %v", err)
+		}
+		if err := write("ses_x"); err != nil {
+			t.Fatalf("writing again after the connections were cut: %v", err)
 		}
 	}
-	// database/sql retries a connection it finds closed, so the write
-	// may well succeed on a new one; if not, its error is clean.
-	if err != nil && strings.Contains(err.Error(), password) {
-		t.Errorf("write error holds the password: %v", err)
+	// Each pooled read connection the server closed fails the one
+	// statement that finds it closed, as a storage failure (one idle
+	// for over a second is pinged first instead), and is replaced.
+	for i := 0; ; i++ {
+		_, err := s.SessionGet(ctx, &store.SessionGetParams{TenantID: "t", ID: "ses_x"})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrStorage) || strings.Contains(err.Error(), password) {
+			t.Errorf("SessionGet(ses_x) on a closed connection = %v, want a storage failure without the password", err)
+		}
+		if i == readConns {
+			t.Fatalf("SessionGet(ses_x) fails %d times after the connections were cut: %v", i+1, err)
+		}
 	}
 	if _, err := s.SessionGet(ctx, &store.SessionGetParams{TenantID: "t", ID: "ses_none"}); err == nil || strings.Contains(err.Error(), password) {
 		t.Errorf("SessionGet(missing) = %v, want a not-found error without the password", err)

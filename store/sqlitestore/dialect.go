@@ -24,8 +24,9 @@ type Dialect struct {
 	// few texts run outside them (migrations' bookkeeping, memories).
 	Rewrite func(sqlite string) string
 	// Translate maps the database's errors onto the store's (such as
-	// store.ErrConflict and store.ErrStorage); errors it does not know it
-	// returns as they are.
+	// store.ErrConflict and store.ErrStorage). It is process-wide: it
+	// sees every error of the core that is not SQLite's, so it must
+	// return those it does not know as they are (a context's end too).
 	Translate func(error) error
 	// BeginSQL is run first in every write transaction (and in
 	// migrations'), such as a lock that serializes writers across
@@ -38,11 +39,15 @@ type Dialect struct {
 	// Returning reads the cursors of inserted events and the ids of
 	// inserted scopes by RETURNING rather than LastInsertId.
 	Returning bool
-	// ForgetHeld drops, at each write transaction's start, the sequences
-	// and receipt chain ends the store holds in memory: another process
-	// may have moved them, and a failed statement cannot be retried in
-	// the same transaction.
-	ForgetHeld bool
+	// HeldSQL reads, at each write transaction's start, the largest
+	// committed event cursor. Session sequences and receipt chain ends
+	// move only with events, so when it is not what this store's last
+	// commit left, another process wrote: the store drops the sequences
+	// and chain ends it holds in memory and reads them again (a dialect
+	// that cannot retry a failed statement in its transaction must not
+	// find out by a conflict). Empty: the store learns of other
+	// processes by conflicts (see Tx).
+	HeldSQL string
 	// HasSchemaTableSQL counts (0 or 1) the tables named
 	// agentrt_schema_migrations.
 	HasSchemaTableSQL string
@@ -90,8 +95,7 @@ func NewDialect(write, read *sql.DB, d *Dialect) (*Store, error) {
 		}
 		texts[q] = d.sql(text)
 	}
-	s := newStore(write, read, d, ms, texts)
-	return s, nil
+	return newStore(write, read, d, ms, texts), nil
 }
 
 // sql returns text in the dialect.
@@ -113,4 +117,20 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("reading %s version: %w", s.d.Name, translate(err))
 	}
 	return nil
+}
+
+// beginWrite begins a transaction on the write connection, running the
+// dialect's BeginSQL first.
+func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+	}
+	if s.d.BeginSQL != "" {
+		if _, err := tx.ExecContext(ctx, s.d.BeginSQL); err != nil {
+			_ = tx.Rollback()
+			return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+		}
+	}
+	return tx, nil
 }

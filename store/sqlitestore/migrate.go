@@ -171,15 +171,9 @@ func (s *Store) migrateDown(ctx context.Context, version int) error {
 }
 
 func (s *Store) inWriteTx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", translate(err))
-	}
-	if s.d.BeginSQL != "" {
-		if _, err := tx.ExecContext(ctx, s.d.BeginSQL); err != nil {
-			_ = tx.Rollback()
-			return fmt.Errorf("beginning transaction: %w", translate(err))
-		}
+		return err
 	}
 	if err := f(tx); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {

@@ -837,7 +837,7 @@ func (ss *stmtSet) get(ctx context.Context, q queryID) (*sql.Stmt, error) {
 	}
 	st, err := ss.db.PrepareContext(ctx, ss.texts[q])
 	if err != nil {
-		return nil, fmt.Errorf("preparing statement %d: %w", q, err)
+		return nil, fmt.Errorf("preparing statement %d: %w", q, translate(err))
 	}
 	ss.stmts[q].Store(st)
 	return st, nil

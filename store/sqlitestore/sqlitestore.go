@@ -159,6 +159,9 @@ type Store struct {
 	// transaction holding the write connection uses them.
 	heads  map[chainKey]chainHead
 	scopes map[eventScope]int64
+	// heldAt is the largest event cursor committed when the last
+	// transaction of this store committed, with Dialect.HeldSQL.
+	heldAt int64
 	// receiptReads counts reads of a chain's end, for tests.
 	receiptReads atomic.Int64
 }
@@ -370,26 +373,30 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 	if err := s.w.prepareAll(ctx); err != nil {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
 	}
-	sqlTx, err := s.write.BeginTx(ctx, nil)
+	sqlTx, err := s.beginWrite(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+		return nil, err
 	}
-	if s.d.BeginSQL != "" {
-		if _, err := sqlTx.ExecContext(ctx, s.d.BeginSQL); err != nil {
+	var heldAt int64
+	if s.d.HeldSQL != "" {
+		if err := sqlTx.QueryRowContext(ctx, s.d.HeldSQL).Scan(&heldAt); err != nil {
 			_ = sqlTx.Rollback()
 			return nil, fmt.Errorf("beginning transaction: %w", translate(err))
 		}
+		if heldAt != s.heldAt {
+			s.lastSeq, s.heads = nil, nil
+		}
 	}
-	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache || s.d.ForgetHeld {
+	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache {
 		s.lastSeq = make(map[string]int64)
 	}
-	if s.heads == nil || len(s.heads) > maxHeldCache || s.d.ForgetHeld {
+	if s.heads == nil || len(s.heads) > maxHeldCache {
 		s.heads = make(map[chainKey]chainHead)
 	}
 	if s.scopes == nil || len(s.scopes) > maxHeldCache {
 		s.scopes = make(map[eventScope]int64)
 	}
-	tx := &Tx{s: s, beginCtx: ctx, tx: sqlTx}
+	tx := &Tx{s: s, beginCtx: ctx, tx: sqlTx, heldAt: heldAt}
 	tx.reader = reader{q: tx}
 	return tx, nil
 }

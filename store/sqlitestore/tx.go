@@ -46,6 +46,7 @@ type Tx struct {
 	stmts    [numQueries]*sql.Stmt // the store's statements bound to tx, on first use
 	seqs     map[string]int64      // last event sequence of the sessions this transaction wrote
 	applied  []*store.Batch        // the batches applied, for replay
+	heldAt   int64                 // Store.heldAt as HeldSQL read it at Begin
 	err      error                 // why the transaction was aborted
 
 	// heads and scopes are what the applied batches added to the store's
@@ -240,9 +241,9 @@ func (t *Tx) replay(ctx context.Context) error {
 		return fmt.Errorf("rolling back: %w", err)
 	}
 	t.stmts = [numQueries]*sql.Stmt{}
-	tx, err := t.s.write.BeginTx(t.beginCtx, nil)
+	tx, err := t.s.beginWrite(t.beginCtx)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
+		return err
 	}
 	t.tx, t.seqs, t.heads, t.scopes = tx, nil, nil, nil
 	clear(t.pendingHeads)
@@ -695,6 +696,16 @@ func (t *Tx) Commit() error {
 	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", translate(err))
+	}
+	if t.s.d.HeldSQL != "" {
+		// Writers take turns (Dialect.BeginSQL): the largest cursor is
+		// now this transaction's, if it wrote events.
+		t.s.heldAt = t.heldAt
+		for _, b := range t.applied {
+			for _, e := range b.Events {
+				t.s.heldAt = max(t.s.heldAt, e.Cursor)
+			}
+		}
 	}
 	for session, seq := range t.seqs {
 		t.s.lastSeq[session] = seq
