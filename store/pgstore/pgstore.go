@@ -102,6 +102,7 @@ var dialect = &sqlitestore.Dialect{
 	HasSchemaTableSQL: `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'agentrt_schema_migrations'`,
 	VersionSQL:        `SHOW server_version`,
 	BeforeCommit:      notifyCommit,
+	Pipeline:          pipeline,
 }
 
 // Open connects to the PostgreSQL database at url (postgres://… or

@@ -56,6 +56,24 @@ type Dialect struct {
 	// BeforeCommit runs last in a Tx before COMMIT, with the batches it
 	// applied.
 	BeforeCommit func(ctx context.Context, tx *sql.Tx, applied []*store.Batch) error
+	// Pipeline, when set, runs stmts in order in the transaction open
+	// on conn, all in one round trip, and sets each one's N and Last. It
+	// stops at the first that fails and returns its index with the
+	// error (len(stmts) and nil when none fails). With it, a Tx queues
+	// the statements of a batch whose results are only checked, and
+	// sends them together: at the end of each Apply, and before any
+	// other statement (see Tx.flush).
+	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Queued) (int, error)
+}
+
+// Queued is a statement of a Dialect.Pipeline.
+type Queued struct {
+	SQL  string
+	Args []any
+	// Returning: the statement returns rows of one BIGINT; N counts them
+	// and Last is the last one's. Otherwise N is the rows it affected.
+	Returning bool
+	N, Last   int64
 }
 
 // sqliteDialect is SQLite's: every field as the core was written.
@@ -95,7 +113,11 @@ func NewDialect(write, read *sql.DB, d *Dialect) (*Store, error) {
 		}
 		texts[q] = d.sql(text)
 	}
-	return newStore(write, read, d, ms, texts), nil
+	s := newStore(write, read, d, ms, texts)
+	if d.Pipeline != nil {
+		s.pipeTexts = newPipeTexts(d)
+	}
+	return s, nil
 }
 
 // sql returns text in the dialect.

@@ -170,6 +170,12 @@ func (t *Tx) sealSession(ctx context.Context, key chainKey, head chainHead, even
 		if n == 0 {
 			return nil
 		}
+		if t.pipelined() {
+			t.queueReceipts(key, args)
+			clear(args)
+			args = args[:0]
+			return nil
+		}
 		if _, err := t.exec(ctx, qInsertReceipt+queryID(n-1), args...); err != nil {
 			return fmt.Errorf("sealing events of session %s at receipt %d: %w", key.session, args[2], translate(err))
 		}
@@ -183,7 +189,11 @@ func (t *Tx) sealSession(ctx context.Context, key chainKey, head chainHead, even
 		}
 		hash := store.ReceiptHash(head.hash, data[i])
 		head = chainHead{seq: head.seq + 1, hash: hash}
-		args = append(args, e.TenantID, e.SessionID, head.seq, e.Cursor, hashValue(hash), nanos(e.Timestamp))
+		cursor := e.Cursor
+		if t.pipelined() {
+			cursor = e.Sequence // not inserted yet: see queueReceipts
+		}
+		args = append(args, e.TenantID, e.SessionID, head.seq, cursor, hashValue(hash), nanos(e.Timestamp))
 		if len(args) == cap(argBuf) {
 			if err := flush(); err != nil {
 				return chainHead{}, err

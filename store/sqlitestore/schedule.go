@@ -117,6 +117,11 @@ func (t *Tx) queued(ctx context.Context, q queryID, args ...any) (int, error) {
 // tasks are written already. wrote is what the batch wrote before.
 func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (bool, error) {
 	for _, c := range b.Leases {
+		if t.pipelined() {
+			t.queueLease(c)
+			wrote = true
+			continue
+		}
 		var (
 			res sql.Result
 			err error
@@ -155,6 +160,12 @@ func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (boo
 		}
 		if u.QueuedAt != nil {
 			q, args = q+updateQueued, append(args, nanos(*u.QueuedAt))
+		}
+		if t.pipelined() {
+			t.queueAffects(q, "updating task "+u.TaskID, fmt.Errorf("updating task %s: %w", u.TaskID, store.ErrNotFound),
+				append(args, u.TaskID, u.TenantID)...)
+			wrote = true
+			continue
 		}
 		res, err := t.exec(ctx, q, append(args, u.TaskID, u.TenantID)...)
 		var n int64

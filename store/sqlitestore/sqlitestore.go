@@ -164,6 +164,9 @@ type Store struct {
 	heldAt int64
 	// receiptReads counts reads of a chain's end, for tests.
 	receiptReads atomic.Int64
+	// pipeTexts are the statements only a Tx with a Dialect.Pipeline
+	// runs; nil without one.
+	pipeTexts *pipeTexts
 }
 
 // maxSeqCache bounds lastSeq; beyond it the cache is dropped and refilled
@@ -373,6 +376,15 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 	if err := s.w.prepareAll(ctx); err != nil {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
 	}
+	if s.d.Pipeline != nil {
+		conn, sqlTx, heldAt, err := s.beginPipelined(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tx := s.newTx(ctx, sqlTx, heldAt)
+		tx.conn = conn
+		return tx, nil
+	}
 	sqlTx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, err
@@ -383,9 +395,15 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 			_ = sqlTx.Rollback()
 			return nil, fmt.Errorf("beginning transaction: %w", translate(err))
 		}
-		if heldAt != s.heldAt {
-			s.lastSeq, s.heads = nil, nil
-		}
+	}
+	return s.newTx(ctx, sqlTx, heldAt), nil
+}
+
+// newTx returns a Tx on sqlTx, begun when the largest committed event
+// cursor was heldAt (with Dialect.HeldSQL).
+func (s *Store) newTx(ctx context.Context, sqlTx *sql.Tx, heldAt int64) *Tx {
+	if s.d.HeldSQL != "" && heldAt != s.heldAt {
+		s.lastSeq, s.heads = nil, nil
 	}
 	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache {
 		s.lastSeq = make(map[string]int64)
@@ -398,7 +416,7 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 	}
 	tx := &Tx{s: s, beginCtx: ctx, tx: sqlTx, heldAt: heldAt}
 	tx.reader = reader{q: tx}
-	return tx, nil
+	return tx
 }
 
 // storeQuerier runs reads on the read pool.

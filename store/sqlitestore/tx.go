@@ -49,6 +49,15 @@ type Tx struct {
 	heldAt   int64                 // Store.heldAt as HeldSQL read it at Begin
 	err      error                 // why the transaction was aborted
 
+	// With a Dialect.Pipeline (pipeline.go): conn is the connection tx
+	// runs on, pipe and pend the queued statements, spOpen tells that a
+	// batch's savepoint is open (released by the next batch's queue) and
+	// spOurs that it is the batch's being applied.
+	conn           *sql.Conn
+	pipe           []Queued
+	pend           []pending
+	spOpen, spOurs bool
+
 	// heads and scopes are what the applied batches added to the store's
 	// held chain heads and scope ids (see Store), for Commit to keep;
 	// pendingHeads and pendingScopes those of the batch being applied,
@@ -85,6 +94,11 @@ func (t *Tx) query(ctx context.Context, q queryID, args ...any) (*sql.Rows, erro
 	if t.err != nil {
 		return nil, t.aborted()
 	}
+	if len(t.pipe) > 0 {
+		if err := t.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -93,6 +107,11 @@ func (t *Tx) query(ctx context.Context, q queryID, args ...any) (*sql.Rows, erro
 }
 
 func (t *Tx) exec(ctx context.Context, q queryID, args ...any) (sql.Result, error) {
+	if len(t.pipe) > 0 {
+		if err := t.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -147,6 +166,9 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 	// begin again, and in between that process may take the sequences
 	// the replayed batches hold. Each batch then has its own savepoint.
 	shared := t.s.d.AlwaysSavepoint || t.s.shared.Load()
+	if t.pipelined() {
+		return t.applyPipelined(ctx, b, data, seqs, cursors)
+	}
 	if shared {
 		if _, err := t.tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
 			return fmt.Errorf("starting a savepoint: %w", err)
@@ -310,7 +332,14 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	if wrote, err = t.writeScheduleRecords(ctx, b, wrote); err != nil {
 		return wrote, err
 	}
+	if t.pipelined() {
+		t.queueRecords(b)
+		wrote = wrote || len(b.Sessions) > 0 || len(b.Threads) > 0 || len(b.Turns) > 0 || len(b.Messages) > 0
+	}
 	for _, s := range b.Sessions {
+		if t.pipelined() {
+			break
+		}
 		if _, err := t.exec(ctx, qInsertSession,
 			s.ID, s.TenantID, s.PrincipalID, s.Agent, s.Title, nanos(s.CreatedAt), nanos(s.UpdatedAt), s.PolicyMode,
 		); err != nil {
@@ -319,6 +348,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		wrote = true
 	}
 	for _, th := range b.Threads {
+		if t.pipelined() {
+			break
+		}
 		if _, err := t.exec(ctx, qInsertThread,
 			th.ID, th.SessionID, th.TenantID, th.PrincipalID, nanos(th.CreatedAt), encodeJSON(th.Lineage), lineageSource(th.Lineage),
 		); err != nil {
@@ -327,6 +359,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		wrote = true
 	}
 	for _, u := range b.Turns {
+		if t.pipelined() {
+			break
+		}
 		if _, err := t.exec(ctx, qUpsertTurn,
 			u.ID, u.SessionID, u.ThreadID, u.TenantID, u.PrincipalID, u.Agent, u.IdempotencyKey, u.Input,
 			string(u.Status), string(u.StatusReason), u.Result, encodeFailure(u.Failure), u.TaskID, u.RunID, u.TraceID,
@@ -343,6 +378,9 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		}
 	}
 	for _, m := range b.Messages {
+		if t.pipelined() {
+			break
+		}
 		if _, err := t.exec(ctx, qInsertMessage,
 			m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.TenantID, m.PrincipalID, string(m.Role),
 			m.Content, encodeToolCalls(m.ToolCalls), m.ToolCallID, boolInt(m.IsError), nanos(m.CreatedAt),
@@ -360,6 +398,11 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	// events whose sequences were checked, and their receipts (unless
 	// another process writes to the file).
 	for _, k := range b.Tasks {
+		if t.pipelined() {
+			t.queueTask(k)
+			wrote = true
+			continue
+		}
 		if err := t.writeTask(ctx, k); err != nil {
 			return wrote, err
 		}
@@ -383,6 +426,16 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	}
 	for _, r := range b.Runs {
 		failure, usage, routing := encodeFailure(r.Failure), encodeUsage(r.Usage), encodeRouting(r.Routing)
+		if t.pipelined() {
+			id := r.ID
+			t.enqueueQ(qUpsertRun, []any{
+				r.ID, r.TaskID, r.TurnID, r.SessionID, r.ThreadID, r.TenantID, r.PrincipalID, int64(r.Attempt),
+				string(r.Status), failure, int64(r.Hops), int64(r.ToolHops), usage, nanos(r.StartedAt), nanos(r.EndedAt),
+				routing, r.Worker,
+			}, pending{fail: func(err error) error { return fmt.Errorf("writing run %s: %w", id, err) }})
+			wrote = true
+			continue
+		}
 		res, err := t.exec(ctx, qUpdateRun,
 			r.TurnID, r.ThreadID, r.PrincipalID, int64(r.Attempt), string(r.Status), failure,
 			int64(r.Hops), int64(r.ToolHops), usage, nanos(r.EndedAt), routing, r.Worker,
@@ -409,6 +462,16 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		var progress, total, message, at any
 		if p := c.Progress; p != nil {
 			progress, total, message, at = p.Progress, p.Total, p.Message, nanos(p.At)
+		}
+		if t.pipelined() {
+			t.queueExec(qUpsertToolCall, "writing tool call "+c.ID,
+				c.SessionID, c.ID, c.RunID, c.TurnID, c.ThreadID, c.TenantID, c.PrincipalID, c.StepID, int64(c.Hop),
+				c.Name, c.Arguments, c.ArgumentsSHA256, c.IdempotencyKey, string(c.Status), c.Decision,
+				c.ResultPreview, c.OutputRef, c.OutputBytes, encodeFailure(c.Failure), nanos(c.StartedAt),
+				nanos(c.EndedAt), progress, total, message, at,
+			)
+			wrote = true
+			continue
 		}
 		if _, err := t.exec(ctx, qUpsertToolCall,
 			c.SessionID, c.ID, c.RunID, c.TurnID, c.ThreadID, c.TenantID, c.PrincipalID, c.StepID, int64(c.Hop),
@@ -510,6 +573,11 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 		if fenced {
 			q = qFencedEvents + queryID(len(chunk)-1)
 			args = append(args, fence.TaskID, fence.TenantID, fence.Epoch)
+		}
+		if t.pipelined() {
+			t.queueEvents(q, args, chunk, fenced, fence)
+			*wrote = true
+			continue
 		}
 		last, n, err := t.insert(ctx, q, fenced, args...)
 		if err != nil {
@@ -684,6 +752,9 @@ func (t *Tx) EventLastSequence(ctx context.Context, p *store.EventLastSequencePa
 // Commit makes the transaction durable (per the synchronous pragma). An
 // aborted transaction rolls back and Commit reports why.
 func (t *Tx) Commit() error {
+	if t.conn != nil {
+		defer t.conn.Close()
+	}
 	if t.err != nil {
 		_ = t.tx.Rollback() // may already be rolled back
 		return fmt.Errorf("committing transaction: %w", t.aborted())
@@ -726,6 +797,9 @@ func (t *Tx) Probe(ctx context.Context) error {
 	if t.err != nil {
 		return t.aborted()
 	}
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
 	if _, err := t.tx.ExecContext(ctx, `UPDATE task_queue_total SET queued = queued`); err != nil {
 		return fmt.Errorf("probing the store: %w", translate(err))
 	}
@@ -734,6 +808,9 @@ func (t *Tx) Probe(ctx context.Context) error {
 
 // Rollback discards the transaction.
 func (t *Tx) Rollback() error {
+	if t.conn != nil {
+		defer t.conn.Close()
+	}
 	if err := t.tx.Rollback(); err != nil && t.err == nil {
 		return fmt.Errorf("rolling back transaction: %w", err)
 	}
