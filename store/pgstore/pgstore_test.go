@@ -437,3 +437,74 @@ func TestCheckIntegrity(t *testing.T) {
 		t.Errorf("CheckIntegrity: %v", err)
 	}
 }
+
+// TestPipelinedBatches applies batches whose statements go to the server
+// in one round trip each (sqlitestore.Dialect.Pipeline): a fenced batch
+// whose lease is lost fails with store.ErrLeaseLost (not with the error
+// its receipt, queued behind, gets for an event never inserted) and
+// leaves nothing, while the batches around it keep their events, cursors
+// and receipts.
+func TestPipelinedBatches(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, testenv.Postgres(t), pgstore.Options{})
+	const id = "ses_pipe"
+	sealed := func(seq int64) *event.Event {
+		return &event.Event{
+			Type: event.PermissionEvaluated, EventID: fmt.Sprintf("evt_%d", seq), SchemaVersion: event.SchemaVersion,
+			SessionID: id, Sequence: seq, TenantID: "t", Payload: &event.PermissionPayload{ToolName: "shell", Hop: 1},
+			PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", ReasonCode: "allowed", ToolName: "shell"},
+		}
+	}
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	defer tx.Rollback()
+	first := &store.Batch{
+		Sessions: []*runtype.Session{{ID: id, Owner: runtype.Owner{TenantID: "t", PrincipalID: "p"}, Agent: "a"}},
+		Events:   []*event.Event{sealed(1), sealed(2)},
+	}
+	if err := tx.Apply(ctx, first); err != nil {
+		t.Fatalf("Apply of the first batch: %v", err)
+	}
+	lost := &store.Batch{Events: []*event.Event{sealed(3)}, Fence: &store.Fence{TenantID: "t", TaskID: "task_gone", Epoch: 1}}
+	if err := tx.Apply(ctx, lost); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("Apply of a batch whose lease is lost = %v, want store.ErrLeaseLost", err)
+	}
+	last := &store.Batch{Events: []*event.Event{sealed(3)}}
+	if err := tx.Apply(ctx, last); err != nil {
+		t.Fatalf("Apply after the failed batch: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	want := []string{}
+	for _, e := range append(first.Events, last.Events...) {
+		want = append(want, fmt.Sprintf("%d %s", e.Cursor, e.EventID))
+	}
+	evs, err := s.EventListAfter(ctx, &store.EventListAfterParams{Limit: 100})
+	if err != nil {
+		t.Fatalf("EventListAfter: %v", err)
+	}
+	got := []string{}
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%d %s", e.Cursor, e.EventID))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-as Apply set their cursors +as stored):\n%s", diff)
+	}
+	rs, err := s.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: id, Limit: store.MaxListLimit})
+	if err != nil {
+		t.Fatalf("ReceiptList: %v", err)
+	}
+	var receipted []string
+	for _, r := range rs {
+		receipted = append(receipted, r.EventID)
+	}
+	if diff := cmp.Diff([]string{"evt_1", "evt_2", "evt_3"}, receipted); diff != "" {
+		t.Errorf("receipted events (-want +got):\n%s", diff)
+	}
+	if err := store.VerifyReceipts(rs); err != nil {
+		t.Errorf("VerifyReceipts: %v", err)
+	}
+}

@@ -488,6 +488,11 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 		if blob == nil {
 			blob = []byte{} // NOT NULL: an empty blob is still a blob
 		}
+		if t.pipelined() {
+			t.queueExec(qInsertBlob, "inserting blob "+bl.Ref, bl.TenantID, bl.Ref, bl.PrincipalID, bl.MediaType, blob, nanos(bl.CreatedAt))
+			wrote = true
+			continue
+		}
 		if _, err := t.exec(ctx, qInsertBlob,
 			bl.TenantID, bl.Ref, bl.PrincipalID, bl.MediaType, blob, nanos(bl.CreatedAt),
 		); err != nil {
