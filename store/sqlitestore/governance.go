@@ -213,7 +213,17 @@ func (t *Tx) chainHead(ctx context.Context, key chainKey) (chainHead, bool, erro
 		return h, true, nil
 	}
 	if h, ok := t.s.heads[key]; ok {
-		return h, true, nil
+		if t.conn == nil || t.heldKnown {
+			return h, true, nil
+		}
+		if t.inApply {
+			t.usedHeld = true
+			return h, true, nil
+		}
+		if err := t.flush(ctx); err != nil {
+			return chainHead{}, false, err
+		}
+		return t.chainHead(ctx, key)
 	}
 	h, err := t.lastReceipt(ctx, key)
 	return h, false, err

@@ -152,37 +152,55 @@ func (t *Tx) undoPipelined(ctx context.Context) error {
 }
 
 // beginPipelined begins a transaction on a connection of its own (for
-// Dialect.Pipeline), and runs BeginSQL and HeldSQL in one round trip.
-func (s *Store) beginPipelined(ctx context.Context) (*sql.Conn, *sql.Tx, int64, error) {
+// Dialect.Pipeline).
+func (s *Store) beginPipelined(ctx context.Context) (*sql.Conn, *sql.Tx, error) {
 	conn, err := s.write.Conn(ctx)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("beginning transaction: %w", translate(err))
+		return nil, nil, fmt.Errorf("beginning transaction: %w", translate(err))
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		conn.Close()
-		return nil, nil, 0, fmt.Errorf("beginning transaction: %w", translate(err))
+		return nil, nil, fmt.Errorf("beginning transaction: %w", translate(err))
 	}
-	var stmtBuf [2]Queued
-	stmts := stmtBuf[:0]
-	if s.d.BeginSQL != "" {
-		stmts = append(stmts, Queued{SQL: s.d.BeginSQL})
+	return conn, tx, nil
+}
+
+// errStale fails a batch that used sequences or chain ends the store held
+// when the first flush found that another process had written since:
+// Apply applies it again, reading them.
+var errStale = errors.New("another process wrote since this store's last commit")
+
+// queueBegin queues BeginSQL and HeldSQL, which then ride in the
+// transaction's first flush rather than cost a round trip of their own:
+// every statement of the transaction goes after them. Until that flush,
+// the Tx uses the sequences and chain ends the store holds as if no
+// other process wrote; if one did, the flush drops them, and fails the
+// batch that used them with errStale.
+func (t *Tx) queueBegin() {
+	if t.s.d.BeginSQL != "" {
+		t.enqueue(t.s.d.BeginSQL, false, nil, pending{fail: func(err error) error {
+			return fmt.Errorf("beginning transaction: %w", err)
+		}})
 	}
-	if s.d.HeldSQL != "" {
-		stmts = append(stmts, Queued{SQL: s.d.HeldSQL, Returning: true})
+	if t.s.d.HeldSQL == "" {
+		t.heldKnown = true
+		return
 	}
-	var heldAt int64
-	if len(stmts) > 0 {
-		if _, err := s.d.Pipeline(ctx, conn, stmts); err != nil {
-			_ = tx.Rollback()
-			conn.Close()
-			return nil, nil, 0, fmt.Errorf("beginning transaction: %w", translate(err))
-		}
-		if s.d.HeldSQL != "" {
-			heldAt = stmts[len(stmts)-1].Last
-		}
-	}
-	return conn, tx, heldAt, nil
+	t.enqueue(t.s.d.HeldSQL, true, nil, pending{
+		check: func(_, last int64) error {
+			t.heldAt, t.heldKnown = last, true
+			if last == t.s.heldAt {
+				return nil
+			}
+			t.s.lastSeq, t.s.heads = make(map[string]int64), make(map[chainKey]chainHead)
+			if t.usedHeld {
+				return errStale
+			}
+			return nil
+		},
+		fail: func(err error) error { return fmt.Errorf("beginning transaction: %w", err) },
+	})
 }
 
 // applyPipelined is Apply's end on a pipelined Tx: b's statements with
@@ -206,9 +224,10 @@ func (t *Tx) applyPipelined(ctx context.Context, b *store.Batch, data [][]byte, 
 		for i, e := range b.Events {
 			e.Cursor = cursors[i]
 		}
+		t.usedHeld = false
 		return err
 	}
-	t.spOurs = false
+	t.spOurs, t.usedHeld = false, false
 	t.applied = append(t.applied, b)
 	t.noteSequences(seqs)
 	t.keepPending()

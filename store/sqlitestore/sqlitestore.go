@@ -377,12 +377,13 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
 	}
 	if s.d.Pipeline != nil {
-		conn, sqlTx, heldAt, err := s.beginPipelined(ctx)
+		conn, sqlTx, err := s.beginPipelined(ctx)
 		if err != nil {
 			return nil, err
 		}
-		tx := s.newTx(ctx, sqlTx, heldAt)
+		tx := s.newTx(ctx, sqlTx, s.heldAt) // as held until the first flush says
 		tx.conn = conn
+		tx.queueBegin()
 		return tx, nil
 	}
 	sqlTx, err := s.beginWrite(ctx)

@@ -52,11 +52,15 @@ type Tx struct {
 	// With a Dialect.Pipeline (pipeline.go): conn is the connection tx
 	// runs on, pipe and pend the queued statements, spOpen tells that a
 	// batch's savepoint is open (released by the next batch's queue) and
-	// spOurs that it is the batch's being applied.
-	conn           *sql.Conn
-	pipe           []Queued
-	pend           []pending
-	spOpen, spOurs bool
+	// spOurs that it is the batch's being applied. heldKnown tells that
+	// the first flush read heldAt (BeginSQL and HeldSQL ride in it);
+	// usedHeld that Apply used sequences or chain ends the store held
+	// before (see errStale).
+	conn                         *sql.Conn
+	pipe                         []Queued
+	pend                         []pending
+	spOpen, spOurs               bool
+	heldKnown, usedHeld, inApply bool
 
 	// heads and scopes are what the applied batches added to the store's
 	// held chain heads and scope ids (see Store), for Commit to keep;
@@ -127,6 +131,22 @@ func (t *Tx) aborted() error {
 
 // Apply writes b. It is all or nothing; see Tx.
 func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
+	if t.conn == nil {
+		return t.applyOnce(ctx, b)
+	}
+	// A pipelined Tx learns whether another process wrote only with its
+	// first flush (see heldKnown), and then applies again a batch that
+	// used what this store held.
+	t.inApply = true
+	err := t.applyOnce(ctx, b)
+	if errors.Is(err, errStale) {
+		err = t.applyOnce(ctx, b)
+	}
+	t.inApply, t.usedHeld = false, false
+	return err
+}
+
+func (t *Tx) applyOnce(ctx context.Context, b *store.Batch) error {
 	if t.err != nil {
 		return t.aborted()
 	}
@@ -730,7 +750,17 @@ func (t *Tx) lastSequence(ctx context.Context, session string) (int64, error) {
 		return seq, nil
 	}
 	if seq, ok := t.s.lastSeq[session]; ok {
-		return seq, nil
+		if t.conn == nil || t.heldKnown {
+			return seq, nil
+		}
+		if t.inApply {
+			t.usedHeld = true
+			return seq, nil
+		}
+		if err := t.flush(ctx); err != nil {
+			return 0, err
+		}
+		return t.lastSequence(ctx, session)
 	}
 	rows, err := t.query(ctx, qEventLastSequence, session)
 	if err != nil {
@@ -773,7 +803,7 @@ func (t *Tx) Commit() error {
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", translate(err))
 	}
-	if t.s.d.HeldSQL != "" {
+	if t.s.d.HeldSQL != "" && (t.conn == nil || t.heldKnown) {
 		// Writers take turns (Dialect.BeginSQL): the largest cursor is
 		// now this transaction's, if it wrote events.
 		t.s.heldAt = t.heldAt
