@@ -24,7 +24,8 @@ import (
 // release of the one before, which is kept open until then: a failure
 // found by a check after the flush must still be undone). The checks run
 // in order after the flush; the first that fails fails the batch, which
-// Apply rolls back to its savepoint.
+// Apply rolls back to its savepoint. The transaction's BeginSQL and
+// HeldSQL ride in its first flush (see queueBegin).
 //
 // What a queued statement needs that a later one would have read is
 // written in SQL instead: a receipt names its event's cursor by the
