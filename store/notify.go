@@ -30,8 +30,8 @@ type Notification struct {
 	All bool
 	// Events: events were appended.
 	Events bool
-	// Tasks: tasks were queued, or made due (a wake, a released lease
-	// that is due again).
+	// Tasks: tasks were queued, made due (a wake) or let go of (a
+	// released lease).
 	Tasks bool
 	// Controls are the tasks whose control changed (a cancel, pause,
 	// resume, retry or rollback request), by ID.
@@ -68,7 +68,7 @@ func NotificationOf(applied []*Batch) *Notification {
 			n.Tasks = n.Tasks || t.Status == runtype.StatusQueued
 		}
 		for _, l := range b.Leases {
-			n.Tasks = n.Tasks || !l.Claim && l.Owner == "" && !l.DueAt.IsZero()
+			n.Tasks = n.Tasks || !l.Claim && l.Owner == "" // a release (renewals, many, say nothing)
 		}
 		for _, u := range b.TaskUpdates {
 			n.Tasks = n.Tasks || u.DueAt != nil && !u.DueAt.IsZero()
