@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,51 @@ type submitOutcome struct {
 	key string // its idempotency key; empty for none
 	res *apitype.SubmitTurnResult
 	err error
+}
+
+// TestAdmissionIsExactAcrossNodes: two runtimes sharing one store (one
+// SQLite file, or two nodes on one PostgreSQL database) take 400
+// submissions at once, half each, for a tenant whose queue takes 30:
+// together they admit exactly 30, whichever node each went to.
+func TestAdmissionIsExactAcrossNodes(t *testing.T) {
+	t.Parallel()
+	for _, kind := range sharedStores {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			const limit, n = 30, 400
+			var rts []*agentrt.Runtime
+			for _, shared := range shareStore(t, kind, 2) {
+				cfg := admissionConfig(t, shared.DataDir)
+				cfg.Store, cfg.NoWorkers, cfg.MaxQueuedPerTenant = shared.Store, true, limit
+				rts = append(rts, startDurable(t, cfg))
+			}
+			var admitted atomic.Int32
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					_, err := rts[i%2].SubmitTurn(context.Background(), &apitype.SubmitTurnParams{Agent: "a", Input: fmt.Sprint("turn ", i)})
+					var over *apitype.OverloadedError
+					switch {
+					case err == nil:
+						admitted.Add(1)
+					case !errors.As(err, &over):
+						t.Errorf("SubmitTurn: %v, want success or an *OverloadedError", err)
+					}
+				})
+			}
+			wg.Wait()
+			if got := admitted.Load(); got != limit {
+				t.Errorf("the two nodes admitted %d turns of %d submissions, want the limit, %d", got, n, limit)
+			}
+			reqs, err := rts[1].ListRequests(context.Background(), &apitype.ListRequestsParams{Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reqs) != limit {
+				t.Errorf("the store holds %d turns, want %d", len(reqs), limit)
+			}
+		})
+	}
 }
 
 // TestAdmissionIsExactUnderConcurrency: 2,000 submissions at once to a

@@ -435,21 +435,28 @@ func TestScheduleTrigger(t *testing.T) {
 	}
 }
 
-// TestScheduleExactlyOnce: two runtimes on one SQLite file, each running
-// its scheduler at the same time over the same due schedules, start
-// every due fire exactly once.
+// TestScheduleExactlyOnce: two runtimes on one SQLite file, or two nodes
+// on one PostgreSQL database, each running its scheduler at the same time
+// over the same due schedules, start every due fire exactly once.
 func TestScheduleExactlyOnce(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	clock := &fakeClock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
-	agents := func() map[string]*agentrt.Agent {
-		return map[string]*agentrt.Agent{"worker": {Provider: echo("ok ")}}
+	for _, kind := range sharedStores {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			testScheduleExactlyOnce(t, shareStore(t, kind, 2))
+		})
 	}
-	rts := make([]*agentrt.Runtime, 2)
-	for i := range rts {
+}
+
+func testScheduleExactlyOnce(t *testing.T, cfgs []agentrt.Config) {
+	clock := &fakeClock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
+	rts := make([]*agentrt.Runtime, len(cfgs))
+	for i, cfg := range cfgs {
 		// The runtimes poll too (their schedulers race the test's passes,
 		// and a write a busy file refused is taken up again).
-		rts[i] = startTree(t, agentrt.Config{DataDir: dir, Now: clock.Now, PollInterval: 50 * time.Millisecond, Agents: agents()}).rt
+		cfg.Now, cfg.PollInterval = clock.Now, 50*time.Millisecond
+		cfg.Agents = map[string]*agentrt.Agent{"worker": {Provider: echo("ok ")}}
+		rts[i] = startTree(t, cfg).rt
 	}
 	b := &schedBench{rt: rts[0], clock: clock, others: rts[1:]}
 	const n = 20

@@ -56,8 +56,17 @@ type Options struct {
 	// Dir is the parent of the fresh temporary directory of the sqlite
 	// variant (default: the system's).
 	Dir string
-	// DSN is the PostgreSQL connection string of the pg variant.
+	// DSN is the PostgreSQL server of the pg variant (default
+	// $AGENTRT_STORE_URL): the benchmark runs on a database it creates
+	// there and drops after.
 	DSN string
+	// Nodes is how many runtimes share the pg variant's database, each
+	// with its own store (connections and writer), sessions dealt to
+	// them in turn. Default 1.
+	Nodes int
+	// Floor, for the pg variant, also measures the physical floor in the
+	// same run (see MeasureFloor) at C connections and at 1.
+	Floor bool
 	// ProcessStart is when the process started, for setup_s.
 	ProcessStart time.Time
 	// CPUProfile, when set, receives a CPU profile of the measured phase.
@@ -83,6 +92,11 @@ type Result struct {
 	EventsPerSession      float64 `json:"events_per_session"`
 	StoreWritesPerSession float64 `json:"store_writes_per_session"`
 	CommitsPerSession     float64 `json:"commits_per_session"`
+	// Nodes is the pg variant's runtimes on one database.
+	Nodes int `json:"nodes,omitempty"`
+	// Floors are the physical floor measured in the same run (pg variant
+	// with Floor): at 1 connection and at C.
+	Floors []*Floor `json:"floors,omitempty"`
 	DBBytes               int64   `json:"db_bytes,omitempty"`
 	// BytesPerStep is the database's growth over the measured phase per
 	// step: the file's size after a checkpoint that empties the WAL,
@@ -104,13 +118,18 @@ var ErrInvalidOptions = errors.New("invalid benchmark options")
 func (o Options) Validate() error {
 	switch o.Variant {
 	case "mem", "sqlite":
+		if o.Nodes > 1 {
+			return fmt.Errorf("%w: --nodes needs the pg variant", ErrInvalidOptions)
+		}
 	case "pg":
-		return fmt.Errorf("%w: variant pg needs the PostgreSQL store, which agentrt does not have yet", ErrInvalidOptions)
+		if o.dsn() == "" {
+			return fmt.Errorf("%w: variant pg needs a PostgreSQL server: --dsn or AGENTRT_STORE_URL", ErrInvalidOptions)
+		}
 	default:
 		return fmt.Errorf("%w: variant %q (want mem, sqlite or pg)", ErrInvalidOptions, o.Variant)
 	}
-	if o.S < 1 || o.T < 0 || o.C < 1 || o.W < 0 || o.Rules < 0 {
-		return fmt.Errorf("%w: need -s ≥ 1, -t ≥ 0, -c ≥ 1, -w ≥ 0, --rules ≥ 0", ErrInvalidOptions)
+	if o.S < 1 || o.T < 0 || o.C < 1 || o.W < 0 || o.Rules < 0 || o.Nodes < 0 {
+		return fmt.Errorf("%w: need -s ≥ 1, -t ≥ 0, -c ≥ 1, -w ≥ 0, --rules ≥ 0, --nodes ≥ 0", ErrInvalidOptions)
 	}
 	return nil
 }
@@ -127,14 +146,39 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, dbPath, done, err := start(ctx, cfg, o.Variant, o.Dir, "agentrt-bench-")
+	var (
+		rts    []*agentrt.Runtime
+		dbPath string
+		done   func()
+		floors []*Floor
+	)
+	if o.Variant == "pg" {
+		if o.Floor {
+			for _, c := range []int{1, o.C} {
+				f, err := MeasureFloor(ctx, o.dsn(), c, max(2000, 200*c))
+				if err != nil {
+					return nil, err
+				}
+				floors = append(floors, f)
+				if o.C == 1 {
+					break
+				}
+			}
+		}
+		rts, _, done, err = startPG(ctx, cfg, o.dsn(), max(1, o.Nodes))
+	} else {
+		var rt *agentrt.Runtime
+		rt, dbPath, done, err = start(ctx, cfg, o.Variant, o.Dir, "agentrt-bench-")
+		rts = []*agentrt.Runtime{rt}
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	rt := rts[0]
 
 	// Warm-up: sessions S .. S+W-1, same configuration, not measured.
-	if err := runSessions(ctx, rt, o.S, o.S+o.W, o.C, o.T); err != nil {
+	if err := runSessions(ctx, rts, o.S, o.S+o.W, o.C, o.T); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	sm.calls.Store(0)
@@ -154,7 +198,7 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 	t0 := time.Now()
 	setup := t0.Sub(o.ProcessStart)
 
-	if err := runSessions(ctx, rt, 0, o.S, o.C, o.T); err != nil {
+	if err := runSessions(ctx, rts, 0, o.S, o.C, o.T); err != nil {
 		return nil, err
 	}
 
@@ -186,6 +230,10 @@ func Loop(ctx context.Context, o Options) (*Result, error) {
 		StoreWritesPerSession: float64(h1.Store.Writer.Writes-h0.Store.Writer.Writes) / s,
 		CommitsPerSession:     float64(h1.Store.Writer.Commits-h0.Store.Writer.Commits) / s,
 		Versions:              versions(),
+		Floors:                floors,
+	}
+	if o.Variant == "pg" {
+		res.Nodes = len(rts)
 	}
 	if dbPath != "" {
 		for _, suffix := range []string{"", "-wal"} {
@@ -280,8 +328,9 @@ func writtenBytes() int64 {
 }
 
 // runSessions runs sessions [from, to) on c workers taking indexes from a
-// shared counter, and verifies each session's final output.
-func runSessions(ctx context.Context, rt *agentrt.Runtime, from, to, c, t int) error {
+// shared counter, session i on runtime i mod len(rts), and verifies each
+// session's final output.
+func runSessions(ctx context.Context, rts []*agentrt.Runtime, from, to, c, t int) error {
 	var (
 		next    atomic.Int64
 		wg      sync.WaitGroup
@@ -298,7 +347,7 @@ func runSessions(ctx context.Context, rt *agentrt.Runtime, from, to, c, t int) e
 				if i >= to {
 					return
 				}
-				if err := runSession(ctx, rt, i, t); err != nil {
+				if err := runSession(ctx, rts[i%len(rts)], i, t); err != nil {
 					errOnce.Do(func() { first = err; cancel() })
 					return
 				}

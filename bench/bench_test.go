@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/policy"
 )
 
@@ -33,9 +35,24 @@ func TestLoopVerifies(t *testing.T) {
 	}
 }
 
+// TestLoopPG runs the workload small on three nodes sharing one
+// PostgreSQL database, with the floor beside it: every session must
+// verify whichever node ran it.
+func TestLoopPG(t *testing.T) {
+	t.Parallel()
+	dsn := testenv.Postgres(t)
+	res, err := Loop(context.Background(), Options{Variant: "pg", DSN: dsn, Nodes: 3, Floor: true, S: 30, T: 3, C: 4, W: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 30*7 || res.Nodes != 3 || len(res.Floors) != 2 || res.Floors[1].C != 4 || res.EventsPerSession < 20 {
+		t.Errorf("result = %+v", res)
+	}
+}
+
 func TestLoopRejectsBadOptions(t *testing.T) {
 	t.Parallel()
-	for _, o := range []Options{{Variant: "pg", S: 1, C: 1}, {Variant: "nope", S: 1, C: 1}, {Variant: "mem", S: 0, C: 1}} {
+	for _, o := range []Options{{Variant: "pg", S: 1, C: 1, DSN: "mysql://db"}, {Variant: "nope", S: 1, C: 1}, {Variant: "mem", S: 0, C: 1}, {Variant: "mem", S: 1, C: 1, Nodes: 2}} {
 		if _, err := Loop(context.Background(), o); err == nil {
 			t.Errorf("Loop(%+v) = nil error", o)
 		}
@@ -206,7 +223,7 @@ func TestStepAllocs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer done()
-			if err := runSessions(ctx, rt, 1000, 1020, 1, T); err != nil {
+			if err := runSessions(ctx, []*agentrt.Runtime{rt}, 1000, 1020, 1, T); err != nil {
 				t.Fatal(err)
 			}
 			i := 0

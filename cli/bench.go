@@ -39,7 +39,7 @@ func newBenchLoopCmd() *cobra.Command {
 	o := bench.Options{ProcessStart: processStart}
 	var cpuprofile string
 	cmd := &cobra.Command{
-		Use:   "loop [--variant mem|sqlite|pg] [-s 1000] [-t 5] [-c 1] [-w 20] [--rules N] [--dir PARENT_TMP] [--dsn DSN] [--cpuprofile FILE]",
+		Use:   "loop [--variant mem|sqlite|pg] [-s 1000] [-t 5] [-c 1] [-w 20] [--rules N] [--dir PARENT_TMP] [--dsn DSN] [--nodes N] [--floor] [--cpuprofile FILE]",
 		Short: "Run the agent-loop benchmark workload and print one RESULT line",
 		Long: `Run the agent-loop workload (docs/benchmarks.md) on the real runtime: S sessions, each one
 user message, T echo tool calls and a final answer from a stateless scripted model,
@@ -76,7 +76,9 @@ spelling works too.`,
 	fl.IntVarP(&o.W, "warmup", "w", 20, "warm-up sessions")
 	fl.IntVar(&o.Rules, "rules", 0, "decide tool calls with a policy of this many rules (0: the default evaluator)")
 	fl.StringVar(&o.Dir, "dir", "", "parent of the sqlite variant's temporary directory")
-	fl.StringVar(&o.DSN, "dsn", "", "PostgreSQL DSN for the pg variant")
+	fl.StringVar(&o.DSN, "dsn", "", "PostgreSQL server for the pg variant (default $AGENTRT_STORE_URL); the run creates a database there and drops it")
+	fl.IntVar(&o.Nodes, "nodes", 1, "pg variant: runtimes sharing the database, each with its own store")
+	fl.BoolVar(&o.Floor, "floor", false, "pg variant: also measure the physical floor (one autocommitted INSERT per step on 1 and C connections)")
 	fl.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the measured phase to this file")
 	return cmd
 }

@@ -9,7 +9,8 @@
 // a recorded request under today's policy and tools and show what decides
 // differently), doctor (configuration, providers and keys; --probe calls
 // them), health (a data directory's store, queue, approvals and stuck
-// runs), bench (the agent-loop benchmark) and version. cmd/agentrt only
+// runs), bench (the agent-loop benchmark), migrate-store (copy a data
+// directory's SQLite store into PostgreSQL) and version. cmd/agentrt only
 // calls Main.
 package cli
 
@@ -94,12 +95,12 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newServeCmd(), newApprovalsCmd(), newTasksCmd(), newQueueCmd(), newThreadsCmd(), newSubagentsCmd(), newJobsCmd(), newSchedulesCmd(), newInstancesCmd(), newWorkflowsCmd(), newPolicyCmd(),
-		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newInspectCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newMCPCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
+		newVerifyCmd(), newExportCmd(), newReplayCmd(), newOverviewCmd(), newRequestsCmd(), newInspectCmd(), newSessionsCmd(), newOutputsCmd(), newDoctorCmd(), newMCPCmd(), newHealthCmd(), newBenchCmd(), newTokenCmd(), newMigrateStoreCmd(), newVersionCmd())
 	registerGlobalFlags(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return refuseServer(cmd) }
 	for _, c := range root.Commands() {
 		switch c.Name() {
-		case "run", "serve", "policy", "doctor", "bench", "mcp":
+		case "run", "serve", "policy", "doctor", "bench", "mcp", "migrate-store":
 			c.Annotations = localOnly()
 		}
 	}

@@ -36,6 +36,12 @@ type daemon struct {
 	ws     *workspace
 	addr   string
 	client *http.Client
+	// name prefixes its log files; dataDir, when set, overrides the
+	// config's data_dir; env is added to its environment. (Several
+	// daemons on one PostgreSQL database differ by these.)
+	name    string
+	dataDir string
+	env     []string
 
 	cmd    *exec.Cmd
 	exited chan error // receives cmd.Wait's result once
@@ -81,17 +87,23 @@ func freeAddr(t *testing.T) string {
 func (d *daemon) start(t *testing.T) {
 	t.Helper()
 	n := len(d.lives)
-	stdout, err := os.Create(filepath.Join(d.ws.logs, fmt.Sprintf("serve-%02d.out", n)))
+	stdout, err := os.Create(filepath.Join(d.ws.logs, fmt.Sprintf("serve%s-%02d.out", d.name, n)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(d.ws.logs, fmt.Sprintf("serve-%02d.err", n)))
+	stderr, err := os.Create(filepath.Join(d.ws.logs, fmt.Sprintf("serve%s-%02d.err", d.name, n)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stderr.Close()
 	cmd := exec.Command(d.bin, "serve", "--config", d.ws.config, "--listen", d.addr)
+	if d.dataDir != "" {
+		cmd.Args = append(cmd.Args, "--data-dir", d.dataDir)
+	}
+	if d.env != nil {
+		cmd.Env = append(os.Environ(), d.env...)
+	}
 	cmd.Dir = d.ws.root
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

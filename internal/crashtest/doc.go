@@ -18,7 +18,12 @@
 // checks that every due fire ran once: no fire time missing or recorded
 // twice, one task per fire, each fire due by the end completed with its
 // turn completed once (AGENTRT_CRASH_SCHEDULES and
-// AGENTRT_CRASH_SCHEDULE_KILLS tune it).
+// AGENTRT_CRASH_SCHEDULE_KILLS tune it). TestCrashHarnessNodes runs
+// three daemons on one PostgreSQL database (testenv.Postgres), kills one
+// of them again and again while the others run, and checks the same
+// rules plus that the live nodes take over each lost task within the
+// lease's TTL + 1 s of the kill (AGENTRT_CRASH_NODES_SESSIONS and
+// AGENTRT_CRASH_NODES_KILLS tune it).
 //
 // The harness is slow and kills processes, so it runs only when asked:
 //

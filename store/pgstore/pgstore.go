@@ -4,17 +4,59 @@
 //
 // It runs the SQL core of package sqlitestore on PostgreSQL: the same
 // tables, statements and transaction rules, written in PostgreSQL's
-// dialect, with this package's own embedded, numbered migrations
-// (migration/NNN_name.up.sql and .down.sql).
+// dialect (rewrite.go), with this package's own embedded, numbered
+// migrations (migration/NNN_name.up.sql and .down.sql).
+//
+// # Writes
+//
+// Each node has one write connection, into which store.Writer
+// group-commits its runs' batches, and a read pool. Every write
+// transaction first takes one transaction-scoped advisory lock
+// (pg_advisory_xact_lock(writeLock)), so writes are serialized across
+// nodes: commit order is cursor order, and the core's checks of event
+// sequences, receipt chains and admission counts hold as they do on one
+// SQLite file. A transaction starts from the database, not from what the
+// node held in memory (sequences and chain ends are read again), and
+// each batch has a savepoint: PostgreSQL aborts the whole transaction on
+// a failed statement. Migrate takes the same lock, so nodes starting
+// together migrate once; its DDL is transactional, so a migration that
+// fails leaves nothing and running it again completes it.
+//
+// # Errors
+//
+// A unique violation (SQLSTATE 23505) wraps store.ErrConflict; a lost or
+// refused connection, a full disk (53100) and a server shutting down
+// (57P01–57P03) wrap store.ErrStorage. The URL may hold a password:
+// errors name the server by its redacted URL and never show it.
 package pgstore
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
 	"errors"
+	"fmt"
+	"net"
+	neturl "net/url"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/sqlitestore"
 )
+
+//go:embed migration/*.sql
+var migrationFS embed.FS
+
+// writeLock is the key of the advisory lock every write transaction
+// takes ("agentrt" and 1).
+const writeLock = 0x6167656e747274_01
 
 // Options configures Open.
 type Options struct {
@@ -24,11 +66,169 @@ type Options struct {
 	// StatementTimeout bounds every statement on the server
 	// (statement_timeout). Default 30s; negative: none.
 	StatementTimeout time.Duration
+	// ConnectTimeout bounds connecting to the server. Default 10s, or
+	// the URL's connect_timeout.
+	ConnectTimeout time.Duration
 }
 
-// Open connects to the PostgreSQL database at url (postgres://…) with a
-// write handle of one connection and a read pool. It does not migrate;
-// call Migrate. The url may hold a password: errors name it redacted.
-func Open(ctx context.Context, url string, opts Options) (*sqlitestore.Store, error) {
-	return nil, errors.New("pgstore: not built yet")
+// WithDefaults returns o with zero fields set to their defaults.
+func (o Options) WithDefaults() Options {
+	if o.MaxConns <= 0 {
+		o.MaxConns = 8
+	}
+	if o.StatementTimeout == 0 {
+		o.StatementTimeout = 30 * time.Second
+	}
+	return o
+}
+
+// Store is a store.Store on one PostgreSQL database: the SQL core of
+// package sqlitestore in PostgreSQL's dialect. It is safe for concurrent
+// use, and any number of processes may share the database.
+type Store struct {
+	*sqlitestore.Store
+}
+
+// dialect is PostgreSQL's, for the SQL core.
+var dialect = &sqlitestore.Dialect{
+	Name:              "postgres",
+	Migrations:        migrationFS,
+	Rewrite:           rewrite,
+	Translate:         translate,
+	BeginSQL:          `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(writeLock, 10) + `)`,
+	AlwaysSavepoint:   true,
+	Returning:         true,
+	ForgetHeld:        true,
+	HasSchemaTableSQL: `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'agentrt_schema_migrations'`,
+	VersionSQL:        `SHOW server_version`,
+	BeforeCommit:      notifyCommit,
+}
+
+// Open connects to the PostgreSQL database at url (postgres://… or
+// postgresql://…) with a write handle of one connection and a read pool.
+// It does not migrate; call Migrate. Close closes both handles. The url
+// may hold a password: errors name it redacted.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	opts = opts.WithDefaults()
+	name, secret := redact(url)
+	fail := func(err error) (*Store, error) {
+		return nil, scrub(fmt.Errorf("opening postgres store %s: %w", name, err), secret)
+	}
+	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
+		return fail(errors.New("invalid URL: want postgres://user@host:port/database"))
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fail(fmt.Errorf("invalid URL: %w", err))
+	}
+	if opts.ConnectTimeout > 0 {
+		cfg.ConnectTimeout = opts.ConnectTimeout
+	} else if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if opts.StatementTimeout > 0 {
+		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
+	}
+	cfg.RuntimeParams["application_name"] = "agentrt"
+	write := stdlib.OpenDB(*cfg)
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	write.SetConnMaxIdleTime(0)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return fail(translate(err))
+	}
+	readCfg := cfg.Copy()
+	readCfg.RuntimeParams["default_transaction_read_only"] = "on"
+	read := stdlib.OpenDB(*readCfg)
+	read.SetMaxOpenConns(opts.MaxConns)
+	read.SetMaxIdleConns(opts.MaxConns)
+	if err := read.PingContext(ctx); err != nil {
+		write.Close()
+		read.Close()
+		return fail(translate(err))
+	}
+	core, err := sqlitestore.NewDialect(write, read, dialect)
+	if err != nil {
+		write.Close()
+		read.Close()
+		return fail(err)
+	}
+	core.SetOwned()
+	return &Store{core}, nil
+}
+
+// translate maps PostgreSQL's errors onto the store's.
+func translate(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505": // unique_violation
+			return fmt.Errorf("%w: %w", store.ErrConflict, err)
+		case pe.Code == "53100", // disk_full
+			strings.HasPrefix(pe.Code, "57P"), // admin_shutdown, crash_shutdown, cannot_connect_now
+			strings.HasPrefix(pe.Code, "08"):  // connection exceptions
+			return fmt.Errorf("%w: %w", store.ErrStorage, err)
+		}
+		return err
+	}
+	var (
+		ce *pgconn.ConnectError
+		ne net.Error
+	)
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		pgconn.SafeToRetry(err) {
+		return fmt.Errorf("%w: %w", store.ErrStorage, err)
+	}
+	return err
+}
+
+// redact returns the URL as it may be shown (its password replaced),
+// and the password, which must not be.
+func redact(url string) (shown, secret string) {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return "(an unparsable URL)", url
+	}
+	if p, ok := u.User.Password(); ok {
+		secret = p
+	}
+	// A password given as a query parameter is one too.
+	q := u.Query()
+	if p := q.Get("password"); p != "" {
+		secret = p
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted(), secret
+}
+
+// scrub removes secret from err's text, keeping err in the chain for
+// errors.Is (the chain's own texts are not shown).
+func scrub(err error, secret string) error {
+	if secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return &scrubbed{err, secret}
+}
+
+type scrubbed struct {
+	err    error
+	secret string
+}
+
+func (e *scrubbed) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, "xxxxx") }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// CheckIntegrity checks that the database answers a read, within ctx
+// (store.IntegrityChecker). It does not walk the tables as SQLite's
+// quick_check does: PostgreSQL checks its own pages (the WAL, and data
+// checksums when the cluster has them), and a full check (amcheck) is
+// the server operator's to run.
+func (s *Store) CheckIntegrity(ctx context.Context) error {
+	if err := s.Ping(ctx); err != nil {
+		return fmt.Errorf("checking the postgres store: %w", err)
+	}
+	return nil
 }

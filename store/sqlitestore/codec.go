@@ -20,7 +20,8 @@ import (
 )
 
 // translate turns SQLite errors callers branch on into the store's
-// sentinels, keeping the original in the chain.
+// sentinels, keeping the original in the chain; other errors go to the
+// foreign dialect's Translate (see NewDialect).
 func translate(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %w", store.ErrNotFound, err)
@@ -38,6 +39,10 @@ func translate(err error) error {
 		case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
 			return fmt.Errorf("%w: %w", store.ErrStorage, err)
 		}
+		return err
+	}
+	if f := foreignTranslate.Load(); f != nil && err != nil {
+		return (*f)(err)
 	}
 	return err
 }
@@ -399,4 +404,13 @@ func lineageSource(l *runtype.Lineage) string {
 		return ""
 	}
 	return l.ThreadID
+}
+
+// boolInt is b as the 0 or 1 a boolean column holds: PostgreSQL's BIGINT
+// takes no Go bool (SQLite converts it alike).
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

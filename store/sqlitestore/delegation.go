@@ -53,7 +53,7 @@ func (t *Tx) writeDelegation(ctx context.Context, b *store.Batch, wrote bool) (b
 	for _, it := range b.JobItems {
 		if err := upsert("job item", it.ID, qUpsertJobItem,
 			it.ID, it.JobID, it.TenantID, int64(it.Index), it.Input, string(it.Status), int64(it.Attempts), it.TaskID,
-			it.ThreadID, it.Result, encodeFailure(it.LastError), it.Retry, nanos(it.UpdatedAt),
+			it.ThreadID, it.Result, encodeFailure(it.LastError), boolInt(it.Retry), nanos(it.UpdatedAt),
 		); err != nil {
 			return wrote, err
 		}
@@ -117,7 +117,7 @@ func (r reader) JobList(ctx context.Context, p *store.JobListParams) ([]*runtype
 
 // JobItemList lists a job's items that match p in index order.
 func (r reader) JobItemList(ctx context.Context, p *store.JobItemListParams) ([]*runtype.JobItem, error) {
-	q, args := qJobItemList, []any{p.JobID, p.TenantID, int64(p.FromIndex), p.Retry}
+	q, args := qJobItemList, []any{p.JobID, p.TenantID, int64(p.FromIndex), boolInt(p.Retry)}
 	if len(p.Statuses) > 0 {
 		statuses := make([]string, len(p.Statuses))
 		for i, s := range p.Statuses {

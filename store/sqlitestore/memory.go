@@ -81,19 +81,19 @@ func (s *Store) MemorySave(ctx context.Context, m *runtype.Memory) error {
 	}
 	err := s.memoryTx(ctx, func(tx *sql.Tx) error {
 		var seq int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO memories
+		err := tx.QueryRowContext(ctx, s.d.sql(`INSERT INTO memories
 			(id, tenant_id, principal_id, agent, instance, source, session_id, turn_id, run_id, tool_call_id, content, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`),
 			m.ID, m.TenantID, m.PrincipalID, m.Agent, m.Instance, string(m.Source), m.SessionID, m.TurnID, m.RunID,
 			m.ToolCallID, m.Content, nanos(m.CreatedAt)).Scan(&seq)
 		if err != nil {
 			return err
 		}
 		words := store.MemoryWords(m.Content)
-		if _, err = tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, words) VALUES (?, ?)`, seq, strings.Join(words, " ")); err != nil {
+		if _, err = tx.ExecContext(ctx, s.d.sql(`INSERT INTO memories_fts (rowid, words) VALUES (?, ?)`), seq, strings.Join(words, " ")); err != nil {
 			return err
 		}
-		return countWords(ctx, tx, words, 1)
+		return s.countWords(ctx, tx, words, 1)
 	})
 	if err != nil {
 		return fmt.Errorf("saving memory %s: %w", m.ID, translate(err))
@@ -114,15 +114,15 @@ func (s *Store) MemoryForget(ctx context.Context, p *store.MemoryForgetParams) e
 			seq     int64
 			content string
 		)
-		err := tx.QueryRowContext(ctx, `DELETE FROM memories WHERE id = ? AND tenant_id = ? AND agent = ? AND instance = ?
-			RETURNING seq, content`, p.ID, p.TenantID, p.Agent, p.Instance).Scan(&seq, &content)
+		err := tx.QueryRowContext(ctx, s.d.sql(`DELETE FROM memories WHERE id = ? AND tenant_id = ? AND agent = ? AND instance = ?
+			RETURNING seq, content`), p.ID, p.TenantID, p.Agent, p.Instance).Scan(&seq, &content)
 		if err != nil {
 			return err
 		}
-		if _, err = tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, seq); err != nil {
+		if _, err = tx.ExecContext(ctx, s.d.sql(`DELETE FROM memories_fts WHERE rowid = ?`), seq); err != nil {
 			return err
 		}
-		return countWords(ctx, tx, store.MemoryWords(content), -1)
+		return s.countWords(ctx, tx, store.MemoryWords(content), -1)
 	})
 	if err != nil {
 		return fmt.Errorf("forgetting memory %s: %w", p.ID, translate(err))
@@ -133,21 +133,21 @@ func (s *Store) MemoryForget(ctx context.Context, p *store.MemoryForgetParams) e
 // countWords adds delta (1 or -1) memories holding words, one memory's
 // words, to memory_words (each word once) and memory_stats, dropping the
 // words no memory holds any more.
-func countWords(ctx context.Context, tx *sql.Tx, words []string, delta int) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE memory_stats SET memories = memories + ?, words = words + ? WHERE id = 1`,
+func (s *Store) countWords(ctx context.Context, tx *sql.Tx, words []string, delta int) error {
+	if _, err := tx.ExecContext(ctx, s.d.sql(`UPDATE memory_stats SET memories = memories + ?, words = words + ? WHERE id = 1`),
 		delta, delta*len(words)); err != nil {
 		return err
 	}
 	words = slices.Clone(words)
 	slices.Sort(words)
 	for _, w := range slices.Compact(words) {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_words (word, memories) VALUES (?, ?)
-			ON CONFLICT (word) DO UPDATE SET memories = memories + excluded.memories`, w, delta); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.sql(`INSERT INTO memory_words (word, memories) VALUES (?, ?)
+			ON CONFLICT (word) DO UPDATE SET memories = memories + excluded.memories`), w, delta); err != nil {
 			return err
 		}
 	}
 	if delta < 0 {
-		_, err := tx.ExecContext(ctx, `DELETE FROM memory_words WHERE memories <= 0`)
+		_, err := tx.ExecContext(ctx, s.d.sql(`DELETE FROM memory_words WHERE memories <= 0`))
 		return err
 	}
 	return nil
@@ -155,15 +155,7 @@ func countWords(ctx context.Context, tx *sql.Tx, words []string, delta int) erro
 
 // memoryTx runs fn in a transaction on the write connection.
 func (s *Store) memoryTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return s.inWriteTx(ctx, fn)
 }
 
 // MemoryList implements store.Memories.
@@ -174,8 +166,8 @@ func (s *Store) MemoryList(ctx context.Context, p *store.MemoryListParams) ([]*r
 	if err := store.CheckMemoryScope(p.MemoryScope); err != nil {
 		return nil, fmt.Errorf("listing memories: %w", err)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT m.seq, `+memCols+` FROM memories m
-		WHERE m.tenant_id = ? AND m.agent = ? AND m.instance = ? ORDER BY m.seq DESC LIMIT ?`,
+	rows, err := s.read.QueryContext(ctx, s.d.sql(`SELECT m.seq, `+memCols+` FROM memories m
+		WHERE m.tenant_id = ? AND m.agent = ? AND m.instance = ? ORDER BY m.seq DESC LIMIT ?`),
 		p.TenantID, p.Agent, p.Instance, store.ClampLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("listing memories: %w", translate(err))
@@ -227,7 +219,7 @@ func (s *Store) memorySearch(ctx context.Context, p *store.MemorySearchParams) (
 	for _, w := range stage1Words(c, words) {
 		idf := c.idf(w)
 		if err := eachSeq(ctx, s.read, func(seq int64) { score[seq] += idf },
-			`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?`, `"`+w+`"`); err != nil {
+			s.d.sql(`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?`), `"`+w+`"`); err != nil {
 			return nil, err
 		}
 	}
@@ -316,8 +308,8 @@ func (s *Store) memoryCorpus(ctx context.Context, terms []string) (*corpus, []st
 	for i, t := range terms {
 		args[i] = t
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT w.word, w.memories, s.memories, s.words FROM memory_words w, memory_stats s
-		WHERE w.word IN (?`+strings.Repeat(", ?", len(terms)-1)+`) AND w.memories > 0 ORDER BY w.memories, w.word`, args...)
+	rows, err := s.read.QueryContext(ctx, s.d.sql(`SELECT w.word, w.memories, s.memories, s.words FROM memory_words w, memory_stats s
+		WHERE w.word IN (?`+strings.Repeat(", ?", len(terms)-1)+`) AND w.memories > 0 ORDER BY w.memories, w.word`), args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -344,8 +336,8 @@ func (s *Store) scopeRows(ctx context.Context, scope store.MemoryScope, seqs []i
 	for _, q := range seqs {
 		args = append(args, q)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT m.seq, `+memCols+` FROM memories m
-		WHERE m.tenant_id = ? AND m.agent = ? AND m.instance = ? AND m.seq IN (?`+strings.Repeat(", ?", len(seqs)-1)+`)`, args...)
+	rows, err := s.read.QueryContext(ctx, s.d.sql(`SELECT m.seq, `+memCols+` FROM memories m
+		WHERE m.tenant_id = ? AND m.agent = ? AND m.instance = ? AND m.seq IN (?`+strings.Repeat(", ?", len(seqs)-1)+`)`), args...)
 	if err != nil {
 		return err
 	}

@@ -99,36 +99,37 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	return s.migrateUp(ctx, latestVersion())
+	return s.migrateUp(ctx, len(s.migs))
 }
 
 // migrateUp applies the migrations the database lacks up to version, in
 // one transaction. Tests use it to build a database of an older version.
 func (s *Store) migrateUp(ctx context.Context, version int) error {
+	latest := len(s.migs)
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, createMigrationTable); err != nil {
-			return fmt.Errorf("creating migration table: %w", err)
+		if _, err := tx.ExecContext(ctx, s.d.sql(createMigrationTable)); err != nil {
+			return fmt.Errorf("creating migration table: %w", translate(err))
 		}
-		current, err := schemaVersion(ctx, tx)
+		current, err := s.schemaVersion(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if current > latestVersion() {
-			return fmt.Errorf("database schema is at version %d, this driver knows up to %d: %w", current, latestVersion(), store.ErrSchemaTooNew)
+		if current > latest {
+			return fmt.Errorf("database schema is at version %d, this driver knows up to %d: %w", current, latest, store.ErrSchemaTooNew)
 		}
-		for _, m := range migrations[min(current, version):version] {
+		for _, m := range s.migs[min(current, version):version] {
 			if _, err := tx.ExecContext(ctx, m.up); err != nil {
-				return fmt.Errorf("applying migration %03d_%s: %w", m.version, m.name, err)
+				return fmt.Errorf("applying migration %03d_%s: %w", m.version, m.name, translate(err))
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO agentrt_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, s.d.sql(`INSERT INTO agentrt_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`),
 				m.version, m.name, time.Now().UnixNano()); err != nil {
-				return fmt.Errorf("recording migration %03d_%s: %w", m.version, m.name, err)
+				return fmt.Errorf("recording migration %03d_%s: %w", m.version, m.name, translate(err))
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("migrating sqlite store: %w", err)
+		return fmt.Errorf("migrating %s store: %w", s.d.Name, err)
 	}
 	return s.refreshInfo(ctx)
 }
@@ -137,27 +138,27 @@ func (s *Store) migrateUp(ctx context.Context, version int) error {
 // transaction.
 func (s *Store) migrateDown(ctx context.Context, version int) error {
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		current, err := schemaVersion(ctx, tx)
+		current, err := s.schemaVersion(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if current > latestVersion() {
-			return fmt.Errorf("database schema is at version %d, this driver knows up to %d: %w", current, latestVersion(), store.ErrSchemaTooNew)
+		if current > len(s.migs) {
+			return fmt.Errorf("database schema is at version %d, this driver knows up to %d: %w", current, len(s.migs), store.ErrSchemaTooNew)
 		}
 		s.lastSeq, s.heads, s.scopes = nil, nil, nil // the events may be gone
 		for v := current; v > version; v-- {
-			m := migrations[v-1]
+			m := s.migs[v-1]
 			if _, err := tx.ExecContext(ctx, m.down); err != nil {
 				return fmt.Errorf("reverting migration %03d_%s: %w", m.version, m.name, err)
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM agentrt_schema_migrations WHERE version = ?`, v); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.sql(`DELETE FROM agentrt_schema_migrations WHERE version = ?`), v); err != nil {
 				return fmt.Errorf("recording revert of migration %03d_%s: %w", m.version, m.name, err)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("reverting sqlite store migrations: %w", err)
+		return fmt.Errorf("reverting %s store migrations: %w", s.d.Name, err)
 	}
 	// Statements prepared against dropped tables are useless now.
 	if err := s.w.close(); err != nil {
@@ -170,9 +171,9 @@ func (s *Store) migrateDown(ctx context.Context, version int) error {
 }
 
 func (s *Store) inWriteTx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
+		return err
 	}
 	if err := f(tx); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
@@ -181,7 +182,7 @@ func (s *Store) inWriteTx(ctx context.Context, f func(*sql.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
+		return fmt.Errorf("committing transaction: %w", translate(err))
 	}
 	return nil
 }
@@ -192,18 +193,18 @@ type queryRower interface {
 
 // schemaVersion returns the highest applied migration, 0 for a database
 // agentrt never migrated.
-func schemaVersion(ctx context.Context, db queryRower) (int, error) {
+func (s *Store) schemaVersion(ctx context.Context, db queryRower) (int, error) {
 	var n int
-	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'agentrt_schema_migrations'`).Scan(&n)
+	err := db.QueryRowContext(ctx, s.d.HasSchemaTableSQL).Scan(&n)
 	if err != nil {
-		return 0, fmt.Errorf("reading schema version: %w", err)
+		return 0, fmt.Errorf("reading schema version: %w", translate(err))
 	}
 	if n == 0 {
 		return 0, nil
 	}
 	var v int
 	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM agentrt_schema_migrations`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("reading schema version: %w", err)
+		return 0, fmt.Errorf("reading schema version: %w", translate(err))
 	}
 	return v, nil
 }

@@ -815,7 +815,8 @@ func isKey(name string, keys []string) bool {
 
 // stmtSet prepares statements on one handle, each at most once.
 type stmtSet struct {
-	db *sql.DB
+	db    *sql.DB
+	texts *[numQueries]string // by queryID, in the store's dialect
 
 	mu    sync.Mutex // serializes preparation
 	stmts [numQueries]atomic.Pointer[sql.Stmt]
@@ -834,7 +835,7 @@ func (ss *stmtSet) get(ctx context.Context, q queryID) (*sql.Stmt, error) {
 	if st := ss.stmts[q].Load(); st != nil {
 		return st, nil
 	}
-	st, err := ss.db.PrepareContext(ctx, queries[q])
+	st, err := ss.db.PrepareContext(ctx, ss.texts[q])
 	if err != nil {
 		return nil, fmt.Errorf("preparing statement %d: %w", q, err)
 	}

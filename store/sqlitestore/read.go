@@ -254,7 +254,7 @@ func (r reader) TaskList(ctx context.Context, p *store.TaskListParams) ([]*runty
 		if limit <= 0 {
 			limit = -1 // all
 		}
-		ts, err := list(ctx, r, scanTask, qTaskListParent, p.TenantID, p.ParentTaskID, p.Open, limit)
+		ts, err := list(ctx, r, scanTask, qTaskListParent, p.TenantID, p.ParentTaskID, boolInt(p.Open), limit)
 		if err != nil {
 			return nil, fmt.Errorf("listing the children of task %s: %w", p.ParentTaskID, err)
 		}

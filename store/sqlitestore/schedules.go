@@ -78,7 +78,7 @@ func (t *Tx) writeScheduleRecords(ctx context.Context, b *store.Batch, wrote boo
 	}
 	for _, f := range b.Fires {
 		res, err := t.exec(ctx, qUpsertFire,
-			f.ID, f.ScheduleID, f.TenantID, nanos(f.FireAt), f.Manual, string(f.Status), f.Reason, int64(f.MissedCount),
+			f.ID, f.ScheduleID, f.TenantID, nanos(f.FireAt), boolInt(f.Manual), string(f.Status), f.Reason, int64(f.MissedCount),
 			f.ThreadID, f.TurnID, f.TaskID, encodeFailure(f.Failure), string(f.Delivery), int64(f.DeliveryAttempts),
 			f.DeliveryError, nanos(f.DeliveryNextAt), nanos(f.DeliveredAt), nanos(f.CreatedAt), nanos(f.UpdatedAt),
 			nanos(f.EndedAt), f.IdempotencyKey,
@@ -163,7 +163,7 @@ func (r reader) ScheduleList(ctx context.Context, p *store.ScheduleListParams) (
 		statuses[i] = string(s)
 	}
 	args = append(args, p.SessionID, p.SessionID, p.Instance, p.Instance, p.Agent, p.Agent, p.IdempotencyKey, p.IdempotencyKey,
-		len(statuses), encodeStrings(statuses), p.Failing, store.ClampLimit(p.Limit))
+		len(statuses), encodeStrings(statuses), boolInt(p.Failing), store.ClampLimit(p.Limit))
 	ss, err := list(ctx, r, scanSchedule, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing schedules: %w", err)

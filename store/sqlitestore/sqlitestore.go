@@ -1,6 +1,12 @@
 // Package sqlitestore is the embedded store.Store: one SQLite database file
 // through modernc.org/sqlite (pure Go, no cgo).
 //
+// It also holds the SQL core both SQL drivers share: the statements (by
+// queryID), the write transaction's rules (Tx), the row codec and the
+// migration runner. Package pgstore runs the same core on PostgreSQL
+// through NewDialect, with a Dialect that rewrites the statements and
+// brings its own migrations; everything below describes SQLite.
+//
 // # Limits
 //
 // SQLite allows one writer at a time. The store keeps exactly one write
@@ -127,7 +133,9 @@ func (o Options) validate() error {
 type Store struct {
 	reader
 
-	write  *sql.DB // one connection
+	d      *Dialect
+	migs   []migration // d's, by version
+	write  *sql.DB     // one connection
 	read   *sql.DB
 	owns   bool    // Close closes write and read
 	w, r   stmtSet // statements prepared on write and read
@@ -262,12 +270,20 @@ func private(path string) error {
 // pool on the same file, or write itself. Close does not close them.
 // Info reports versions once Migrate has run.
 func New(write, read *sql.DB) *Store {
-	s := &Store{write: write, read: read}
+	return newStore(write, read, sqliteDialect, migrations, &queries)
+}
+
+func newStore(write, read *sql.DB, d *Dialect, migs []migration, texts *[numQueries]string) *Store {
+	s := &Store{d: d, migs: migs, write: write, read: read}
 	s.w.db, s.r.db = write, read
+	s.w.texts, s.r.texts = texts, texts
 	s.reader = reader{q: storeQuerier{s}}
-	s.info = store.Info{Driver: "sqlite", Durable: true, SchemaLatest: latestVersion()}
+	s.info = store.Info{Driver: d.Name, Durable: true, SchemaLatest: len(migs)}
 	return s
 }
+
+// SetOwned makes Close close the handles the Store was made with.
+func (s *Store) SetOwned() { s.owns = true }
 
 // Info describes the driver: durable, with the SQLite library version and
 // the schema version last seen.
@@ -279,10 +295,10 @@ func (s *Store) Info() store.Info {
 
 func (s *Store) refreshInfo(ctx context.Context) error {
 	var version string
-	if err := s.read.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&version); err != nil {
-		return fmt.Errorf("reading sqlite version: %w", err)
+	if err := s.read.QueryRowContext(ctx, s.d.VersionSQL).Scan(&version); err != nil {
+		return fmt.Errorf("reading %s version: %w", s.d.Name, translate(err))
 	}
-	schema, err := schemaVersion(ctx, s.read)
+	schema, err := s.schemaVersion(ctx, s.read)
 	if err != nil {
 		return err
 	}
@@ -341,7 +357,7 @@ func (s *Store) Close() error {
 		err = errors.Join(err, s.write.Close(), s.read.Close())
 	}
 	if err != nil {
-		return fmt.Errorf("closing sqlite store: %w", err)
+		return fmt.Errorf("closing %s store: %w", s.d.Name, err)
 	}
 	return nil
 }
@@ -354,14 +370,14 @@ func (s *Store) Begin(ctx context.Context) (store.Tx, error) {
 	if err := s.w.prepareAll(ctx); err != nil {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
 	}
-	sqlTx, err := s.write.BeginTx(ctx, nil)
+	sqlTx, err := s.beginWrite(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+		return nil, err
 	}
-	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache {
+	if s.lastSeq == nil || len(s.lastSeq) > maxSeqCache || s.d.ForgetHeld {
 		s.lastSeq = make(map[string]int64)
 	}
-	if s.heads == nil || len(s.heads) > maxHeldCache {
+	if s.heads == nil || len(s.heads) > maxHeldCache || s.d.ForgetHeld {
 		s.heads = make(map[chainKey]chainHead)
 	}
 	if s.scopes == nil || len(s.scopes) > maxHeldCache {

@@ -145,7 +145,7 @@ func (t *Tx) Apply(ctx context.Context, b *store.Batch) error {
 	// Another process writes to the file: a replay would roll back and
 	// begin again, and in between that process may take the sequences
 	// the replayed batches hold. Each batch then has its own savepoint.
-	shared := t.s.shared.Load()
+	shared := t.s.d.AlwaysSavepoint || t.s.shared.Load()
 	if shared {
 		if _, err := t.tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
 			return fmt.Errorf("starting a savepoint: %w", err)
@@ -240,9 +240,9 @@ func (t *Tx) replay(ctx context.Context) error {
 		return fmt.Errorf("rolling back: %w", err)
 	}
 	t.stmts = [numQueries]*sql.Stmt{}
-	tx, err := t.s.write.BeginTx(t.beginCtx, nil)
+	tx, err := t.s.beginWrite(t.beginCtx)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
+		return err
 	}
 	t.tx, t.seqs, t.heads, t.scopes = tx, nil, nil, nil
 	clear(t.pendingHeads)
@@ -344,7 +344,7 @@ func (t *Tx) apply(ctx context.Context, b *store.Batch, data [][]byte) (wrote bo
 	for _, m := range b.Messages {
 		if _, err := t.exec(ctx, qInsertMessage,
 			m.ThreadID, m.Seq, m.SessionID, m.TurnID, m.RunID, m.TenantID, m.PrincipalID, string(m.Role),
-			m.Content, encodeToolCalls(m.ToolCalls), m.ToolCallID, m.IsError, nanos(m.CreatedAt),
+			m.Content, encodeToolCalls(m.ToolCalls), m.ToolCallID, boolInt(m.IsError), nanos(m.CreatedAt),
 			encodeReasoning(m.Reasoning), encodeJSON(m.Boundary),
 		); err != nil {
 			return wrote, fmt.Errorf("inserting message %d of thread %s: %w", m.Seq, m.ThreadID, translate(err))
@@ -510,7 +510,7 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 			q = qFencedEvents + queryID(len(chunk)-1)
 			args = append(args, fence.TaskID, fence.TenantID, fence.Epoch)
 		}
-		res, err := t.exec(ctx, q, args...)
+		last, n, err := t.insert(ctx, q, fenced, args...)
 		if err != nil {
 			// The cached last sequences let a taken one through: another
 			// process wrote to the file. Read them again next time, and
@@ -522,20 +522,10 @@ func (t *Tx) writeEvents(ctx context.Context, events []*event.Event, data [][]by
 			e := chunk[0]
 			return fmt.Errorf("inserting events %d… of session %s: %w", e.Sequence, e.SessionID, translate(err))
 		}
-		if fenced {
-			n, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("inserting events: %w", err)
-			}
-			if n == 0 {
-				return fenceLost(fence)
-			}
+		if fenced && n == 0 {
+			return fenceLost(fence)
 		}
 		*wrote = true
-		last, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("inserting events: reading cursor: %w", err)
-		}
 		for j, e := range chunk {
 			e.Cursor = last - int64(len(chunk)-1-j)
 		}
@@ -560,18 +550,51 @@ func (t *Tx) scopeID(ctx context.Context, sc *eventScope) (id int64, inserted bo
 	if id, ok := t.s.scopes[*sc]; ok {
 		return id, false, nil
 	}
-	res, err := t.exec(ctx, qInsertScope, sc.tenant, sc.session, sc.thread, sc.turn, sc.task, sc.run, sc.trace, sc.runtime)
+	id, _, err = t.insert(ctx, qInsertScope, false, sc.tenant, sc.session, sc.thread, sc.turn, sc.task, sc.run, sc.trace, sc.runtime)
 	if err != nil {
 		return 0, false, fmt.Errorf("inserting the event scope: %w", translate(err))
-	}
-	if id, err = res.LastInsertId(); err != nil {
-		return 0, true, fmt.Errorf("inserting the event scope: %w", err)
 	}
 	if t.pendingScopes == nil {
 		t.pendingScopes = make(map[eventScope]int64)
 	}
 	t.pendingScopes[*sc] = id
 	return id, true, nil
+}
+
+// insert runs the INSERT q and returns the rowid (the key) of its last
+// row; with counted, also how many rows it inserted. A dialect without
+// LastInsertId has the statement return the keys (Dialect.Returning).
+func (t *Tx) insert(ctx context.Context, q queryID, counted bool, args ...any) (last, n int64, err error) {
+	if t.s.d.Returning {
+		rows, err := t.query(ctx, q, args...)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := rows.Scan(&last); err != nil {
+				return 0, 0, err
+			}
+			n++
+		}
+		return last, n, rows.Close()
+	}
+	res, err := t.exec(ctx, q, args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	if counted {
+		if n, err = res.RowsAffected(); err != nil {
+			return 0, 0, err
+		}
+		if n == 0 {
+			return 0, 0, nil
+		}
+	}
+	if last, err = res.LastInsertId(); err != nil {
+		return 0, 0, fmt.Errorf("reading the rowid: %w", err)
+	}
+	return last, n, nil
 }
 
 type sessionSeq struct {
@@ -663,6 +686,12 @@ func (t *Tx) Commit() error {
 	if t.err != nil {
 		_ = t.tx.Rollback() // may already be rolled back
 		return fmt.Errorf("committing transaction: %w", t.aborted())
+	}
+	if f := t.s.d.BeforeCommit; f != nil {
+		if err := f(t.beginCtx, t.tx, t.applied); err != nil {
+			_ = t.tx.Rollback()
+			return fmt.Errorf("committing transaction: %w", translate(err))
+		}
 	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", translate(err))

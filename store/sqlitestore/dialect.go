@@ -1,0 +1,132 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"sync/atomic"
+
+	"github.com/agentrt/agentrt/store"
+)
+
+// Dialect is what running this package's SQL core on another database
+// (package pgstore: PostgreSQL) changes. The core — statements by
+// queryID, the Tx's rules, the row codec — stays the same; the zero
+// value of each field keeps SQLite's behaviour.
+type Dialect struct {
+	// Name is Info's Driver.
+	Name string
+	// Migrations hold migration/NNN_name.up.sql and .down.sql.
+	Migrations fs.FS
+	// Rewrite turns a statement written for SQLite into this dialect's.
+	// It is applied once to each of the core's statements, and to the
+	// few texts run outside them (migrations' bookkeeping, memories).
+	Rewrite func(sqlite string) string
+	// Translate maps the database's errors onto the store's (such as
+	// store.ErrConflict and store.ErrStorage); errors it does not know it
+	// returns as they are.
+	Translate func(error) error
+	// BeginSQL is run first in every write transaction (and in
+	// migrations'), such as a lock that serializes writers across
+	// processes.
+	BeginSQL string
+	// AlwaysSavepoint gives every batch a savepoint: a database that
+	// aborts the whole transaction on a failed statement cannot undo a
+	// batch by rollback and replay.
+	AlwaysSavepoint bool
+	// Returning reads the cursors of inserted events and the ids of
+	// inserted scopes by RETURNING rather than LastInsertId.
+	Returning bool
+	// ForgetHeld drops, at each write transaction's start, the sequences
+	// and receipt chain ends the store holds in memory: another process
+	// may have moved them, and a failed statement cannot be retried in
+	// the same transaction.
+	ForgetHeld bool
+	// HasSchemaTableSQL counts (0 or 1) the tables named
+	// agentrt_schema_migrations.
+	HasSchemaTableSQL string
+	// VersionSQL reads the database's version, for Info.
+	VersionSQL string
+	// BeforeCommit runs last in a Tx before COMMIT, with the batches it
+	// applied.
+	BeforeCommit func(ctx context.Context, tx *sql.Tx, applied []*store.Batch) error
+}
+
+// sqliteDialect is SQLite's: every field as the core was written.
+var sqliteDialect = &Dialect{
+	Name:              "sqlite",
+	Migrations:        migrationFS,
+	HasSchemaTableSQL: `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'agentrt_schema_migrations'`,
+	VersionSQL:        `SELECT sqlite_version()`,
+}
+
+// foreignTranslate is the Translate of the dialect NewDialect was last
+// given: translate, called throughout the core, hands it the errors that
+// are not SQLite's. (A process runs one foreign dialect.)
+var foreignTranslate atomic.Pointer[func(error) error]
+
+// NewDialect returns a Store running the core on handles the caller
+// opened and keeps, as New does, in dialect d: write must allow one
+// connection. It fails when d's migrations do not load.
+func NewDialect(write, read *sql.DB, d *Dialect) (*Store, error) {
+	ms, err := loadMigrations(d.Migrations)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s store: %w", d.Name, err)
+	}
+	if d.Translate != nil {
+		foreignTranslate.Store(&d.Translate)
+	}
+	texts := new([numQueries]string)
+	for q := range numQueries {
+		text := queries[q]
+		if d.Returning {
+			switch {
+			case q >= qInsertEvent && q < qInsertEvent+maxEventRows, q >= qFencedEvents && q < qFencedEvents+maxEventRows:
+				text += ` RETURNING cursor`
+			case q == qInsertScope:
+				text += ` RETURNING id`
+			}
+		}
+		texts[q] = d.sql(text)
+	}
+	s := newStore(write, read, d, ms, texts)
+	return s, nil
+}
+
+// sql returns text in the dialect.
+func (d *Dialect) sql(text string) string {
+	if d.Rewrite == nil {
+		return text
+	}
+	return d.Rewrite(text)
+}
+
+// Ping reads from the database through the read pool: an error wraps
+// store.ErrStorage when the database cannot be reached.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	var version string
+	if err := s.read.QueryRowContext(ctx, s.d.VersionSQL).Scan(&version); err != nil {
+		return fmt.Errorf("reading %s version: %w", s.d.Name, translate(err))
+	}
+	return nil
+}
+
+// beginWrite begins a transaction on the write connection, running the
+// dialect's BeginSQL first.
+func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+	}
+	if s.d.BeginSQL != "" {
+		if _, err := tx.ExecContext(ctx, s.d.BeginSQL); err != nil {
+			_ = tx.Rollback()
+			return nil, fmt.Errorf("beginning transaction: %w", translate(err))
+		}
+	}
+	return tx, nil
+}
