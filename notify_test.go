@@ -3,12 +3,15 @@ package agentrt_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
+	"github.com/agentrt/agentrt/model"
+	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/sqlitestore"
@@ -205,5 +208,33 @@ func TestNotifiedCancel(t *testing.T) {
 	}
 	if turn.Status != runtype.StatusCancelled {
 		t.Errorf("turn %s, want cancelled", turn.Status)
+	}
+}
+
+// TestNotifiedPolicyMode: a session's mode switched in one process holds
+// in another, whose governor had cached the mode it read before, once the
+// store notifies that policy changed.
+func TestNotifiedPolicyMode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	allow := `rules: [{id: all, tools: ["*"], decision: allow, reason_code: ok}]`
+	a := startGov(t, agentrt.Config{DataDir: dir, NoWorkers: true, Policy: kernel(t, allow)})
+	bs := openNotifying(t, dir)
+	write := func(id string) *model.Response {
+		return &model.Response{ToolCalls: []runtype.MessageToolCall{{ID: id, Name: "write_file", Arguments: `{"path":"c.md","content":"x"}`}}}
+	}
+	b := startGov(t, agentrt.Config{Store: bs, PollInterval: never, Policy: kernel(t, allow)},
+		write("w1"), &model.Response{Text: "wrote"}, write("w2"), &model.Response{Text: "done"})
+	res, _ := b.submit(t, "mode")
+	if got := b.m.seen("w1"); strings.Contains(got, "denied") {
+		t.Fatalf("the write was denied before the switch: %q", got)
+	}
+	if err := a.rt.SetPolicyMode(context.Background(), &apitype.SetPolicyModeParams{SessionID: res.SessionID, Mode: string(policy.ModeReadOnly)}); err != nil {
+		t.Fatal(err)
+	}
+	bs.tell(&store.Notification{Policy: true})
+	b.submit(t, "mode")
+	if got := b.m.seen("w2"); !strings.Contains(got, "permission denied (mode, mode_read_only)") {
+		t.Errorf("the write after the other process's switch to read_only gave %q", got)
 	}
 }
