@@ -27,6 +27,7 @@ type notifying struct {
 	notes  chan *store.Notification
 	heard  chan struct{}
 	looked chan struct{} // a TaskListDue returned
+	sched  chan struct{} // a ScheduleListDue returned
 	read   chan struct{} // an EventListAfter returned
 }
 
@@ -38,7 +39,7 @@ func openNotifying(t *testing.T, dir string) *notifying {
 	}
 	t.Cleanup(func() { s.Close() })
 	return &notifying{Store: s, notes: make(chan *store.Notification), heard: make(chan struct{}),
-		looked: make(chan struct{}, 1), read: make(chan struct{}, 1)}
+		looked: make(chan struct{}, 1), sched: make(chan struct{}, 1), read: make(chan struct{}, 1)}
 }
 
 func (s *notifying) Listen(ctx context.Context, fn func(*store.Notification)) error {
@@ -63,6 +64,12 @@ func (s *notifying) TaskListDue(ctx context.Context, p *store.TaskListDueParams)
 	ts, err := s.Store.TaskListDue(ctx, p)
 	signal(s.looked)
 	return ts, err
+}
+
+func (s *notifying) ScheduleListDue(ctx context.Context, p *store.ScheduleListDueParams) ([]*runtype.Schedule, error) {
+	ss, err := s.Store.ScheduleListDue(ctx, p)
+	signal(s.sched)
+	return ss, err
 }
 
 func (s *notifying) EventListAfter(ctx context.Context, p *store.EventListAfterParams) ([]*event.Event, error) {
@@ -236,5 +243,42 @@ func TestNotifiedPolicyMode(t *testing.T) {
 	b.submit(t, "mode")
 	if got := b.m.seen("w2"); !strings.Contains(got, "permission denied (mode, mode_read_only)") {
 		t.Errorf("the write after the other process's switch to read_only gave %q", got)
+	}
+}
+
+// TestNotifiedSchedule: a schedule another process made due now fires in
+// this one as soon as the store notifies, not at the scheduler's next
+// poll.
+func TestNotifiedSchedule(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clock := &fakeClock{now: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
+	agents := map[string]*agentrt.Agent{"echo": {Provider: echo("heard: ")}}
+	a := startTree(t, agentrt.Config{DataDir: dir, NoWorkers: true, Now: clock.Now, Agents: agents}).rt
+	bs := openNotifying(t, dir)
+	b := startTree(t, agentrt.Config{Store: bs, PollInterval: never, Now: clock.Now, Agents: agents}).rt
+	waitFor(t, bs.sched, "the scheduler's first look") // nothing due; next poll in an hour
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := a.CreateSchedule(ctx, &apitype.CreateScheduleParams{ScheduleSpec: apitype.ScheduleSpec{
+		Agent: "echo", Kind: "once", At: clock.Now().Add(time.Second).Format(time.RFC3339), Input: "fire"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := b.Subscribe(ctx, &apitype.SubscribeParams{SessionID: s.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	clock.Advance(time.Second) // due now: only a look finds it
+	bs.tell(&store.Notification{Schedules: true})
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("the notified scheduler did not fire the schedule: %v", err)
+		}
+		if e.Type == event.TurnCompleted {
+			return
+		}
 	}
 }
