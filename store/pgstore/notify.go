@@ -134,7 +134,14 @@ func (l *listener) Listen(ctx context.Context, fn func(*store.Notification)) err
 // session connects, listens and reports notifications until the
 // connection breaks or ctx ends; it reports whether it got to listen.
 func (l *listener) session(ctx context.Context, fn func(*store.Notification)) bool {
-	conn, err := pgx.Connect(ctx, l.url)
+	cfg, err := pgx.ParseConfig(l.url)
+	if err != nil {
+		return false
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second // as Open's default
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return false
 	}
