@@ -562,6 +562,9 @@ type Runtime struct {
 	stopSweep context.CancelFunc
 	sweepDone chan struct{} // closed when the action sweeper has returned
 	watchDone chan struct{} // closed when the log watcher has returned (subscribe.go)
+	// listenDone is closed when the listener for other processes'
+	// commits has returned (notify.go).
+	listenDone chan struct{}
 	// ownCursor is the newest cursor this process committed.
 	ownCursor atomic.Int64
 	agents    map[string]*loop.Agent
@@ -989,6 +992,8 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	go rt.sweepActions(sweepCtx, rt.cfg.ActionSweepInterval)
 	rt.watchDone = make(chan struct{})
 	go rt.watchLog(sweepCtx)
+	rt.listenDone = make(chan struct{})
+	go rt.listen(sweepCtx)
 	// Work left in the store by an earlier process (queued turns, tasks
 	// whose worker died, retries) is due: the dispatcher's first look
 	// finds it.
@@ -1046,6 +1051,7 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	rt.stopSweep()
 	<-rt.sweepDone
 	<-rt.watchDone
+	<-rt.listenDone
 	rt.stopClaiming()
 	<-rt.dispatchDone
 	<-rt.schedulerDone
