@@ -13,7 +13,6 @@ import (
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/model"
 	"github.com/agentrt/agentrt/runtype"
-	"github.com/agentrt/agentrt/store"
 	"github.com/agentrt/agentrt/store/pgstore"
 )
 
@@ -24,16 +23,6 @@ import (
 // never is a poll interval and a lease no test outlives.
 const never = time.Hour
 
-// listening is a store handle with its listener.
-type listening struct {
-	*pgstore.Store
-	notes store.Notifier
-}
-
-func (n *listening) Listen(ctx context.Context, fn func(*store.Notification)) error {
-	return n.notes.Listen(ctx, fn)
-}
-
 // startNode starts a runtime on its own handle on the database at url.
 func startNode(t *testing.T, url string, cfg agentrt.Config) *agentrt.Runtime {
 	t.Helper()
@@ -42,7 +31,7 @@ func startNode(t *testing.T, url string, cfg agentrt.Config) *agentrt.Runtime {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	cfg.Store, cfg.DataDir, cfg.PollInterval = &listening{Store: s, notes: pgstore.NewListener(url)}, t.TempDir(), never
+	cfg.Store, cfg.DataDir, cfg.PollInterval = s, t.TempDir(), never
 	rt, err := agentrt.New(cfg)
 	if err != nil {
 		t.Fatal(err)

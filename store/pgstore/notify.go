@@ -176,3 +176,13 @@ func (l *listener) decode(payload string) (n *store.Notification, ok bool) {
 	n = (*store.Notification)(&w)
 	return n, true
 }
+
+var _ store.Notifier = (*Store)(nil)
+
+// Listen calls fn with what each transaction of another handle on the
+// database (another node, or another Store of this process) committed,
+// until ctx ends; see store.Notifier. It reports everything changed first
+// and after each reconnection.
+func (s *Store) Listen(ctx context.Context, fn func(*store.Notification)) error {
+	return s.notes.Listen(ctx, fn)
+}
