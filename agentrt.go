@@ -1,6 +1,7 @@
 package agentrt
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,7 +44,8 @@ import (
 // Errors of the runtime's lifecycle and storage.
 var (
 	// ErrNoStore: Config.ExistingStore was set and the data directory
-	// holds no store (New's error says "no agentrt store at DIR").
+	// holds no store (New's error says "no agentrt store at DIR"), or
+	// Config.Store is a database no agentrt has migrated.
 	ErrNoStore = errors.New("no agentrt store")
 	// ErrInterrupted is the cancellation cause of interrupted turns.
 	ErrInterrupted = loop.ErrInterrupted
@@ -643,8 +645,8 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.ExistingStore && cfg.Store == nil {
-		if err := storeExists(cfg.DataDir); err != nil {
+	if cfg.ExistingStore {
+		if err := storeExists(cfg.DataDir, cfg.Store, cfg.StoreLocation); err != nil {
 			return nil, err
 		}
 	}
@@ -933,8 +935,17 @@ func privateDir(dir string, log *slog.Logger) error {
 // storeFile is the SQLite database in a data directory.
 const storeFile = "agentrt.db"
 
-// storeExists returns ErrNoStore unless dir holds a store.
-func storeExists(dir string) error {
+// storeExists returns ErrNoStore unless st, or else the SQLite file of
+// dir, holds a store.
+func storeExists(dir string, st store.Store, location string) error {
+	if st != nil {
+		// A database no agentrt migrated holds no store: commands that
+		// read one must not make one there.
+		if info := st.Info(); info.SchemaLatest > 0 && info.SchemaVersion == 0 {
+			return fmt.Errorf("%w in %s", ErrNoStore, cmp.Or(location, "the "+info.Driver+" database"))
+		}
+		return nil
+	}
 	if dir == "" {
 		return fmt.Errorf("%w: no data directory", ErrNoStore)
 	}

@@ -150,6 +150,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return fail(err)
 	}
 	core.SetOwned()
+	if err := core.Refresh(ctx); err != nil {
+		core.Close()
+		return fail(translate(err))
+	}
 	return &Store{Store: core, notes: newListener(url, origin)}, nil
 }
 
