@@ -193,35 +193,17 @@ func measureTakeover(t *testing.T, nodes []*daemon, sessions []*sessionData) tak
 	var to takeover
 	var took []time.Duration
 	for _, sd := range sessions {
-		type attemptKey struct {
-			task    string
-			attempt int
-		}
-		lostBy := make(map[attemptKey]string)
-		for _, e := range sd.events {
-			if e.Type == "task.attempt.failed" && e.Payload.Status == "lost" {
-				lostBy[attemptKey{e.TaskID, e.Payload.Attempt}] = e.Payload.Worker
-			}
-		}
-		for _, e := range sd.events {
-			if e.Type != "task.attempt.started" || e.StatusReason != "worker_lost" {
-				continue
-			}
-			lostWorker, ok := lostBy[attemptKey{e.TaskID, e.Payload.Attempt - 1}]
-			if !ok {
-				t.Errorf("session %s: attempt %d of task %s started with reason worker_lost, but no lost attempt %d precedes it", sd.id, e.Payload.Attempt, e.TaskID, e.Payload.Attempt-1)
-				continue
-			}
+		forEachTakeUp(t, sd, func(lostWorker string, e *evt) {
 			ln, li := where(lostWorker)
 			tn, _ := where(e.Payload.Worker)
 			if ln < 0 || tn < 0 {
 				t.Errorf("session %s: task %s lost by worker %s (node %d), taken up by %s (node %d): a worker of no known node", sd.id, e.TaskID, lostWorker, ln, e.Payload.Worker, tn)
-				continue
+				return
 			}
 			killed := nodes[ln].lives[li].killed
 			if killed.IsZero() {
 				t.Errorf("session %s: task %s lost by node %d's incarnation %d, which was never killed", sd.id, e.TaskID, ln, li)
-				continue
+				return
 			}
 			d := max(0, e.Timestamp.Sub(killed))
 			took = append(took, d)
@@ -234,7 +216,7 @@ func measureTakeover(t *testing.T, nodes []*daemon, sessions []*sessionData) tak
 				t.Errorf("session %s: task %s, lost when node %d was killed, was taken up by node %d %v later; bound %v (lease TTL + 1s)",
 					sd.id, e.TaskID, ln, tn, d.Round(time.Millisecond), recoveryBound)
 			}
-		}
+		})
 	}
 	to.median = median(took)
 	return to
