@@ -197,6 +197,7 @@ func measureTakeover(t *testing.T, nodes []*daemon, sessions []*sessionData) tak
 	}
 	var to takeover
 	var took []time.Duration
+	late := 0
 	for _, sd := range sessions {
 		forEachTakeUp(t, sd, func(lostWorker string, e *evt) {
 			ln, li := where(lostWorker)
@@ -218,8 +219,13 @@ func measureTakeover(t *testing.T, nodes []*daemon, sessions []*sessionData) tak
 			}
 			to.max = max(to.max, d)
 			if d > recoveryBound {
-				t.Errorf("session %s: task %s, lost when node %d was killed, was taken up by node %d %v later; bound %v (lease TTL + 1s)",
-					sd.id, e.TaskID, ln, tn, d.Round(time.Millisecond), recoveryBound)
+				late++
+				trailOf := ""
+				if late <= 2 {
+					trailOf = "\n" + indent(trail(sd.events), "      ")
+				}
+				t.Errorf("session %s: task %s, lost when node %d (incarnation %d, killed at %s) was killed, was taken up by node %d %v later; bound %v (lease TTL + 1s)%s",
+					sd.id, e.TaskID, ln, li, killed.Format("15:04:05.000"), tn, d.Round(time.Millisecond), recoveryBound, trailOf)
 			}
 		})
 	}
