@@ -1,6 +1,7 @@
 package agentrt
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,7 +44,8 @@ import (
 // Errors of the runtime's lifecycle and storage.
 var (
 	// ErrNoStore: Config.ExistingStore was set and the data directory
-	// holds no store (New's error says "no agentrt store at DIR").
+	// holds no store (New's error says "no agentrt store at DIR"), or
+	// Config.Store is a database no agentrt has migrated.
 	ErrNoStore = errors.New("no agentrt store")
 	// ErrInterrupted is the cancellation cause of interrupted turns.
 	ErrInterrupted = loop.ErrInterrupted
@@ -562,6 +564,9 @@ type Runtime struct {
 	stopSweep context.CancelFunc
 	sweepDone chan struct{} // closed when the action sweeper has returned
 	watchDone chan struct{} // closed when the log watcher has returned (subscribe.go)
+	// listenDone is closed when the listener for other processes'
+	// commits has returned (notify.go).
+	listenDone chan struct{}
 	// ownCursor is the newest cursor this process committed.
 	ownCursor atomic.Int64
 	agents    map[string]*loop.Agent
@@ -640,8 +645,8 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.ExistingStore && cfg.Store == nil {
-		if err := storeExists(cfg.DataDir); err != nil {
+	if cfg.ExistingStore {
+		if err := storeExists(cfg.DataDir, cfg.Store, cfg.StoreLocation); err != nil {
 			return nil, err
 		}
 	}
@@ -930,8 +935,17 @@ func privateDir(dir string, log *slog.Logger) error {
 // storeFile is the SQLite database in a data directory.
 const storeFile = "agentrt.db"
 
-// storeExists returns ErrNoStore unless dir holds a store.
-func storeExists(dir string) error {
+// storeExists returns ErrNoStore unless st, or else the SQLite file of
+// dir, holds a store.
+func storeExists(dir string, st store.Store, location string) error {
+	if st != nil {
+		// A database no agentrt migrated holds no store: commands that
+		// read one must not make one there.
+		if info := st.Info(); info.SchemaLatest > 0 && info.SchemaVersion == 0 {
+			return fmt.Errorf("%w in %s", ErrNoStore, cmp.Or(location, "the "+info.Driver+" database"))
+		}
+		return nil
+	}
 	if dir == "" {
 		return fmt.Errorf("%w: no data directory", ErrNoStore)
 	}
@@ -989,6 +1003,8 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	go rt.sweepActions(sweepCtx, rt.cfg.ActionSweepInterval)
 	rt.watchDone = make(chan struct{})
 	go rt.watchLog(sweepCtx)
+	rt.listenDone = make(chan struct{})
+	go rt.listen(sweepCtx)
 	// Work left in the store by an earlier process (queued turns, tasks
 	// whose worker died, retries) is due: the dispatcher's first look
 	// finds it.
@@ -1046,6 +1062,7 @@ func (rt *Runtime) stop(ctx context.Context, cancelNow bool) error {
 	rt.stopSweep()
 	<-rt.sweepDone
 	<-rt.watchDone
+	<-rt.listenDone
 	rt.stopClaiming()
 	<-rt.dispatchDone
 	<-rt.schedulerDone

@@ -406,6 +406,9 @@ type governor struct {
 	mu     sync.Mutex
 	modes  map[string]policy.Mode // tenant/session → mode (cached, incl. "")
 	grants map[string][]*runtype.PolicyGrant
+	// gen counts invalidations: a read that began before one is not
+	// cached. Guarded by mu.
+	gen uint64
 }
 
 // maxCached bounds the sessions whose mode and grants the governor
@@ -417,6 +420,7 @@ func (g *governor) Evaluate(ctx context.Context, req *policy.Request) (policy.De
 	g.mu.Lock()
 	mode, haveMode := g.modes[key]
 	grants, haveGrants := g.grants[key]
+	gen := g.gen
 	g.mu.Unlock()
 	if !haveMode {
 		sess, err := g.store.SessionGet(ctx, &store.SessionGetParams{TenantID: req.TenantID, ID: req.SessionID})
@@ -428,10 +432,11 @@ func (g *governor) Evaluate(ctx context.Context, req *policy.Request) (policy.De
 		if len(g.modes) >= maxCached {
 			clear(g.modes)
 		}
-		// A switch recorded meanwhile (setMode) is newer than this read.
+		// A switch recorded meanwhile (setMode) is newer than this read;
+		// so is whatever another process changed since it began.
 		if cur, ok := g.modes[key]; ok {
 			mode = cur
-		} else {
+		} else if g.gen == gen {
 			g.modes[key] = mode
 		}
 		g.mu.Unlock()
@@ -459,7 +464,9 @@ func (g *governor) Evaluate(ctx context.Context, req *policy.Request) (policy.De
 		if len(g.grants) >= maxCached {
 			clear(g.grants)
 		}
-		g.grants[key] = grants
+		if g.gen == gen {
+			g.grants[key] = grants
+		}
 		g.mu.Unlock()
 	}
 	for _, gr := range grants {
@@ -483,6 +490,19 @@ func (g *governor) Evaluate(ctx context.Context, req *policy.Request) (policy.De
 func (g *governor) setMode(tenant, session string, m policy.Mode) {
 	g.mu.Lock()
 	g.modes[tenant+"/"+session] = m
+	g.mu.Unlock()
+}
+
+// invalidate drops every cached mode and grant: another process changed
+// some.
+func (g *governor) invalidate() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	clear(g.modes)
+	clear(g.grants)
+	g.gen++
 	g.mu.Unlock()
 }
 

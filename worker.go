@@ -477,11 +477,7 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 				}
 			}
 			if t, err := rt.store.TaskGet(context.Background(), &store.TaskGetParams{TenantID: c.task.TenantID, ID: c.task.ID}); err == nil {
-				if cause := loop.ControlCause(t.Control); cause != nil {
-					c.cancel(cause)
-				} else if t.Control == runtype.ControlPause {
-					c.pause.Store(true)
-				}
+				heedControl(c, t)
 			}
 		}
 	}

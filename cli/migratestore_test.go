@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,21 @@ func TestMigrateStore(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "\nreceipts               0\n") || strings.Contains(r.stdout, "\nevents                 0\n") {
 		t.Errorf("no events or receipts copied:\n%s", r.stdout)
+	}
+
+	// agentrt verify passes on the copy: the receipts chain came intact.
+	r = runOK(t, "", "requests", "list", "--config", b.config, "--store", to, "--json")
+	var req struct {
+		SessionID string `json:"sessionId"`
+	}
+	if first, _, _ := strings.Cut(r.stdout, "\n"); json.Unmarshal([]byte(first), &req) != nil || req.SessionID == "" {
+		t.Fatalf("requests list on the copy:\n%s", r.stdout)
+	}
+	r = runOK(t, "", "verify", "--config", b.config, "--store", to, "--session", req.SessionID)
+	outputs = append(outputs, r.stdout, r.stderr)
+	t.Logf("agentrt verify on the copy:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "receipts, chain ok") {
+		t.Errorf("agentrt verify on the copy:\n%s", r.stdout)
 	}
 
 	r = run(t, "", "migrate-store", "--from", dir, "--to", to)

@@ -268,3 +268,32 @@ func TestPostgresServe(t *testing.T) {
 	s.stop(t)
 	noPassword(t, "serve", s.banner, s.stderr.String())
 }
+
+// TestPostgresNoStore: the commands that read a store refuse a database
+// no agentrt has migrated, as they refuse a data directory without a
+// store, and make nothing there; run makes the store.
+func TestPostgresNoStore(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	url := testenv.Postgres(t)
+	for _, args := range [][]string{{"health"}, {"requests", "list"}, {"tasks", "list"}} {
+		r := run(t, "", append(args, "--config", b.config, "--store", url)...)
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "no agentrt store in postgres://") {
+			t.Errorf("agentrt %s on an empty database: exit %d, stderr %q; want 2, no agentrt store", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.QueryRow(`SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = 'public'`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if tables != 0 {
+		t.Errorf("the refused commands made %d tables", tables)
+	}
+	runOK(t, "", "run", "--config", b.config, "--store", url, "--agent", "support", question)
+	runOK(t, "", "requests", "list", "--config", b.config, "--store", url)
+}

@@ -357,6 +357,36 @@ func (l *Ledger) load(ctx context.Context, a *account) error {
 	return nil
 }
 
+// Reload reads again the limit and spend of every account a run holds:
+// another process on the store changed limits. An account whose read
+// fails keeps what it had. Usage counted by this process between the
+// read and the swap is not counted until the next load.
+func (l *Ledger) Reload(ctx context.Context) error {
+	l.mu.Lock()
+	held := make([]*account, 0, len(l.accounts))
+	for _, a := range l.accounts {
+		a.refs++
+		held = append(held, a)
+	}
+	l.mu.Unlock()
+	var errs error
+	for _, a := range held {
+		fresh := &account{key: a.key}
+		if err := l.load(ctx, fresh); err != nil {
+			errs = errors.Join(errs, err)
+		} else {
+			a.mu.Lock()
+			if a.limit != fresh.limit {
+				a.low = false // quota.low is reported again for the new limit
+			}
+			a.limit, a.source, a.counted, a.spent, a.loaded = fresh.limit, fresh.source, fresh.counted, fresh.spent, true
+			a.mu.Unlock()
+		}
+		l.release(a)
+	}
+	return errs
+}
+
 func (l *Ledger) spentOf(ctx context.Context, k accountKey) (runtype.Usage, error) {
 	p := &store.UsageTotalParams{TenantID: k.tenant, Since: k.since}
 	if k.scope == runtype.LimitSession {

@@ -23,6 +23,34 @@ type recovery struct {
 	afterExpiry time.Duration
 }
 
+// forEachTakeUp calls fn for each attempt of sd started with reason
+// worker_lost, with the worker of the lost attempt before it; an attempt
+// no lost attempt precedes is an error.
+func forEachTakeUp(t *testing.T, sd *sessionData, fn func(lostWorker string, e *evt)) {
+	t.Helper()
+	type attemptKey struct {
+		task    string
+		attempt int
+	}
+	lostBy := make(map[attemptKey]string)
+	for _, e := range sd.events {
+		if e.Type == "task.attempt.failed" && e.Payload.Status == "lost" {
+			lostBy[attemptKey{e.TaskID, e.Payload.Attempt}] = e.Payload.Worker
+		}
+	}
+	for _, e := range sd.events {
+		if e.Type != "task.attempt.started" || e.StatusReason != "worker_lost" {
+			continue
+		}
+		lostWorker, ok := lostBy[attemptKey{e.TaskID, e.Payload.Attempt - 1}]
+		if !ok {
+			t.Errorf("session %s: attempt %d of task %s started with reason worker_lost, but no lost attempt %d precedes it", sd.id, e.Payload.Attempt, e.TaskID, e.Payload.Attempt-1)
+			continue
+		}
+		fn(lostWorker, e)
+	}
+}
+
 // measureRecovery finds, for every attempt started with reason
 // worker_lost, the incarnation that lost the task and the one that took it
 // up, and checks that each restart took up, within recoveryBound of being
@@ -38,30 +66,11 @@ func measureRecovery(t *testing.T, d *daemon, sessions []*sessionData) recovery 
 	cutShort := make([]bool, len(lives))
 	var rec recovery
 	for _, sd := range sessions {
-		// The worker of each lost attempt, by task and attempt.
-		type attemptKey struct {
-			task    string
-			attempt int
-		}
-		lostBy := make(map[attemptKey]string)
-		for _, e := range sd.events {
-			if e.Type == "task.attempt.failed" && e.Payload.Status == "lost" {
-				lostBy[attemptKey{e.TaskID, e.Payload.Attempt}] = e.Payload.Worker
-			}
-		}
-		for _, e := range sd.events {
-			if e.Type != "task.attempt.started" || e.StatusReason != "worker_lost" {
-				continue
-			}
-			lostWorker, ok := lostBy[attemptKey{e.TaskID, e.Payload.Attempt - 1}]
-			if !ok {
-				t.Errorf("session %s: attempt %d of task %s started with reason worker_lost, but no lost attempt %d precedes it", sd.id, e.Payload.Attempt, e.TaskID, e.Payload.Attempt-1)
-				continue
-			}
+		forEachTakeUp(t, sd, func(lostWorker string, e *evt) {
 			j, m := d.incarnationOf(workerPID(lostWorker)), d.incarnationOf(workerPID(e.Payload.Worker))
 			if j < 0 || m < 0 || m <= j {
 				t.Errorf("session %s: task %s lost by worker %s (incarnation %d), taken up by %s (incarnation %d)", sd.id, e.TaskID, lostWorker, j, e.Payload.Worker, m)
-				continue
+				return
 			}
 			// Every incarnation between the two should have taken it up;
 			// only one killed before the bound passed is excused.
@@ -88,7 +97,7 @@ func measureRecovery(t *testing.T, d *daemon, sessions []*sessionData) recovery 
 				due = lives[m].ready
 			}
 			rec.afterExpiry = max(rec.afterExpiry, e.Timestamp.Sub(due))
-		}
+		})
 	}
 	var per []time.Duration
 	for i := 1; i < len(lives); i++ {

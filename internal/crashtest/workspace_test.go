@@ -151,8 +151,14 @@ type workspace struct {
 // written before the first start (so serve never prints one).
 func writeWorkspace(t *testing.T, root string) *workspace {
 	t.Helper()
+	return writeWorkspaceOf(t, root, workers)
+}
+
+// writeWorkspaceOf is writeWorkspace with n workers a daemon.
+func writeWorkspaceOf(t *testing.T, root string, n int) *workspace {
+	t.Helper()
 	return layOut(t, root, []wsFile{
-		{"agentrt.yaml", fmt.Sprintf(configYAML, leaseTTL, pollInterval, workers), 0o600},
+		{"agentrt.yaml", fmt.Sprintf(configYAML, leaseTTL, pollInterval, n), 0o600},
 		{"crash.replay.yaml", script, 0o600},
 		{"tools/record_key.sh", recordKeySh, 0o755},
 		{"tools/counter.sh", counterSh, 0o755},

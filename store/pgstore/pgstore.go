@@ -87,6 +87,7 @@ func (o Options) WithDefaults() Options {
 // use, and any number of processes may share the database.
 type Store struct {
 	*sqlitestore.Store
+	notes *listener // hears the commits of other handles (see notify.go)
 }
 
 // dialect is PostgreSQL's, for the SQL core.
@@ -119,6 +120,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// The write connection names this handle as the origin of the
+	// notifications it sends, so that its own listener skips them.
+	origin := newOrigin()
+	cfg.RuntimeParams[originSetting] = origin
 	write := stdlib.OpenDB(*cfg)
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
@@ -129,6 +134,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return fail(translate(err))
 	}
 	readCfg := cfg.Copy()
+	delete(readCfg.RuntimeParams, originSetting)
 	readCfg.RuntimeParams["default_transaction_read_only"] = "on"
 	read := stdlib.OpenDB(*readCfg)
 	read.SetMaxOpenConns(opts.MaxConns)
@@ -145,7 +151,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return fail(err)
 	}
 	core.SetOwned()
-	return &Store{core}, nil
+	if err := core.Refresh(ctx); err != nil {
+		core.Close()
+		return fail(translate(err))
+	}
+	return &Store{Store: core, notes: newListener(url, origin)}, nil
 }
 
 // connConfig parses url and applies opts (defaulted) to it.

@@ -156,3 +156,12 @@ func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
 	}
 	return tx, nil
 }
+
+// Refresh reads the database's version and the schema version it is at,
+// for Info: a Store from NewDialect reports them once it has.
+func (s *Store) Refresh(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return s.refreshInfo(ctx)
+}
