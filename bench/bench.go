@@ -96,8 +96,8 @@ type Result struct {
 	Nodes int `json:"nodes,omitempty"`
 	// Floors are the physical floor measured in the same run (pg variant
 	// with Floor): at 1 connection and at C.
-	Floors []*Floor `json:"floors,omitempty"`
-	DBBytes               int64   `json:"db_bytes,omitempty"`
+	Floors  []*Floor `json:"floors,omitempty"`
+	DBBytes int64    `json:"db_bytes,omitempty"`
 	// BytesPerStep is the database's growth over the measured phase per
 	// step: the file's size after a checkpoint that empties the WAL,
 	// before and after (sqlite variant).
