@@ -24,6 +24,18 @@
 // together migrate once; its DDL is transactional, so a migration that
 // fails leaves nothing and running it again completes it.
 //
+// A batch's statements whose results are only checked go to the server
+// as one pgx pipeline with its savepoint (pipeline.go, and the core's
+// Dialect.Pipeline), and the lock rides in the transaction's first one:
+// a step alone in its transaction is BEGIN, one pipeline and COMMIT.
+//
+// # Notifications
+//
+// Each commit sends one pg_notify saying what it changed (notify.go); a
+// Store is a store.Notifier whose listener, on a connection of its own,
+// hears the commits of every other handle on the database, so that a
+// runtime wakes at once what would wait for its next poll.
+//
 // # Errors
 //
 // A unique violation (SQLSTATE 23505) wraps store.ErrConflict; a lost or
