@@ -274,19 +274,35 @@ func TestMCPFilesystemRoots(t *testing.T) {
 	if err := os.WriteFile(dataDir+"/secret.txt", []byte("outside"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m.resps = []*model.Response{{ToolCalls: []runtype.MessageToolCall{
-		mcpCall("call_in", "filesystem__read_text_file", map[string]string{"path": ws + "/note.txt"}),
-		mcpCall("call_out", "filesystem__read_text_file", map[string]string{"path": dataDir + "/secret.txt"}),
-	}}}
 	tb := &testBundle{rt: rt}
-	res, _ := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "read"})
-	if got := m.seen("call_in"); !strings.Contains(got, "a note in the root") {
-		t.Errorf("reading in the root: the model saw %q", got)
+	// The reference server asks for the roots once initialized and applies
+	// them asynchronously: a call that races that sees no allowed
+	// directory at all ("… not in " and an empty list). That is the
+	// server's race, not the runtime's; a later turn, after it, is the
+	// test.
+	for attempt := 1; ; attempt++ {
+		in, out := fmt.Sprint("call_in_", attempt), fmt.Sprint("call_out_", attempt)
+		m.mu.Lock()
+		m.resps = []*model.Response{{ToolCalls: []runtype.MessageToolCall{
+			mcpCall(in, "filesystem__read_text_file", map[string]string{"path": ws + "/note.txt"}),
+			mcpCall(out, "filesystem__read_text_file", map[string]string{"path": dataDir + "/secret.txt"}),
+		}}}
+		m.mu.Unlock()
+		res, _ := tb.submit(t, &apitype.SubmitTurnParams{Agent: "a", Input: "read"})
+		got := m.seen(in)
+		if strings.HasSuffix(strings.TrimSpace(got), " not in") && attempt < 5 {
+			t.Logf("attempt %d raced the server's roots: %q", attempt, got)
+			continue
+		}
+		if !strings.Contains(got, "a note in the root") {
+			t.Errorf("reading in the root: the model saw %q", got)
+		}
+		if got := strings.ToLower(m.seen(out)); !strings.Contains(got, "access denied") || strings.Contains(got, "\noutside") {
+			t.Errorf("reading outside the root: the model saw %q, want a refusal", got)
+		}
+		validEvents(t, tb, res.SessionID)
+		return
 	}
-	if got := strings.ToLower(m.seen("call_out")); !strings.Contains(got, "access denied") || strings.Contains(got, "\noutside") {
-		t.Errorf("reading outside the root: the model saw %q, want a refusal", got)
-	}
-	validEvents(t, tb, res.SessionID)
 }
 
 // TestMCPMemoryServer: the memory server keeps what one call stored for

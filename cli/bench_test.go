@@ -226,9 +226,11 @@ func TestBenchDelegation(t *testing.T) {
 
 // TestBenchSchedules runs the schedules benchmark small through the
 // command: its one RESULT line says every schedule fired and completed.
+// The lead leaves room to create them under the race detector on a busy
+// machine (5 once took 2 s there).
 func TestBenchSchedules(t *testing.T) {
 	t.Parallel()
-	r := runOK(t, "", "bench", "schedules", "-variant", "sqlite", "-n", "5", "-lead", "2s", "-dir", t.TempDir())
+	r := runOK(t, "", "bench", "schedules", "-variant", "sqlite", "-n", "5", "-lead", "10s", "-dir", t.TempDir())
 	line, ok := strings.CutPrefix(strings.TrimSuffix(r.stdout, "\n"), "RESULT ")
 	if !ok || strings.Contains(line, "\n") {
 		t.Fatalf("stdout = %q, want exactly one RESULT line", r.stdout)
