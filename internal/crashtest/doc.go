@@ -23,7 +23,8 @@
 // of them again and again while the others run, and checks the same
 // rules plus that the live nodes take over each lost task within the
 // lease's TTL + 1 s of the kill (AGENTRT_CRASH_NODES_SESSIONS and
-// AGENTRT_CRASH_NODES_KILLS tune it).
+// AGENTRT_CRASH_NODES_KILLS tune it; it runs only with AGENTRT_CRASH_NODES=1
+// for now: see its comment).
 //
 // The harness is slow and kills processes, so it runs only when asked:
 //
