@@ -19,6 +19,7 @@ import (
 	"github.com/agentrt/agentrt/internal/testenv"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/sandbox"
+	"github.com/agentrt/agentrt/store"
 )
 
 var (
@@ -220,14 +221,7 @@ func TestCrashHarness(t *testing.T) {
 	if len(unsettled) > 0 {
 		d.kill(t)
 		st := openStore(t, ws)
-		var b strings.Builder
-		for i, r := range unsettled {
-			fmt.Fprintf(&b, "\n  %s turn %s: %s (%s)", r.SessionID, r.TurnID, r.Status, cmpOr(r.StatusReason, "no reason"))
-			if i < 5 {
-				b.WriteString("\n" + indent(trail(loadSession(t, st, r.SessionID).events), "      "))
-			}
-		}
-		t.Fatalf("seed %d: %d of %d sessions did not settle within %v of the last restart:%s", p.seed, len(unsettled), p.sessions, settleTimeout, b.String())
+		failUnsettled(t, st, p, unsettled)
 	}
 	settledAt := time.Now()
 
@@ -325,6 +319,20 @@ func waitSettled(t *testing.T, a *api, sessions int) []request {
 			return open
 		}
 	}
+}
+
+// failUnsettled fails the test with the turns that did not settle, the
+// events of the first five read from st.
+func failUnsettled(t *testing.T, st store.Reader, p params, unsettled []request) {
+	t.Helper()
+	var b strings.Builder
+	for i, r := range unsettled {
+		fmt.Fprintf(&b, "\n  %s turn %s: %s (%s)", r.SessionID, r.TurnID, r.Status, cmpOr(r.StatusReason, "no reason"))
+		if i < 5 {
+			b.WriteString("\n" + indent(trail(loadSession(t, st, r.SessionID).events), "      "))
+		}
+	}
+	t.Fatalf("seed %d: %d of %d sessions did not settle within %v of the last restart:%s", p.seed, len(unsettled), p.sessions, settleTimeout, b.String())
 }
 
 // settled reports whether a turn needs nothing more from the runtime:

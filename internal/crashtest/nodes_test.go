@@ -136,14 +136,7 @@ func TestCrashHarnessNodes(t *testing.T) {
 	}
 	if unsettled := waitSettled(t, witness, p.sessions); len(unsettled) > 0 {
 		st := openPG()
-		var b strings.Builder
-		for i, r := range unsettled {
-			fmt.Fprintf(&b, "\n  %s turn %s: %s (%s)", r.SessionID, r.TurnID, r.Status, cmpOr(r.StatusReason, "no reason"))
-			if i < 5 {
-				b.WriteString("\n" + indent(trail(loadSession(t, st, r.SessionID).events), "      "))
-			}
-		}
-		t.Fatalf("seed %d: %d of %d sessions did not settle within %v of the last restart:%s", p.seed, len(unsettled), p.sessions, settleTimeout, b.String())
+		failUnsettled(t, st, p, unsettled)
 	}
 	settledAt := time.Now()
 	for i := range p.sessions {
