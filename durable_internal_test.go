@@ -158,3 +158,32 @@ func sessionEventTypes(t *testing.T, s store.Reader, sessionID string) []event.T
 	}
 	return out
 }
+
+// TestHeldTurnIsNotSettled: a turn that rests in the store while this
+// runtime's worker still finishes its attempt is not settled — the
+// worker may wake its task as it lets go (a child that ended while the
+// task parked) — and WaitTurn returns once the worker is done, as told.
+func TestHeldTurnIsNotSettled(t *testing.T) {
+	t.Parallel()
+	rt, err := New(Config{DataDir: t.TempDir(), NoWorkers: true, Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "x"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	parked := &runtype.Turn{ID: "turn_x", Owner: runtype.Owner{TenantID: "default"}, TaskID: "task_x", Status: runtype.StatusWaitingResource, StatusReason: runtype.ReasonWaitingChildren}
+	rt.mu.Lock()
+	rt.claims[parked.TaskID] = &claim{}
+	rt.mu.Unlock()
+	if _, ok := rt.settled(t.Context(), parked); ok {
+		t.Fatal("a turn this runtime's worker still holds is settled")
+	}
+	rt.mu.Lock()
+	delete(rt.claims, parked.TaskID)
+	rt.mu.Unlock()
+	if _, ok := rt.settled(t.Context(), parked); !ok {
+		t.Error("a resting turn nobody holds (its task unreadable) is not settled")
+	}
+}

@@ -378,7 +378,10 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 // as read after its task: a worker may have resumed and ended it between
 // the two reads.
 func (rt *Runtime) settled(ctx context.Context, t *runtype.Turn) (*runtype.Turn, bool) {
-	if !resting(t.Status) {
+	if !resting(t.Status) || rt.holds(t.TaskID) {
+		// A worker of this runtime still finishes the attempt: it may
+		// wake the task as it lets go (a child that ended while the
+		// task parked), and WaitTurn hears when it is done.
 		return nil, false
 	}
 	task, err := rt.store.TaskGet(ctx, &store.TaskGetParams{TenantID: t.TenantID, ID: t.TaskID})

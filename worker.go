@@ -142,6 +142,7 @@ func (rt *Runtime) claimDue(ctx context.Context) {
 	}
 }
 
+// holds reports whether one of this runtime's workers holds the task.
 func (rt *Runtime) holds(taskID string) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
