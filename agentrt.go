@@ -1122,9 +1122,9 @@ func (rt *Runtime) abandon() {
 	now := rt.cfg.Now().UTC()
 	for _, c := range claims {
 		// A claim by nobody: the epoch moves on, and the task is due now.
-		err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+		err := rt.writer.Lease(context.Background(), &store.LeaseChange{
 			TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch, Claim: true, ExpiresAt: now,
-		}}})
+		})
 		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			rt.cfg.Logger.Error("abandoning task", "taskId", c.task.ID, "err", err)
 		}

@@ -157,9 +157,9 @@ func (rt *Runtime) holds(taskID string) bool {
 func (rt *Runtime) claim(ctx context.Context, t *runtype.Task) (*claim, error) {
 	now := rt.cfg.Now().UTC()
 	expires := now.Add(rt.cfg.LeaseTTL)
-	err := rt.writer.Write(ctx, &store.Batch{Leases: []*store.LeaseChange{{
-		TenantID: t.TenantID, TaskID: t.ID, Epoch: t.LeaseEpoch, Claim: true, Owner: rt.workerID, ExpiresAt: expires,
-	}}})
+	err := rt.writer.Lease(ctx, &store.LeaseChange{
+		TenantID: t.TenantID, TaskID: t.ID, Epoch: t.LeaseEpoch, Claim: true, At: now, Owner: rt.workerID, ExpiresAt: expires,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -240,9 +240,9 @@ func (rt *Runtime) startEager(turn runtype.Turn, task runtype.Task, lease *store
 	// have: the heartbeat's first tick is a third of a lease away.
 	if at := rt.cfg.Now().UTC(); lease.ExpiresAt.Sub(at) < rt.cfg.LeaseTTL*2/3 {
 		expires := at.Add(rt.cfg.LeaseTTL)
-		err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+		err := rt.writer.Lease(context.Background(), &store.LeaseChange{
 			TenantID: task.TenantID, TaskID: task.ID, Epoch: task.LeaseEpoch, Owner: lease.Owner, ExpiresAt: expires,
-		}}})
+		})
 		switch {
 		case err == nil:
 			task.LeaseExpiresAt, task.DueAt = expires, expires
@@ -275,9 +275,9 @@ func (rt *Runtime) startEager(turn runtype.Turn, task runtype.Task, lease *store
 // release lets go of a task's lease; the task is next due at due (zero:
 // not until something changes). A lease already lost is left alone.
 func (rt *Runtime) release(tenant, taskID string, epoch int64, due time.Time) {
-	err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+	err := rt.writer.Lease(context.Background(), &store.LeaseChange{
 		TenantID: tenant, TaskID: taskID, Epoch: epoch, DueAt: due,
-	}}})
+	})
 	if err != nil && !errors.Is(err, store.ErrLeaseLost) {
 		rt.cfg.Logger.Error("releasing task lease", "taskId", taskID, "err", err)
 	}
@@ -461,9 +461,9 @@ func (rt *Runtime) heartbeat(c *claim, stop <-chan struct{}) {
 				c.cancel(loop.ErrInactive)
 			}
 			expires := now.Add(rt.cfg.LeaseTTL)
-			err := rt.writer.Write(context.Background(), &store.Batch{Leases: []*store.LeaseChange{{
+			err := rt.writer.Lease(context.Background(), &store.LeaseChange{
 				TenantID: c.task.TenantID, TaskID: c.task.ID, Epoch: c.epoch, Owner: rt.workerID, ExpiresAt: expires,
-			}}})
+			})
 			switch {
 			case err == nil:
 				c.until.Store(expires.UnixNano())

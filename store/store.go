@@ -316,7 +316,8 @@ type Fence struct {
 // LeaseChange takes, renews or releases a task's lease. It applies only
 // while the task is at Epoch; a renewal also needs Owner to hold it.
 //
-//   - Claim: the epoch becomes Epoch+1, the lease Owner's until ExpiresAt,
+//   - Claim (while nobody holds the lease, or it ran out by At): the
+//     epoch becomes Epoch+1, the lease Owner's until ExpiresAt,
 //     and DueAt becomes ExpiresAt (the task is due again if the lease runs
 //     out). With Alone, the claim also needs the task to be the only open
 //     task of its thread (no other is neither terminal nor blocked).
@@ -333,10 +334,30 @@ type LeaseChange struct {
 	// a submission that claims the task it inserts (an eager start) then
 	// never runs beside another turn of the thread, whatever else was
 	// submitted to it at the same time.
-	Alone     bool
+	Alone bool
+	// At is a claim's now: the claim holds only while nobody holds the
+	// task's lease or it ran out by At, so that a claim from a listing
+	// of due tasks read before the holder renewed takes nothing from a
+	// live worker. Zero: the epoch alone decides (a worker giving up
+	// its own lease).
+	At        time.Time
 	Owner     string
 	ExpiresAt time.Time
 	DueAt     time.Time
+}
+
+// LeaseApplier is a Store that applies a claim or a lease renewal on its
+// own, outside the write transactions Begin starts, which may wait
+// behind other processes' (PostgreSQL's nodes take turns). A heartbeat
+// that waited behind a busy cluster's steps would let live leases run
+// out, and a claim behind them would slow the take-over of a dead
+// node's tasks. The store keeps the fence: a write fenced on a task's
+// epoch that is under way when a claim comes either commits before the
+// claim or fails with ErrLeaseLost. Writer.Lease uses it.
+type LeaseApplier interface {
+	// ApplyLease applies c, a claim without Alone or a renewal, as one
+	// durable change: ErrLeaseLost when it does not hold.
+	ApplyLease(ctx context.Context, c *LeaseChange) error
 }
 
 // Lost is the error of a lease change that does not hold (ErrLeaseLost):

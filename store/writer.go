@@ -115,6 +115,19 @@ func (w *Writer) Write(ctx context.Context, b *Batch) error {
 	return w.write(&writeReq{b: b})
 }
 
+// Lease applies c, a claim or a renewal, and returns once it is
+// durable: through the store's LeaseApplier when it is one (and c is
+// a claim without Alone or a renewal), else as a batch of its own.
+func (w *Writer) Lease(ctx context.Context, c *LeaseChange) error {
+	if la, ok := w.store.(LeaseApplier); ok && (c.Claim && !c.Alone || !c.Claim && c.Owner != "") {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		return la.ApplyLease(ctx, c)
+	}
+	return w.Write(ctx, &Batch{Leases: []*LeaseChange{c}})
+}
+
 // Probe commits a transaction that writes to the store's medium and
 // changes no fact (see Prober), in turn with the batches, and returns its
 // outcome; like theirs, it sets or clears the Fault. With a store whose

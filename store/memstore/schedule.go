@@ -84,9 +84,10 @@ func (d *data) validateFence(f *store.Fence) error {
 
 // lease is the part of a task the lease changes of a batch check.
 type lease struct {
-	tenant string
-	owner  string
-	epoch  int64
+	tenant  string
+	owner   string
+	epoch   int64
+	expires time.Time
 }
 
 // validateSchedule checks b's lease changes and task updates against the
@@ -118,7 +119,7 @@ func (d *data) validateSchedule(b *store.Batch) error {
 			if r == nil {
 				return lease{}, false
 			}
-			l, ok = lease{tenant: r.v.TenantID, owner: r.v.LeaseOwner, epoch: r.v.LeaseEpoch}, true
+			l, ok = lease{tenant: r.v.TenantID, owner: r.v.LeaseOwner, epoch: r.v.LeaseEpoch, expires: r.v.LeaseExpiresAt}, true
 		}
 		return l, ok && l.tenant == tenant
 	}
@@ -130,11 +131,16 @@ func (d *data) validateSchedule(b *store.Batch) error {
 		if c.Claim && c.Alone && !d.alone(b, c.TaskID) {
 			return c.Lost()
 		}
+		if c.Claim && !c.At.IsZero() && l.owner != "" && l.expires.After(c.At) {
+			return c.Lost() // a live lease
+		}
 		switch {
 		case c.Claim:
-			l.epoch, l.owner = l.epoch+1, c.Owner
+			l.epoch, l.owner, l.expires = l.epoch+1, c.Owner, c.ExpiresAt
 		case c.Owner == "":
-			l.owner = ""
+			l.owner, l.expires = "", time.Time{}
+		default:
+			l.expires = c.ExpiresAt
 		}
 		touched[c.TaskID] = l
 	}

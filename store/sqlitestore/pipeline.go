@@ -328,19 +328,8 @@ func (t *Tx) queueTask(k *runtype.Task) {
 
 // queueLease queues writeSchedule's change of lease c.
 func (t *Tx) queueLease(c *store.LeaseChange) {
-	what := "changing the lease of task " + c.TaskID
-	switch {
-	case c.Claim:
-		q := qTaskClaim
-		if c.Alone {
-			q += claimAlone
-		}
-		t.queueAffects(q, what, c.Lost(), c.Owner, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch)
-	case c.Owner != "":
-		t.queueAffects(qTaskRenew, what, c.Lost(), nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch, c.Owner)
-	default:
-		t.queueAffects(qTaskRelease, what, c.Lost(), nanos(c.DueAt), c.TaskID, c.TenantID, c.Epoch)
-	}
+	q, args := leaseChange(c)
+	t.queueAffects(q, "changing the lease of task "+c.TaskID, c.Lost(), args...)
 }
 
 // queueReceipts queues the insert of the receipts args holds (sealSession's

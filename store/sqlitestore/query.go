@@ -519,7 +519,7 @@ func buildQueries() [numQueries]string {
 	// row fails its batch.
 	q[qTaskFence] = `SELECT lease_epoch FROM tasks WHERE id = ? AND tenant_id = ?`
 	q[qTaskClaim] = `UPDATE tasks SET lease_owner = ?, lease_epoch = lease_epoch + 1, lease_expires_at = ?, due_at = ?
-		WHERE id = ? AND tenant_id = ? AND lease_epoch = ?`
+		WHERE id = ? AND tenant_id = ? AND lease_epoch = ? AND (lease_owner = '' OR lease_expires_at <= ?)`
 	// An eager start's claim (store.LeaseChange.Alone) holds only while
 	// no other task of the thread is open.
 	q[qTaskClaim+claimAlone] = q[qTaskClaim] + ` AND NOT EXISTS (

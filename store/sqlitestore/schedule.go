@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -113,6 +114,24 @@ func (t *Tx) queued(ctx context.Context, q queryID, args ...any) (int, error) {
 	return int(n), nil
 }
 
+// leaseChange returns the statement that applies c and its arguments.
+func leaseChange(c *store.LeaseChange) (queryID, []any) {
+	switch {
+	case c.Claim:
+		q, at := qTaskClaim, int64(math.MaxInt64)
+		if c.Alone {
+			q += claimAlone
+		}
+		if !c.At.IsZero() {
+			at = nanos(c.At)
+		}
+		return q, []any{c.Owner, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch, at}
+	case c.Owner != "":
+		return qTaskRenew, []any{nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch, c.Owner}
+	}
+	return qTaskRelease, []any{nanos(c.DueAt), c.TaskID, c.TenantID, c.Epoch}
+}
+
 // writeSchedule applies b's lease changes, then its task updates; b's
 // tasks are written already. wrote is what the batch wrote before.
 func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (bool, error) {
@@ -122,22 +141,8 @@ func (t *Tx) writeSchedule(ctx context.Context, b *store.Batch, wrote bool) (boo
 			wrote = true
 			continue
 		}
-		var (
-			res sql.Result
-			err error
-		)
-		switch {
-		case c.Claim:
-			q := qTaskClaim
-			if c.Alone {
-				q += claimAlone
-			}
-			res, err = t.exec(ctx, q, c.Owner, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch)
-		case c.Owner != "":
-			res, err = t.exec(ctx, qTaskRenew, nanos(c.ExpiresAt), nanos(c.ExpiresAt), c.TaskID, c.TenantID, c.Epoch, c.Owner)
-		default:
-			res, err = t.exec(ctx, qTaskRelease, nanos(c.DueAt), c.TaskID, c.TenantID, c.Epoch)
-		}
+		q, args := leaseChange(c)
+		res, err := t.exec(ctx, q, args...)
 		var n int64
 		if err == nil {
 			n, err = res.RowsAffected()

@@ -208,6 +208,7 @@ func exerciseSchedule(ctx context.Context, t *testing.T, newStore func(*testing.
 			{"renew", store.LeaseChange{Epoch: 1, Owner: "w1", ExpiresAt: t2, DueAt: t4}, func(w *runtype.Task) {
 				w.LeaseExpiresAt, w.DueAt = t2, t2
 			}},
+			{"claim of a live lease", store.LeaseChange{Epoch: 1, Claim: true, Owner: "w2", ExpiresAt: t4, At: t1}, nil},
 			{"renew by another worker", store.LeaseChange{Epoch: 1, Owner: "w2", ExpiresAt: t3}, nil},
 			{"renew at the old epoch", store.LeaseChange{Epoch: 0, Owner: "w1", ExpiresAt: t3}, nil},
 			{"release at the old epoch", store.LeaseChange{Epoch: 0, DueAt: t3}, nil},
@@ -215,13 +216,19 @@ func exerciseSchedule(ctx context.Context, t *testing.T, newStore func(*testing.
 				w.LeaseOwner, w.LeaseExpiresAt, w.DueAt = "", time.Time{}, t3
 			}},
 			{"renew after the release", store.LeaseChange{Epoch: 1, Owner: "w1", ExpiresAt: t4}, nil},
-			{"claim again", store.LeaseChange{Epoch: 1, Claim: true, Owner: "w2", ExpiresAt: t4}, func(w *runtype.Task) {
-				w.LeaseOwner, w.LeaseEpoch, w.LeaseExpiresAt, w.DueAt = "w2", 2, t4, t4
+			{"claim again, nobody holding it", store.LeaseChange{Epoch: 1, Claim: true, Owner: "w2", ExpiresAt: t3, At: t1}, func(w *runtype.Task) {
+				w.LeaseOwner, w.LeaseEpoch, w.LeaseExpiresAt, w.DueAt = "w2", 2, t3, t3
 			}},
-			{"claim of another tenant's task", store.LeaseChange{TenantID: tenantB, Epoch: 2, Claim: true, Owner: "w3", ExpiresAt: t4}, nil},
-			{"release of another tenant's task", store.LeaseChange{TenantID: tenantB, Epoch: 2}, nil},
+			{"claim of a lease run out", store.LeaseChange{Epoch: 2, Claim: true, Owner: "w3", ExpiresAt: t4, At: t3}, func(w *runtype.Task) {
+				w.LeaseOwner, w.LeaseEpoch, w.LeaseExpiresAt, w.DueAt = "w3", 3, t4, t4
+			}},
+			{"abandon: a claim by nobody, without At", store.LeaseChange{Epoch: 3, Claim: true, ExpiresAt: t2}, func(w *runtype.Task) {
+				w.LeaseOwner, w.LeaseEpoch, w.LeaseExpiresAt, w.DueAt = "", 4, t2, t2
+			}},
+			{"claim of another tenant's task", store.LeaseChange{TenantID: tenantB, Epoch: 4, Claim: true, Owner: "w3", ExpiresAt: t4}, nil},
+			{"release of another tenant's task", store.LeaseChange{TenantID: tenantB, Epoch: 4}, nil},
 			{"claim of a missing task", store.LeaseChange{TaskID: "task_missing", Epoch: 0, Claim: true, Owner: "w3", ExpiresAt: t4}, nil},
-			{"release, not due", store.LeaseChange{Epoch: 2}, func(w *runtype.Task) {
+			{"release, not due", store.LeaseChange{Epoch: 4}, func(w *runtype.Task) {
 				w.LeaseOwner, w.LeaseExpiresAt, w.DueAt = "", time.Time{}, time.Time{}
 			}},
 		}
