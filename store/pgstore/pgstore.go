@@ -46,13 +46,16 @@ package pgstore
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	neturl "net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -100,6 +103,41 @@ func (o Options) WithDefaults() Options {
 type Store struct {
 	*sqlitestore.Store
 	notes *listener // hears the commits of other handles (see notify.go)
+	// claim and renew apply leases outside the write lock (see
+	// ApplyLease); renew's commits do not wait for the WAL's flush.
+	claim, renew *sql.DB
+	closeOnce    sync.Once
+}
+
+// leaseConns is how many connections each lease handle has: a node's
+// claims and heartbeats are short single statements, a heartbeat for
+// each task it runs every third of the lease's time.
+const leaseConns = 4
+
+// ApplyLease applies a claim or a renewal as one statement on a handle
+// of its own, without the write lock (store.LeaseApplier): a node's
+// heartbeats and claims never wait behind the steps of the cluster.
+// A fenced write locks its task's row FOR KEY SHARE until it commits,
+// and lease_epoch is a key column (tasks_lease_key): a claim, which
+// moves the epoch, waits for the write to end and then finds it
+// committed; a renewal, which does not, never waits for it.
+//
+// A renewal commits without waiting for the WAL to reach the disk
+// (synchronous_commit off): one the server loses in a crash only ends
+// the lease sooner, and the holder's writes are fenced. A claim waits:
+// one lost would let a second worker claim the same epoch.
+func (s *Store) ApplyLease(ctx context.Context, c *store.LeaseChange) error {
+	if c.Claim {
+		return s.ApplyLeaseOn(ctx, s.claim, c)
+	}
+	return s.ApplyLeaseOn(ctx, s.renew, c)
+}
+
+// Close closes the store's handles.
+func (s *Store) Close() error {
+	err := s.Store.Close()
+	s.closeOnce.Do(func() { err = errors.Join(err, s.claim.Close(), s.renew.Close()) })
+	return err
 }
 
 // dialect is PostgreSQL's, for the SQL core.
@@ -112,6 +150,7 @@ var dialect = &sqlitestore.Dialect{
 	AlwaysSavepoint:   true,
 	Returning:         true,
 	HeldSQL:           `SELECT COALESCE(max(cursor), 0) FROM events`,
+	FenceLock:         `FOR KEY SHARE`,
 	HasSchemaTableSQL: `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'agentrt_schema_migrations'`,
 	VersionSQL:        `SHOW server_version`,
 	BeforeCommit:      notifyCommit,
@@ -163,11 +202,22 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return fail(err)
 	}
 	core.SetOwned()
+	leaseDB := func(params map[string]string) *sql.DB {
+		c := readCfg.Copy()
+		delete(c.RuntimeParams, "default_transaction_read_only")
+		maps.Copy(c.RuntimeParams, params)
+		db := stdlib.OpenDB(*c)
+		db.SetMaxOpenConns(leaseConns)
+		db.SetMaxIdleConns(leaseConns)
+		return db
+	}
+	s := &Store{Store: core, notes: newListener(url, origin),
+		claim: leaseDB(nil), renew: leaseDB(map[string]string{"synchronous_commit": "off"})}
 	if err := core.Refresh(ctx); err != nil {
-		core.Close()
+		s.Close()
 		return fail(translate(err))
 	}
-	return &Store{Store: core, notes: newListener(url, origin)}, nil
+	return s, nil
 }
 
 // connConfig parses url and applies opts (defaulted) to it.

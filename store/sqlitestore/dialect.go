@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync/atomic"
 
 	"github.com/agentrt/agentrt/store"
@@ -48,6 +49,11 @@ type Dialect struct {
 	// find out by a conflict). Empty: the store learns of other
 	// processes by conflicts (see Tx).
 	HeldSQL string
+	// FenceLock is appended to a fence's read of its task's row (the
+	// epoch), such as FOR SHARE: the row stays locked until the
+	// transaction ends, for a dialect whose claims do not wait for the
+	// write transactions (ApplyLeaseOn).
+	FenceLock string
 	// HasSchemaTableSQL counts (0 or 1) the tables named
 	// agentrt_schema_migrations.
 	HasSchemaTableSQL string
@@ -103,6 +109,14 @@ func NewDialect(write, read *sql.DB, d *Dialect) (*Store, error) {
 	texts := new([numQueries]string)
 	for q := range numQueries {
 		text := queries[q]
+		if d.FenceLock != "" {
+			switch {
+			case q == qTaskFence:
+				text += " " + d.FenceLock
+			case q >= qFencedEvents && q < qFencedEvents+maxEventRows:
+				text = strings.TrimSuffix(text, ")") + " " + d.FenceLock + ")"
+			}
+		}
 		if d.Returning {
 			switch {
 			case q >= qInsertEvent && q < qInsertEvent+maxEventRows, q >= qFencedEvents && q < qFencedEvents+maxEventRows:
@@ -164,4 +178,33 @@ func (s *Store) Refresh(ctx context.Context) error {
 		return store.ErrClosed
 	}
 	return s.refreshInfo(ctx)
+}
+
+// ApplyLeaseOn applies c, a claim without Alone or a renewal, as one
+// autocommitted statement on db rather than in a write transaction: a
+// dialect's store.LeaseApplier, whose writes (BeginSQL) would wait
+// behind other processes'. The dialect's fences must then lock the
+// task's row until their transaction ends (FenceLock), so that a claim
+// waits for a fenced write under way rather than slip in before its
+// commit.
+func (s *Store) ApplyLeaseOn(ctx context.Context, db *sql.DB, c *store.LeaseChange) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if c.Alone || !c.Claim && c.Owner == "" {
+		return fmt.Errorf("changing the lease of task %s: only a claim without Alone or a renewal applies alone", c.TaskID)
+	}
+	q, args := leaseChange(c)
+	res, err := db.ExecContext(ctx, s.w.texts[q], args...)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
+		return fmt.Errorf("changing the lease of task %s: %w", c.TaskID, translate(err))
+	}
+	if n == 0 {
+		return c.Lost()
+	}
+	return nil
 }

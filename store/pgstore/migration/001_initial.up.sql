@@ -129,7 +129,11 @@ CREATE TABLE tasks (
     schedule_id      TEXT COLLATE "C" NOT NULL DEFAULT '',
     fire_id          TEXT COLLATE "C" NOT NULL DEFAULT '',
     workflow_run_id  TEXT COLLATE "C" NOT NULL DEFAULT '',
-    workflow_step    TEXT COLLATE "C" NOT NULL DEFAULT ''
+    workflow_step    TEXT COLLATE "C" NOT NULL DEFAULT '',
+    -- Makes lease_epoch a key column: a claim, which moves the epoch,
+    -- then waits for a fence (FOR KEY SHARE) under way, while a renewal,
+    -- which does not, never waits for one (see pgstore.Store.ApplyLease).
+    CONSTRAINT tasks_lease_key UNIQUE (id, lease_epoch)
 );
 CREATE INDEX tasks_session ON tasks (session_id, id);
 CREATE INDEX tasks_due ON tasks (due_at, queued_at, id) WHERE due_at <> 0;
