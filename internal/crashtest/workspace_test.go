@@ -151,14 +151,15 @@ type workspace struct {
 // written before the first start (so serve never prints one).
 func writeWorkspace(t *testing.T, root string) *workspace {
 	t.Helper()
-	return writeWorkspaceOf(t, root, workers)
+	return writeWorkspaceOf(t, root, workers, leaseTTL)
 }
 
-// writeWorkspaceOf is writeWorkspace with n workers a daemon.
-func writeWorkspaceOf(t *testing.T, root string, n int) *workspace {
+// writeWorkspaceOf is writeWorkspace with n workers a daemon and leases
+// of ttl.
+func writeWorkspaceOf(t *testing.T, root string, n int, ttl time.Duration) *workspace {
 	t.Helper()
 	return layOut(t, root, []wsFile{
-		{"agentrt.yaml", fmt.Sprintf(configYAML, leaseTTL, pollInterval, n), 0o600},
+		{"agentrt.yaml", fmt.Sprintf(configYAML, ttl, pollInterval, n), 0o600},
 		{"crash.replay.yaml", script, 0o600},
 		{"tools/record_key.sh", recordKeySh, 0o755},
 		{"tools/counter.sh", counterSh, 0o755},
