@@ -165,14 +165,7 @@ func sessionEventTypes(t *testing.T, s store.Reader, sessionID string) []event.T
 // task parked) — and WaitTurn returns once the worker is done, as told.
 func TestHeldTurnIsNotSettled(t *testing.T) {
 	t.Parallel()
-	rt, err := New(Config{DataDir: t.TempDir(), NoWorkers: true, Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "x"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(context.Background()) })
+	rt := startIdle(t)
 	parked := &runtype.Turn{ID: "turn_x", Owner: runtype.Owner{TenantID: "default"}, TaskID: "task_x", Status: runtype.StatusWaitingResource, StatusReason: runtype.ReasonWaitingChildren}
 	rt.mu.Lock()
 	rt.claims[parked.TaskID] = &claim{}
@@ -186,4 +179,19 @@ func TestHeldTurnIsNotSettled(t *testing.T) {
 	if _, ok := rt.settled(t.Context(), parked); !ok {
 		t.Error("a resting turn nobody holds (its task unreadable) is not settled")
 	}
+}
+
+// startIdle starts a runtime without workers, with agent "a", on a data
+// directory of its own, and stops it at cleanup.
+func startIdle(t *testing.T) *Runtime {
+	t.Helper()
+	rt, err := New(Config{DataDir: t.TempDir(), NoWorkers: true, Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "x"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt
 }

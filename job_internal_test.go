@@ -1,7 +1,6 @@
 package agentrt
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -15,14 +14,7 @@ import (
 // only, each one's result or error cut short, whatever the job's size.
 func TestJobSummaryBounded(t *testing.T) {
 	t.Parallel()
-	rt, err := New(Config{DataDir: t.TempDir(), NoWorkers: true, Agents: map[string]*Agent{"a": {Provider: &callThenReply{tool: "x"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(context.Background()) })
+	rt := startIdle(t)
 	const n = jobSummaryItems + 30
 	now := time.Now().UTC()
 	owner := runtype.Owner{TenantID: "default"}
