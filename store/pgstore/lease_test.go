@@ -165,3 +165,61 @@ func apply(t *testing.T, s *pgstore.Store, b *store.Batch) {
 		t.Fatalf("Commit: %v", err)
 	}
 }
+
+// TestNodesKeepWhatOthersDidNotTouch: a node that finds another wrote
+// since its last commit drops the sequences and chain ends it holds of
+// the sessions the other wrote, and only those. Node A keeps writing
+// session 1 while node B writes session 2 without reading what it held
+// again; once B writes to session 1, A reads it again, and the chain
+// both extended verifies.
+func TestNodesKeepWhatOthersDidNotTouch(t *testing.T) {
+	ctx := testCtx(t)
+	url := testenv.Postgres(t)
+	a, b := node(t, url), node(t, url)
+	wa, wb := store.NewWriter(a, store.WriterConfig{}), store.NewWriter(b, store.WriterConfig{})
+	defer wa.Stop(ctx)
+	defer wb.Stop(ctx)
+	owner := runtype.Owner{TenantID: "t", PrincipalID: "p"}
+	n := 0
+	write := func(w *store.Writer, session string) {
+		t.Helper()
+		n++
+		bt := &store.Batch{Events: []*event.Event{{
+			Type: event.PermissionEvaluated, EventID: fmt.Sprintf("evt_held_%d", n), SchemaVersion: event.SchemaVersion,
+			SessionID: session, TenantID: "t", Payload: &event.PermissionPayload{ToolName: "shell", Hop: 1},
+			PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", ReasonCode: "allowed", ToolName: "shell"},
+		}}}
+		if _, err := a.SessionGet(ctx, &store.SessionGetParams{TenantID: "t", ID: session}); errors.Is(err, store.ErrNotFound) {
+			bt.Sessions = []*runtype.Session{{ID: session, Owner: owner, Agent: "a"}}
+		}
+		if err := w.Write(ctx, bt); err != nil {
+			t.Fatalf("write %d to %s: %v", n, session, err)
+		}
+	}
+	write(wa, "ses_1")
+	write(wa, "ses_1")
+	held := a.HeldMisses()
+	write(wb, "ses_2")
+	write(wb, "ses_2")
+	write(wa, "ses_1")
+	if got := a.HeldMisses(); got != held {
+		t.Errorf("A read %d sequences or chain ends again after B wrote another session, want none", got-held)
+	}
+	write(wb, "ses_1")
+	write(wa, "ses_1")
+	if got := a.HeldMisses(); got == held {
+		t.Error("A used what it held of session 1 after B wrote to it")
+	}
+	for _, s := range []string{"ses_1", "ses_2"} {
+		rs, err := a.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: s, Limit: store.MaxListLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.VerifyReceipts(rs); err != nil {
+			t.Errorf("session %s's chain: %v", s, err)
+		}
+	}
+	if rs, _ := a.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: "ses_1", Limit: store.MaxListLimit}); len(rs) != 5 {
+		t.Errorf("session 1 has %d receipts, want 5", len(rs))
+	}
+}

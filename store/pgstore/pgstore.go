@@ -151,6 +151,7 @@ var dialect = &sqlitestore.Dialect{
 	Returning:         true,
 	HeldSQL:           `SELECT COALESCE(max(cursor), 0) FROM events`,
 	FenceLock:         `FOR KEY SHARE`,
+	ChangedSQL:        `SELECT DISTINCT session_id FROM events WHERE cursor > $1 AND cursor <= $2`,
 	HasSchemaTableSQL: `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'agentrt_schema_migrations'`,
 	VersionSQL:        `SHOW server_version`,
 	BeforeCommit:      notifyCommit,

@@ -49,6 +49,11 @@ type Dialect struct {
 	// find out by a conflict). Empty: the store learns of other
 	// processes by conflicts (see Tx).
 	HeldSQL string
+	// ChangedSQL lists the sessions of the events committed with cursors
+	// in ($1, $2]. With it, a transaction that finds another process
+	// wrote (HeldSQL) drops the held sequences and chain ends of those
+	// sessions only, at their first use, rather than all it holds.
+	ChangedSQL string
 	// FenceLock is appended to a fence's read of its task's row (the
 	// epoch), such as FOR SHARE: the row stays locked until the
 	// transaction ends, for a dialect whose claims do not wait for the
@@ -154,6 +159,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// HeldMisses counts the reads of an event sequence or a receipt chain's
+// end that the store did not hold: its first write to a session, and
+// what other processes' writes to the session cost it (see
+// Dialect.HeldSQL and ChangedSQL).
+func (s *Store) HeldMisses() int64 { return s.heldMisses.Load() }
 
 // beginWrite begins a transaction on the write connection, running the
 // dialect's BeginSQL first.

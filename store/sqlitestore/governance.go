@@ -214,6 +214,12 @@ func (t *Tx) chainHead(ctx context.Context, key chainKey) (chainHead, bool, erro
 	}
 	if h, ok := t.s.heads[key]; ok {
 		if t.conn == nil || t.heldKnown {
+			if t.stalePending {
+				if err := t.dropStale(ctx); err != nil {
+					return chainHead{}, false, err
+				}
+				return t.chainHead(ctx, key)
+			}
 			return h, true, nil
 		}
 		if t.inApply {
@@ -232,6 +238,7 @@ func (t *Tx) chainHead(ctx context.Context, key chainKey) (chainHead, bool, erro
 // lastReceipt reads the head of a chain through the transaction.
 func (t *Tx) lastReceipt(ctx context.Context, key chainKey) (chainHead, error) {
 	t.s.receiptReads.Add(1)
+	t.s.heldMisses.Add(1)
 	rows, err := t.query(ctx, qReceiptLast, key.tenant, key.session)
 	if err != nil {
 		return chainHead{}, fmt.Errorf("reading the last receipt: %w", err)

@@ -194,7 +194,12 @@ func (t *Tx) queueBegin() {
 			if last == t.s.heldAt {
 				return nil
 			}
-			t.s.lastSeq, t.s.heads = make(map[string]int64), make(map[chainKey]chainHead)
+			if t.s.d.ChangedSQL != "" && last-t.s.heldAt <= maxStaleCursors {
+				t.stale, t.stalePending = [2]int64{t.s.heldAt, last}, true
+			} else {
+				clear(t.s.lastSeq)
+				clear(t.s.heads)
+			}
 			if t.usedHeld {
 				return errStale
 			}
@@ -349,4 +354,49 @@ func (t *Tx) queueReceipts(key chainKey, args []any) {
 			return fmt.Errorf("sealing events of session %s at receipt %d: %w", key.session, at, err)
 		},
 	})
+}
+
+// maxStaleCursors bounds the range of cursors other processes committed
+// that a transaction reads the sessions of (Tx.dropStale); beyond it the
+// store drops all it holds.
+const maxStaleCursors = 4096
+
+// dropStale drops the held sequences and chain ends of the sessions
+// other processes wrote since this store's last commit (Tx.stale).
+func (t *Tx) dropStale(ctx context.Context) error {
+	t.stalePending = false
+	if len(t.pipe) > 0 {
+		if err := t.flush(ctx); err != nil {
+			return err
+		}
+	}
+	rows, err := t.tx.QueryContext(ctx, t.s.d.ChangedSQL, t.stale[0], t.stale[1])
+	if err != nil {
+		clear(t.s.lastSeq)
+		clear(t.s.heads)
+		return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
+	}
+	defer rows.Close()
+	changed := make(map[string]bool)
+	for rows.Next() {
+		var session string
+		if err := rows.Scan(&session); err != nil {
+			clear(t.s.lastSeq)
+			clear(t.s.heads)
+			return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
+		}
+		changed[session] = true
+		delete(t.s.lastSeq, session)
+	}
+	if err := rows.Err(); err != nil {
+		clear(t.s.lastSeq)
+		clear(t.s.heads)
+		return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
+	}
+	for k := range t.s.heads {
+		if changed[k.session] {
+			delete(t.s.heads, k)
+		}
+	}
+	return nil
 }

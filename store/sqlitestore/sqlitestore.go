@@ -162,8 +162,9 @@ type Store struct {
 	// heldAt is the largest event cursor committed when the last
 	// transaction of this store committed, with Dialect.HeldSQL.
 	heldAt int64
-	// receiptReads counts reads of a chain's end, for tests.
-	receiptReads atomic.Int64
+	// receiptReads counts reads of a chain's end, for tests; heldMisses
+	// reads of a sequence or a chain's end the store did not hold.
+	receiptReads, heldMisses atomic.Int64
 	// pipeTexts are the statements only a Tx with a Dialect.Pipeline
 	// runs; nil without one.
 	pipeTexts *pipeTexts

@@ -61,6 +61,12 @@ type Tx struct {
 	pend                         []pending
 	spOpen, spOurs               bool
 	heldKnown, usedHeld, inApply bool
+	// stale, with stalePending, is the range of cursors (from, to] other
+	// processes committed since this store's last commit: before the
+	// store's held sequences and chain ends are used, those of the
+	// sessions written in it are dropped (Dialect.ChangedSQL).
+	stale        [2]int64
+	stalePending bool
 
 	// heads and scopes are what the applied batches added to the store's
 	// held chain heads and scope ids (see Store), for Commit to keep;
@@ -751,6 +757,12 @@ func (t *Tx) lastSequence(ctx context.Context, session string) (int64, error) {
 	}
 	if seq, ok := t.s.lastSeq[session]; ok {
 		if t.conn == nil || t.heldKnown {
+			if t.stalePending {
+				if err := t.dropStale(ctx); err != nil {
+					return 0, err
+				}
+				return t.lastSequence(ctx, session)
+			}
 			return seq, nil
 		}
 		if t.inApply {
@@ -762,6 +774,7 @@ func (t *Tx) lastSequence(ctx context.Context, session string) (int64, error) {
 		}
 		return t.lastSequence(ctx, session)
 	}
+	t.s.heldMisses.Add(1)
 	rows, err := t.query(ctx, qEventLastSequence, session)
 	if err != nil {
 		return 0, fmt.Errorf("reading last event sequence: %w", err)
@@ -802,6 +815,12 @@ func (t *Tx) Commit() error {
 	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", translate(err))
+	}
+	if t.stalePending {
+		// Nothing held was used: what other processes changed is not
+		// known, so nothing held is kept.
+		clear(t.s.lastSeq)
+		clear(t.s.heads)
 	}
 	if t.s.d.HeldSQL != "" && (t.conn == nil || t.heldKnown) {
 		// Writers take turns (Dialect.BeginSQL): the largest cursor is
