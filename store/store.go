@@ -346,6 +346,12 @@ type LeaseChange struct {
 	DueAt     time.Time
 }
 
+// Standalone reports whether c may be applied alone (LeaseApplier): a
+// claim without Alone, or a renewal.
+func (c *LeaseChange) Standalone() bool {
+	return c.Claim && !c.Alone || !c.Claim && c.Owner != ""
+}
+
 // LeaseApplier is a Store that applies a claim or a lease renewal on its
 // own, outside the write transactions Begin starts, which may wait
 // behind other processes' (PostgreSQL's nodes take turns). A heartbeat

@@ -119,7 +119,7 @@ func (w *Writer) Write(ctx context.Context, b *Batch) error {
 // durable: through the store's LeaseApplier when it is one (and c is
 // a claim without Alone or a renewal), else as a batch of its own.
 func (w *Writer) Lease(ctx context.Context, c *LeaseChange) error {
-	if la, ok := w.store.(LeaseApplier); ok && (c.Claim && !c.Alone || !c.Claim && c.Owner != "") {
+	if la, ok := w.store.(LeaseApplier); ok && c.Standalone() {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}

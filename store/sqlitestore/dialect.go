@@ -202,7 +202,7 @@ func (s *Store) ApplyLeaseOn(ctx context.Context, db *sql.DB, c *store.LeaseChan
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	if c.Alone || !c.Claim && c.Owner == "" {
+	if !c.Standalone() {
 		return fmt.Errorf("changing the lease of task %s: only a claim without Alone or a renewal applies alone", c.TaskID)
 	}
 	q, args := leaseChange(c)

@@ -370,28 +370,14 @@ func (t *Tx) dropStale(ctx context.Context) error {
 			return err
 		}
 	}
-	rows, err := t.tx.QueryContext(ctx, t.s.d.ChangedSQL, t.stale[0], t.stale[1])
+	changed, err := t.changedSessions(ctx)
 	if err != nil {
-		clear(t.s.lastSeq)
+		clear(t.s.lastSeq) // what changed is not known: nothing held is kept
 		clear(t.s.heads)
 		return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
 	}
-	defer rows.Close()
-	changed := make(map[string]bool)
-	for rows.Next() {
-		var session string
-		if err := rows.Scan(&session); err != nil {
-			clear(t.s.lastSeq)
-			clear(t.s.heads)
-			return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
-		}
-		changed[session] = true
+	for session := range changed {
 		delete(t.s.lastSeq, session)
-	}
-	if err := rows.Err(); err != nil {
-		clear(t.s.lastSeq)
-		clear(t.s.heads)
-		return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
 	}
 	for k := range t.s.heads {
 		if changed[k.session] {
@@ -399,4 +385,22 @@ func (t *Tx) dropStale(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// changedSessions reads the sessions of the events in Tx.stale.
+func (t *Tx) changedSessions(ctx context.Context) (map[string]bool, error) {
+	rows, err := t.tx.QueryContext(ctx, t.s.d.ChangedSQL, t.stale[0], t.stale[1])
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	changed := make(map[string]bool)
+	for rows.Next() {
+		var session string
+		if err := rows.Scan(&session); err != nil {
+			return nil, err
+		}
+		changed[session] = true
+	}
+	return changed, rows.Err()
 }
