@@ -73,6 +73,7 @@ type Writer struct {
 	closed  bool           // guarded by mu
 	group   []*writeReq    // the leader's scratch slice
 	events  []*event.Event // the leader's scratch slice for Notify
+	batches []*Batch       // the leader's scratch slice for applyGroup
 
 	// seq caches the last sequence of sessions. Only the leader uses it;
 	// leadership passes under mu, which orders the accesses.
@@ -250,33 +251,37 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 			}
 		}
 	}
-	tx, err := w.store.Begin(ctx)
-	if err != nil {
-		err = fmt.Errorf("beginning write transaction: %w", err)
+	failAll := func(err error) {
 		w.noteFault(err)
 		for _, r := range group {
 			r.err = err
 		}
 		finish()
+	}
+	tx, err := w.store.Begin(ctx)
+	if err != nil {
+		failAll(fmt.Errorf("beginning write transaction: %w", err))
 		return
 	}
 	if len(w.seq) > maxSeqCache {
 		clear(w.seq)
 	}
-	applied := 0
+	var applied int
 	var storageErr error // the first batch that failed for the storage's sake
-	for _, r := range group {
-		if r.b == nil {
-			r.err = probe(ctx, tx)
-		} else {
-			r.err = w.apply(ctx, tx, r.b)
+	switch grouped, err := w.applyGroup(ctx, tx, group); {
+	case !grouped:
+		applied, storageErr = w.applyEach(ctx, tx, group)
+	case err == nil:
+		applied = len(group)
+	default:
+		// A batch of the group failed: the batches are applied again one
+		// by one, in another transaction, so that only that one fails.
+		_ = tx.Rollback()
+		if tx, err = w.store.Begin(ctx); err != nil {
+			failAll(fmt.Errorf("beginning write transaction: %w", err))
+			return
 		}
-		switch {
-		case r.err == nil:
-			applied++
-		case storageErr == nil && errors.Is(r.err, ErrStorage):
-			storageErr = r.err
-		}
+		applied, storageErr = w.applyEach(ctx, tx, group)
 	}
 	if applied > 0 {
 		w.commits.Add(1)
@@ -288,12 +293,7 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 		// Nothing of this transaction is durable; sequences handed out in it
 		// may be reused, so forget what the cache learned.
 		clear(w.seq)
-		err = fmt.Errorf("committing write transaction: %w", err)
-		w.noteFault(err)
-		for _, r := range group {
-			r.err = err
-		}
-		finish()
+		failAll(fmt.Errorf("committing write transaction: %w", err))
 		return
 	}
 	if applied > 0 || storageErr != nil {
@@ -313,6 +313,78 @@ func (w *Writer) commit(group []*writeReq, self *writeReq) {
 		w.events = events[:0]
 	}
 	finish()
+}
+
+// applyEach applies the batches of group one by one (and probes the
+// store for a request without one), setting each one's err. It returns
+// how many were applied and the first error that was the storage's.
+func (w *Writer) applyEach(ctx context.Context, tx Tx, group []*writeReq) (applied int, storageErr error) {
+	for _, r := range group {
+		if r.b == nil {
+			r.err = probe(ctx, tx)
+		} else {
+			r.err = w.apply(ctx, tx, r.b)
+		}
+		switch {
+		case r.err == nil:
+			applied++
+		case storageErr == nil && errors.Is(r.err, ErrStorage):
+			storageErr = r.err
+		}
+	}
+	return applied, storageErr
+}
+
+// applyGroup applies the batches of group at once when tx is a
+// GroupApplier that groups and group has two or more batches and no
+// probe; it reports whether it tried. After a failure the sequences of
+// the group's sessions are forgotten: applyEach reads them again.
+func (w *Writer) applyGroup(ctx context.Context, tx Tx, group []*writeReq) (grouped bool, err error) {
+	ga, ok := tx.(GroupApplier)
+	if !ok || len(group) < 2 || !ga.Groups() {
+		return false, nil
+	}
+	bs := w.batches[:0]
+	defer func() {
+		clear(bs)
+		w.batches = bs[:0]
+	}()
+	for _, r := range group {
+		if r.b == nil {
+			return false, nil
+		}
+		for _, e := range r.b.Events {
+			if e.SessionID == "" {
+				return false, nil // apply refuses it
+			}
+		}
+		bs = append(bs, r.b)
+	}
+	forget := func() {
+		for _, b := range bs {
+			for _, e := range b.Events {
+				delete(w.seq, e.SessionID)
+			}
+		}
+	}
+	for _, b := range bs {
+		for _, e := range b.Events {
+			last, cached := w.seq[e.SessionID]
+			if !cached {
+				if last, err = tx.EventLastSequence(ctx, &EventLastSequenceParams{SessionID: e.SessionID}); err != nil {
+					forget()
+					return true, fmt.Errorf("reading last event sequence: %w", err)
+				}
+			}
+			w.seq[e.SessionID] = last + 1
+			e.SetSequence(last + 1)
+		}
+	}
+	if err := ga.ApplyGroup(ctx, bs); err != nil {
+		forget()
+		return true, err
+	}
+	return true, nil
 }
 
 // probe has tx write to its medium when it can; see Writer.Probe.

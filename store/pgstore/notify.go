@@ -3,10 +3,8 @@ package pgstore
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -67,22 +65,18 @@ func notifyPayload(n *store.Notification) string {
 	return string(b)
 }
 
-// notifyCommit tells the other nodes, in the transaction about to commit,
-// what the applied batches changed (pg_notify is delivered at commit, and
-// never for a transaction that rolls back). A transaction that changed
-// nothing another node keeps or waits for (a lease renewal) sends
-// nothing. The SQL core calls it last before COMMIT.
-func notifyCommit(ctx context.Context, tx *sql.Tx, applied []*store.Batch) error {
+// notifyCommit is the commit's note (sqlitestore.Dialect.CommitNote):
+// one pg_notify telling the other nodes what the applied batches changed
+// (it is delivered at commit, and never for a transaction that rolls
+// back). A transaction that changed nothing another node keeps or waits
+// for (a lease renewal) sends nothing.
+func notifyCommit(applied []*store.Batch) (string, []any) {
 	n := store.NotificationOf(applied)
 	if n.Empty() {
-		return nil
+		return "", nil
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, coalesce(current_setting($2, true), '') || ' ' || $3)`,
-		notifyChannel, originSetting, notifyPayload(n))
-	if err != nil {
-		return fmt.Errorf("notifying other nodes: %w", err)
-	}
-	return nil
+	return `SELECT pg_notify($1, coalesce(current_setting($2, true), '') || ' ' || $3)`,
+		[]any{notifyChannel, originSetting, notifyPayload(n)}
 }
 
 var _ store.Notifier = (*listener)(nil)

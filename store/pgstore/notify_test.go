@@ -68,8 +68,10 @@ func commit(t *testing.T, db *sql.DB, rollback bool, bs ...*store.Batch) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := notifyCommit(ctx, tx, bs); err != nil {
-		t.Fatal(err)
+	if q, args := notifyCommit(bs); q != "" {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if rollback {
 		err = tx.Rollback()

@@ -154,7 +154,7 @@ var dialect = &sqlitestore.Dialect{
 	ChangedSQL:        `SELECT DISTINCT session_id FROM events WHERE cursor > $1 AND cursor <= $2`,
 	HasSchemaTableSQL: `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'agentrt_schema_migrations'`,
 	VersionSQL:        `SHOW server_version`,
-	BeforeCommit:      notifyCommit,
+	CommitNote:        notifyCommit,
 	Pipeline:          pipeline,
 }
 

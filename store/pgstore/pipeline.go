@@ -28,6 +28,29 @@ func pipeline(ctx context.Context, conn *sql.Conn, stmts []sqlitestore.Queued) (
 		br := sc.Conn().SendBatch(ctx, &b)
 		for i := range stmts {
 			s := &stmts[i]
+			if s.Texts {
+				rows, err := br.Query()
+				if err == nil {
+					s.Text = s.Text[:0]
+					for rows.Next() {
+						var text string
+						if err = rows.Scan(&text); err != nil {
+							break
+						}
+						s.Text = append(s.Text, text)
+					}
+					rows.Close()
+					if err == nil {
+						err = rows.Err()
+					}
+				}
+				if err != nil {
+					failed = i
+					_ = br.Close()
+					return err
+				}
+				continue
+			}
 			if s.Returning {
 				rows, err := br.Query()
 				if err == nil {

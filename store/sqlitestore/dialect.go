@@ -64,9 +64,10 @@ type Dialect struct {
 	HasSchemaTableSQL string
 	// VersionSQL reads the database's version, for Info.
 	VersionSQL string
-	// BeforeCommit runs last in a Tx before COMMIT, with the batches it
-	// applied.
-	BeforeCommit func(ctx context.Context, tx *sql.Tx, applied []*store.Batch) error
+	// CommitNote, when set, is a statement a Tx runs last before COMMIT,
+	// made of the batches it applied; an empty query: none. A grouped Tx
+	// sends it with the group's statements (Tx.ApplyGroup).
+	CommitNote func(applied []*store.Batch) (query string, args []any)
 	// Pipeline, when set, runs stmts in order in the transaction open
 	// on conn, all in one round trip, and sets each one's N and Last. It
 	// stops at the first that fails and returns its index with the
@@ -83,8 +84,10 @@ type Queued struct {
 	Args []any
 	// Returning: the statement returns rows of one BIGINT; N counts them
 	// and Last is the last one's. Otherwise N is the rows it affected.
-	Returning bool
-	N, Last   int64
+	// Texts: it returns rows of one TEXT, which Pipeline puts in Texts.
+	Returning, Texts bool
+	N, Last          int64
+	Text             []string
 }
 
 // sqliteDialect is SQLite's: every field as the core was written.
@@ -165,6 +168,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // what other processes' writes to the session cost it (see
 // Dialect.HeldSQL and ChangedSQL).
 func (s *Store) HeldMisses() int64 { return s.heldMisses.Load() }
+
+// RoundTrips counts what the store's write transactions sent to the
+// database as pipelines (Dialect.Pipeline) and single statements, but
+// for BEGIN, savepoints, the commit's note and COMMIT.
+func (s *Store) RoundTrips() int64 { return s.roundTrips.Load() }
 
 // beginWrite begins a transaction on the write connection, running the
 // dialect's BeginSQL first.

@@ -56,6 +56,9 @@ type pending struct {
 	// check, if set, checks the statement's result (Queued.N and Last)
 	// after the flush.
 	check func(n, last int64) error
+	// texts, if set, checks the rows of a Texts statement after the
+	// flush.
+	texts func([]string) error
 	// fail, if set, wraps the statement's error.
 	fail func(error) error
 	// savepoint marks the batch's SAVEPOINT statement.
@@ -98,6 +101,7 @@ func (t *Tx) flush(ctx context.Context) error {
 		clear(stmts)
 		t.pipe, t.pend = stmts[:0], pend[:0]
 	}()
+	t.s.roundTrips.Add(1)
 	failed, err := t.s.d.Pipeline(ctx, t.conn, stmts)
 	failed = min(failed, len(stmts))
 	for i := range failed {
@@ -114,6 +118,11 @@ func (t *Tx) flush(ctx context.Context) error {
 	for i := range failed {
 		if c := pend[i].check; c != nil {
 			if cerr := c(stmts[i].N, stmts[i].Last); cerr != nil {
+				return cerr
+			}
+		}
+		if c := pend[i].texts; c != nil {
+			if cerr := c(stmts[i].Text); cerr != nil {
 				return cerr
 			}
 		}
@@ -209,9 +218,104 @@ func (t *Tx) queueBegin() {
 	})
 }
 
+// Groups reports whether ApplyGroup applies a group in fewer round
+// trips than Apply would: a pipelined Tx's does (store.GroupApplier).
+func (t *Tx) Groups() bool { return t.pipelined() }
+
+// ApplyGroup applies bs in two round trips under the write lock,
+// however many batches there are (store.GroupApplier). The first takes
+// the lock and learns what other processes wrote since this store's
+// last commit (BeginSQL, HeldSQL and the sessions written, ChangedSQL),
+// so that no batch uses a held value that is stale. The second sends
+// every batch's statements, and the commit's note. The batches have no
+// savepoints: a failure aborts the transaction, and the caller applies
+// them again one by one in another.
+func (t *Tx) ApplyGroup(ctx context.Context, bs []*store.Batch) error {
+	if !t.pipelined() {
+		return errors.New("applying a group: the transaction does not group")
+	}
+	if t.err != nil {
+		return t.aborted()
+	}
+	fail := func(err error) error {
+		if t.err == nil {
+			t.err = err
+		}
+		return err
+	}
+	if !t.heldKnown {
+		t.queueChanged()
+		if err := t.flush(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	t.grouped = true
+	defer func() { t.grouped = false }()
+	for _, b := range bs {
+		if err := t.applyOnce(ctx, b); err != nil {
+			return fail(err)
+		}
+	}
+	if q, args := t.commitNote(); q != "" {
+		t.enqueue(q, false, args, pending{fail: func(err error) error {
+			return fmt.Errorf("committing transaction: %w", err)
+		}})
+		t.noted = true
+	}
+	if err := t.flush(ctx); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// queueChanged queues, after queueBegin's statements, the read of the
+// sessions other processes wrote since this store's last commit
+// (ChangedSQL over the most cursors dropStale reads), and drops what the
+// store held of them once HeldSQL's check has found that some did.
+func (t *Tx) queueChanged() {
+	if t.s.d.ChangedSQL == "" {
+		return
+	}
+	from := t.s.heldAt
+	t.enqueue(t.s.d.ChangedSQL, false, []any{from, from + maxStaleCursors}, pending{
+		texts: func(sessions []string) error {
+			if !t.stalePending {
+				return nil
+			}
+			t.stalePending = false
+			changed := make(map[string]bool, len(sessions))
+			for _, s := range sessions {
+				changed[s] = true
+			}
+			t.dropChanged(changed)
+			return nil
+		},
+	})
+	t.pipe[len(t.pipe)-1].Texts = true
+}
+
+// commitNote returns the commit's note (Dialect.CommitNote) unless it
+// was sent.
+func (t *Tx) commitNote() (string, []any) {
+	if t.s.d.CommitNote == nil || t.noted {
+		return "", nil
+	}
+	return t.s.d.CommitNote(t.applied)
+}
+
 // applyPipelined is Apply's end on a pipelined Tx: b's statements with
 // its savepoint, flushed together; a failure rolls back to the savepoint.
+// In a group (see grouped) they are only queued.
 func (t *Tx) applyPipelined(ctx context.Context, b *store.Batch, data [][]byte, seqs []sessionSeq, cursors []int64) error {
+	if t.grouped {
+		if _, err := t.apply(ctx, b, data); err != nil {
+			return err
+		}
+		t.applied = append(t.applied, b)
+		t.noteSequences(seqs)
+		t.keepPending()
+		return nil
+	}
 	t.spOurs = false
 	t.openSavepoint()
 	_, err := t.apply(ctx, b, data)
@@ -376,6 +480,13 @@ func (t *Tx) dropStale(ctx context.Context) error {
 		clear(t.s.heads)
 		return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
 	}
+	t.dropChanged(changed)
+	return nil
+}
+
+// dropChanged drops the held sequences and chain ends of the sessions
+// changed.
+func (t *Tx) dropChanged(changed map[string]bool) {
 	for session := range changed {
 		delete(t.s.lastSeq, session)
 	}
@@ -384,11 +495,11 @@ func (t *Tx) dropStale(ctx context.Context) error {
 			delete(t.s.heads, k)
 		}
 	}
-	return nil
 }
 
 // changedSessions reads the sessions of the events in Tx.stale.
 func (t *Tx) changedSessions(ctx context.Context) (map[string]bool, error) {
+	t.s.roundTrips.Add(1)
 	rows, err := t.tx.QueryContext(ctx, t.s.d.ChangedSQL, t.stale[0], t.stale[1])
 	if err != nil {
 		return nil, err

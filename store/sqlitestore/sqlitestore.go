@@ -163,8 +163,9 @@ type Store struct {
 	// transaction of this store committed, with Dialect.HeldSQL.
 	heldAt int64
 	// receiptReads counts reads of a chain's end, for tests; heldMisses
-	// reads of a sequence or a chain's end the store did not hold.
-	receiptReads, heldMisses atomic.Int64
+	// reads of a sequence or a chain's end the store did not hold;
+	// roundTrips what write transactions sent (see RoundTrips).
+	receiptReads, heldMisses, roundTrips atomic.Int64
 	// pipeTexts are the statements only a Tx with a Dialect.Pipeline
 	// runs; nil without one.
 	pipeTexts *pipeTexts

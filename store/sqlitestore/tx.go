@@ -61,6 +61,10 @@ type Tx struct {
 	pend                         []pending
 	spOpen, spOurs               bool
 	heldKnown, usedHeld, inApply bool
+	// grouped tells that ApplyGroup is applying batches: they have no
+	// savepoints and no flush of their own; noted that the commit's note
+	// (Dialect.CommitNote) was sent with them.
+	grouped, noted bool
 	// stale, with stalePending, is the range of cursors (from, to] other
 	// processes committed since this store's last commit: before the
 	// store's held sequences and chain ends are used, those of the
@@ -113,6 +117,7 @@ func (t *Tx) query(ctx context.Context, q queryID, args ...any) (*sql.Rows, erro
 	if err != nil {
 		return nil, err
 	}
+	t.s.roundTrips.Add(1)
 	return st.QueryContext(ctx, args...)
 }
 
@@ -126,6 +131,7 @@ func (t *Tx) exec(ctx context.Context, q queryID, args ...any) (sql.Result, erro
 	if err != nil {
 		return nil, err
 	}
+	t.s.roundTrips.Add(1)
 	return st.ExecContext(ctx, args...)
 }
 
@@ -807,8 +813,8 @@ func (t *Tx) Commit() error {
 		_ = t.tx.Rollback() // may already be rolled back
 		return fmt.Errorf("committing transaction: %w", t.aborted())
 	}
-	if f := t.s.d.BeforeCommit; f != nil {
-		if err := f(t.beginCtx, t.tx, t.applied); err != nil {
+	if q, args := t.commitNote(); q != "" {
+		if _, err := t.tx.ExecContext(t.beginCtx, q, args...); err != nil {
 			_ = t.tx.Rollback()
 			return fmt.Errorf("committing transaction: %w", translate(err))
 		}
