@@ -307,11 +307,12 @@ func TestHeartbeatRenewsOnItsTimer(t *testing.T) {
 }
 
 // leaseLog is a store that records the lease changes of the batches
-// applied to it.
+// applied to it, and what the batches with a release tell other nodes.
 type leaseLog struct {
 	store.Store
-	mu      sync.Mutex
-	changes []string // guarded by mu
+	mu       sync.Mutex
+	changes  []string              // guarded by mu
+	releases []*store.Notification // guarded by mu
 }
 
 type leaseLogTx struct {
@@ -341,6 +342,7 @@ func (tx *leaseLogTx) Apply(ctx context.Context, b *store.Batch) error {
 				tx.log.changes = append(tx.log.changes, "renew")
 			default:
 				tx.log.changes = append(tx.log.changes, "release")
+				tx.log.releases = append(tx.log.releases, store.NotificationOf([]*store.Batch{b}))
 			}
 		}
 		tx.log.mu.Unlock()
@@ -351,7 +353,8 @@ func (tx *leaseLogTx) Apply(ctx context.Context, b *store.Batch) error {
 // TestTurnLeaseChanges: a turn started eagerly changes its task's lease
 // twice, with its submission (the claim) and with its last step (the
 // release): no claim of its own, and no renewal by its steps (the
-// heartbeat's timer never ticks here).
+// heartbeat's timer never ticks here). The release tells other nodes
+// which turn came to rest.
 func TestTurnLeaseChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -392,5 +395,11 @@ func TestTurnLeaseChanges(t *testing.T) {
 	defer log.mu.Unlock()
 	if want := []string{"claim with the submission", "release"}; !slices.Equal(log.changes, want) {
 		t.Errorf("lease changes = %q, want %q", log.changes, want)
+	}
+	// The release names the turn, so another node wakes only its waiters.
+	for _, n := range log.releases {
+		if !slices.Equal(n.Rested, []string{res.TurnID}) || n.AnyRested {
+			t.Errorf("the release tells other nodes %+v, want the turn %s at rest", n, res.TurnID)
+		}
 	}
 }

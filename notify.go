@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/loop"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -48,8 +49,18 @@ func (rt *Runtime) heard(ctx context.Context, n *store.Notification) {
 	if n.All || n.Events {
 		rt.bus.WakeAll() // subscribers, and runs waiting for an answer
 	}
+	// WaitTurn: the waiters of the turns that came to rest look again,
+	// not every waiter at every commit of another node.
+	if n.All || n.AnyRested {
+		rt.settles.WakeAll()
+	} else if len(n.Rested) > 0 {
+		rested := make([]*event.Event, len(n.Rested))
+		for i, id := range n.Rested {
+			rested[i] = &event.Event{TurnID: id}
+		}
+		rt.settles.Notify(rested)
+	}
 	if n.All || n.Tasks {
-		rt.settles.WakeAll() // WaitTurn
 		rt.kick()
 	}
 	if n.All || n.Schedules {

@@ -2,8 +2,10 @@ package agentrt
 
 import (
 	"context"
+	"slices"
 	"testing"
 
+	"github.com/agentrt/agentrt/event"
 	"github.com/agentrt/agentrt/policy"
 	"github.com/agentrt/agentrt/runtype"
 	"github.com/agentrt/agentrt/store"
@@ -66,5 +68,46 @@ func TestGovernorInvalidate(t *testing.T) {
 	(&Runtime{gov: g}).heard(ctx, &store.Notification{Policy: true})
 	if dec := evaluate(); seer.mode != policy.ModeAuto || dec.Outcome != policy.Allow || dec.Source != policy.SourceHuman {
 		t.Errorf("after invalidating: mode %q, %s by %s; want auto, allowed by the grant", seer.mode, dec.Outcome, dec.Source)
+	}
+}
+
+// TestHeardWakesOnlyItsWaiters: another node's commit wakes the WaitTurn
+// waiters of the turns it names at rest, not every waiter at every
+// commit; a release whose turn it does not name, or a notification that
+// may have missed some, wakes them all.
+func TestHeardWakesOnlyItsWaiters(t *testing.T) {
+	t.Parallel()
+	rt := startIdle(t)
+	ctx := t.Context()
+	w1, w2 := rt.settleWaiter("turn_1"), rt.settleWaiter("turn_2")
+	defer w1.Close()
+	defer w2.Close()
+	woken := func() (got []string) {
+		for _, w := range []struct {
+			name string
+			w    *event.Waiter
+		}{{"turn_1", w1}, {"turn_2", w2}} {
+			select {
+			case <-w.w.C():
+				got = append(got, w.name)
+			default:
+			}
+		}
+		return got
+	}
+	for _, tt := range []struct {
+		name string
+		n    store.Notification
+		want []string
+	}{
+		{"events and a queued task", store.Notification{Events: true, Tasks: true}, nil},
+		{"turn 1 at rest", store.Notification{Tasks: true, Rested: []string{"turn_1", "turn_3"}}, []string{"turn_1"}},
+		{"a release of an unnamed turn", store.Notification{Tasks: true, AnyRested: true}, []string{"turn_1", "turn_2"}},
+		{"anything", store.Notification{All: true}, []string{"turn_1", "turn_2"}},
+	} {
+		rt.heard(ctx, &tt.n)
+		if got := woken(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s woke %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -247,7 +247,7 @@ func (rt *Runtime) threadRead(ctx context.Context, tenant string, th *runtype.Th
 			}
 			tr.Incidents = append(tr.Incidents, in)
 		}
-		if !resting(t.Status) && t.Status != runtype.StatusQueued && t.Status != runtype.StatusAccepted {
+		if !t.Status.Resting() && t.Status != runtype.StatusQueued && t.Status != runtype.StatusAccepted {
 			tr.ActiveTurnID = t.ID
 		}
 	}
@@ -397,12 +397,6 @@ func (rt *Runtime) limitState(ctx context.Context, owner runtype.Owner, sessionI
 		ls.Budgets = append(ls.Budgets, b)
 	}
 	return ls
-}
-
-// resting reports whether a turn in status s needs no running process:
-// it ended, parked, or is blocked until something outside changes.
-func resting(s runtype.TaskStatus) bool {
-	return s.Terminal() || s.Parked() || s == runtype.StatusBlocked || s == runtype.StatusPaused
 }
 
 func turnRead(t *runtype.Turn) apitype.TurnRead {

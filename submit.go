@@ -350,7 +350,7 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 	if s, ok := rt.settled(ctx, t); ok {
 		return s, nil
 	}
-	w := rt.settles.Subscribe(event.Filter{TenantID: owner.TenantID, SessionID: t.SessionID, TurnID: turnID})
+	w := rt.settleWaiter(turnID)
 	defer w.Close()
 	poll := time.NewTicker(rt.cfg.PollInterval)
 	defer poll.Stop()
@@ -372,13 +372,21 @@ func (rt *Runtime) WaitTurn(ctx context.Context, owner runtype.Owner, turnID str
 	}
 }
 
+// settleWaiter subscribes to the settling of a turn: a worker of this
+// runtime letting go of it, or another node's commit naming it at rest.
+// By the turn's id alone: another node's notification names no more
+// (see heard).
+func (rt *Runtime) settleWaiter(turnID string) *event.Waiter {
+	return rt.settles.Subscribe(event.Filter{TurnID: turnID})
+}
+
 // settled reports whether a turn rests (ended, parked, paused) with
 // nothing due: no worker holds its task and none is about to (an answer,
 // a raised budget, a cancel or a retry makes it due). It returns the turn
 // as read after its task: a worker may have resumed and ended it between
 // the two reads.
 func (rt *Runtime) settled(ctx context.Context, t *runtype.Turn) (*runtype.Turn, bool) {
-	if !resting(t.Status) || rt.holds(t.TaskID) {
+	if !t.Status.Resting() || rt.holds(t.TaskID) {
 		// A worker of this runtime still finishes the attempt: it may
 		// wake the task as it lets go (a child that ended while the
 		// task parked), and WaitTurn hears when it is done.

@@ -42,6 +42,13 @@ func (s TaskStatus) Parked() bool {
 	return s == StatusWaitingInput || s == StatusWaitingPermission || s == StatusWaitingResource
 }
 
+// Resting reports whether a turn or task in status s needs no running
+// process: it ended, parked, or is blocked or paused until something
+// outside changes.
+func (s TaskStatus) Resting() bool {
+	return s.Terminal() || s.Parked() || s == StatusBlocked || s == StatusPaused
+}
+
 // ThreadStatus is the status the snapshot schema allows for a thread.
 type ThreadStatus string
 

@@ -33,6 +33,13 @@ type Notification struct {
 	// Tasks: tasks were queued, made due (a wake) or let go of (a
 	// released lease).
 	Tasks bool
+	// Rested are the turns, by ID, that came to rest (see
+	// runtype.TaskStatus.Resting) or whose task was let go of: whoever
+	// waits for one of them to settle looks again.
+	Rested []string
+	// AnyRested: a task was let go of whose turn the transaction did not
+	// write: any turn may have come to rest.
+	AnyRested bool
 	// Controls are the tasks whose control changed (a cancel, pause,
 	// resume, retry or rollback request), by ID.
 	Controls []string
@@ -48,7 +55,8 @@ type Notification struct {
 
 // Empty reports whether n says nothing changed.
 func (n *Notification) Empty() bool {
-	return !n.All && !n.Events && !n.Tasks && len(n.Controls) == 0 && !n.Policy && !n.Limits && !n.Tokens && !n.Schedules
+	return !n.All && !n.Events && !n.Tasks && len(n.Rested) == 0 && !n.AnyRested && len(n.Controls) == 0 &&
+		!n.Policy && !n.Limits && !n.Tokens && !n.Schedules
 }
 
 // NotificationOf describes what the batches of one transaction change,
@@ -67,8 +75,27 @@ func NotificationOf(applied []*Batch) *Notification {
 		for _, t := range b.Tasks {
 			n.Tasks = n.Tasks || t.Status == runtype.StatusQueued
 		}
+		for _, u := range b.Turns {
+			if u.Status.Resting() && !slices.Contains(n.Rested, u.ID) {
+				n.Rested = append(n.Rested, u.ID)
+			}
+		}
 		for _, l := range b.Leases {
-			n.Tasks = n.Tasks || !l.Claim && l.Owner == "" // a release (renewals, many, say nothing)
+			if l.Claim || l.Owner != "" {
+				continue // claims and renewals (many) say nothing
+			}
+			// A release: a run's last write names its turn.
+			n.Tasks = true
+			named := false
+			for _, u := range b.Turns {
+				if u.TaskID == l.TaskID {
+					named = true
+					if !slices.Contains(n.Rested, u.ID) {
+						n.Rested = append(n.Rested, u.ID)
+					}
+				}
+			}
+			n.AnyRested = n.AnyRested || !named
 		}
 		for _, u := range b.TaskUpdates {
 			n.Tasks = n.Tasks || u.DueAt != nil && !u.DueAt.IsZero()

@@ -25,7 +25,19 @@ func TestNotificationOf(t *testing.T) {
 		{"claim and renewal", []*store.Batch{{Leases: []*store.LeaseChange{{TaskID: "t1", Claim: true, Owner: "w"}, {TaskID: "t2", Owner: "w", ExpiresAt: now}}}}, store.Notification{}},
 		{"a step's records", []*store.Batch{{Runs: []*runtype.Run{{}}, Turns: []*runtype.Turn{{}}, Tasks: []*runtype.Task{{Status: runtype.StatusRunning}}}}, store.Notification{}},
 		{"a token's last use", []*store.Batch{{TokenUpdates: []*store.TokenUpdate{{ID: "k", LastUsedAt: &now}}}}, store.Notification{}},
-		{"a release", []*store.Batch{{Leases: []*store.LeaseChange{{TaskID: "t1"}}}}, store.Notification{Tasks: true}},
+		{"a release alone", []*store.Batch{{Leases: []*store.LeaseChange{{TaskID: "t1"}}}}, store.Notification{Tasks: true, AnyRested: true}},
+		{"a run's last write: its turn ended, its task let go of", []*store.Batch{{
+			Turns:  []*runtype.Turn{{ID: "u1", TaskID: "t1", Status: runtype.StatusCompleted}},
+			Leases: []*store.LeaseChange{{TaskID: "t1"}},
+		}}, store.Notification{Tasks: true, Rested: []string{"u1"}}},
+		{"a yield: its task let go of, due again", []*store.Batch{{
+			Turns:  []*runtype.Turn{{ID: "u1", TaskID: "t1", Status: runtype.StatusQueued}},
+			Leases: []*store.LeaseChange{{TaskID: "t1", DueAt: now}},
+		}}, store.Notification{Tasks: true, Rested: []string{"u1"}}},
+		{"turns at rest, once each", []*store.Batch{
+			{Turns: []*runtype.Turn{{ID: "u1", Status: runtype.StatusCancelled}, {ID: "u2", Status: runtype.StatusRunning}}},
+			{Turns: []*runtype.Turn{{ID: "u1", Status: runtype.StatusCancelled}, {ID: "u3", Status: runtype.StatusWaitingPermission}}},
+		}, store.Notification{Rested: []string{"u1", "u3"}}},
 		{"a queued task", []*store.Batch{{Tasks: []*runtype.Task{{Status: runtype.StatusQueued}}}}, store.Notification{Tasks: true}},
 		{"controls, once each", []*store.Batch{
 			{TaskUpdates: []*store.TaskUpdate{{TaskID: "t1", Control: &cancel}, {TaskID: "t2", DueAt: &now}}},

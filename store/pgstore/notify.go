@@ -45,6 +45,8 @@ type wireNotification struct {
 	All       bool     `json:"a,omitempty"`
 	Events    bool     `json:"e,omitempty"`
 	Tasks     bool     `json:"t,omitempty"`
+	Rested    []string `json:"r,omitempty"`
+	AnyRested bool     `json:"ar,omitempty"`
 	Controls  []string `json:"c,omitempty"`
 	Policy    bool     `json:"p,omitempty"`
 	Limits    bool     `json:"l,omitempty"`

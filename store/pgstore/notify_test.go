@@ -99,9 +99,11 @@ func TestNotifyReachesOtherHandles(t *testing.T) {
 	commit(t, other, false,
 		&store.Batch{TaskUpdates: []*store.TaskUpdate{{TaskID: "t1", Control: &pause}, {TaskID: "t2", DueAt: &now}}},
 		&store.Batch{Grants: []*runtype.PolicyGrant{{}}, Schedules: []*runtype.Schedule{{}}},
+		&store.Batch{Turns: []*runtype.Turn{{ID: "u1", TaskID: "t3", Status: runtype.StatusCompleted}}, Leases: []*store.LeaseChange{{TaskID: "t3"}}},
+		&store.Batch{Leases: []*store.LeaseChange{{TaskID: "t4"}}},
 	)
 	got := next(t, ch)
-	want := &store.Notification{Tasks: true, Controls: []string{"t1"}, Policy: true, Schedules: true}
+	want := &store.Notification{Tasks: true, Rested: []string{"u1"}, AnyRested: true, Controls: []string{"t1"}, Policy: true, Schedules: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("notification (-want +got):\n%s", diff)
 	}
