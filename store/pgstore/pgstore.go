@@ -28,6 +28,9 @@
 // as one pgx pipeline with its savepoint (pipeline.go, and the core's
 // Dialect.Pipeline), and the lock rides in the transaction's first one:
 // a step alone in its transaction is BEGIN, one pipeline and COMMIT.
+// The batches the Writer commits together (store.GroupApplier) are two
+// pipelines however many they are: the lock, the largest cursor and the
+// sessions other nodes wrote, then every batch and the notification.
 //
 // # Notifications
 //
