@@ -30,11 +30,7 @@ func TestGroupCommit(t *testing.T) {
 	n := 0
 	batch := func(session string, fence *store.Fence) *store.Batch {
 		n++
-		return &store.Batch{Fence: fence, Events: []*event.Event{{
-			Type: event.PermissionEvaluated, EventID: fmt.Sprintf("evt_group_%d", n), SchemaVersion: event.SchemaVersion,
-			SessionID: session, TenantID: "t", Payload: &event.PermissionPayload{ToolName: "shell", Hop: 1},
-			PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", ReasonCode: "allowed", ToolName: "shell"},
-		}}}
+		return &store.Batch{Fence: fence, Events: []*event.Event{permitted(fmt.Sprintf("evt_group_%d", n), session)}}
 	}
 	const sessions = 6
 	for i := range sessions {

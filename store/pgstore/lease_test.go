@@ -184,11 +184,7 @@ func TestNodesKeepWhatOthersDidNotTouch(t *testing.T) {
 	write := func(w *store.Writer, session string) {
 		t.Helper()
 		n++
-		bt := &store.Batch{Events: []*event.Event{{
-			Type: event.PermissionEvaluated, EventID: fmt.Sprintf("evt_held_%d", n), SchemaVersion: event.SchemaVersion,
-			SessionID: session, TenantID: "t", Payload: &event.PermissionPayload{ToolName: "shell", Hop: 1},
-			PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", ReasonCode: "allowed", ToolName: "shell"},
-		}}}
+		bt := &store.Batch{Events: []*event.Event{permitted(fmt.Sprintf("evt_held_%d", n), session)}}
 		if _, err := a.SessionGet(ctx, &store.SessionGetParams{TenantID: "t", ID: session}); errors.Is(err, store.ErrNotFound) {
 			bt.Sessions = []*runtype.Session{{ID: session, Owner: owner, Agent: "a"}}
 		}
@@ -221,5 +217,14 @@ func TestNodesKeepWhatOthersDidNotTouch(t *testing.T) {
 	}
 	if rs, _ := a.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: "ses_1", Limit: store.MaxListLimit}); len(rs) != 5 {
 		t.Errorf("session 1 has %d receipts, want 5", len(rs))
+	}
+}
+
+// permitted is an event of session: a tool call allowed.
+func permitted(id, session string) *event.Event {
+	return &event.Event{
+		Type: event.PermissionEvaluated, EventID: id, SchemaVersion: event.SchemaVersion,
+		SessionID: session, TenantID: "t", Payload: &event.PermissionPayload{ToolName: "shell", Hop: 1},
+		PermissionDecision: &event.PermissionDecision{Decision: "allow", Source: "rule", ReasonCode: "allowed", ToolName: "shell"},
 	}
 }

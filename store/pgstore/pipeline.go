@@ -28,44 +28,18 @@ func pipeline(ctx context.Context, conn *sql.Conn, stmts []sqlitestore.Queued) (
 		br := sc.Conn().SendBatch(ctx, &b)
 		for i := range stmts {
 			s := &stmts[i]
-			if s.Texts {
-				rows, err := br.Query()
-				if err == nil {
-					s.Text = s.Text[:0]
-					for rows.Next() {
+			if s.Texts || s.Returning {
+				s.N, s.Last, s.Text = 0, 0, s.Text[:0]
+				err := eachRow(br, func(rows pgx.Rows) error {
+					if s.Texts {
 						var text string
-						if err = rows.Scan(&text); err != nil {
-							break
-						}
+						err := rows.Scan(&text)
 						s.Text = append(s.Text, text)
+						return err
 					}
-					rows.Close()
-					if err == nil {
-						err = rows.Err()
-					}
-				}
-				if err != nil {
-					failed = i
-					_ = br.Close()
-					return err
-				}
-				continue
-			}
-			if s.Returning {
-				rows, err := br.Query()
-				if err == nil {
-					s.N, s.Last = 0, 0
-					for rows.Next() {
-						if err = rows.Scan(&s.Last); err != nil {
-							break
-						}
-						s.N++
-					}
-					rows.Close()
-					if err == nil {
-						err = rows.Err()
-					}
-				}
+					s.N++
+					return rows.Scan(&s.Last)
+				})
 				if err != nil {
 					failed = i
 					_ = br.Close()
@@ -84,4 +58,19 @@ func pipeline(ctx context.Context, conn *sql.Conn, stmts []sqlitestore.Queued) (
 		return br.Close()
 	})
 	return failed, rerr
+}
+
+// eachRow calls fn on each row of the batch's next result.
+func eachRow(br pgx.BatchResults, fn func(pgx.Rows) error) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
