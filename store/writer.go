@@ -73,7 +73,8 @@ type Writer struct {
 	closed  bool           // guarded by mu
 	group   []*writeReq    // the leader's scratch slice
 	events  []*event.Event // the leader's scratch slice for Notify
-	batches []*Batch       // the leader's scratch slice for applyGroup
+	batches []*Batch       // the leader's scratch slices for applyGroup
+	cursors []int64
 
 	// seq caches the last sequence of sessions. Only the leader uses it;
 	// leadership passes under mu, which orders the accesses.
@@ -360,11 +361,27 @@ func (w *Writer) applyGroup(ctx context.Context, tx Tx, group []*writeReq) (grou
 		}
 		bs = append(bs, r.b)
 	}
+	// What a failed group set of the events is undone: their cursors as
+	// they came, and the sequences of their sessions, which applyEach
+	// reads again.
+	cursors := w.cursors[:0]
+	defer func() {
+		clear(cursors)
+		w.cursors = cursors[:0]
+	}()
 	forget := func() {
+		i := 0
 		for _, b := range bs {
 			for _, e := range b.Events {
 				delete(w.seq, e.SessionID)
+				e.Cursor = cursors[i]
+				i++
 			}
+		}
+	}
+	for _, b := range bs {
+		for _, e := range b.Events {
+			cursors = append(cursors, e.Cursor)
 		}
 	}
 	for _, b := range bs {

@@ -17,8 +17,9 @@ import (
 // TestGroupCommit: the batches a node's Writer commits in one
 // transaction go to the server in two pipelines however many they are,
 // even after another node wrote (the sessions it wrote are learnt in the
-// first); and a batch of a group that fails fails alone, the others
-// committing with their chains intact.
+// first), and tell the other nodes; a batch of a group that fails fails
+// alone, the others committing with their chains intact; and a group
+// that finds another node wrote to one of its sessions commits too.
 func TestGroupCommit(t *testing.T) {
 	ctx := testCtx(t)
 	url := testenv.Postgres(t)
@@ -51,7 +52,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Close()
-	grouped := func(lead *store.Batch, bs ...*store.Batch) []error {
+	grouped := func(lead *store.Batch, between string, bs ...*store.Batch) []error {
 		t.Helper()
 		conn, err := lock.Conn(ctx)
 		if err != nil {
@@ -70,7 +71,8 @@ func TestGroupCommit(t *testing.T) {
 		go write(0, lead)
 		waitForLockWaiters(ctx, t, conn, 1)
 		other := make(chan error)
-		go func() { other <- wb.Write(ctx, batch("ses_other", nil)) }()
+		betweenBatch := batch(between, nil)
+		go func() { other <- wb.Write(ctx, betweenBatch) }()
 		waitForLockWaiters(ctx, t, conn, 2)
 		for i, bt := range bs {
 			go write(i+1, bt)
@@ -98,7 +100,12 @@ func TestGroupCommit(t *testing.T) {
 	// only pipeline what others wrote.
 	lead := &store.Batch{Sessions: []*runtype.Session{{ID: "ses_lead", Owner: owner, Agent: "a"}}}
 	pipes, held := a.RoundTrips(), a.HeldMisses()
-	for i, err := range grouped(lead, bs...) {
+	notes := make(chan *store.Notification, 16)
+	go b.Listen(ctx, func(n *store.Notification) { notes <- n })
+	if n := <-notes; !n.All {
+		t.Fatalf("B's listener first heard %+v, want All", n)
+	}
+	for i, err := range grouped(lead, "ses_other", bs...) {
 		if err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
@@ -110,6 +117,10 @@ func TestGroupCommit(t *testing.T) {
 	if got := a.HeldMisses() - held; got != 0 {
 		t.Errorf("A read %d sequences or chain ends again after B wrote another session, want none", got)
 	}
+	// The group told the other nodes (the leader had nothing to tell).
+	if n := <-notes; !n.Events || n.All {
+		t.Errorf("B heard %+v from A's group, want events", n)
+	}
 
 	// One batch of a group writes under a lease nobody holds: it fails
 	// alone.
@@ -118,7 +129,7 @@ func TestGroupCommit(t *testing.T) {
 		bs = append(bs, batch(fmt.Sprintf("ses_g%d", i), nil))
 	}
 	bs[2].Fence = &store.Fence{TenantID: "t", TaskID: "task_none", Epoch: 3}
-	for i, err := range grouped(batch("ses_g1", nil), bs...)[1:] {
+	for i, err := range grouped(batch("ses_g1", nil), "ses_other", bs...)[1:] {
 		if i == 2 {
 			if !errors.Is(err, store.ErrLeaseLost) {
 				t.Errorf("the batch under a lease nobody holds: %v, want ErrLeaseLost", err)
@@ -129,21 +140,38 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("batch %d of the group: %v", i, err)
 		}
 	}
-	for i := range sessions {
+
+	// B writes to a session of A's next group, which holds a new
+	// session too: what A held of it is stale, so the group fails and
+	// its batches are applied again one by one, all of them.
+	fresh := batch("ses_new", nil)
+	fresh.Sessions = []*runtype.Session{{ID: "ses_new", Owner: owner, Agent: "a"}}
+	bs = []*store.Batch{batch("ses_g3", nil), fresh, batch("ses_g4", nil)}
+	for i, err := range grouped(batch("ses_g1", nil), "ses_g3", bs...) {
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+
+	for i, want := range []int{
+		3, // set-up, first group, second group
+		5, // and two leaders
+		2, // the batch that failed
+		5, // and B's and the third group
+		4, // and the third group
+		3,
+		1, // ses_new
+	} {
 		s := fmt.Sprintf("ses_g%d", i)
+		if i == sessions {
+			s = "ses_new"
+		}
 		rs, err := b.ReceiptList(ctx, &store.ReceiptListParams{TenantID: "t", SessionID: s, Limit: store.MaxListLimit})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := store.VerifyReceipts(rs); err != nil {
 			t.Errorf("session %s's chain: %v", s, err)
-		}
-		want := 3 // set-up, first group, second group
-		switch i {
-		case 1: // the second leader
-			want++
-		case 2: // the batch that failed
-			want--
 		}
 		if len(rs) != want {
 			t.Errorf("session %s has %d receipts, want %d", s, len(rs), want)

@@ -57,10 +57,16 @@ type wireNotification struct {
 // everything is the payload that says anything may have changed.
 const everything = `{"a":true}`
 
-// notifyPayload is the JSON that describes n, or everything when that
-// does not fit.
+// notifyPayload is the JSON that describes n; when that does not fit,
+// the same without the turns at rest named, or else everything.
 func notifyPayload(n *store.Notification) string {
 	b, err := json.Marshal(wireNotification(*n))
+	if err == nil && len(b) > maxNotifyJSON && len(n.Rested) > 0 {
+		// Without naming the turns at rest: any may be.
+		w := wireNotification(*n)
+		w.Rested, w.AnyRested = nil, true
+		b, err = json.Marshal(w)
+	}
 	if err != nil || len(b) > maxNotifyJSON {
 		return everything
 	}

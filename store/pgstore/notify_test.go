@@ -114,6 +114,20 @@ func TestNotifyReachesOtherHandles(t *testing.T) {
 	}
 }
 
+// TestNotifyManyRested: a commit that names too many turns at rest to
+// fit says that any turn may have come to rest, and the rest as it is.
+func TestNotifyManyRested(t *testing.T) {
+	b := &store.Batch{Limits: []*runtype.Limit{{}}}
+	for i := range 1000 {
+		b.Turns = append(b.Turns, &runtype.Turn{ID: fmt.Sprintf("turn_%06d", i), Status: runtype.StatusCompleted})
+	}
+	p := notifyPayload(store.NotificationOf([]*store.Batch{b}))
+	n, ok := newListener("", "own").decode("other " + p)
+	if want := (&store.Notification{AnyRested: true, Limits: true}); !ok || !cmp.Equal(n, want) {
+		t.Errorf("payload %s reads %+v, want %+v", p, n, want)
+	}
+}
+
 func TestNotifyTooBigSaysEverything(t *testing.T) {
 	url := testenv.Postgres(t)
 	other := writeHandle(t, url, "other")

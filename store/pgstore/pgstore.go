@@ -16,9 +16,10 @@
 // nodes: commit order is cursor order, and the core's checks of event
 // sequences, receipt chains and admission counts hold as they do on one
 // SQLite file. A transaction that finds events another node committed
-// since this node's last commit reads sequences and chain ends from the
-// database rather than from what the node held in memory (one read of
-// the largest cursor per transaction tells), and each batch has a
+// since this node's last commit reads the sequences and chain ends of
+// the sessions they wrote from the database rather than from what the
+// node held in memory (a read of the largest cursor and of those
+// sessions, with the lock, tells), and each batch has a
 // savepoint: PostgreSQL aborts the whole transaction on a failed
 // statement. Migrate takes the same lock, so nodes starting
 // together migrate once; its DDL is transactional, so a migration that

@@ -214,12 +214,6 @@ func (t *Tx) chainHead(ctx context.Context, key chainKey) (chainHead, bool, erro
 	}
 	if h, ok := t.s.heads[key]; ok {
 		if t.conn == nil || t.heldKnown {
-			if t.stalePending {
-				if err := t.dropStale(ctx); err != nil {
-					return chainHead{}, false, err
-				}
-				return t.chainHead(ctx, key)
-			}
 			return h, true, nil
 		}
 		if t.inApply {

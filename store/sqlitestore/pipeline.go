@@ -204,11 +204,11 @@ func (t *Tx) queueBegin() {
 				return nil
 			}
 			if t.s.d.ChangedSQL != "" && last-t.s.heldAt <= maxStaleCursors {
-				t.stale, t.stalePending = [2]int64{t.s.heldAt, last}, true
-			} else {
-				clear(t.s.lastSeq)
-				clear(t.s.heads)
+				t.stalePending = true // queueChanged's check drops what they changed
+				return nil
 			}
+			clear(t.s.lastSeq)
+			clear(t.s.heads)
 			if t.usedHeld {
 				return errStale
 			}
@@ -216,6 +216,7 @@ func (t *Tx) queueBegin() {
 		},
 		fail: func(err error) error { return fmt.Errorf("beginning transaction: %w", err) },
 	})
+	t.queueChanged()
 }
 
 // Groups reports whether ApplyGroup applies a group in fewer round
@@ -244,7 +245,6 @@ func (t *Tx) ApplyGroup(ctx context.Context, bs []*store.Batch) error {
 		return err
 	}
 	if !t.heldKnown {
-		t.queueChanged()
 		if err := t.flush(ctx); err != nil {
 			return fail(err)
 		}
@@ -268,10 +268,11 @@ func (t *Tx) ApplyGroup(ctx context.Context, bs []*store.Batch) error {
 	return nil
 }
 
-// queueChanged queues, after queueBegin's statements, the read of the
+// queueChanged queues, after queueBegin's HeldSQL, the read of the
 // sessions other processes wrote since this store's last commit
-// (ChangedSQL over the most cursors dropStale reads), and drops what the
-// store held of them once HeldSQL's check has found that some did.
+// (ChangedSQL over at most maxStaleCursors cursors), and drops what the
+// store held of them once HeldSQL's check has found that some did; a
+// batch that used what it held then fails with errStale.
 func (t *Tx) queueChanged() {
 	if t.s.d.ChangedSQL == "" {
 		return
@@ -283,13 +284,24 @@ func (t *Tx) queueChanged() {
 				return nil
 			}
 			t.stalePending = false
-			changed := make(map[string]bool, len(sessions))
-			for _, s := range sessions {
-				changed[s] = true
+			if len(sessions) > 0 {
+				changed := make(map[string]bool, len(sessions))
+				for _, session := range sessions {
+					changed[session] = true
+					delete(t.s.lastSeq, session)
+				}
+				for k := range t.s.heads {
+					if changed[k.session] {
+						delete(t.s.heads, k)
+					}
+				}
 			}
-			t.dropChanged(changed)
+			if t.usedHeld {
+				return errStale
+			}
 			return nil
 		},
+		fail: func(err error) error { return fmt.Errorf("beginning transaction: %w", err) },
 	})
 	t.pipe[len(t.pipe)-1].Texts = true
 }
@@ -461,57 +473,6 @@ func (t *Tx) queueReceipts(key chainKey, args []any) {
 }
 
 // maxStaleCursors bounds the range of cursors other processes committed
-// that a transaction reads the sessions of (Tx.dropStale); beyond it the
+// that a transaction reads the sessions of (queueChanged); beyond it the
 // store drops all it holds.
 const maxStaleCursors = 4096
-
-// dropStale drops the held sequences and chain ends of the sessions
-// other processes wrote since this store's last commit (Tx.stale).
-func (t *Tx) dropStale(ctx context.Context) error {
-	t.stalePending = false
-	if len(t.pipe) > 0 {
-		if err := t.flush(ctx); err != nil {
-			return err
-		}
-	}
-	changed, err := t.changedSessions(ctx)
-	if err != nil {
-		clear(t.s.lastSeq) // what changed is not known: nothing held is kept
-		clear(t.s.heads)
-		return fmt.Errorf("reading the sessions other processes wrote: %w", translate(err))
-	}
-	t.dropChanged(changed)
-	return nil
-}
-
-// dropChanged drops the held sequences and chain ends of the sessions
-// changed.
-func (t *Tx) dropChanged(changed map[string]bool) {
-	for session := range changed {
-		delete(t.s.lastSeq, session)
-	}
-	for k := range t.s.heads {
-		if changed[k.session] {
-			delete(t.s.heads, k)
-		}
-	}
-}
-
-// changedSessions reads the sessions of the events in Tx.stale.
-func (t *Tx) changedSessions(ctx context.Context) (map[string]bool, error) {
-	t.s.roundTrips.Add(1)
-	rows, err := t.tx.QueryContext(ctx, t.s.d.ChangedSQL, t.stale[0], t.stale[1])
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	changed := make(map[string]bool)
-	for rows.Next() {
-		var session string
-		if err := rows.Scan(&session); err != nil {
-			return nil, err
-		}
-		changed[session] = true
-	}
-	return changed, rows.Err()
-}

@@ -65,11 +65,9 @@ type Tx struct {
 	// savepoints and no flush of their own; noted that the commit's note
 	// (Dialect.CommitNote) was sent with them.
 	grouped, noted bool
-	// stale, with stalePending, is the range of cursors (from, to] other
-	// processes committed since this store's last commit: before the
-	// store's held sequences and chain ends are used, those of the
-	// sessions written in it are dropped (Dialect.ChangedSQL).
-	stale        [2]int64
+	// stalePending tells that other processes committed since this
+	// store's last commit: the first flush's read of the sessions they
+	// wrote (Dialect.ChangedSQL) drops what the store held of them.
 	stalePending bool
 
 	// heads and scopes are what the applied batches added to the store's
@@ -763,12 +761,6 @@ func (t *Tx) lastSequence(ctx context.Context, session string) (int64, error) {
 	}
 	if seq, ok := t.s.lastSeq[session]; ok {
 		if t.conn == nil || t.heldKnown {
-			if t.stalePending {
-				if err := t.dropStale(ctx); err != nil {
-					return 0, err
-				}
-				return t.lastSequence(ctx, session)
-			}
 			return seq, nil
 		}
 		if t.inApply {
