@@ -116,6 +116,9 @@ func (rt *Runtime) ImportToken(ctx context.Context, token string, p *apitype.Cre
 	if len(token) < 16 {
 		return nil, false, invalid("token", "has %d characters, fewer than 16", len(token))
 	}
+	if browserToken(token) {
+		return nil, false, invalid("token", "starts with %s or %s, which console sessions and stream tickets use", apitype.SessionTokenPrefix, apitype.TicketPrefix)
+	}
 	q := *p
 	if err := validateToken(&q); err != nil {
 		return nil, false, err
@@ -207,6 +210,9 @@ func (rt *Runtime) RotateToken(ctx context.Context, tokenID string) (*apitype.Ne
 func (rt *Runtime) Authenticate(ctx context.Context, token string) (*apitype.Credential, error) {
 	if !rt.running() {
 		return nil, apitype.ErrStopped
+	}
+	if browserToken(token) {
+		return nil, apitype.ErrUnauthorized
 	}
 	k, err := rt.store.TokenGetByHash(ctx, &store.TokenGetByHashParams{Hash: TokenHash(token)})
 	switch {

@@ -56,3 +56,37 @@ type Credential struct {
 	runtype.Owner
 	Role runtype.APIRole
 }
+
+// Browser credentials: a browser signs in with a token once and gets a
+// console session (kept in an HttpOnly cookie), or asks for a stream
+// ticket (put in an EventSource URL). Both are tokens the store keeps,
+// hashed, made from a token the caller holds: each has that token's
+// tenant, principal and role, ends when it expires or that token is
+// revoked, and is no bearer token.
+const (
+	// SessionTokenPrefix starts a console session's text.
+	SessionTokenPrefix = "arts_"
+	// TicketPrefix starts a stream ticket's text.
+	TicketPrefix = "artt_"
+)
+
+// BrowserCredential is a console session or a stream ticket just made:
+// the one time its text is shown.
+type BrowserCredential struct {
+	// Text is the session's cookie value or the ticket.
+	Text string
+	// TokenID is the session's or ticket's id in the store (tok_…).
+	TokenID   string
+	ExpiresAt time.Time
+	// Credential is what it proves: its tenant, principal and role, and
+	// the id of the token it was made from.
+	Credential Credential
+}
+
+// StreamTicket is the answer of POST /v1/stream-tickets: a ticket that
+// authenticates one GET /v1/events (its ticket query parameter) within
+// a minute, once.
+type StreamTicket struct {
+	Ticket    string    `json:"ticket"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}

@@ -154,7 +154,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		return &exitError{code: ExitFailed, err: err}
 	}
 	logger = rt.Logger()
-	api, err := httpapi.New(rt, httpapi.Config{Logger: logger})
+	api, err := httpapi.New(rt, httpapi.Config{Logger: logger, CORSOrigins: file.Server.CORSOrigins})
 	if err != nil {
 		rt.Stop(context.Background())
 		return &exitError{code: ExitFailed, err: err}

@@ -295,6 +295,9 @@ type Server struct {
 	// MaxConnsPerClient bounds the connections one client address has
 	// open at once, event streams included.
 	MaxConnsPerClient int
+	// CORSOrigins are the origins whose pages may call the API from a
+	// browser (scheme://host[:port], as apitype.ParseOrigin returns them).
+	CORSOrigins []string
 }
 
 // Agent is one agent definition.

@@ -410,6 +410,12 @@ func TestParseValues(t *testing.T) {
 			want: ":8080",
 		},
 		{
+			name: "CORSOrigins",
+			yaml: agent + "server:\n  cors_origins: [\"https://Console.example.com\", \"http://127.0.0.1:5173/\"]\n",
+			get:  func(f *File) any { return f.Server.CORSOrigins },
+			want: []string{"https://console.example.com", "http://127.0.0.1:5173"},
+		},
+		{
 			name: "IntegrityCheckOff",
 			yaml: agent + "durability: {integrity_check: off}\n",
 			get:  func(f *File) any { return f.Durability.IntegrityCheck },

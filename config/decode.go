@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/internal/yamlpos"
 	"github.com/agentrt/agentrt/tool"
 )
@@ -18,7 +19,7 @@ import (
 // The keys each mapping accepts.
 var (
 	topKeys         = []string{"data_dir", "server", "models", "agents", "tools", "budgets", "policy", "execution", "hooks", "durability", "health", "mcp_servers", "delegation", "webhooks", "schedules", "workflows", "store"}
-	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client"}
+	serverKeys      = []string{"listen", "read_header_timeout", "body_timeout", "idle_timeout", "max_header_bytes", "max_conns_per_client", "cors_origins"}
 	agentMemoryKeys = []string{"inject"}
 	agentKeys       = []string{"instructions", "model", "models", "profile", "tools", "require_completion", "max_tool_hops", "workspace", "mode", "scopes", "sandbox", "mcp", "context", "memory", "subagents", "state"}
 	toolKeys        = []string{"description", "input_schema", "command", "timeout", "env", "annotations", "scopes", "intent", "command_field", "concurrency", "output"}
@@ -284,10 +285,37 @@ func (d *decoder) server(e yamlpos.Field, s *Server) {
 			if n, st := d.count(f, "server.max_conns_per_client", 1, maxConnsPerClient); st == valOK {
 				s.MaxConnsPerClient = int(n)
 			}
+		case "cors_origins":
+			s.CORSOrigins = d.origins(f)
 		default:
 			d.unknownKey(f, "server", serverKeys)
 		}
 	}
+}
+
+// origins decodes server.cors_origins: a list of origins.
+func (d *decoder) origins(e yamlpos.Field) []string {
+	v, _ := d.present(e, "server.cors_origins", "a list of origins such as https://console.example.com", is(yamlpos.Seq))
+	var out []string
+	for _, item := range v.Items() {
+		if item == nil {
+			continue
+		}
+		if !item.Scalar() {
+			d.errorAt(item.Pos, "server.cors_origins must list origins such as https://console.example.com, got %s", item.Describe())
+			continue
+		}
+		o, err := apitype.ParseOrigin(item.Text)
+		switch {
+		case err != nil:
+			d.errorAt(item.Pos, "server.cors_origins: %v", err)
+		case slices.Contains(out, o):
+			d.errorAt(item.Pos, "origin %s is listed twice in server.cors_origins", o)
+		default:
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func (d *decoder) agents(e yamlpos.Field, out map[string]*Agent) {

@@ -253,6 +253,16 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "BadCORSOrigins",
+			yaml: okAgent + "server:\n  cors_origins:\n    - \"*\"\n    - https://a.example/app\n    - https://b.example\n    - https://B.example\n    - {x: 1}\n",
+			want: []string{
+				`agentrt.yaml:6:7: server.cors_origins: "*" is not an origin: want http:// or https:// and a host, such as https://console.example.com`,
+				`agentrt.yaml:7:7: server.cors_origins: "https://a.example/app" is not an origin: want a scheme and a host with no path, such as https://console.example.com`,
+				`agentrt.yaml:9:7: origin https://b.example is listed twice in server.cors_origins`,
+				`agentrt.yaml:10:7: server.cors_origins must list origins such as https://console.example.com, got a mapping`,
+			},
+		},
+		{
 			name: "DataDirWrongTypes",
 			yaml: okAgent + "data_dir: [a]\n",
 			want: []string{

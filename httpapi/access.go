@@ -28,6 +28,8 @@ type access struct {
 	// refused. Without own, a submitter's lists keep its own records
 	// (onlyOwn).
 	own []ownParam
+	// tickets lets a stream ticket authenticate a GET (the event stream).
+	tickets bool
 }
 
 // ownParam is a request parameter naming a record of a kind.
@@ -71,6 +73,12 @@ func ownSessionOrTurn(a access) access {
 	return a.owning(ownParam{"sessionId", apitype.OwnSession}, ownParam{"turnId", apitype.OwnTurn})
 }
 
+// streams lets a's GET authenticate with a stream ticket.
+func streams(a access) access {
+	a.tickets = true
+	return a
+}
+
 func (a access) owning(ps ...ownParam) access {
 	if !slices.Contains(a.roles, runtype.APIRoleSubmitter) {
 		panic("httpapi: an own parameter on a route submitters may not call")
@@ -94,10 +102,10 @@ func owner(r *http.Request) runtype.Owner { return caller(r).Owner }
 // records only (a submitter's).
 func onlyOwn(r *http.Request) bool { return caller(r).Role == runtype.APIRoleSubmitter }
 
-// guard authenticates a request with its bearer token, then lets it
-// through to next only if the token's role may call the route (403
-// otherwise) and, for a submitter, the record it names is its own (404,
-// as for a missing one, otherwise).
+// guard authenticates a request with its bearer token (or a browser's
+// credential: browser.go), then lets it through to next only if the
+// token's role may call the route (403 otherwise) and, for a submitter,
+// the record it names is its own (404, as for a missing one, otherwise).
 func (s *Server) guard(pattern string, a access, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
@@ -105,13 +113,29 @@ func (s *Server) guard(pattern string, a access, next http.HandlerFunc) http.Han
 		scheme, token, _ := strings.Cut(h, " ")
 		var cred *apitype.Credential
 		err := apitype.ErrUnauthorized
-		if strings.EqualFold(scheme, "Bearer") {
+		browser := h == ""
+		if browser {
+			ba := s.authenticateBrowser(r, a.tickets)
+			if ba.refused != "" {
+				writeError(w, apitype.ProblemForbidden, ba.refused)
+				return
+			}
+			cred, err = ba.cred, ba.err
+		} else if strings.EqualFold(scheme, "Bearer") {
 			cred, err = s.rt.Authenticate(r.Context(), token)
 		}
 		switch {
 		case errors.Is(err, apitype.ErrUnauthorized):
 			reason := "wrong bearer token"
 			switch {
+			case browser && errors.Is(err, apitype.ErrTokenRevoked):
+				reason = "the token this console session or stream ticket was made from was revoked"
+			case browser && err != apitype.ErrUnauthorized:
+				reason = strings.TrimPrefix(err.Error(), apitype.ErrUnauthorized.Error()+": ")
+			case browser && sessionCookie(r) != "":
+				reason = "unknown console session: sign in again"
+			case browser && a.tickets && r.URL.Query().Get("ticket") != "":
+				reason = "unknown stream ticket"
 			case h == "":
 				reason = "missing bearer token"
 			case errors.Is(err, apitype.ErrTokenRevoked):

@@ -109,6 +109,8 @@ type setupOpts struct {
 	state *agentrt.StateSchema
 	// workflows are the runtime's workflow definitions.
 	workflows map[string]*agentrt.Workflow
+	// corsOrigins is the server's CORS allow-list.
+	corsOrigins []string
 }
 
 // setup starts a runtime with one agent, "support", on a SQLite store in a
@@ -156,7 +158,7 @@ func setup(t testing.TB, o setupOpts) *testBundle {
 	if err := httpapi.RegisterFileToken(context.Background(), rt, testToken); err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(rt, httpapi.Config{Heartbeat: o.heartbeat, Logger: o.logger})
+	api, err := httpapi.New(rt, httpapi.Config{Heartbeat: o.heartbeat, Logger: o.logger, CORSOrigins: o.corsOrigins})
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}

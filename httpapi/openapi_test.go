@@ -137,6 +137,7 @@ var routeBodies = map[string]bodies{
 	"POST /v1/workflows/{runId}/cancel": {response: typeOf[apitype.WorkflowRead]()},
 	"POST /v1/workflows/{runId}/resume": {response: typeOf[apitype.WorkflowRead]()},
 
+	"POST /v1/stream-tickets":          {response: typeOf[apitype.StreamTicket]()},
 	"GET /v1/tokens":                   {response: typeOf[apitype.TokenList]()},
 	"POST /v1/tokens":                  {request: typeOf[apitype.CreateTokenRequest](), response: typeOf[apitype.NewToken]()},
 	"POST /v1/tokens/{tokenId}/rotate": {response: typeOf[apitype.NewToken]()},

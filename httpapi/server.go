@@ -50,6 +50,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Heartbeat is the interval of SSE keep-alive comments. Default 15s.
 	Heartbeat time.Duration
+	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the API from a browser; see apitype.ParseOrigin.
+	CORSOrigins []string
 }
 
 // Server is the HTTP face of a Runtime.
@@ -61,6 +64,9 @@ type Server struct {
 	// an admin's scrape of /metrics adds.
 	process *prometheus.Registry
 	ids     *runtype.IDGen // of the requests' ids (the access log's)
+	// origins refuses a change made with the console's cookie from
+	// another origin.
+	origins *http.CrossOriginProtection
 }
 
 // New returns a Server for rt. Requests authenticate with the tokens in
@@ -72,7 +78,14 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	s := &Server{rt: rt, cfg: cfg, process: newProcessRegistry(), ids: runtype.NewIDGen(nil)}
+	for i, o := range cfg.CORSOrigins {
+		origin, err := apitype.ParseOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("cors origin: %w", err)
+		}
+		cfg.CORSOrigins[i] = origin
+	}
+	s := &Server{rt: rt, cfg: cfg, process: newProcessRegistry(), ids: runtype.NewIDGen(nil), origins: http.NewCrossOriginProtection()}
 	mux := http.NewServeMux()
 	var paths []string
 	allowed := make(map[string][]string) // path → its methods
@@ -118,7 +131,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apitype.ProblemNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
-	s.handler = s.accessLog(mux)
+	s.handler = s.accessLog(s.cors(mux))
 	return s, nil
 }
 
@@ -194,7 +207,8 @@ func (s *Server) routes() []route {
 		{"GET /v1/tasks/{taskId}/tree", ownTask(allReaders), s.getDelegationTree},
 		{"GET /v1/tasks", allReaders, s.listTasks},
 		{"GET /v1/tools", anyRole, s.listTools},
-		{"GET /v1/events", ownSessionOrTurn(allReaders), s.events},
+		{"GET /v1/events", streams(ownSessionOrTurn(allReaders)), s.events},
+		{"POST /v1/stream-tickets", anyRole, s.createStreamTicket},
 		{"PUT /v1/limits", operators, s.setLimit},
 		{"GET /v1/actions", readers, s.listActions},
 		{"GET /v1/actions/{actionId}", readers, s.getAction},

@@ -1,0 +1,79 @@
+package agentrt_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrt/agentrt"
+	"github.com/agentrt/agentrt/apitype"
+	"github.com/agentrt/agentrt/runtype"
+)
+
+// TestBrowserCredentialsAcrossRuntimes: a console session made by one
+// runtime authenticates at a second on the same store, as its token's
+// tenant, principal and role, until it expires; a stream ticket used at
+// one is refused at the other, and an unused one expires in a minute.
+func TestBrowserCredentialsAcrossRuntimes(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
+	cfg := durableConfig(&brain{answer: callsOn("none")})
+	cfg.DataDir = t.TempDir()
+	cfg.Now = clock.Now
+	a, b := startDurable(t, cfg), startDurable(t, cfg)
+	ctx := context.Background()
+	tok, err := a.CreateToken(ctx, &apitype.CreateTokenParams{
+		Owner: runtype.Owner{TenantID: "acme", PrincipalID: "olivia"}, Role: runtype.APIRoleOperator,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := apitype.Credential{TokenID: tok.TokenID, Owner: runtype.Owner{TenantID: "acme", PrincipalID: "olivia"}, Role: runtype.APIRoleOperator}
+
+	session, err := a.SignIn(ctx, tok.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(session.Text, apitype.SessionTokenPrefix) || !session.ExpiresAt.Equal(clock.Now().Add(agentrt.ConsoleSessionTTL)) {
+		t.Errorf("session %s expires %s", session.Text[:8], session.ExpiresAt)
+	}
+	if got, err := b.AuthenticateSession(ctx, session.Text); err != nil || *got != want {
+		t.Errorf("at the second runtime: %+v, %v; want %+v", got, err, want)
+	}
+	// A session is not a ticket, nor a ticket a session.
+	ticket, err := b.IssueStreamTicket(ctx, &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.RedeemStreamTicket(ctx, session.Text); !errors.Is(err, apitype.ErrUnauthorized) {
+		t.Errorf("a session as a ticket: %v", err)
+	}
+	if _, err := a.AuthenticateSession(ctx, ticket.Text); !errors.Is(err, apitype.ErrUnauthorized) {
+		t.Errorf("a ticket as a session: %v", err)
+	}
+	if got, err := a.RedeemStreamTicket(ctx, ticket.Text); err != nil || *got != want {
+		t.Errorf("redeeming the ticket: %+v, %v", got, err)
+	}
+	if _, err := b.RedeemStreamTicket(ctx, ticket.Text); err == nil || !strings.Contains(err.Error(), "stream ticket ended") {
+		t.Errorf("a used ticket at the other runtime: %v", err)
+	}
+
+	unused, err := a.IssueStreamTicket(ctx, &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(agentrt.StreamTicketTTL)
+	if _, err := b.RedeemStreamTicket(ctx, unused.Text); err == nil || !strings.Contains(err.Error(), "stream ticket expired") {
+		t.Errorf("a ticket a minute old: %v", err)
+	}
+	clock.Advance(agentrt.ConsoleSessionTTL - agentrt.StreamTicketTTL - time.Second)
+	if _, err := b.AuthenticateSession(ctx, session.Text); err != nil {
+		t.Errorf("a session a second before it expires: %v", err)
+	}
+	clock.Advance(time.Second)
+	if _, err := b.AuthenticateSession(ctx, session.Text); err == nil || !strings.Contains(err.Error(), "console session expired") {
+		t.Errorf("an expired session: %v", err)
+	}
+}
