@@ -27,4 +27,3 @@ func ParseOrigin(s string) (string, error) {
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }
-
