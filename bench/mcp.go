@@ -171,11 +171,12 @@ func MCP(ctx context.Context, o MCPOptions) (*MCPResult, error) {
 	}
 	return &MCPResult{
 		Bench: "mcp", Server: o.ServerCommand, Calls: o.Calls, SessionStartMs: ms(start),
-		AgentrtUsPerCall: us(median(a)), DirectUsPerCall: us(median(d)), OverheadUsPerCall: us(median(diff)),
+		AgentrtUsPerCall: us(Median(a)), DirectUsPerCall: us(Median(d)), OverheadUsPerCall: us(Median(diff)),
 	}, nil
 }
 
-func median(ds []time.Duration) time.Duration {
+// Median is the middle of ds (the upper middle of an even count).
+func Median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	if len(s)%2 == 1 {

@@ -175,7 +175,7 @@ func Memory(ctx context.Context, o MemoryOptions) (*MemoryResult, error) {
 	}
 	if len(took) > 0 {
 		sorted := slices.Sorted(slices.Values(took))
-		res.MedianMs, res.P90Ms, res.MaxMs = ms(median(took)), ms(sorted[len(sorted)*9/10]), ms(sorted[len(sorted)-1])
+		res.MedianMs, res.P90Ms, res.MaxMs = ms(Median(took)), ms(sorted[len(sorted)*9/10]), ms(sorted[len(sorted)-1])
 		res.MeanHits = float64(hits) / float64(len(took))
 	}
 	if path != "" {

@@ -31,7 +31,7 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd(), newBenchMCPCmd(), newBenchMemoryCmd(), newBenchDelegationCmd(), newBenchSchedulesCmd())
+	cmd.AddCommand(newBenchLoopCmd(), newBenchParkedCmd(), newBenchSessionCmd(), newBenchStoreCmd(), newBenchMCPCmd(), newBenchMemoryCmd(), newBenchDelegationCmd(), newBenchSchedulesCmd(), newBenchConsoleCmd())
 	return cmd
 }
 

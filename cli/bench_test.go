@@ -289,3 +289,33 @@ func TestBenchSessionAndStoreReject(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchConsole runs the console benchmark small against a real
+// agentrt serve: the timeline of a request of 5 hops is served, 6 streams
+// open, and a turn's completion reaches every event stream.
+func TestBenchConsole(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	bin := buildAgentrt(t)
+	r := runOK(t, "", "bench", "console", "--hops", "5", "--renders", "2", "--streams", "6", "--agentrt", bin, "--dir", t.TempDir())
+	var res struct {
+		Hops          int     `json:"hops"`
+		TimelineMS    float64 `json:"timeline_ms"`
+		TimelineBytes int     `json:"timeline_bytes"`
+		Streams       int     `json:"streams"`
+		RSSStreamsMB  float64 `json:"rss_streams_mb"`
+		FanoutMS      float64 `json:"fanout_ms"`
+	}
+	line, ok := strings.CutPrefix(strings.TrimSuffix(r.stdout, "\n"), "RESULT ")
+	if !ok || strings.Contains(line, "\n") {
+		t.Fatalf("stdout = %q, want one RESULT line", r.stdout)
+	}
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatalf("RESULT is not JSON: %v", err)
+	}
+	if res.Hops != 5 || res.TimelineMS <= 0 || res.TimelineBytes < 1000 || res.Streams != 6 || res.RSSStreamsMB <= 0 || res.FanoutMS <= 0 {
+		t.Errorf("RESULT = %s", line)
+	}
+}

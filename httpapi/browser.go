@@ -84,6 +84,21 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
+// refuseChange says why a request made with the console's session
+// cookie is refused, or "": one that changes anything must come from the
+// console's own origin and carry the session's CSRF token.
+func (s *Server) refuseChange(r *http.Request, session string) string {
+	switch {
+	case safeMethod(r.Method):
+		return ""
+	case s.origins.Check(r) != nil:
+		return "refused: a change made with the console's cookie must come from the console's own origin (cross-origin request)"
+	case !validCSRF(r, session):
+		return "refused: missing or wrong CSRF token; a change made with the console's cookie must carry it (" + CSRFHeader + " header or csrf field): reload the page and try again"
+	}
+	return ""
+}
+
 // browserAuth is how a request without an Authorization header
 // authenticated: with the session cookie or a stream ticket.
 type browserAuth struct {
@@ -99,13 +114,8 @@ type browserAuth struct {
 // returns apitype.ErrUnauthorized when the request has neither.
 func (s *Server) authenticateBrowser(r *http.Request, tickets bool) browserAuth {
 	if session := sessionCookie(r); session != "" {
-		if !safeMethod(r.Method) {
-			if err := s.origins.Check(r); err != nil {
-				return browserAuth{refused: "a change made with the console's cookie must come from the console's own origin"}
-			}
-			if !validCSRF(r, session) {
-				return browserAuth{refused: "missing or wrong CSRF token: a change made with the console's cookie must carry its " + CSRFHeader + " header"}
-			}
+		if why := s.refuseChange(r, session); why != "" {
+			return browserAuth{refused: why}
 		}
 		cred, err := s.rt.AuthenticateSession(r.Context(), session)
 		return browserAuth{cred: cred, err: err}

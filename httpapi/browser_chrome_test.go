@@ -53,7 +53,6 @@ run();
 // ticket; the same page on an origin not in the list cannot.
 func TestBrowserCrossOrigin(t *testing.T) {
 	t.Parallel()
-	ctx := browsertest.New(t)
 	var body []byte
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -64,6 +63,7 @@ func TestBrowserCrossOrigin(t *testing.T) {
 	t.Cleanup(other.Close)
 
 	b := setup(t, setupOpts{corsOrigins: []string{page.URL}})
+	ctx := browsertest.New(t) // after the servers: it closes before them
 	res := b.submit(t, apitype.SubmitTurnRequest{Input: "hi"})
 	b.wait(t, res.TurnID)
 	var buf bytes.Buffer

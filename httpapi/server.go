@@ -128,6 +128,7 @@ func New(rt *agentrt.Runtime, cfg Config) (*Server, error) {
 			}
 		}
 	}
+	s.console(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apitype.ProblemNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
