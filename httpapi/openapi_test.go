@@ -94,7 +94,8 @@ var routeBodies = map[string]bodies{
 	"POST /v1/sessions/{sessionId}/processes/{processId}/terminate": {response: typeOf[apitype.ProcessTerminateResult]()},
 
 	"GET /v1/tools":  {response: typeOf[apitype.ToolInventory]()},
-	"GET /v1/events": {}, // Server-Sent Events
+	"GET /v1/events": {},                                        // Server-Sent Events
+	"POST /v1/agui":  {request: typeOf[apitype.AGUIRunInput]()}, // an AG-UI event stream
 	"PUT /v1/limits": {request: typeOf[apitype.SetLimitRequest](), response: typeOf[apitype.SetLimitResult]()},
 
 	"GET /v1/actions":             {response: typeOf[apitype.ActionPage]()},

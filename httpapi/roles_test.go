@@ -50,6 +50,10 @@ var matrixBodies = map[string]string{
 	"setInstanceState":  `{"state": {"count": 1}}`,
 	"sendInstanceEvent": `{"type": "ping"}`,
 	"startWorkflow":     `{"workflow": "review", "input": {"order": 1}}`,
+	// AG-UI: a user message on a thread of its own; the turn parks on
+	// its read, which ends the stream. Other callers of the tenant send
+	// the same message, whose id names the same turn.
+	"runAGUI": `{"threadId": "agui-matrix", "runId": "run-1", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}`,
 }
 
 // matrixCaller is who calls in the matrix.

@@ -209,6 +209,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/tasks", allReaders, s.listTasks},
 		{"GET /v1/tools", anyRole, s.listTools},
 		{"GET /v1/events", streams(ownSessionOrTurn(allReaders)), s.events},
+		{"POST /v1/agui", submitters, s.runAGUI},
 		{"POST /v1/stream-tickets", anyRole, s.createStreamTicket},
 		{"PUT /v1/limits", operators, s.setLimit},
 		{"GET /v1/actions", readers, s.listActions},
