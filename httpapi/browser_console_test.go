@@ -55,6 +55,19 @@ func navigated(err error) bool {
 	return false
 }
 
+// checkLabelled fails t if a control of the page has no label a screen
+// reader would read: a <label>, aria-label or aria-labelledby, or a
+// button's text.
+func checkLabelled(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	bare := waitFor[[]string](t, ctx, "the page's controls", `[...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
+		.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby') && !(e.tagName === 'BUTTON' && e.textContent.trim()))
+		.map(e => e.outerHTML.slice(0, 120)).concat([''])`)
+	if len(bare) > 1 {
+		t.Errorf("the %s page has controls without a label: %q", page, bare[:len(bare)-1])
+	}
+}
+
 // setValue sets the value of the control sel selects as typing would,
 // with its input event.
 func setValue(sel, v string) chromedp.Action[chromedp.Void] {
@@ -119,6 +132,17 @@ func TestBrowserConsole(t *testing.T) {
 	actionID := waitFor[string](t, ctx, "the approval to appear live",
 		`(() => { const a = document.querySelector('article.action[data-tool=read_file]'); return a && a.dataset.actionId; })()`)
 	browsertest.Screenshot(t, ctx, "console-approvals")
+	checkLabelled(t, ctx, "approvals")
+	// The approve button is reachable with the keyboard alone.
+	for i := 0; ; i++ {
+		if i == 60 {
+			t.Fatal("60 presses of Tab did not reach the approve button")
+		}
+		do(t, ctx, "pressing Tab", chromedp.KeyEvent("\t"))
+		if waitFor[string](t, ctx, "the focus", `(document.activeElement && document.activeElement.id) || "-"`) == "approve-"+actionID {
+			break
+		}
+	}
 
 	// An edit that breaks the schema: the path is required. The form
 	// refuses it with the reason, in the browser (the control's
@@ -206,6 +230,7 @@ func TestBrowserConsole(t *testing.T) {
 	} {
 		do(t, ctx, "opening "+p.path, chromedp.Navigate(base+p.path))
 		waitFor[bool](t, ctx, p.page, fmt.Sprintf(`document.querySelector('main#main[data-page=%s]') !== null`, p.page))
+		checkLabelled(t, ctx, p.page)
 		browsertest.Screenshot(t, ctx, "console-"+p.page)
 	}
 	// At a phone's width.
@@ -236,6 +261,9 @@ func TestBrowserConsoleViewer(t *testing.T) {
 	viewer := b.as(t, apitype.DefaultTenant, "val", runtype.APIRoleViewer)
 
 	signInBrowser(t, ctx, b.server.URL, viewer.bearer())
+	waitFor[bool](t, ctx, "the waiting request on the overview", `document.querySelector('#attention tr[data-turn-id]') !== null`)
+	checkLabelled(t, ctx, "overview")
+	browsertest.Screenshot(t, ctx, "console-overview-waiting")
 	do(t, ctx, "opening the approvals", chromedp.Navigate(b.server.URL+"/ui/approvals"))
 	waitFor[bool](t, ctx, "the action", fmt.Sprintf(`document.querySelector('article.action[data-action-id=%q]') !== null`, id))
 	buttons := waitFor[float64](t, ctx, "the buttons", `document.querySelectorAll('#main button[id^=approve-], #main button[id^=deny-], #main button[id^=edit-submit-]').length + 1`)

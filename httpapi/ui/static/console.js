@@ -26,12 +26,13 @@
     });
   }
 
-  // busy reports whether the person is using a form in main: a refresh
-  // then would lose what they typed.
+  // busy reports whether the person is using a form in main, or has an
+  // edit form open: a refresh then would lose what they typed, or close
+  // what they are reading.
   function busy(main) {
     var a = document.activeElement;
     if (a && main.contains(a) && a.form) return true;
-    return main.querySelector("form[data-dirty]") !== null;
+    return main.querySelector("form[data-dirty], details[open]") !== null;
   }
 
   function liveTenant(main) {
@@ -53,7 +54,9 @@
     }
     var es = new EventSource("/ui/live");
     es.addEventListener("changed", reload);
-    main.addEventListener("focusout", function () { if (pending) setTimeout(reload, 250); });
+    function later() { if (pending) setTimeout(reload, 250); }
+    main.addEventListener("focusout", later);
+    main.addEventListener("toggle", later, true); // an edit form closed; toggle does not bubble
   }
 
   function liveTimeline(list) {
