@@ -51,11 +51,17 @@ type consoleBenchResult struct {
 	// Streams are open at once: half the console's live streams, half
 	// event streams (GET /v1/events), all with the console's cookie.
 	Streams int `json:"streams"`
-	// RSSBeforeMB is the server's RSS before the streams open,
+	// RSSStartMB is the server's RSS once it answers, RSSBeforeMB before
+	// the streams open (after the long request and its renders),
 	// RSSStreamsMB with them all open, and MaxRSSMB its peak.
+	RSSStartMB   float64 `json:"rss_start_mb"`
 	RSSBeforeMB  float64 `json:"rss_before_mb"`
 	RSSStreamsMB float64 `json:"rss_streams_mb"`
-	MaxRSSMB     float64 `json:"maxrss_mb"`
+	// AnonStreamsMB and FileStreamsMB split RSSStreamsMB: the process's
+	// own memory, and the pages of its binary and files.
+	AnonStreamsMB float64 `json:"anon_streams_mb"`
+	FileStreamsMB float64 `json:"file_streams_mb"`
+	MaxRSSMB      float64 `json:"maxrss_mb"`
 	// KBPerStream is (RSSStreamsMB - RSSBeforeMB) / Streams.
 	KBPerStream float64 `json:"kb_per_stream"`
 	// FanoutMS is how long one more turn's completion took to reach
@@ -121,6 +127,9 @@ func benchConsole(ctx context.Context, o consoleBenchOptions) (*consoleBenchResu
 	}
 	defer srv.stop()
 	res := &consoleBenchResult{Bench: "console", Hops: o.hops, Renders: o.renders, Streams: o.streams}
+	if res.RSSStartMB, _, err = processRSS(srv.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
 
 	// The request of o.hops hops.
 	c, err := client.New(srv.url, srv.token)
@@ -194,9 +203,11 @@ func benchConsole(ctx context.Context, o consoleBenchOptions) (*consoleBenchResu
 		done.Wait()
 		return nil, fmt.Errorf("opening the streams: %w", err)
 	}
-	if res.RSSStreamsMB, _, err = processRSS(srv.cmd.Process.Pid); err != nil {
+	m, err := procStatus(srv.cmd.Process.Pid)
+	if err != nil {
 		return nil, err
 	}
+	res.RSSStreamsMB, res.AnonStreamsMB, res.FileStreamsMB = m["VmRSS"], m["RssAnon"], m["RssFile"]
 	res.KBPerStream = (res.RSSStreamsMB - res.RSSBeforeMB) * 1024 / float64(o.streams)
 
 	// One more turn, followed by every event stream.
@@ -419,26 +430,30 @@ func waitRested(ctx context.Context, c *client.Client, turnID string) error {
 // processRSS reads a process's resident set and its peak, in MB, from
 // /proc.
 func processRSS(pid int) (rss, peak float64, err error) {
+	m, err := procStatus(pid)
+	return m["VmRSS"], m["VmHWM"], err
+}
+
+// procStatus reads the memory figures of /proc/PID/status (VmRSS, VmHWM,
+// RssAnon, RssFile), in MB.
+func procStatus(pid int) (map[string]float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading the server's RSS: %w", err)
+		return nil, fmt.Errorf("reading the server's RSS: %w", err)
 	}
+	m := make(map[string]float64)
 	for line := range strings.SplitSeq(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || !slices.Contains([]string{"VmRSS", "VmHWM"}, k) {
+		if !ok || !slices.Contains([]string{"VmRSS", "VmHWM", "RssAnon", "RssFile"}, k) {
 			continue
 		}
 		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("reading the server's RSS: %s: %w", line, err)
+			return nil, fmt.Errorf("reading the server's RSS: %s: %w", line, err)
 		}
-		if k == "VmRSS" {
-			rss = kb / 1024
-		} else {
-			peak = kb / 1024
-		}
+		m[k] = kb / 1024
 	}
-	return rss, peak, nil
+	return m, nil
 }
 
 // ms is d in milliseconds, to the microsecond.
