@@ -194,10 +194,21 @@ func TestBrowserConsole(t *testing.T) {
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending: %v %v", pending, err)
 	}
+	// Where the page's first cards are before the turn goes on: live
+	// cards are added below them, and nothing above moves.
+	const tops = `[...document.querySelectorAll('#request, #timeline li.card')].slice(0, 6).map(e => Math.round(e.getBoundingClientRect().top + window.scrollY)).join(' ') || 'none'`
+	before := waitFor[string](t, ctx, "the cards' places", tops)
 	if _, err := b.rt.RespondAction(t.Context(), &apitype.RespondActionParams{ActionID: pending[0].ActionID, Decision: "approve", Owner: runtype.Owner{PrincipalID: "operator"}, Role: runtype.APIRoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor[bool](t, ctx, "the completion on the open timeline", `document.querySelector('#timeline li.card[data-type="turn.completed"]') !== null`)
+	if after := waitFor[string](t, ctx, "the cards' places", tops); after != before {
+		t.Errorf("the cards moved while the timeline streamed: tops %s, then %s", before, after)
+	}
+	// The summary above took the request's new status.
+	if st := waitFor[string](t, ctx, "the summary's status", `document.querySelector('#request').dataset.status + ' ' + document.querySelector('#request-status .badge').textContent`); st != "completed completed" {
+		t.Errorf("the summary says %q after the completion, want completed", st)
+	}
 	browsertest.Screenshot(t, ctx, "console-request")
 
 	// The evidence bundle, downloaded by the browser, verifies.

@@ -236,3 +236,37 @@ func TestCORS(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionCookieAttributes: signing in to the console sets the
+// session cookie HttpOnly and SameSite=Strict for the whole server, and
+// Secure when it is served over TLS.
+func TestSessionCookieAttributes(t *testing.T) {
+	t.Parallel()
+	for _, tls := range []bool{false, true} {
+		t.Run(map[bool]string{false: "HTTP", true: "HTTPS"}[tls], func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, setupOpts{tls: tls})
+			hc := *b.server.Client()
+			hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+			resp, err := hc.PostForm(b.server.URL+"/ui/login", map[string][]string{"token": {testToken}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			var got *http.Cookie
+			for _, c := range resp.Cookies() {
+				if c.Name == httpapi.SessionCookie {
+					got = c
+				}
+			}
+			if resp.StatusCode != http.StatusSeeOther || got == nil {
+				t.Fatalf("signing in: %s, cookies %v", resp.Status, resp.Cookies())
+			}
+			want := map[string]any{"HttpOnly": true, "SameSite": http.SameSiteStrictMode, "Secure": tls, "Path": "/", "prefix": apitype.SessionTokenPrefix}
+			have := map[string]any{"HttpOnly": got.HttpOnly, "SameSite": got.SameSite, "Secure": got.Secure, "Path": got.Path, "prefix": got.Value[:len(apitype.SessionTokenPrefix)]}
+			if diff := cmp.Diff(want, have); diff != "" {
+				t.Errorf("the session cookie (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -47,6 +47,9 @@ type consoleCard struct {
 	TextLabel, Text string
 	// Link is a spilled output (GET /v1/outputs/{ref}).
 	LinkHref, LinkText string
+	// Status is the request's status after a turn or task event
+	// (data-status), which the page's summary takes up live.
+	Status string
 }
 
 // consoleKV is one labelled value of a card.
@@ -69,7 +72,7 @@ func consoleCardOf(e *event.Event) (consoleCard, bool) {
 		}
 		c.Kind, c.Hop, c.Title, c.TextLabel, c.Text = "model", p.Hop, "reasoning summary", "summary", p.Text
 	case *event.TurnPayload:
-		c.Kind, c.Badge = "turn", string(p.Status)
+		c.Kind, c.Badge, c.Status = "turn", string(p.Status), string(p.Status)
 		switch e.Type {
 		case event.TurnSubmitted:
 			c.Title, c.TextLabel, c.Text = "request submitted", "input", p.InputPreview
@@ -215,6 +218,7 @@ func consoleCardOf(e *event.Event) (consoleCard, bool) {
 		add("failure", p.FailureKind)
 	case *event.TaskPayload:
 		c.Kind, c.Title, c.Badge, c.Tone = "task", string(e.Type), string(p.Status), consoleTone(string(p.Status))
+		c.Status = string(p.Status)
 		add("reason", string(p.Reason))
 		add("requested by", p.RequestedBy)
 		if p.Failure != nil {
@@ -328,6 +332,11 @@ func renderCard(w *bytes.Buffer, cd *consoleCard) {
 	if cd.Hop != 0 {
 		w.WriteString(` data-hop="`)
 		w.WriteString(strconv.Itoa(cd.Hop))
+		w.WriteByte('"')
+	}
+	if cd.Status != "" {
+		w.WriteString(` data-status="`)
+		esc(cd.Status)
 		w.WriteByte('"')
 	}
 	w.WriteString(`><div class="card-head"><span class="card-title">`)

@@ -73,9 +73,23 @@
       list.appendChild(card);
       list.setAttribute("data-cursor", ev.lastEventId);
       refreshTimes(card);
+      takeStatus(card);
     });
     es.onopen = function () { if (status) status.textContent = "Live: updates appear as they happen."; };
     es.onerror = function () { if (status) status.textContent = "Live: reconnecting…"; };
+  }
+
+  // takeStatus shows a turn or task card's status in the request's
+  // summary (#request, #request-status), as a reload would.
+  function takeStatus(card) {
+    var st = card.getAttribute("data-status"), sec = document.getElementById("request");
+    var badge = document.querySelector("#request-status .badge");
+    if (!st || !sec || !badge) return;
+    var tone = /\btone-(\w+)/.exec(card.className);
+    sec.setAttribute("data-status", st);
+    badge.textContent = st;
+    badge.setAttribute("data-status", st);
+    badge.className = "badge tone-" + (tone ? tone[1] : "neutral");
   }
 
   function wireForms(root) {
