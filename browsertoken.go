@@ -94,7 +94,12 @@ func (rt *Runtime) RedeemStreamTicket(ctx context.Context, text string) (*apityp
 		return nil, err
 	}
 	now := rt.cfg.Now().UTC()
-	if err := rt.writer.Write(ctx, &store.Batch{TokenUpdates: []*store.TokenUpdate{{ID: k.ID, RevokedAt: &now}}}); err != nil {
+	err = rt.writer.Write(ctx, &store.Batch{TokenUpdates: []*store.TokenUpdate{{ID: k.ID, RevokedAt: &now, Once: true}}})
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		// Another request used it at the same moment.
+		return nil, fmt.Errorf("%w: the stream ticket ended", apitype.ErrUnauthorized)
+	case err != nil:
 		return nil, fmt.Errorf("using the stream ticket: %w", err)
 	}
 	return cred, nil

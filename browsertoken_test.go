@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +44,10 @@ func TestBrowserCredentialsAcrossRuntimes(t *testing.T) {
 	if got, err := b.AuthenticateSession(ctx, session.Text); err != nil || *got != want {
 		t.Errorf("at the second runtime: %+v, %v; want %+v", got, err, want)
 	}
+	// Rotating a session would make a bearer token of it.
+	if _, err := a.RotateToken(ctx, session.TokenID); !errors.Is(err, apitype.ErrConflict) {
+		t.Errorf("rotating a console session: %v, want ErrConflict", err)
+	}
 	// A session is not a ticket, nor a ticket a session.
 	ticket, err := b.IssueStreamTicket(ctx, &want)
 	if err != nil {
@@ -58,6 +64,27 @@ func TestBrowserCredentialsAcrossRuntimes(t *testing.T) {
 	}
 	if _, err := b.RedeemStreamTicket(ctx, ticket.Text); err == nil || !strings.Contains(err.Error(), "stream ticket ended") {
 		t.Errorf("a used ticket at the other runtime: %v", err)
+	}
+
+	// Eight redemptions at once, on both runtimes: one opens a stream.
+	raced, err := a.IssueStreamTicket(ctx, &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var won atomic.Int32
+	for i := range 8 {
+		wg.Go(func() {
+			if _, err := []*agentrt.Runtime{a, b}[i%2].RedeemStreamTicket(ctx, raced.Text); err == nil {
+				won.Add(1)
+			} else if !errors.Is(err, apitype.ErrUnauthorized) {
+				t.Errorf("a losing redemption: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := won.Load(); n != 1 {
+		t.Errorf("%d of 8 redemptions at once opened a stream, want 1", n)
 	}
 
 	unused, err := a.IssueStreamTicket(ctx, &want)

@@ -192,6 +192,11 @@ func (rt *Runtime) RotateToken(ctx context.Context, tokenID string) (*apitype.Ne
 	if old.Revoked() {
 		return nil, fmt.Errorf("%w: token %s was revoked at %s; create a new one", apitype.ErrConflict, tokenID, old.RevokedAt.UTC().Format(time.RFC3339))
 	}
+	if browserToken(old.Prefix) {
+		// Its successor would be a bearer token that neither expires nor
+		// ends with the token the session was made from.
+		return nil, fmt.Errorf("%w: token %s is a console session or a stream ticket; sign in again instead", apitype.ErrConflict, tokenID)
+	}
 	text := GenerateToken()
 	k := rt.newToken(text, &apitype.CreateTokenParams{Owner: old.Owner, Role: old.Role, Name: old.Name})
 	now := k.CreatedAt

@@ -73,7 +73,7 @@ the default, keeps every status.` + listExits,
 				return err
 			}
 			p := &apitype.ListRequestsParams{SessionID: f.session, Agent: f.agent, Limit: f.limit}
-			for _, st := range allStatuses { // in a stable order
+			for _, st := range runtype.TaskStatuses { // in a stable order
 				if keep[st] {
 					p.Statuses = append(p.Statuses, st)
 				}

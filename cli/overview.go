@@ -167,7 +167,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 
 	// The store filters by status before its limit: a request parked
 	// long ago shows however many have run since.
-	attention, err := b.ListRequests(ctx, &apitype.ListRequestsParams{Limit: overviewRows, Statuses: attentionStatuses})
+	attention, err := b.ListRequests(ctx, &apitype.ListRequestsParams{Limit: overviewRows, Statuses: runtype.AttentionStatuses})
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func readOverview(ctx context.Context, b backend, now time.Time) (*overview, err
 		if cur, ok := active[r.SessionID]; !ok {
 			order = append(order, r.SessionID)
 			active[r.SessionID] = r
-		} else if holdRank(r.Status) <= holdRank(cur.Status) {
+		} else if r.Status.HoldRank() <= cur.Status.HoldRank() {
 			// Older requests hold the thread before newer ones.
 			active[r.SessionID] = r
 		}
@@ -291,28 +291,8 @@ func pendingApprovals(h *apitype.Health) (int, bool) {
 	return 0, false
 }
 
-// attentionStatuses are those of a request an operator may have to act
-// on.
-var attentionStatuses = []runtype.TaskStatus{
-	runtype.StatusWaitingInput, runtype.StatusWaitingPermission, runtype.StatusWaitingResource,
-	runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying,
-	runtype.StatusFailed, runtype.StatusTimedOut, runtype.StatusLost,
-}
-
 // openStatuses are those of a request that has not ended.
-var openStatuses = slices.DeleteFunc(slices.Clone(allStatuses), runtype.TaskStatus.Terminal)
-
-// holdRank orders the open statuses by how surely the request holds its
-// thread: running first, then parked or paused, then queued.
-func holdRank(s runtype.TaskStatus) int {
-	switch s {
-	case runtype.StatusPreparing, runtype.StatusRunning, runtype.StatusCancelling:
-		return 0
-	case runtype.StatusAccepted, runtype.StatusQueued, runtype.StatusRetrying:
-		return 2
-	}
-	return 1
-}
+var openStatuses = slices.DeleteFunc(slices.Clone(runtype.TaskStatuses), runtype.TaskStatus.Terminal)
 
 // lastActivity is the time of the newest event, nil without any.
 func lastActivity(ctx context.Context, b backend) (*time.Time, error) {

@@ -114,14 +114,6 @@ usage or configuration error.`,
 	return cmd
 }
 
-// allStatuses are the statuses --status accepts.
-var allStatuses = []runtype.TaskStatus{
-	runtype.StatusAccepted, runtype.StatusQueued, runtype.StatusPreparing, runtype.StatusRunning,
-	runtype.StatusWaitingInput, runtype.StatusWaitingPermission, runtype.StatusWaitingResource,
-	runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying, runtype.StatusCancelling,
-	runtype.StatusCancelled, runtype.StatusTimedOut, runtype.StatusFailed, runtype.StatusLost, runtype.StatusCompleted,
-}
-
 // statusAll is the --status that keeps every status, as status=all does
 // in the HTTP API.
 const statusAll = "all"
@@ -134,9 +126,9 @@ func parseStatuses(s string) (map[runtype.TaskStatus]bool, error) {
 	keep := map[runtype.TaskStatus]bool{}
 	for _, w := range strings.Split(s, ",") {
 		st := runtype.TaskStatus(strings.TrimSpace(w))
-		if !slices.Contains(allStatuses, st) {
-			names := make([]string, len(allStatuses))
-			for i, a := range allStatuses {
+		if !slices.Contains(runtype.TaskStatuses, st) {
+			names := make([]string, len(runtype.TaskStatuses))
+			for i, a := range runtype.TaskStatuses {
 				names[i] = string(a)
 			}
 			return nil, usageErr("invalid --status %q: use %s, several of them comma-separated, or all", st, strings.Join(names, ", "))
@@ -260,7 +252,7 @@ func (p *tailPrinter) lineOf(ctx context.Context, b backend, e *event.Event) (re
 		return requestLine{}, false
 	}
 	line := requestLine{At: e.Timestamp.UTC(), Event: string(e.Type), RequestID: e.TurnID, SessionID: e.SessionID, Status: status, StatusReason: string(e.StatusReason), Cursor: e.Cursor}
-	if s := runtype.TaskStatus(e.Status); e.Status != "" && slices.Contains(allStatuses, s) {
+	if s := runtype.TaskStatus(e.Status); e.Status != "" && slices.Contains(runtype.TaskStatuses, s) {
 		line.Status = s
 	}
 	if a, ok := e.Payload.(*event.ActionPayload); ok {

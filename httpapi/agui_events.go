@@ -450,12 +450,7 @@ func (s *Server) streamAGUI(w http.ResponseWriter, r *http.Request, run *aguiRun
 	}
 	defer sub.Close()
 
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	rc, _ := openStream(w, false)
 	t.start(run.notes)
 	if !s.writeAGUI(w, t.take()) || rc.Flush() != nil {
 		return

@@ -44,10 +44,12 @@ func csrfToken(session string) string {
 }
 
 // validCSRF reports whether r carries the CSRF token of session, in the
-// header or, for a form, its csrf field.
-func validCSRF(r *http.Request, session string) bool {
+// header or, when form is set (the console's pages, whose bodies are
+// bounded first), its csrf field. The API never parses a body to look:
+// a multipart body would be spooled to disk before anyone is known.
+func validCSRF(r *http.Request, session string, form bool) bool {
 	got := r.Header.Get(CSRFHeader)
-	if got == "" {
+	if got == "" && form {
 		got = r.PostFormValue(csrfField)
 	}
 	return hmac.Equal([]byte(got), []byte(csrfToken(session)))
@@ -86,14 +88,15 @@ func safeMethod(m string) bool {
 
 // refuseChange says why a request made with the console's session
 // cookie is refused, or "": one that changes anything must come from the
-// console's own origin and carry the session's CSRF token.
-func (s *Server) refuseChange(r *http.Request, session string) string {
+// console's own origin and carry the session's CSRF token (in its csrf
+// form field too when form is set).
+func (s *Server) refuseChange(r *http.Request, session string, form bool) string {
 	switch {
 	case safeMethod(r.Method):
 		return ""
 	case s.origins.Check(r) != nil:
 		return "refused: a change made with the console's cookie must come from the console's own origin (cross-origin request)"
-	case !validCSRF(r, session):
+	case !validCSRF(r, session, form):
 		return "refused: missing or wrong CSRF token; a change made with the console's cookie must carry it (" + CSRFHeader + " header or csrf field): reload the page and try again"
 	}
 	return ""
@@ -114,11 +117,15 @@ type browserAuth struct {
 // returns apitype.ErrUnauthorized when the request has neither.
 func (s *Server) authenticateBrowser(r *http.Request, tickets bool) browserAuth {
 	if session := sessionCookie(r); session != "" {
-		if why := s.refuseChange(r, session); why != "" {
+		// Who it is first: an unknown session is a 401 whatever it sends.
+		cred, err := s.rt.AuthenticateSession(r.Context(), session)
+		if err != nil {
+			return browserAuth{err: err}
+		}
+		if why := s.refuseChange(r, session, false); why != "" {
 			return browserAuth{refused: why}
 		}
-		cred, err := s.rt.AuthenticateSession(r.Context(), session)
-		return browserAuth{cred: cred, err: err}
+		return browserAuth{cred: cred}
 	}
 	if ticket := r.URL.Query().Get("ticket"); ticket != "" && tickets && r.Method == http.MethodGet {
 		cred, err := s.rt.RedeemStreamTicket(r.Context(), ticket)

@@ -67,13 +67,21 @@ func TestSessionCookie(t *testing.T) {
 		resp, body := op.do(t, call{method: http.MethodPut, path: "/v1/limits", body: limit, header: withCookie(tc.header)})
 		t.Run(tc.name, func(t *testing.T) { wantError(t, resp, body, http.StatusForbidden, "forbidden", tc.words...) })
 	}
+	// The API reads the token from the header only, never from a body.
+	resp, body := op.do(t, call{method: http.MethodPost, path: "/v1/turns", body: "csrf=" + csrf + "&agent=support",
+		header: withCookie(map[string]string{"Content-Type": "application/x-www-form-urlencoded"})})
+	wantError(t, resp, body, http.StatusForbidden, "forbidden", "CSRF token")
+	// An unknown session is refused before anything else is looked at.
+	resp, body = op.do(t, call{method: http.MethodPut, path: "/v1/limits", body: limit,
+		header: map[string]string{"Authorization": "", "Cookie": httpapi.SessionCookie + "=arts_bogus", "Origin": "https://evil.example"}})
+	wantError(t, resp, body, http.StatusUnauthorized, "unauthorized", "sign in again")
 	// Same origin with the token: allowed.
 	op.getJSON(t, call{method: http.MethodPut, path: "/v1/limits", body: limit,
 		header: withCookie(map[string]string{httpapi.CSRFHeader: csrf, "Sec-Fetch-Site": "same-origin"})}, http.StatusOK, nil)
 
 	// A viewer's cookie has a viewer's rights.
 	vcookie, vcsrf := b.as(t, "acme", "val", runtype.APIRoleViewer).signIn(t)
-	resp, body := op.do(t, call{method: http.MethodPut, path: "/v1/limits", body: limit,
+	resp, body = op.do(t, call{method: http.MethodPut, path: "/v1/limits", body: limit,
 		header: map[string]string{"Authorization": "", "Cookie": vcookie, httpapi.CSRFHeader: vcsrf}})
 	wantError(t, resp, body, http.StatusForbidden, "forbidden", "role viewer")
 

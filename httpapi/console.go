@@ -213,7 +213,7 @@ func (c *console) page(roles []runtype.APIRole, h consolePageFunc) http.HandlerF
 			CanAct: slices.Contains(operators.roles, cred.Role), CanRead: cred.Role != runtype.APIRoleSubmitter}
 		if !safeMethod(r.Method) {
 			r.Body = http.MaxBytesReader(w, r.Body, consoleMaxForm)
-			if why := c.s.refuseChange(r, session); why != "" {
+			if why := c.s.refuseChange(r, session, true); why != "" {
 				c.fail(w, r, v, http.StatusForbidden, why)
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -122,8 +123,13 @@ func (c *console) renderApprovals(w http.ResponseWriter, r *http.Request, v *con
 	if st != nil && !shown {
 		v.Flash, v.FlashBad = st.reason, true
 	}
-	if ans := q.Get("answered"); ans != "" && v.Flash == "" {
-		v.Flash = fmt.Sprintf("Action %s: %s.", ans, q.Get("decision"))
+	// The notice after an answer names only an action id and a decision,
+	// so that a link cannot put other words on the page.
+	if ans, st, dec := q.Get("answered"), runtype.ActionStatus(q.Get("status")), q.Get("decision"); v.Flash == "" &&
+		strings.HasPrefix(ans, runtype.PrefixAction) && runtype.ValidateCallerID("answered", ans) == nil &&
+		slices.Contains([]runtype.ActionStatus{runtype.ActionApproved, runtype.ActionDenied}, st) &&
+		slices.Contains([]string{runtype.DecisionApprove, runtype.DecisionApproveForSession, runtype.DecisionApproveAlways, runtype.DecisionDeny, runtype.DecisionEdit}, dec) {
+		v.Flash = fmt.Sprintf("Action %s: %s (%s).", ans, st, dec)
 		if q.Get("resumed") == "1" {
 			v.Flash += " The request resumed."
 		}
@@ -199,7 +205,7 @@ func (c *console) respond(w http.ResponseWriter, r *http.Request, v *consoleView
 		c.failErr(w, r, v, err)
 		return
 	}
-	to := url.Values{"answered": {id}, "decision": {string(res.Action.Status) + " (" + decision + ")"}}
+	to := url.Values{"answered": {id}, "status": {string(res.Action.Status)}, "decision": {decision}}
 	if res.Resumed {
 		to.Set("resumed", "1")
 	}
@@ -282,7 +288,7 @@ func consoleEditFormOf(schema, preview string, sent url.Values) *consoleEditForm
 	names, props, required := consoleSchemaProperties(schema)
 	for _, name := range names {
 		ps := props[name]
-		fd := consoleField{Name: name, Description: ps.Description, Required: consoleContains(required, name), Pattern: ps.Pattern}
+		fd := consoleField{Name: name, Description: ps.Description, Required: slices.Contains(required, name), Pattern: ps.Pattern}
 		if ps.Minimum != nil {
 			fd.Min = strconv.FormatFloat(*ps.Minimum, 'g', -1, 64)
 		}
@@ -334,15 +340,6 @@ func consoleFieldValue(t string, raw json.RawMessage) string {
 	return string(raw)
 }
 
-func consoleContains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // consoleEditInput builds the JSON object an edit form sent, field by field
 // (in.NAME), as schema types them. A field left empty is left out,
 // except a required string, which is sent empty; the runtime then
@@ -357,7 +354,7 @@ func consoleEditInput(schema string, form url.Values) (json.RawMessage, error) {
 		if len(ps.Enum) > 0 {
 			t = "enum"
 		}
-		if text == "" && (t != "string" || !consoleContains(required, name)) {
+		if text == "" && (t != "string" || !slices.Contains(required, name)) {
 			continue
 		}
 		var v any

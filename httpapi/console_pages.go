@@ -48,23 +48,6 @@ type consoleSessionRow struct {
 	Active *apitype.RequestSummary
 }
 
-// consoleAttentionStatuses are those of a request an operator may have
-// to act on (as agentrt overview's).
-var consoleAttentionStatuses = []runtype.TaskStatus{
-	runtype.StatusWaitingInput, runtype.StatusWaitingPermission, runtype.StatusWaitingResource,
-	runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying,
-	runtype.StatusFailed, runtype.StatusTimedOut, runtype.StatusLost,
-}
-
-// consoleStatuses are every request status, in a stable order: the
-// requests page's filter.
-var consoleStatuses = []runtype.TaskStatus{
-	runtype.StatusAccepted, runtype.StatusQueued, runtype.StatusPreparing, runtype.StatusRunning,
-	runtype.StatusWaitingInput, runtype.StatusWaitingPermission, runtype.StatusWaitingResource,
-	runtype.StatusBlocked, runtype.StatusPaused, runtype.StatusRetrying, runtype.StatusCancelling,
-	runtype.StatusCancelled, runtype.StatusTimedOut, runtype.StatusFailed, runtype.StatusLost, runtype.StatusCompleted,
-}
-
 func (c *console) overview(w http.ResponseWriter, r *http.Request, v *consoleView) {
 	ctx := r.Context()
 	ov, err := c.readOverview(ctx, r, v)
@@ -93,7 +76,7 @@ func (c *console) readOverview(ctx context.Context, r *http.Request, v *consoleV
 		}
 		ov.Oldest = page.Actions
 	}
-	attention, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: owner(r), OnlyOwn: onlyOwn(r), Statuses: consoleAttentionStatuses, Limit: 10})
+	attention, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: owner(r), OnlyOwn: onlyOwn(r), Statuses: runtype.AttentionStatuses, Limit: 10})
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +90,7 @@ func (c *console) readOverview(ctx context.Context, r *http.Request, v *consoleV
 		}
 		ov.Attention = append(ov.Attention, a)
 	}
-	open := slices.DeleteFunc(slices.Clone(consoleStatuses), runtype.TaskStatus.Terminal)
+	open := slices.DeleteFunc(slices.Clone(runtype.TaskStatuses), runtype.TaskStatus.Terminal)
 	openPage, err := rt.ListRequestsPage(ctx, &apitype.ListRequestsParams{Owner: owner(r), OnlyOwn: onlyOwn(r), Statuses: open, Limit: 200})
 	if err != nil {
 		return nil, err
@@ -119,7 +102,7 @@ func (c *console) readOverview(ctx context.Context, r *http.Request, v *consoleV
 		if cur, ok := active[q.SessionID]; !ok {
 			order = append(order, q.SessionID)
 			active[q.SessionID] = q
-		} else if consoleHoldRank(q.Status) <= consoleHoldRank(cur.Status) {
+		} else if q.Status.HoldRank() <= cur.Status.HoldRank() {
 			active[q.SessionID] = q // older requests hold the thread first
 		}
 	}
@@ -153,18 +136,6 @@ func (c *console) readOverview(ctx context.Context, r *http.Request, v *consoleV
 		}
 	}
 	return ov, nil
-}
-
-// consoleHoldRank orders open statuses by how surely the request holds its
-// thread: running first, then parked or paused, then queued.
-func consoleHoldRank(s runtype.TaskStatus) int {
-	switch s {
-	case runtype.StatusPreparing, runtype.StatusRunning, runtype.StatusCancelling:
-		return 0
-	case runtype.StatusAccepted, runtype.StatusQueued, runtype.StatusRetrying:
-		return 2
-	}
-	return 1
 }
 
 // delegates names the agents a request parked waiting_children waits
@@ -214,7 +185,7 @@ type consoleRequests struct {
 
 func (c *console) requests(w http.ResponseWriter, r *http.Request, v *consoleView) {
 	q := r.URL.Query()
-	d := consoleRequests{Status: q.Get("status"), Agent: q.Get("agent"), SessionID: q.Get("sessionId"), ThreadID: q.Get("threadId"), Statuses: consoleStatuses}
+	d := consoleRequests{Status: q.Get("status"), Agent: q.Get("agent"), SessionID: q.Get("sessionId"), ThreadID: q.Get("threadId"), Statuses: runtype.TaskStatuses}
 	p := &apitype.ListRequestsParams{
 		Owner: owner(r), OnlyOwn: onlyOwn(r), SessionID: d.SessionID, ThreadID: d.ThreadID, Agent: d.Agent,
 		Cursor: q.Get("cursor"), Limit: consoleRows,

@@ -695,3 +695,24 @@ func BenchmarkConsoleTimeline(b *testing.B) {
 	b.ReportMetric(float64(strings.Count(page, `<li class="card`)), "cards")
 	b.ReportMetric(float64(len(page)), "bytes")
 }
+
+// TestConsoleNoticeIsNotText: the notice the queue shows after an answer
+// comes from its link's query, so it names only an action id, a status
+// and a decision: a link with other words shows none of them.
+func TestConsoleNoticeIsNotText(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	u := consoleSignIn(t, b, testToken)
+	for _, q := range []string{
+		"answered=act_01ABC&status=approved&decision=Call+support+at+555-0100",
+		"answered=Call+support+at+555-0100&status=approved&decision=approve",
+		"answered=act_01ABC&status=Call+support+at+555-0100&decision=approve",
+	} {
+		if _, body := u.get(t, "/ui/approvals?"+q, http.StatusOK); strings.Contains(body, "555-0100") || strings.Contains(body, `id="flash"`) {
+			t.Errorf("?%s: the page shows the link's words", q)
+		}
+	}
+	if _, body := u.get(t, "/ui/approvals?answered=act_01ABC&status=approved&decision=approve", http.StatusOK); !strings.Contains(body, "Action act_01ABC: approved (approve).") {
+		t.Error("a true notice is not shown")
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
 	"github.com/agentrt/agentrt/event"
 )
@@ -317,7 +316,16 @@ func consoleTone(s string) string {
 // than through html/template: a long request has thousands of cards,
 // and reflection made half the page's time.
 func renderCard(w *bytes.Buffer, cd *consoleCard) {
-	esc := func(s string) { w.WriteString(template.HTMLEscapeString(s)) }
+	esc := func(s string) {
+		s = template.HTMLEscapeString(s)
+		if strings.IndexByte(s, '\r') >= 0 {
+			// A lone CR ends a line in Server-Sent Events: a card on the
+			// live stream must hold none, or a tool's output could
+			// write the stream's fields (its id, an event).
+			s = strings.ReplaceAll(s, "\r", "&#13;")
+		}
+		w.WriteString(s)
+	}
 	w.WriteString(`<li class="card kind-`)
 	esc(cd.Kind)
 	w.WriteString(` tone-`)
@@ -490,28 +498,7 @@ func (c *console) evidence(w http.ResponseWriter, r *http.Request, v *consoleVie
 		c.failErr(w, r, v, err)
 		return
 	}
-	m := x.Manifest()
-	h := w.Header()
-	h.Set("Content-Type", "application/gzip")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.tar.gz"`, m.BundleID))
-	h.Set("Evidence-Id", m.BundleID)
-	h.Set("Evidence-Manifest-Sha256", x.ManifestSHA256())
-	w.WriteHeader(http.StatusOK)
-	if _, err := x.WriteTo(w); err != nil {
-		c.s.cfg.Logger.Error("writing an evidence bundle", "evidenceId", m.BundleID, "err", err)
-	}
-}
-
-// consoleOpenStream starts an SSE answer; false when the client is gone.
-func consoleOpenStream(w http.ResponseWriter) (*http.ResponseController, bool) {
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 2000\n\n")
-	return rc, rc.Flush() == nil
+	c.s.writeEvidence(w, x)
 }
 
 // requestLive streams the request's new events as cards: SSE messages
@@ -538,15 +525,15 @@ func (c *console) requestLive(w http.ResponseWriter, r *http.Request, v *console
 		return
 	}
 	defer sub.Close()
-	rc, ok := consoleOpenStream(w)
+	rc, ok := openStream(w, true)
 	if !ok {
 		return
 	}
 	var buf, msg bytes.Buffer
-	c.follow(r.Context(), w, rc, sub, func(e *event.Event) ([]byte, error) {
+	c.s.follow(r.Context(), w, rc, sub, func(w io.Writer, e *event.Event) bool {
 		h, ok := consoleCardHTML(&buf, e)
 		if !ok {
-			return nil, nil
+			return true
 		}
 		msg.Reset()
 		fmt.Fprintf(&msg, "id: %d\nevent: card\n", e.Cursor)
@@ -556,66 +543,9 @@ func (c *console) requestLive(w http.ResponseWriter, r *http.Request, v *console
 			msg.WriteByte('\n')
 		}
 		msg.WriteByte('\n')
-		return msg.Bytes(), nil
+		_, err := w.Write(msg.Bytes())
+		return err == nil
 	})
-}
-
-// follow sends what message makes of each event of sub as it commits
-// (nothing for a nil message), with a keep-alive comment after every
-// Heartbeat without one. One goroutine reads the subscription, as the
-// API's event stream does, so a keep-alive never cuts a store read short.
-func (c *console) follow(ctx context.Context, w io.Writer, rc *http.ResponseController, sub *agentrt.Subscription, message func(*event.Event) ([]byte, error)) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	events := make(chan *event.Event)
-	failed := make(chan error, 1)
-	wg.Go(func() {
-		for {
-			e, err := sub.Next(ctx)
-			if err != nil {
-				failed <- err
-				return
-			}
-			select {
-			case events <- e:
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-	heartbeat := time.NewTimer(c.s.cfg.Heartbeat)
-	defer heartbeat.Stop()
-	for {
-		select {
-		case e := <-events:
-			b, err := message(e)
-			if err != nil {
-				c.s.cfg.Logger.Error("streaming console cards", "err", err)
-				return
-			}
-			if b == nil {
-				continue
-			}
-			if _, err := w.Write(b); err != nil {
-				return
-			}
-		case <-heartbeat.C:
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-		case err := <-failed:
-			c.s.streamFailed(ctx, err)
-			return
-		case <-ctx.Done():
-			return
-		}
-		if rc.Flush() != nil {
-			return
-		}
-		heartbeat.Reset(c.s.cfg.Heartbeat)
-	}
 }
 
 // live tells a page that the tenant's log moved: an SSE message named
@@ -630,7 +560,7 @@ func (c *console) live(w http.ResponseWriter, r *http.Request, v *consoleView) {
 		c.failErr(w, r, v, err)
 		return
 	}
-	rc, ok := consoleOpenStream(w)
+	rc, ok := openStream(w, true)
 	if !ok {
 		return
 	}

@@ -53,18 +53,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer sub.Close()
 
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 2000\n\n")
-	if err := rc.Flush(); err != nil {
+	rc, ok := openStream(w, true)
+	if !ok {
 		return
 	}
 	if follow {
-		s.follow(r.Context(), w, rc, sub)
+		s.follow(r.Context(), w, rc, sub, s.writeEvent)
 	} else {
 		s.catchUp(r.Context(), w, rc, sub)
 	}
@@ -90,11 +84,29 @@ func (s *Server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseCont
 	}
 }
 
-// follow streams events as they commit, with a keep-alive comment after
-// every Heartbeat without one. One goroutine reads the subscription so
-// that keep-alives never cut a store read short: a read cancelled at each
-// heartbeat would start over forever on a store slower than the heartbeat.
-func (s *Server) follow(ctx context.Context, w io.Writer, rc *http.ResponseController, sub *agentrt.Subscription) {
+// openStream starts a Server-Sent Events answer, with the reconnection
+// delay (2 s) when retry is set, and flushes it; false when the client
+// is gone.
+func openStream(w http.ResponseWriter, retry bool) (*http.ResponseController, bool) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if retry {
+		fmt.Fprint(w, "retry: 2000\n\n")
+	}
+	return rc, rc.Flush() == nil
+}
+
+// follow streams events as they commit, each as write makes it (false
+// ends the stream), with a keep-alive comment after every Heartbeat
+// without one. One goroutine reads the subscription so that keep-alives
+// never cut a store read short: a read cancelled at each heartbeat would
+// start over forever on a store slower than the heartbeat. The API's
+// event stream and the console's timeline both follow with it.
+func (s *Server) follow(ctx context.Context, w io.Writer, rc *http.ResponseController, sub *agentrt.Subscription, write func(io.Writer, *event.Event) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait() // the reader is done with sub before the handler closes it
@@ -131,7 +143,7 @@ func (s *Server) follow(ctx context.Context, w io.Writer, rc *http.ResponseContr
 		select {
 		case batch := <-batches:
 			for _, e := range batch {
-				if !s.writeEvent(w, e) {
+				if !write(w, e) {
 					return
 				}
 			}

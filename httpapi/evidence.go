@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agentrt/agentrt"
 	"github.com/agentrt/agentrt/apitype"
 )
 
@@ -24,6 +25,12 @@ func (s *Server) exportEvidence(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	s.writeEvidence(w, x)
+}
+
+// writeEvidence answers a prepared evidence bundle as a .tar.gz
+// attachment, with its id and its manifest's hash in the header.
+func (s *Server) writeEvidence(w http.ResponseWriter, x *agentrt.EvidenceExport) {
 	m := x.Manifest()
 	h := w.Header()
 	h.Set("Content-Type", "application/gzip")

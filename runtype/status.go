@@ -49,6 +49,35 @@ func (s TaskStatus) Resting() bool {
 	return s.Terminal() || s.Parked() || s == StatusBlocked || s == StatusPaused
 }
 
+// TaskStatuses are every task status, in the order of a request's life:
+// the order lists and filters show them in.
+var TaskStatuses = []TaskStatus{
+	StatusAccepted, StatusQueued, StatusPreparing, StatusRunning,
+	StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource,
+	StatusBlocked, StatusPaused, StatusRetrying, StatusCancelling,
+	StatusCancelled, StatusTimedOut, StatusFailed, StatusLost, StatusCompleted,
+}
+
+// AttentionStatuses are those of a request an operator may have to act
+// on: waiting, blocked, paused, retrying or failed.
+var AttentionStatuses = []TaskStatus{
+	StatusWaitingInput, StatusWaitingPermission, StatusWaitingResource,
+	StatusBlocked, StatusPaused, StatusRetrying,
+	StatusFailed, StatusTimedOut, StatusLost,
+}
+
+// HoldRank orders the open statuses by how surely the request holds its
+// thread: running first (0), then parked or paused (1), then queued (2).
+func (s TaskStatus) HoldRank() int {
+	switch s {
+	case StatusPreparing, StatusRunning, StatusCancelling:
+		return 0
+	case StatusAccepted, StatusQueued, StatusRetrying:
+		return 2
+	}
+	return 1
+}
+
 // ThreadStatus is the status the snapshot schema allows for a thread.
 type ThreadStatus string
 

@@ -410,6 +410,10 @@ type TokenUpdate struct {
 	ID         string
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
+	// Once, with RevokedAt, revokes the token only if nothing did
+	// before: a token revoked already fails the batch with ErrConflict
+	// (a stream ticket used by another request at the same moment).
+	Once bool
 }
 
 // SessionMode sets one session's permission mode ("" clears it).

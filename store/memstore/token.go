@@ -32,10 +32,14 @@ func (d *data) validateTokens(b *store.Batch) error {
 			return fmt.Errorf("inserting API token %s: %w", k.ID, store.ErrConflict)
 		}
 	}
-	for _, u := range b.TokenUpdates {
-		_, ok := d.tokens.byID[u.ID]
+	for i, u := range b.TokenUpdates {
+		k, ok := d.tokens.byID[u.ID]
 		if !ok && !slices.ContainsFunc(b.Tokens, func(k *runtype.APIToken) bool { return k.ID == u.ID }) {
 			return fmt.Errorf("updating API token %s: %w", u.ID, store.ErrNotFound)
+		}
+		revokedBefore := (ok && k.Revoked()) || slices.ContainsFunc(b.TokenUpdates[:i], func(o *store.TokenUpdate) bool { return o.ID == u.ID && o.RevokedAt != nil })
+		if u.Once && u.RevokedAt != nil && revokedBefore {
+			return fmt.Errorf("revoking API token %s: %w: it was revoked already", u.ID, store.ErrConflict)
 		}
 	}
 	return nil

@@ -129,7 +129,8 @@ const (
 	qUpsertWorkflowRun    = qInstanceList + 2
 	qWorkflowRunGet       = qUpsertWorkflowRun + 1
 	qWorkflowRunList      = qWorkflowRunGet + 1
-	numQueries            = qWorkflowRunList + 1
+	qRevokeTokenOnce      = qWorkflowRunList + 1
+	numQueries            = qRevokeTokenOnce + 1
 )
 
 // Filter bits of the statement variants.
@@ -627,6 +628,7 @@ func buildQueries() [numQueries]string {
 	q[qInsertToken] = insertSQL("api_tokens", tokenCols, "", "")
 	q[qUpdateToken] = `UPDATE api_tokens SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END,
 		last_used_at = max(last_used_at, ?) WHERE id = ?`
+	q[qRevokeTokenOnce] = `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at = 0`
 	q[qTokenGet] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE id = ?`
 	q[qTokenGetByHash] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE hash = ?`
 	q[qTokenList] = `SELECT ` + tokenCols + ` FROM api_tokens WHERE tenant_id = ? ORDER BY created_at, id`

@@ -32,13 +32,20 @@ func (t *Tx) writeTokens(ctx context.Context, b *store.Batch, wrote bool) (bool,
 		if u.LastUsedAt != nil {
 			used = nanos(*u.LastUsedAt)
 		}
-		res, err := t.exec(ctx, qUpdateToken, revoked, used, u.ID)
+		q, args := qUpdateToken, []any{revoked, used, u.ID}
+		if u.Once && u.RevokedAt != nil {
+			q, args = qRevokeTokenOnce, []any{revoked, u.ID}
+		}
+		res, err := t.exec(ctx, q, args...)
 		var n int64
 		if err == nil {
 			n, err = res.RowsAffected()
 		}
 		if err != nil {
 			return wrote, fmt.Errorf("updating API token %s: %w", u.ID, translate(err))
+		}
+		if n == 0 && q == qRevokeTokenOnce {
+			return wrote, fmt.Errorf("revoking API token %s: %w: it was revoked already", u.ID, store.ErrConflict)
 		}
 		if n == 0 {
 			return wrote, fmt.Errorf("updating API token %s: %w", u.ID, store.ErrNotFound)

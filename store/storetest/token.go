@@ -117,6 +117,22 @@ func exerciseToken(ctx context.Context, t *testing.T, newStore func(*testing.T) 
 		wantToken(t, tb.store, &want)
 	})
 
+	t.Run("RevokeOnlyOnce", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(ctx, t, newStore)
+		k := tb.token(tenantA, runtype.APIRoleViewer)
+		tb.apply(t, &store.Batch{Tokens: []*runtype.APIToken{k}})
+		first, second := tb.now(), tb.now()
+		tb.apply(t, &store.Batch{TokenUpdates: []*store.TokenUpdate{{ID: k.ID, RevokedAt: &first, Once: true}}})
+		err := tb.applyErr(t, &store.Batch{TokenUpdates: []*store.TokenUpdate{{ID: k.ID, RevokedAt: &second, Once: true}}})
+		if !errors.Is(err, store.ErrConflict) {
+			t.Errorf("revoking a revoked token once more = %v, want store.ErrConflict", err)
+		}
+		want := *k
+		want.RevokedAt = first
+		wantToken(t, tb.store, &want)
+	})
+
 	t.Run("UnknownTokenFailsTheBatch", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(ctx, t, newStore)
