@@ -263,3 +263,25 @@ type RetryJobItemsResult struct {
 	Job     JobRead  `json:"job"`
 	Retried []string `json:"retried"`
 }
+
+// Waiting lists the delegated tasks under n that have not settled: of
+// each open child, its open descendants deepest down (a child that
+// itself waits for children is not what holds n), in tree order.
+func (n *DelegationNode) Waiting() []*DelegationNode {
+	var out []*DelegationNode
+	var walk func(m *DelegationNode)
+	walk = func(m *DelegationNode) {
+		deeper := false
+		for i := range m.Children {
+			if c := &m.Children[i]; !c.Status.Terminal() {
+				deeper = true
+				walk(c)
+			}
+		}
+		if !deeper && m != n {
+			out = append(out, m)
+		}
+	}
+	walk(n)
+	return out
+}

@@ -83,20 +83,9 @@ func waitingFor(root *apitype.DelegationNode) []delegateOverview {
 		}
 		out = append(out, delegateOverview{Agent: n.Agent, Kind: n.Kind, Tasks: 1})
 	}
-	var walk func(n *apitype.DelegationNode)
-	walk = func(n *apitype.DelegationNode) {
-		deeper := false
-		for i := range n.Children {
-			if c := &n.Children[i]; !c.Status.Terminal() {
-				deeper = true
-				walk(c)
-			}
-		}
-		if !deeper && n != root {
-			add(n)
-		}
+	for _, n := range root.Waiting() {
+		add(n)
 	}
-	walk(root)
 	return out
 }
 

@@ -18,7 +18,13 @@ const askScript = `responses:
 
 func askKernel(t testing.TB) *policy.Kernel {
 	t.Helper()
-	rules, err := policy.ParseRules("rules.yaml", []byte(`rules: [{id: ask-reads, tools: [read_file], decision: ask, reason_code: review}]`))
+	return askKernelFor(t, "ask-reads", "read_file")
+}
+
+// askKernelFor is a kernel whose one rule, id, asks about calls of tool.
+func askKernelFor(t testing.TB, id, tool string) *policy.Kernel {
+	t.Helper()
+	rules, err := policy.ParseRules("rules.yaml", []byte(`rules: [{id: `+id+`, tools: [`+tool+`], decision: ask, reason_code: review}]`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,20 +155,11 @@ func (c *console) delegates(ctx context.Context, r *http.Request, q *apitype.Req
 			return nil
 		}
 		var out []string
-		var walk func(n *apitype.DelegationNode)
-		walk = func(n *apitype.DelegationNode) {
-			deeper := false
-			for i := range n.Children {
-				if ch := &n.Children[i]; !ch.Status.Terminal() {
-					deeper = true
-					walk(ch)
-				}
-			}
-			if !deeper && n != tree && !slices.Contains(out, n.Agent) {
+		for _, n := range tree.Waiting() {
+			if !slices.Contains(out, n.Agent) {
 				out = append(out, n.Agent)
 			}
 		}
-		walk(tree)
 		return out
 	}
 	return nil

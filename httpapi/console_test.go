@@ -393,18 +393,7 @@ func (consoleDeployTool) Call(_ context.Context, call *tool.Call) (*tool.Result,
 	return &tool.Result{Content: "deployed " + string(call.Input)}, nil
 }
 
-func askDeploy(t testing.TB) *policy.Kernel {
-	t.Helper()
-	rules, err := policy.ParseRules("rules.yaml", []byte(`rules: [{id: ask-deploy, tools: [deploy], decision: ask, reason_code: review}]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := policy.NewKernel(policy.KernelConfig{Rules: rules})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+func askDeploy(t testing.TB) *policy.Kernel { return askKernelFor(t, "ask-deploy", "deploy") }
 
 // TestConsoleEditInput: the edit form has one labelled control per
 // property of the tool's schema, prefilled from the call; a value that
