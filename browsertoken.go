@@ -49,6 +49,17 @@ func browserToken(text string) bool {
 	return strings.HasPrefix(text, apitype.SessionTokenPrefix) || strings.HasPrefix(text, apitype.TicketPrefix)
 }
 
+// browserEnded reports whether k is a console session or stream ticket
+// that has ended: revoked (signed out, used) or expired.
+func browserEnded(k *runtype.APIToken, now time.Time) bool {
+	for _, kind := range []browserKind{consoleSession, streamTicket} {
+		if strings.HasPrefix(k.Prefix, kind.prefix) {
+			return k.Revoked() || !now.Before(k.CreatedAt.Add(kind.ttl))
+		}
+	}
+	return false
+}
+
 // SignIn authenticates a bearer token and makes a console session from
 // it, for ConsoleSessionTTL.
 func (rt *Runtime) SignIn(ctx context.Context, token string) (*apitype.BrowserCredential, error) {

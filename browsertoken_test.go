@@ -3,6 +3,7 @@ package agentrt_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,7 +92,26 @@ func TestBrowserCredentialsAcrossRuntimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The token list shows the session and the unused ticket, not the
+	// used ones; once the ticket expires, not it either.
+	listed := func() []string {
+		list, err := b.ListTokens(ctx, &apitype.ListTokensParams{TenantID: "acme"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, k := range list {
+			ids = append(ids, k.TokenID)
+		}
+		return ids
+	}
+	if got, want := listed(), []string{tok.TokenID, session.TokenID, unused.TokenID}; !slices.Equal(got, want) {
+		t.Errorf("tokens listed %v, want the token, the session and the unused ticket %v", got, want)
+	}
 	clock.Advance(agentrt.StreamTicketTTL)
+	if got, want := listed(), []string{tok.TokenID, session.TokenID}; !slices.Equal(got, want) {
+		t.Errorf("tokens listed after a minute %v, want %v", got, want)
+	}
 	if _, err := b.RedeemStreamTicket(ctx, unused.Text); err == nil || !strings.Contains(err.Error(), "stream ticket expired") {
 		t.Errorf("a ticket a minute old: %v", err)
 	}

@@ -144,15 +144,21 @@ func (rt *Runtime) ImportToken(ctx context.Context, token string, p *apitype.Cre
 	return &r, true, nil
 }
 
-// ListTokens lists tokens, revoked ones too, oldest first.
+// ListTokens lists tokens, revoked ones too, oldest first. Console
+// sessions and stream tickets are listed while they last (a session can
+// be revoked like a token), and left out once they have ended: a used
+// or expired ticket is no one's concern.
 func (rt *Runtime) ListTokens(ctx context.Context, p *apitype.ListTokensParams) ([]apitype.TokenRead, error) {
 	ks, err := rt.store.TokenList(ctx, &store.TokenListParams{TenantID: p.TenantID, AllTenants: p.TenantID == ""})
 	if err != nil {
 		return nil, fmt.Errorf("listing tokens: %w", err)
 	}
-	out := make([]apitype.TokenRead, len(ks))
-	for i, k := range ks {
-		out[i] = tokenRead(k)
+	now := rt.cfg.Now()
+	out := make([]apitype.TokenRead, 0, len(ks))
+	for _, k := range ks {
+		if !browserEnded(k, now) {
+			out = append(out, tokenRead(k))
+		}
 	}
 	return out, nil
 }
